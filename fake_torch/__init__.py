@@ -1,5 +1,62 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
 from fake_torch._counter import LaunchCounter
+from fake_torch._device import device
+from fake_torch._dtype import (
+    bfloat16,
+    dtype,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from fake_torch._dtype import bool_ as bool  # noqa: A001 - torch.bool
+from fake_torch._factories import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from fake_torch._ops.indexing import *  # noqa: F403
+from fake_torch._ops.join import *  # noqa: F403
+from fake_torch._ops.linalg import *  # noqa: F403
+from fake_torch._ops.pointwise import *  # noqa: F403
+from fake_torch._ops.random import *  # noqa: F403
+from fake_torch._ops.reduction import *  # noqa: F403
+from fake_torch._ops.shape import *  # noqa: F403
+from fake_torch._tensor import Size, Tensor
 
-__all__ = ["LaunchCounter"]
+# torch's dtype aliases
+half = float16
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+short = int16
+
+__all__ = [
+    "LaunchCounter", "Size", "Tensor", "arange", "as_tensor", "bfloat16", "bool", "device",
+    "double", "dtype", "empty", "empty_like", "eye", "finfo", "float", "float16", "float32",
+    "float64", "from_numpy", "full", "full_like", "get_default_dtype", "half", "iinfo", "int",
+    "int8", "int16", "int32", "int64", "linspace", "long", "ones", "ones_like", "promote_types",
+    "set_default_dtype", "short", "tensor", "uint8", "zeros", "zeros_like",
+]

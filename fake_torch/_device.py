@@ -1,0 +1,71 @@
+"""torch.device: "cpu" and a simulated "cuda" (index 0 only)."""
+
+from __future__ import annotations
+
+from typing import Union
+
+_KNOWN = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+          "vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
+class device:  # noqa: N801 - torch's name
+    """`torch.device("cuda")`, `torch.device("cuda:0")`, `torch.device("cpu")`."""
+
+    __slots__ = ("index", "type")
+
+    def __init__(self, type: str | device | int, index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            self.type, self.index = "cuda", type  # torch.device(0) is cuda:0
+            return
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({type.__class__.__name__})")
+        kind, _, idx = type.partition(":")
+        if kind not in ("cpu", "cuda"):
+            if kind in _KNOWN.split(", "):
+                raise NotImplementedError(f"torch.device({type!r}): fake_torch simulates only "
+                                          "'cpu' and 'cuda'")
+            raise RuntimeError(f"Expected one of {_KNOWN} device type at start of device "
+                               f"string: {type}")
+        if idx:
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
+            index = int(idx)
+        self.type, self.index = kind, index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+DeviceLike = Union[device, str, int]
+
+CPU = device("cpu")
+CUDA0 = device("cuda", 0)
+
+
+def canonical(d: DeviceLike | None) -> device:
+    """The device a tensor lives on: 'cuda' means the current device, cuda:0."""
+    dev = CPU if d is None else device(d)
+    if dev.type == "cuda":
+        if dev.index not in (None, 0):
+            raise RuntimeError("CUDA error: invalid device ordinal (fake_torch simulates one "
+                               f"device, cuda:0; got {dev})")
+        return CUDA0
+    return CPU

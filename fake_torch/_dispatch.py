@@ -1,0 +1,96 @@
+"""The one door: every would-be GPU launch (kernel, memcpy, memset) passes through `launch`.
+
+It is the only place that counts launches, and it asks the current mode what to do:
+  - eager: run the numpy kernel now, into the output buffer it was given;
+  - capture / trace modes (later) push themselves on the mode stack and record instead.
+Views and metadata never come here: on a GPU they launch nothing.
+
+A kernel is a plain function `kernel(*outs, *inputs, **params) -> None` that writes into the
+numpy buffers it is given. Nothing in this module knows about Tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from fake_torch._counter import LaunchCounter
+
+Kernel = Callable[..., None]
+Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch
+
+
+class Mode:
+    """What happens to a launch. Eager runs it now; later modes record it."""
+
+    name = "eager"
+
+    def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any], on_cuda: bool) -> np.ndarray:
+        return np.empty(shape, dtype=np_dtype)
+
+    def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
+            inputs: tuple[Any, ...], params: dict[str, Any]) -> None:
+        kernel(*outs, *inputs, **params)
+
+    def host_sync(self, what: str) -> None:
+        """Called before the host waits on the device (`.item()`, synchronize, D2H copies)."""
+
+
+_EAGER = Mode()
+_modes: list[Mode] = [_EAGER]
+_observers: list[Observer] = []
+
+
+def current_mode() -> Mode:
+    return _modes[-1]
+
+
+@contextmanager
+def push_mode(mode: Mode) -> Iterator[Mode]:
+    """Make `mode` current inside the block (capture and tracing use this)."""
+    _modes.append(mode)
+    try:
+        yield mode
+    finally:
+        _modes.remove(mode)
+
+
+def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any], on_cuda: bool) -> np.ndarray:
+    """A fresh output buffer from the current mode (capture takes it from the graph's pool)."""
+    return current_mode().allocate(shape, np_dtype, on_cuda)
+
+
+def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
+           params: dict[str, Any] | None = None, *, on_cuda: bool, kind: str = "kernel") -> None:
+    """THE door. Count one launch of `op` (on the cuda device only) and let the mode run it."""
+    if on_cuda:
+        LaunchCounter.bump(1, op=op, kind=kind)
+        for observer in _observers:
+            observer(op, kind)
+    current_mode().run(op, kernel, outs, inputs, params or {})
+
+
+def host_sync(what: str) -> None:
+    """The host waits for the device: forbidden while capturing."""
+    current_mode().host_sync(what)
+
+
+@contextmanager
+def observe(observer: Observer) -> Iterator[None]:
+    """Call `observer(op, kind)` for every counted launch inside the block."""
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
+
+
+@contextmanager
+def record_ops() -> Iterator[list[str]]:
+    """Collect the op names of the counted launches inside the block, in order."""
+    names: list[str] = []
+    with observe(lambda op, kind: names.append(op)):
+        yield names

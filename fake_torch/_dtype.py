@@ -1,0 +1,156 @@
+"""torch dtypes over numpy dtypes (bfloat16 from ml_dtypes), type promotion, finfo/iinfo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+
+class dtype:  # noqa: N801 - torch's name
+    """A torch dtype: `torch.float32`, `torch.bfloat16`, ... (compare with `is` or `==`)."""
+
+    __slots__ = ("_category", "_name", "is_signed", "itemsize", "np")
+
+    def __init__(self, name: str, np_dtype: Any, category: int, is_signed: bool) -> None:
+        self._name = name
+        self.np: np.dtype[Any] = np.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integral, 2 floating: the promotion ladder
+        self.is_signed = is_signed
+        self.itemsize = self.np.itemsize
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self._category == 2
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> dtype:
+        return self
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+bool_ = dtype("bool", np.bool_, 0, False)
+uint8 = dtype("uint8", np.uint8, 1, False)
+int8 = dtype("int8", np.int8, 1, True)
+int16 = dtype("int16", np.int16, 1, True)
+int32 = dtype("int32", np.int32, 1, True)
+int64 = dtype("int64", np.int64, 1, True)
+float16 = dtype("float16", np.float16, 2, True)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, True)
+float32 = dtype("float32", np.float32, 2, True)
+float64 = dtype("float64", np.float64, 2, True)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_FROM_NP = {d.np: d for d in ALL_DTYPES}
+_ORDER = {d: i for i, d in enumerate(ALL_DTYPES)}
+
+_default_dtype = float32
+
+
+def from_numpy_dtype(np_dtype: Any) -> dtype:
+    """The torch dtype of a numpy dtype; TypeError for the ones torch does not have."""
+    found = _FROM_NP.get(np.dtype(np_dtype))
+    if found is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
+            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        )
+    return found
+
+
+def get_default_dtype() -> dtype:
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    global _default_dtype
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_dtype = d
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both promote to, by torch's table (not numpy's)."""
+    if type1 is type2:
+        return type1
+    if type1._category != type2._category:
+        return type1 if type1._category > type2._category else type2
+    pair = {type1, type2}
+    if pair == {float16, bfloat16}:
+        return float32
+    if type1._category == 1 and uint8 in pair:  # uint8 with a signed int: the signed one wins,
+        other = (pair - {uint8}).pop()  # except int8, which cannot hold 255
+        return int16 if other is int8 else other
+    return type1 if _ORDER[type1] > _ORDER[type2] else type2
+
+
+def result_type_of(operands: list[tuple[dtype, int]]) -> dtype:
+    """torch.result_type for operands given as (dtype, tier): tier 2 a dimensioned tensor,
+    1 a zero-dim tensor, 0 a Python scalar (whose dtype is bool_, int64 or the default float).
+
+    A lower tier only matters when its category is higher than every higher tier's."""
+    best: dict[int, dtype] = {}
+    for d, tier in operands:
+        best[tier] = promote_types(best[tier], d) if tier in best else d
+    result: dtype | None = None
+    for tier in (2, 1, 0):
+        if tier not in best:
+            continue
+        d = best[tier]
+        if result is None:
+            result = d
+        elif d._category > result._category:
+            if tier == 0 and d._category == 2:
+                d = _default_dtype  # a Python float promotes ints to the default dtype
+            result = d
+    assert result is not None
+    return result
+
+
+class finfo:  # noqa: N801 - torch's name
+    """Machine limits of a floating dtype, as torch.finfo reports them."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's name
+        d = _default_dtype if type is None else type
+        if not d.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        self.dtype = d._name
+        self.bits = d.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """Limits of an integral dtype, as torch.iinfo reports them."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's name
+        if type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        info = np.iinfo(type.np) if type is not bool_ else np.iinfo(np.uint8)
+        self.dtype = type._name
+        self.bits = type.itemsize * 8
+        self.max = int(info.max) if type is not bool_ else 1
+        self.min = int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -1,0 +1,264 @@
+"""Factories: tensor, as_tensor, from_numpy, empty, zeros, ones, full, arange, linspace, eye, *_like.
+
+On cuda a fill is one launch (zeros is a memset), `empty` launches nothing, and data coming from
+the host (`torch.tensor(list, device="cuda")`) is one host-to-device copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch._device import DeviceLike, canonical
+from fake_torch._dtype import (
+    bool_,
+    dtype,
+    from_numpy_dtype,
+    get_default_dtype,
+    int64,
+)
+from fake_torch._ops._common import launch, new_tensor
+from fake_torch._tensor import Number, Tensor
+
+SizeArg = int | Sequence[int]
+
+
+def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
+    """`empty(2, 3)` and `empty((2, 3))` both mean shape (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _check_dtype(dt: Any, fn: str) -> dtype | None:
+    if dt is not None and not isinstance(dt, dtype):
+        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(dt).__name__}")
+    return dt
+
+
+def _fill(out: Tensor, value: Number, op: str) -> Tensor:
+    kind = "memset" if value == 0 else "kernel"
+    launch(op, _fill_kernel, out, (), {"value": value}, kind=kind)
+    return out
+
+
+def _fill_kernel(out: np.ndarray, *, value: Number) -> None:
+    out[...] = value
+
+
+def _infer_dtype(data: Any) -> dtype:
+    """torch.tensor's inference: any float -> default dtype, else any int -> int64, else bool."""
+    flat = np.asarray(data, dtype=object).ravel().tolist() if not np.isscalar(data) else [data]
+    kinds = {type(v) for v in flat}
+    if any(issubclass(k, Tensor) for k in kinds):
+        dts = [v.dtype for v in flat]
+        return dts[0] if all(d is dts[0] for d in dts) else get_default_dtype()
+    if any(issubclass(k, float) for k in kinds):
+        return get_default_dtype()
+    if any(issubclass(k, (int, np.integer)) and not issubclass(k, bool) for k in kinds):
+        return int64
+    if not flat or all(issubclass(k, (bool, np.bool_)) for k in kinds):
+        return bool_ if flat else get_default_dtype()
+    bad = next(k for k in kinds if not issubclass(k, (int, float, bool, np.generic)))
+    raise TypeError(f"new(): invalid data type '{bad.__name__}'")
+
+
+def _nested_array(data: Any) -> np.ndarray:
+    """Check the nesting is rectangular (torch's ValueError) and return an object array."""
+    def shape_of(x: Any, dim: int) -> list[int]:
+        if isinstance(x, (list, tuple)):
+            inner = [shape_of(v, dim + 1) for v in x]
+            for s in inner[1:]:
+                if s != inner[0]:
+                    raise ValueError(f"expected sequence of length {inner[0][0]} at dim "
+                                     f"{dim + 1} (got {s[0]})")
+            return [len(x), *(inner[0] if inner else [])]
+        if isinstance(x, str):
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        return []
+
+    shape_of(data, 0)
+    return np.array(data if not isinstance(data, Tensor) else data.tolist(), dtype=object)
+
+
+def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor copied from `data` (nested lists, scalars, numpy arrays or tensors)."""
+    _check_dtype(dtype, "tensor")
+    if isinstance(data, Tensor):
+        host = data._host_array("tensor")
+        dt = dtype or data.dtype
+    elif isinstance(data, np.ndarray):
+        host = data
+        dt = dtype or from_numpy_dtype(data.dtype)
+    else:
+        objs = _nested_array(data)
+        dt = dtype or _infer_dtype(data)
+        host = np.array([float(v) if isinstance(v, Tensor) else v for v in objs.ravel()],
+                        dtype=object).reshape(objs.shape) if objs.size else objs
+    dev = canonical(device)
+    out = new_tensor(host.shape, dt, dev)
+    if dev.type == "cuda":  # the data lives on the host: one host-to-device copy
+        src = np.array(host, dtype=dt.np)
+        launch("copy_", np.copyto, out, (src,), kind="memcpy_h2d")
+    else:
+        out._a[...] = np.asarray(host, dtype=dt.np) if host.dtype == object else host
+    out.requires_grad = requires_grad
+    return out
+
+
+def as_tensor(data: Any, dtype: dtype | None = None, device: DeviceLike | None = None) -> Tensor:
+    """`data` itself when it is already a tensor of that dtype and device, else a copy; a
+    cpu tensor made from a numpy array shares its memory."""
+    _check_dtype(dtype, "as_tensor")
+    dev = None if device is None else canonical(device)
+    if isinstance(data, Tensor):
+        if (dtype is None or dtype is data.dtype) and (dev is None or dev == data.device):
+            return data
+        return data.to(device=dev or data.device, dtype=dtype or data.dtype)
+    if isinstance(data, np.ndarray) and (dev is None or dev.type == "cpu"):
+        t = from_numpy(data)
+        return t if dtype is None or dtype is t.dtype else t.to(dtype=dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A cpu tensor sharing `ndarray`'s memory (no copy)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    return Tensor._make(ndarray, canonical("cpu"))
+
+
+def _new(size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None, fn: str) -> Tensor:
+    return new_tensor(_sizes(size, fn), _check_dtype(dt, fn) or get_default_dtype(),
+                      canonical(dev))
+
+
+def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
+          requires_grad: bool = False, pin_memory: bool = False,
+          memory_format: object = None) -> Tensor:
+    """Uninitialised memory: no launch."""
+    return _new(size, dtype, device, "empty").requires_grad_(requires_grad)
+
+
+def zeros(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
+          requires_grad: bool = False) -> Tensor:
+    return _fill(_new(size, dtype, device, "zeros"), 0, "zeros").requires_grad_(requires_grad)
+
+
+def ones(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
+         requires_grad: bool = False) -> Tensor:
+    return _fill(_new(size, dtype, device, "ones"), 1, "ones").requires_grad_(requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
+         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    dt = _check_dtype(dtype, "full") or _scalar_default(fill_value)
+    out = new_tensor(_sizes((size,), "full"), dt, canonical(device))
+    return _fill(out, fill_value, "full").requires_grad_(requires_grad)
+
+
+def _scalar_default(value: Number) -> dtype:
+    if isinstance(value, bool):
+        return bool_
+    return int64 if isinstance(value, int) else get_default_dtype()
+
+
+def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return new_tensor(input.shape, _check_dtype(dt, fn) or input.dtype,
+                      input.device if dev is None else canonical(dev))
+
+
+def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False, memory_format: object = None) -> Tensor:
+    return _like(input, dtype, device, "empty_like").requires_grad_(requires_grad)
+
+
+def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
+               requires_grad: bool = False, memory_format: object = None) -> Tensor:
+    out = _like(input, dtype, device, "zeros_like")
+    return _fill(out, 0, "zeros_like").requires_grad_(requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
+              requires_grad: bool = False, memory_format: object = None) -> Tensor:
+    out = _like(input, dtype, device, "ones_like")
+    return _fill(out, 1, "ones_like").requires_grad_(requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
+              device: DeviceLike | None = None, requires_grad: bool = False,
+              memory_format: object = None) -> Tensor:
+    out = _like(input, dtype, device, "full_like")
+    return _fill(out, fill_value, "full_like").requires_grad_(requires_grad)
+
+
+def arange(start: Number, end: Number | None = None, step: Number = 1, *,
+           dtype: dtype | None = None, device: DeviceLike | None = None,
+           requires_grad: bool = False) -> Tensor:
+    """[start, end) by step; int64 unless any bound is a float (then the default dtype)."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    ints = all(isinstance(v, int) for v in (start, end, step))
+    dt = _check_dtype(dtype, "arange") or (int64 if ints else get_default_dtype())
+    n = max(0, int(np.ceil((end - start) / step)))
+    out = new_tensor((n,), dt, canonical(device))
+    launch("arange", _arange_kernel, out, (), {"start": start, "step": step})
+    return out.requires_grad_(requires_grad)
+
+
+def _arange_kernel(out: np.ndarray, *, start: Number, step: Number) -> None:
+    out[...] = start + np.arange(out.shape[0], dtype=np.float64) * step
+
+
+def linspace(start: Number, end: Number, steps: int, *, dtype: dtype | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    out = new_tensor((steps,), _check_dtype(dtype, "linspace") or get_default_dtype(),
+                     canonical(device))
+    launch("linspace", _linspace_kernel, out, (), {"start": start, "end": end})
+    return out.requires_grad_(requires_grad)
+
+
+def _linspace_kernel(out: np.ndarray, *, start: Number, end: Number) -> None:
+    out[...] = np.linspace(start, end, out.shape[0])
+
+
+def eye(n: int, m: int | None = None, *, dtype: dtype | None = None,
+        device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    out = new_tensor((n, n if m is None else m), _check_dtype(dtype, "eye") or
+                     get_default_dtype(), canonical(device))
+    launch("eye", _eye_kernel, out)
+    return out.requires_grad_(requires_grad)
+
+
+def _eye_kernel(out: np.ndarray) -> None:
+    out[...] = np.eye(*out.shape)
+
+
+__all__ = [
+    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
+    "linspace", "ones", "ones_like", "tensor", "zeros", "zeros_like",
+]

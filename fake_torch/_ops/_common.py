@@ -1,0 +1,83 @@
+"""What every op module needs: operand checks, broadcasting, dtype promotion, output buffers,
+and `launch`, the op modules' only way to the dispatcher."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._device import CPU, device
+from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
+from fake_torch._tensor import Scalar, Tensor
+
+
+def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:
+    """An uninitialised output buffer, from the current mode's allocator (no launch)."""
+    a = _dispatch.allocate(tuple(int(s) for s in shape), dt.np, dev.type == "cuda")
+    return Tensor._make(a, dev)
+
+
+def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
+           inputs: Sequence[Any] = (), params: dict[str, Any] | None = None, *,
+           kind: str = "kernel", dev: device | None = None) -> None:
+    """Send one kernel through the door. Tensor inputs pass as their numpy views, so a
+    recorded launch replays against the very same buffers."""
+    out_tensors = (outs,) if isinstance(outs, Tensor) else tuple(outs)
+    if dev is None:
+        dev = out_tensors[0].device if out_tensors else CPU
+    _dispatch.launch(op, kernel, tuple(t._a for t in out_tensors),
+                     tuple(x._a if isinstance(x, Tensor) else x for x in inputs), params,
+                     on_cuda=dev.type == "cuda", kind=kind)
+
+
+def common_device(*tensors: Tensor) -> device:
+    """The device an op over `tensors` runs on. As in torch, a 0-dim cpu tensor may join a
+    cuda op (it is read as a scalar); any other mix raises torch's error."""
+    if not tensors:
+        return CPU
+    devices = {t.device for t in tensors if not (t.device.type == "cpu" and t.dim() == 0)}
+    if len(devices) > 1:
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           "two devices, cuda:0 and cpu!")
+    return devices.pop() if devices else tensors[0].device
+
+
+def scalar_dtype(value: Scalar) -> dtype:
+    """The dtype a Python scalar carries into type promotion."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return get_default_dtype()
+    raise TypeError(f"expected a Tensor, bool, int or float, got {type(value).__name__}")
+
+
+def result_type(*operands: Tensor | Scalar) -> dtype:
+    """torch.result_type over tensors and Python scalars."""
+    tiers: list[tuple[dtype, int]] = []
+    for x in operands:
+        if isinstance(x, Tensor):
+            tiers.append((x.dtype, 2 if x.dim() > 0 else 1))
+        else:
+            tiers.append((scalar_dtype(x), 0))
+    return result_type_of(tiers)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """Broadcast shapes right-aligned; torch's RuntimeError text on a mismatch."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, size in enumerate(s):
+            j = ndim - len(s) + i
+            if size != 1 and out[j] != 1 and size != out[j]:
+                raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of "
+                                   f"tensor b ({size}) at non-singleton dimension {j}")
+            if size != 1:
+                out[j] = size
+    return tuple(out)
+
