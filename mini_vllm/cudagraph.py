@@ -89,11 +89,7 @@ class GraphRunner:
             return run_eager(self.ops, x)
         padded = np.zeros((size, *x.shape[1:]), dtype=x.dtype)  # padding rows are zeros
         padded[:batch] = x
-        out = self._capture_or_replay(padded)
-        if out.ndim == 0 or out.shape[0] != size:
-            raise ValueError(f"padding needs ops that keep the batch dimension: a batch of {size} "
-                             f"gave an output of shape {out.shape}")
-        return out[:batch]
+        return self._capture_or_replay(padded)[:batch]
 
     def _padded_batch(self, batch: int) -> int | None:
         """The smallest capture size >= batch, or None when batch is above them all."""
@@ -112,6 +108,9 @@ class GraphRunner:
         """Capture: copy x into a new static buffer and run the ops once (one launch each)."""
         static_input = x.copy()
         output = np.array(run_eager(self.ops, static_input), copy=True)
+        if self.capture_sizes is not None and (output.ndim == 0 or output.shape[0] != x.shape[0]):
+            raise ValueError(f"padding needs ops that keep the batch dimension: a batch of "
+                             f"{x.shape[0]} gave an output of shape {output.shape}")
         entry = GraphEntry(x.shape, static_input, output, len(self.ops))
         self.entries[(x.shape, x.dtype)] = entry
         return entry
@@ -226,7 +225,9 @@ def _check_capture_sizes(sizes: Sequence[int]) -> list[int]:
     if len(sizes) == 0:
         raise ValueError("capture_sizes must be a non-empty list of positive ints, got []")
     for s in sizes:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s <= 0:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"capture_sizes must hold positive ints, got {s!r} in {list(sizes)}")
+        if s <= 0:
             raise ValueError(f"capture_sizes must hold positive ints, got {s!r} in {list(sizes)}")
     if len(set(sizes)) != len(sizes):
         raise ValueError(f"capture_sizes must not repeat a size, got {list(sizes)}")

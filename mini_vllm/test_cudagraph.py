@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mini_vllm.cudagraph import GraphRunner, LaunchCounter, PiecewiseGraphRunner, run_eager
+from mini_vllm.cudagraph import GraphRunner, LaunchCounter, Op, PiecewiseGraphRunner, run_eager
 
 
-def _ops() -> list:  # three ops; the middle one (a matmul) plays attention
+def _ops() -> list[Op]:  # three ops; the middle one (a matmul) plays attention
     return [lambda x: x + 1.0, lambda x: x @ np.ones((x.shape[-1], x.shape[-1])), np.tanh]
 
 

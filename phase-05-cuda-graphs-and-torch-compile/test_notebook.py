@@ -52,7 +52,7 @@ def _span(qualname: str) -> range:
         found = next((n for n in nodes if isinstance(n, (ast.ClassDef, ast.FunctionDef))
                       and n.name == part), None)
         assert found is not None, f"{REFERENCE} has no {qualname}"
-        nodes = found.body  # type: ignore[attr-defined]
+        nodes = found.body
     assert found is not None and found.end_lineno is not None
     return range(found.lineno, found.end_lineno + 1)
 

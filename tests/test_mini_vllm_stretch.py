@@ -197,6 +197,7 @@ def test_padding_rejects_an_op_that_drops_the_batch_dimension() -> None:
     runner = GraphRunner([lambda x: x.sum()], capture_sizes=SIZES)
     with pytest.raises(ValueError, match="keep the batch dimension"):
         runner(np.ones((3, 2)))
+    assert runner.num_captured == 0  # the bad capture is not kept
 
 
 # The autouse counter reset runs once per test, not per example; this test reads no counts.
@@ -396,9 +397,9 @@ def test_is_capturable_may_return_a_numpy_bool() -> None:
         ([1, 2, 2, 4], ValueError, r"capture_sizes must not repeat a size, got \[1, 2, 2, 4\]"),
         ([0, 1, 2], ValueError, r"capture_sizes must hold positive ints, got 0"),
         ([-2, 1], ValueError, r"capture_sizes must hold positive ints, got -2"),
-        ([1, 2.0], ValueError, r"capture_sizes must hold positive ints, got 2\.0"),
-        ([1, "2"], ValueError, r"capture_sizes must hold positive ints, got '2'"),
-        ([True, 2], ValueError, r"capture_sizes must hold positive ints, got True"),
+        ([1, 2.0], TypeError, r"capture_sizes must hold positive ints, got 2\.0"),
+        ([1, "2"], TypeError, r"capture_sizes must hold positive ints, got '2'"),
+        ([True, 2], TypeError, r"capture_sizes must hold positive ints, got True"),
         (8, TypeError, r"capture_sizes must be a list of ints, got int"),
         ("1248", TypeError, r"capture_sizes must be a list of ints, got str"),
     ],
