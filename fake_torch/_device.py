@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Union
-
 _KNOWN = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
           "vulkan, mps, meta, hpu, mtia, privateuseone")
 
 
-class device:  # noqa: N801 - torch's name
+class device:
     """`torch.device("cuda")`, `torch.device("cuda:0")`, `torch.device("cpu")`."""
 
     __slots__ = ("index", "type")
+    index: int | None
+    type: str
 
-    def __init__(self, type: str | device | int, index: int | None = None) -> None:  # noqa: A002
+    def __init__(self, type: str | device | int, index: int | None = None) -> None:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
@@ -54,7 +54,7 @@ class device:  # noqa: N801 - torch's name
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
 
-DeviceLike = Union[device, str, int]
+DeviceLike = device | str | int
 
 CPU = device("cpu")
 CUDA0 = device("cuda", 0)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch._allocator import DEVICE, Storage
 from fake_torch._counter import LaunchCounter
 
 Kernel = Callable[..., None]
@@ -28,11 +29,14 @@ class Mode:
 
     name = "eager"
 
-    def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any], on_cuda: bool) -> np.ndarray:
-        return np.empty(shape, dtype=np_dtype)
+    def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
+                 on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
+        if not on_cuda:
+            return np.empty(shape, dtype=np_dtype), None
+        return device_buffer(DEVICE.allocate(_nbytes(shape, np_dtype)), shape, np_dtype)
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
-            inputs: tuple[Any, ...], params: dict[str, Any]) -> None:
+            inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
         kernel(*outs, *inputs, **params)
 
     def host_sync(self, what: str) -> None:
@@ -42,35 +46,63 @@ class Mode:
 _EAGER = Mode()
 _modes: list[Mode] = [_EAGER]
 _observers: list[Observer] = []
+# the sanitizer's hook while it is on: (op, outs, inputs, kind) of every launch
+_input_checks: list[Callable[[str, tuple[np.ndarray, ...], tuple[Any, ...], str], None]] = []
 
 
 def current_mode() -> Mode:
     return _modes[-1]
 
 
+def enter_mode(mode: Mode) -> None:
+    """Make `mode` current until `exit_mode(mode)` (capture_begin / capture_end use this)."""
+    _modes.append(mode)
+
+
+def exit_mode(mode: Mode) -> None:
+    _modes.remove(mode)
+
+
 @contextmanager
 def push_mode(mode: Mode) -> Iterator[Mode]:
-    """Make `mode` current inside the block (capture and tracing use this)."""
-    _modes.append(mode)
+    """Make `mode` current inside the block (tracing uses this)."""
+    enter_mode(mode)
     try:
         yield mode
     finally:
-        _modes.remove(mode)
+        exit_mode(mode)
 
 
-def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any], on_cuda: bool) -> np.ndarray:
-    """A fresh output buffer from the current mode (capture takes it from the graph's pool)."""
+def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any],
+             on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
+    """A fresh output buffer from the current mode (capture takes it from the graph's pool),
+    with the allocator Storage that owns it (None on cpu)."""
     return current_mode().allocate(shape, np_dtype, on_cuda)
+
+
+def device_buffer(storage: Storage, shape: tuple[int, ...],
+                  np_dtype: np.dtype[Any]) -> tuple[np.ndarray, Storage]:
+    """A typed, shaped view of a fresh allocator block."""
+    return storage.root.view(np_dtype).reshape(shape), storage
+
+
+def _nbytes(shape: tuple[int, ...], np_dtype: np.dtype[Any]) -> int:
+    n = np_dtype.itemsize
+    for s in shape:
+        n *= s
+    return n
 
 
 def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
            params: dict[str, Any] | None = None, *, on_cuda: bool, kind: str = "kernel") -> None:
     """THE door. Count one launch of `op` (on the cuda device only) and let the mode run it."""
+    for check in _input_checks:
+        check(op, outs, inputs, kind)
     if on_cuda:
         LaunchCounter.bump(1, op=op, kind=kind)
         for observer in _observers:
             observer(op, kind)
-    current_mode().run(op, kernel, outs, inputs, params or {})
+    current_mode().run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
 
 
 def host_sync(what: str) -> None:

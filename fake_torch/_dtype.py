@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 
 
-class dtype:  # noqa: N801 - torch's name
+class dtype:
     """A torch dtype: `torch.float32`, `torch.bfloat16`, ... (compare with `is` or `==`)."""
 
     __slots__ = ("_category", "_name", "is_signed", "itemsize", "np")
@@ -58,7 +58,9 @@ _default_dtype = float32
 
 def from_numpy_dtype(np_dtype: Any) -> dtype:
     """The torch dtype of a numpy dtype; TypeError for the ones torch does not have."""
-    found = _FROM_NP.get(np.dtype(np_dtype))
+    found = _FROM_NP.get(np_dtype) if isinstance(np_dtype, np.dtype) else None  # fast path
+    if found is None:
+        found = _FROM_NP.get(np.dtype(np_dtype))
     if found is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
@@ -116,15 +118,16 @@ def result_type_of(operands: list[tuple[dtype, int]]) -> dtype:
     return result
 
 
-class finfo:  # noqa: N801 - torch's name
+class finfo:
     """Machine limits of a floating dtype, as torch.finfo reports them."""
 
-    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - torch's name
+    def __init__(self, type: dtype | None = None) -> None:
         d = _default_dtype if type is None else type
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        info: Any = (ml_dtypes.finfo(d.np) if d is bfloat16  # type: ignore[no-untyped-call]
+                     else np.finfo(d.np))
         self.dtype = d._name
         self.bits = d.itemsize * 8
         self.eps = float(info.eps)
@@ -139,10 +142,10 @@ class finfo:  # noqa: N801 - torch's name
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-class iinfo:  # noqa: N801 - torch's name
+class iinfo:
     """Limits of an integral dtype, as torch.iinfo reports them."""
 
-    def __init__(self, type: dtype) -> None:  # noqa: A002 - torch's name
+    def __init__(self, type: dtype) -> None:
         if type.is_floating_point:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")

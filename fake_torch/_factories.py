@@ -1,4 +1,4 @@
-"""Factories: tensor, as_tensor, from_numpy, empty, zeros, ones, full, arange, linspace, eye, *_like.
+"""Factories: tensor, as_tensor, from_numpy, empty, zeros, ones, full, arange, eye, *_like.
 
 On cuda a fill is one launch (zeros is a memset), `empty` launches nothing, and data coming from
 the host (`torch.tensor(list, device="cuda")`) is one host-to-device copy.
@@ -58,7 +58,8 @@ def _fill_kernel(out: np.ndarray, *, value: Number) -> None:
 
 def _infer_dtype(data: Any) -> dtype:
     """torch.tensor's inference: any float -> default dtype, else any int -> int64, else bool."""
-    flat = np.asarray(data, dtype=object).ravel().tolist() if not np.isscalar(data) else [data]
+    flat: list[Any] = (np.asarray(data, dtype=object).ravel().tolist() if not np.isscalar(data)
+                       else [data])
     kinds = {type(v) for v in flat}
     if any(issubclass(k, Tensor) for k in kinds):
         dts = [v.dtype for v in flat]
@@ -98,7 +99,8 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
     if isinstance(data, Tensor):
         host = data._host_array("tensor")
         dt = dtype or data.dtype
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, (np.ndarray, np.generic)):  # numpy keeps its dtype, as in torch
+        data = np.asarray(data)
         host = data
         dt = dtype or from_numpy_dtype(data.dtype)
     else:

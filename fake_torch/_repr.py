@@ -1,53 +1,215 @@
-"""torch-style printing: `tensor([1.5000, 2.0000], device='cuda:0', dtype=torch.float16)`."""
+"""torch-style printing: `tensor([1.5000, 2.0000], device='cuda:0', dtype=torch.float16)`.
+
+A port of torch/_tensor_str.py over numpy: one formatter per tensor picks the layout
+(integral floats as "1.", fixed with `precision` decimals, or scientific when the range of the
+non-zero finite values is wide), pads every element to a common width, and wraps rows at
+`linewidth`; tensors over `threshold` elements show `edgeitems` at each end around "...".
+
+Printing a cuda tensor reads device memory, so it is a host sync (illegal while capturing); like
+torch's printer (which runs outside the dispatcher's modes) it counts no launches.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fake_torch import _dispatch
 from fake_torch._dtype import bool_, get_default_dtype, int64
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor
 
 
-def _format_floats(a: np.ndarray) -> tuple[str, int]:
-    """torch's float layout: fixed with 4 decimals, or scientific when the range is wide."""
-    finite = np.abs(a[np.isfinite(a)])
-    nonzero = finite[finite != 0]
-    if finite.size and np.all(finite == np.round(finite)) and finite.max(initial=0) < 1e8:
-        return "int", 0  # all integral values print as "1.", "2."
-    if nonzero.size and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() > 1e8):
-        return "sci", 4
-    return "fixed", 4
+@dataclasses.dataclass
+class _PrinterOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None
+
+
+PRINT_OPTS = _PrinterOptions()
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """torch.set_printoptions: profile "default" | "short" | "full", then the given fields.
+    As in torch, `sci_mode` is always reset (to automatic when not given)."""
+    profiles = {"default": (4, 1000, 3), "short": (2, 1000, 2), "full": (4, math.inf, 3)}
+    if profile is not None and profile in profiles:  # torch ignores an unknown profile
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems = profiles[profile]
+        PRINT_OPTS.linewidth = 80
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict[str, Any]:
+    """The current options, as keyword arguments for set_printoptions."""
+    return dataclasses.asdict(PRINT_OPTS)
+
+
+@contextmanager
+def printoptions(**kwargs: Any) -> Iterator[None]:
+    """Change the print options inside the block only."""
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
+
+
+class _Formatter:
+    """One layout for every element of a tensor (torch._tensor_str._Formatter)."""
+
+    def __init__(self, a: np.ndarray, floating: bool) -> None:
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        if not floating:
+            for v in a.ravel().tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        vals = a.ravel()
+        vals = vals[np.isfinite(vals) & (vals != 0)]
+        if vals.size == 0:
+            return
+        absvals = np.abs(vals)
+        lo, hi = float(absvals.min()), float(absvals.max())
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
+        self.sci_mode = (hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+                         if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode)
+        p = PRINT_OPTS.precision
+        for v in vals.tolist():
+            if self.sci_mode:
+                width = len(f"{v:.{p}e}")
+            elif self.int_mode:
+                width = len(f"{v:.0f}") + 1  # the "." that marks a float
+            else:
+                width = len(f"{v:.{p}f}")
+            self.max_width = max(self.max_width, width)
+
+    def format(self, value: Any) -> str:
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{value:{self.max_width}.{PRINT_OPTS.precision}e}"
+            elif self.int_mode:
+                ret = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    ret += "."
+            else:
+                ret = f"{value:.{PRINT_OPTS.precision}f}"
+        else:
+            ret = f"{value}"
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    """The elements a summarised print shows: edgeitems from each end of every dim."""
+    e = PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate((a[:e], a[-e:])) if a.shape[0] > 2 * e else a
+    if not e:
+        return a[tuple(slice(0, 0) for _ in a.shape)]
+    rows = list(range(e)) + list(range(a.shape[0] - e, a.shape[0])) if a.shape[0] > 2 * e \
+        else range(a.shape[0])
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    element_length = fmt.max_width + 2
+    per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
+    e = PRINT_OPTS.edgeitems
+    if summarize and not e:
+        data = ["..."]
+    elif summarize and a.shape[0] > 2 * e:
+        data = ([fmt.format(v) for v in a[:e].tolist()] + [" ..."] +
+                [fmt.format(v) for v in a[-e:].tolist()])
+    else:
+        data = [fmt.format(v) for v in a.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _tensor_str_with_formatter(a: np.ndarray, indent: int, summarize: bool,
+                               fmt: _Formatter) -> str:
+    if a.ndim == 0:
+        return fmt.format(a.item())
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, fmt)
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        slices = ([_tensor_str_with_formatter(a[i], indent + 1, summarize, fmt)
+                   for i in range(e)] + ["..."] +
+                  [_tensor_str_with_formatter(a[i], indent + 1, summarize, fmt)
+                   for i in range(a.shape[0] - e, a.shape[0])])
+    else:
+        slices = [_tensor_str_with_formatter(a[i], indent + 1, summarize, fmt)
+                  for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _tensor_str(a: np.ndarray, floating: bool, indent: int) -> str:
+    if a.size == 0:
+        return "[]"
+    summarize = a.size > PRINT_OPTS.threshold
+    fmt = _Formatter(_summarized(a) if summarize else a, floating)
+    return _tensor_str_with_formatter(a, indent, summarize, fmt)
+
+
+def _add_suffixes(tensor_str: str, suffixes: list[str], indent: int) -> str:
+    parts = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
 
 
 def tensor_repr(t: Tensor) -> str:
-    a = t._a.astype(np.float64) if t.dtype.is_floating_point else t._a
-    suffix = []
-    if t.is_cuda:
-        suffix.append(f"device='{t.device}'")
-    if t.numel() == 0 and t.dim() != 1:
-        suffix.insert(0, f"size={tuple(t.shape)}")
-    if t.dtype not in (get_default_dtype(), int64, bool_):
-        suffix.append(f"dtype={t.dtype!r}")
-    if t.dtype.is_floating_point:
-        style, _ = _format_floats(a)
-        if style == "int":
-            fmt = {"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
-        elif style == "sci":
-            fmt = {"float_kind": lambda v: f"{v:.4e}"}
-        else:
-            fmt = {"float_kind": lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)}
-        body = np.array2string(a, separator=", ", formatter=fmt, prefix="tensor(",  # type: ignore[arg-type]
-                               threshold=1000, edgeitems=3, max_line_width=80)
-    elif t.dtype is bool_:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, max_line_width=80)
-        body = body.replace("True", " True").replace("  True", " True")
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    if t.is_cuda:  # torch prints the device when it is not the default (cpu) device
+        _dispatch.host_sync("repr")
+        suffixes.append(f"device='{t.device}'")
+    floating = t.dtype.is_floating_point
+    a = t._a.astype(np.float64) if floating else t._a  # float16/bfloat16 convert exactly
+    if t.numel() == 0:
+        if t.dim() != 1:
+            suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype is not get_default_dtype():  # nothing to infer an int dtype from
+            suffixes.append(f"dtype={t.dtype!r}")
+        tensor_str = "[]"
     else:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, max_line_width=80)
-    body = body.replace("...", "...") if t.dim() else body
-    return f"tensor({body}" + "".join(f", {s}" for s in suffix) + ")"
+        if not PRINT_OPTS.edgeitems:
+            suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype not in (get_default_dtype(), int64, bool_):
+            suffixes.append(f"dtype={t.dtype!r}")
+        tensor_str = _tensor_str(a, floating, indent)
+    if t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + tensor_str, suffixes, indent)

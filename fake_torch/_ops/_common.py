@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from fake_torch import _dispatch
 from fake_torch._device import CPU, device
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
@@ -16,8 +14,8 @@ from fake_torch._tensor import Scalar, Tensor
 
 def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:
     """An uninitialised output buffer, from the current mode's allocator (no launch)."""
-    a = _dispatch.allocate(tuple(int(s) for s in shape), dt.np, dev.type == "cuda")
-    return Tensor._make(a, dev)
+    a, storage = _dispatch.allocate(tuple(map(int, shape)), dt.np, dev.type == "cuda")
+    return Tensor._make(a, dev, storage)
 
 
 def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
@@ -27,9 +25,10 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
     recorded launch replays against the very same buffers."""
     out_tensors = (outs,) if isinstance(outs, Tensor) else tuple(outs)
     if dev is None:
-        dev = out_tensors[0].device if out_tensors else CPU
-    _dispatch.launch(op, kernel, tuple(t._a for t in out_tensors),
-                     tuple(x._a if isinstance(x, Tensor) else x for x in inputs), params,
+        dev = out_tensors[0]._device if out_tensors else CPU
+    # list comprehensions, not generators: this runs once per launch
+    _dispatch.launch(op, kernel, tuple([t._a for t in out_tensors]),
+                     tuple([x._a if isinstance(x, Tensor) else x for x in inputs]), params,
                      on_cuda=dev.type == "cuda", kind=kind)
 
 
@@ -38,6 +37,12 @@ def common_device(*tensors: Tensor) -> device:
     cuda op (it is read as a scalar); any other mix raises torch's error."""
     if not tensors:
         return CPU
+    first = tensors[0]._device
+    for t in tensors:
+        if t._device is not first:
+            break
+    else:
+        return first  # the common case, kept fast: every tensor on the same device
     devices = {t.device for t in tensors if not (t.device.type == "cpu" and t.dim() == 0)}
     if len(devices) > 1:
         raise RuntimeError("Expected all tensors to be on the same device, but found at least "
@@ -58,6 +63,13 @@ def scalar_dtype(value: Scalar) -> dtype:
 
 def result_type(*operands: Tensor | Scalar) -> dtype:
     """torch.result_type over tensors and Python scalars."""
+    if operands and isinstance(operands[0], Tensor):  # fast path: tensors of one dtype
+        first = operands[0]._dtype
+        for x in operands:
+            if not isinstance(x, Tensor) or x._dtype is not first:
+                break
+        else:
+            return first
     tiers: list[tuple[dtype, int]] = []
     for x in operands:
         if isinstance(x, Tensor):
@@ -69,10 +81,14 @@ def result_type(*operands: Tensor | Scalar) -> dtype:
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """Broadcast shapes right-aligned; torch's RuntimeError text on a mismatch."""
+    if (len(shapes) == 2 and isinstance(shapes[0], tuple) and isinstance(shapes[1], tuple)
+            and shapes[0] == shapes[1]):  # fast path: equal shapes
+        return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
-        for i, size in enumerate(s):
+        for i in range(len(s) - 1, -1, -1):  # torch's infer_size reports the last bad dim
+            size = s[i]
             j = ndim - len(s) + i
             if size != 1 and out[j] != 1 and size != out[j]:
                 raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of "
