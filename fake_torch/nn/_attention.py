@@ -1,0 +1,239 @@
+"""torch.nn.functional.scaled_dot_product_attention, launched as torch's CUDA build would.
+
+torch picks the first backend whose constraints the call meets (sm80+ GPU, inference):
+  flash      fp16/bf16, no attn_mask, 4-D inputs, equal head dims <= 256, GQA allowed, no causal
+             mask on a non-square (L != S) problem. Launches one
+             `_scaled_dot_product_flash_attention`, after one `constant_pad_nd` per input whose
+             head dim is not a multiple of 8.
+  efficient  fp32/fp16/bf16, any mask, 4-D inputs, equal head counts, q/k head dims equal and
+             aligned (8 elements for 16-bit, 4 for fp32). A bool mask first becomes an additive
+             one (scalar_tensor, scalar_tensor, where); a mask whose strides are not multiples
+             of 8 is padded (constant_pad_nd) and sliced back. Then one
+             `_scaled_dot_product_efficient_attention`.
+  math       everything else (3-D inputs, GQA with a mask, fp64 ...): the composite's ops,
+             one launch each (see `_math`).
+This is torch's default order (sdp_utils.cpp). Not modelled: recent torch tries
+`_scaled_dot_product_cudnn_attention` first on sm90/sm100 GPUs when the runtime cuDNN is newer
+than 9.15 (fp16/bf16 only, GQA and masks allowed), unless TORCH_CUDNN_SDPA_DEPRIORITIZED is set.
+The CPU build shows `_scaled_dot_product_flash_attention_for_cpu` for most calls instead; we
+always follow the CUDA rules above, on either device. Fully masked rows give zeros (torch's safe
+softmax).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from fake_torch._dtype import bfloat16, bool_, dtype, float16, float32
+from fake_torch._factories import ones
+from fake_torch._generator import generator_for
+from fake_torch._ops._common import launch, new_tensor
+from fake_torch._tensor import Tensor
+from fake_torch.nn import _kernels
+from fake_torch.nn._names import cpp_type_name, scalar_type_name
+from fake_torch.nn._pad import constant_pad_nd
+
+_HALF = (float16, bfloat16)
+_MEM_EFF_ALIGNMENT = 8  # attention.cpp preprocess_mask: mask strides must be multiples of 8
+_warned_mask_alignment = False
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value over (..., heads, seq, head_dim).
+    query (N, ..., Hq, L, E), key (N, ..., H, S, E), value (N, ..., H, S, Ev) -> (N, ..., Hq,
+    L, Ev); with enable_gqa, Hq may be a multiple of H."""
+    _check_inputs(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    backend = _cuda_backend(query, key, value, attn_mask, is_causal, enable_gqa)
+    if backend == "math":
+        mask = _additive(attn_mask, query.dtype) if attn_mask is not None else None
+        return _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa)
+    groups = query.shape[1] // key.shape[1]
+    if backend == "flash":
+        return _flash(query, key, value, dropout_p, is_causal, scale, groups)
+    mask = _additive(attn_mask, query.dtype) if attn_mask is not None else None
+    return _efficient(query, key, value, mask, dropout_p, is_causal, scale)
+
+
+def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
+                  enable_gqa: bool) -> None:
+    """torch's validate_sdpa_input, with its texts."""
+    if not q.dtype is k.dtype is v.dtype:
+        raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {cpp_type_name(q.dtype)} key.dtype: "
+                           f"{cpp_type_name(k.dtype)} and value.dtype: {cpp_type_name(v.dtype)} "
+                           "instead.")
+    if not q.device == k.device == v.device:
+        raise RuntimeError("Expected query, key, and value to have the same device type, but "
+                           f"got query.device: {q.device} key.device: {k.device} and "
+                           f"value.device: {v.device} instead.")
+    if min(q.dim(), k.dim(), v.dim()) < 2:
+        raise RuntimeError("Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {q.dim()} key.dim: {k.dim()} and value.dim: "
+                           f"{v.dim()} instead.")
+    if mask is not None and mask.dtype not in (bool_, float32, q.dtype):
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {cpp_type_name(mask.dtype)} and  "
+                           f"query.dtype: {cpp_type_name(q.dtype)} instead.")
+    if not q.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Float but found {scalar_type_name(q.dtype)}")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if enable_gqa and q.dim() >= 3 and (q.shape[-3] % k.shape[-3] or
+                                        q.shape[-3] % v.shape[-3]):
+        raise RuntimeError("Number of heads in key and value must divide the number of heads "
+                           "in ")
+
+
+def _cuda_backend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causal: bool,
+                  enable_gqa: bool) -> str:
+    """The first of flash / efficient / math whose constraints hold (sdp_utils.cpp, sm80+)."""
+    if not q.dim() == k.dim() == v.dim() == 4:
+        return "math"
+    if any(t.stride(-1) != 1 or t.shape[-2] == 0 for t in (q, k, v)):
+        return "math"
+    if not q.shape[0] == k.shape[0] == v.shape[0]:
+        return "math"
+    same_heads = q.shape[1] == k.shape[1] == v.shape[1]
+    gqa = enable_gqa and k.shape[1] == v.shape[1] and q.shape[1] % k.shape[1] == 0
+    head_dim = q.shape[-1]
+    if (q.dtype in _HALF and mask is None and (same_heads or gqa)
+            and head_dim == k.shape[-1] == v.shape[-1] <= 256
+            and not (is_causal and q.shape[-2] != k.shape[-2])):
+        return "flash"
+    align = 8 if q.dtype in _HALF else 4
+    if (q.dtype in (*_HALF, float32) and same_heads and head_dim == k.shape[-1]
+            and head_dim % align == 0 and v.shape[-1] % align == 0):
+        return "efficient"
+    return "math"
+
+
+def _scalar_tensor(value: float, dt: dtype, like: Tensor) -> Tensor:
+    out = new_tensor((), dt, like.device)
+    launch("scalar_tensor", _kernels.scalar_tensor_kernel, out, (), {"value": value})
+    return out
+
+
+def _additive(mask: Tensor, dt: dtype) -> Tensor:
+    """A bool mask (True = attend) as an additive float mask: where(mask, 0, -inf)."""
+    if mask.dtype is not bool_:
+        return mask
+    neg_inf = _scalar_tensor(-math.inf, dt, mask)
+    zero = _scalar_tensor(0.0, dt, mask)
+    return zero.where(mask, neg_inf)
+
+
+def _philox(dropout_p: float, like: Tensor) -> tuple[object, int]:
+    if dropout_p <= 0.0:
+        return None, 0
+    return generator_for(None, like.device).philox_args()
+
+
+def _pad_head_dim(t: Tensor) -> Tensor:
+    """attention.cpp pad_last_dim<8>: flash wants head dims that are multiples of 8."""
+    rem = t.shape[-1] % 8
+    return t if rem == 0 else constant_pad_nd(t, [0, 8 - rem], 0)
+
+
+def _flash(q: Tensor, k: Tensor, v: Tensor, dropout_p: float, is_causal: bool, scale: float,
+           groups: int) -> Tensor:
+    head_dim = q.shape[-1]
+    qp, kp, vp = _pad_head_dim(q), _pad_head_dim(k), _pad_head_dim(v)
+    b, h, seq_q, e = qp.shape
+    # flash allocates its output like the (B, L, H, E)-transposed query (empty_like): a
+    # contiguous query gives a contiguous output, a (B, L, H, E)-laid-out one a transposed view
+    if qp.is_contiguous():
+        out = new_tensor((b, h, seq_q, e), q.dtype, q.device)
+    else:
+        out = new_tensor((b, seq_q, h, e), q.dtype, q.device).transpose(1, 2)
+    philox, intra = _philox(dropout_p, q)
+    launch("_scaled_dot_product_flash_attention", _kernels.attention_kernel, out,
+           (qp, kp, vp, None, philox), {"scale": scale, "is_causal": is_causal,
+                                        "groups": groups, "dropout_p": dropout_p,
+                                        "intra": intra})
+    return out if e == head_dim else out[..., :head_dim]
+
+
+def _efficient(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
+               is_causal: bool, scale: float) -> Tensor:
+    if mask is not None:
+        mask = _aligned_mask(mask).expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    b, h, seq_q, _ = q.shape  # the kernel writes (B, L, H, Ev) memory; we return (B, H, L, Ev)
+    out = new_tensor((b, seq_q, h, v.shape[-1]), q.dtype, q.device).transpose(1, 2)
+    philox, intra = _philox(dropout_p, q)
+    launch("_scaled_dot_product_efficient_attention", _kernels.attention_kernel, out,
+           (q, k, v, mask, philox), {"scale": scale, "is_causal": is_causal, "groups": 1,
+                                     "dropout_p": dropout_p, "intra": intra})
+    return out
+
+
+def _aligned_mask(mask: Tensor) -> Tensor:
+    """attention.cpp preprocess_mask: pad the last dim so every stride is a multiple of 8,
+    then slice back to the original size (one constant_pad_nd launch)."""
+    global _warned_mask_alignment
+    strides = mask.stride()
+    if all(s % _MEM_EFF_ALIGNMENT == 0 for s in strides[:-1]) and strides[-1] == 1:
+        return mask
+    if not _warned_mask_alignment:
+        _warned_mask_alignment = True
+        warnings.warn("Memory efficient kernel not used because:Memory Efficient attention "
+                      f"requires attn_mask to be aligned to, {_MEM_EFF_ALIGNMENT} elements. "
+                      "Prior to calling SDPA, pad the last dimension of the attn_mask to be at "
+                      f"least a multiple of {_MEM_EFF_ALIGNMENT} and then slice the attn_mask to "
+                      "the original size.", stacklevel=4)
+    size = mask.shape[-1]
+    padded = constant_pad_nd(mask, [0, _MEM_EFF_ALIGNMENT - size % _MEM_EFF_ALIGNMENT], 0)
+    return padded[..., :size]
+
+
+def _math(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,
+          is_causal: bool, scale: float, enable_gqa: bool) -> Tensor:
+    """torch's _scaled_dot_product_attention_math, op for op: [_to_copy x3 for 16-bit] mul
+    [causal: ones tril scalar_tensor scalar_tensor where] [GQA: clone clone] mul bmm [add]
+    _safe_softmax [native_dropout] [_to_copy] bmm [_to_copy]."""
+    if is_causal and mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    origin = q.dtype
+    if origin in _HALF:  # the math path keeps q, k, v in float32 for accuracy
+        q, k, v = q.to(float32), k.to(float32), v.to(float32)
+    factor = math.sqrt(scale)  # scale split between q and k, as torch does
+    q = q * factor
+    if is_causal:
+        causal = _tril(ones(q.shape[-2], k.shape[-2], dtype=bool_, device=q.device))
+        mask = _additive(causal, origin)
+    if enable_gqa and q.dim() >= 3 and q.shape[-3] != k.shape[-3]:
+        k, v = _repeat_heads(k, q.shape[-3]), _repeat_heads(v, q.shape[-3])
+    scores = q @ (k.transpose(-2, -1) * factor)
+    if mask is not None:
+        scores = scores + mask
+    attn = new_tensor(scores.shape, scores.dtype, scores.device)
+    launch("_safe_softmax", _kernels.safe_softmax_kernel, attn, (scores,), {"dim": -1})
+    if dropout_p > 0.0:
+        from fake_torch.nn.functional import dropout
+
+        attn = dropout(attn, dropout_p)
+    if origin in _HALF:
+        attn.to(origin)  # torch also returns the weights in the input dtype: one more copy
+    out = attn @ v
+    return out.to(origin) if origin in _HALF else out
+
+
+def _tril(x: Tensor) -> Tensor:
+    out = new_tensor(x.shape, x.dtype, x.device)
+    launch("tril", _kernels.tril_kernel, out, (x,), {"diagonal": 0})
+    return out
+
+
+def _repeat_heads(t: Tensor, num_heads: int) -> Tensor:
+    """repeat_interleave over the head dim: (..., H, S, E) -> (..., num_heads, S, E), as
+    torch does it: unsqueeze, expand, one clone into contiguous memory, view."""
+    *batch, h, s, e = t.shape
+    groups = num_heads // h
+    expanded = t.unsqueeze(-3).expand(*batch, h, groups, s, e)
+    return expanded.contiguous().view(*batch, num_heads, s, e)

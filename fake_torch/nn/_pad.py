@@ -1,0 +1,88 @@
+"""torch.nn.functional.pad: 'constant' is one `constant_pad_nd` launch; 'reflect' and
+'replicate' are one `reflection_padNd` / `replication_padNd` launch each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fake_torch._ops._common import launch, new_tensor
+from fake_torch._tensor import Number, Tensor
+from fake_torch.nn import _kernels
+
+_NON_CONSTANT = {"reflect": ("reflection", "reflect"), "replicate": ("replication", "edge")}
+_SUPPORTED_DIMS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}  # pads per side -> input dims torch accepts
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """Pad the last len(pad)//2 dims; `pad` lists (left, right) pairs from the last dim back.
+    Negative constant pads crop."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pads = [int(p) for p in pad]
+    if len(pads) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pads) // 2 > input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pads)} and input of "
+                           f"dimension {input.dim()}")
+    if mode == "constant":
+        return constant_pad_nd(input, pads, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if mode == "circular":
+        raise NotImplementedError("torch.nn.functional.pad(mode='circular') is not emulated by "
+                                  "fake_torch")
+    return _non_constant_pad(input, pads, mode)
+
+
+def constant_pad_nd(input: Tensor, pads: list[int], value: Number) -> Tensor:
+    """torch.constant_pad_nd: one launch, even when every pad is zero (torch clones)."""
+    shape = list(input.shape)
+    src, dst = [slice(None)] * input.dim(), [slice(None)] * input.dim()
+    for j in range(len(pads) // 2):
+        d = input.dim() - 1 - j
+        lo, hi = pads[2 * j], pads[2 * j + 1]
+        start, kept = max(-lo, 0), shape[d]
+        for cut in (lo, hi):  # torch narrows the input for each negative pad, in this order
+            if cut < 0:
+                kept += cut
+                if kept < 0:
+                    raise RuntimeError("narrow(): length must be non-negative.")
+        src[d] = slice(start, start + kept)
+        dst[d] = slice(max(lo, 0), max(lo, 0) + kept)
+        shape[d] = kept + max(lo, 0) + max(hi, 0)
+    out = new_tensor(shape, input.dtype, input.device)
+    launch("constant_pad_nd", _kernels.constant_pad_kernel, out, (input,),
+           {"src": tuple(src), "dst": tuple(dst), "value": value})
+    return out
+
+
+def _non_constant_pad(input: Tensor, pads: list[int], mode: str) -> Tensor:
+    n = len(pads) // 2
+    if input.dim() not in _SUPPORTED_DIMS.get(n, ()):
+        raise NotImplementedError(
+            f"Padding size {len(pads)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if any(p < 0 for p in pads):
+        raise NotImplementedError(f"torch.nn.functional.pad(mode='{mode}') with negative "
+                                  "padding is not emulated by fake_torch")
+    widths = [(0, 0)] * input.dim()
+    shape = list(input.shape)
+    for j in range(n):
+        d = input.dim() - 1 - j
+        lo, hi = pads[2 * j], pads[2 * j + 1]
+        if mode == "reflect" and (lo >= shape[d] or hi >= shape[d]):
+            raise RuntimeError("Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
+                               f"{d} of input {list(input.shape)}")
+        widths[d] = (lo, hi)
+        shape[d] += lo + hi
+    prefix, np_mode = _NON_CONSTANT[mode]
+    out = new_tensor(shape, input.dtype, input.device)
+    launch(f"{prefix}_pad{n}d", _kernels.np_pad_kernel, out, (input,),
+           {"widths": tuple(widths), "mode": np_mode})
+    return out

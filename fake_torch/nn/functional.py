@@ -1,0 +1,241 @@
+"""torch.nn.functional: the layers' math as functions.
+
+Launch counts follow torch's CUDA eager path, op by op:
+  linear            2-D input with bias: one `addmm`; contiguous N-D input with bias: views
+                    around one `addmm`; otherwise `matmul` (one `mm`/`bmm`) then `add_(bias)`
+  embedding         one `embedding` (plus one `embedding_renorm_` with max_norm)
+  layer_norm        one `native_layer_norm`
+  rms_norm          the ops torch's composite runs: [_to_copy] pow mean add_ rsqrt mul [mul]
+                    [_to_copy]
+  softmax           one `_softmax` ([_to_copy] first when `dtype` is given)
+  dropout           training: one fused `native_dropout` (in place: bernoulli_, div_, mul_;
+                    p=1: zeros, mul); eval, p=0 or an empty input: nothing
+  pad               one `constant_pad_nd` (or `reflection_padNd` / `replication_padNd`)
+  normalize         linalg_vector_norm, clamp_min, div
+  scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
+                    else the math composite's ops (see _attention.py)
+Launches are counted on device="cuda" only, as everywhere in fake_torch.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+from fake_torch._dtype import bool_, dtype, finfo, float32, float64, int32, int64
+from fake_torch._factories import empty_like, zeros
+from fake_torch._generator import generator_for
+from fake_torch._ops import pointwise_math as _pointwise_math
+from fake_torch._ops._common import common_device, launch, new_tensor
+from fake_torch._tensor import Tensor
+from fake_torch.nn import _kernels
+from fake_torch.nn._attention import scaled_dot_product_attention
+from fake_torch.nn._names import scalar_type_name, typename
+from fake_torch.nn._pad import pad
+
+# --- linear and embedding ---------------------------------------------------------------------
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = input @ weight.T + bias: (*, in) x (out, in) -> (*, out), as torch's at::linear."""
+    if input.dim() == 2 and bias is not None:
+        return bias.addmm(input, weight.t())  # the fused GEMM + bias: one launch
+    if bias is not None and input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
+        flat = input.reshape(-1, input.shape[-1])  # a view: contiguous input folds for free
+        out = bias.addmm(flat, weight.t())
+        return out.view(*input.shape[:-1], out.shape[-1])
+    out = input.matmul(weight.t())
+    if bias is not None:
+        out.add_(bias)  # torch adds the bias in place after the GEMM
+    return out
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of `weight` (num_embeddings, dim) at integer `input`: (*) -> (*, dim)."""
+    if padding_idx is not None:
+        if (padding_idx > 0 and padding_idx >= weight.size(0)) or (
+                padding_idx < 0 and padding_idx < -weight.size(0)):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if input.dtype not in (int64, int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"{typename(input)} instead (while checking arguments for "
+                           "embedding)")
+    dev = common_device(weight, input)
+    if max_norm is not None:  # renormalise the looked-up rows of weight in place first
+        input = input.contiguous()
+        launch("embedding_renorm_", _kernels.embedding_renorm_kernel, weight, (input,),
+               {"max_norm": float(max_norm), "norm_type": float(norm_type)}, dev=dev)
+    out = new_tensor((*input.shape, weight.shape[1]), weight.dtype, dev)
+    launch("embedding", _kernels.embedding_kernel, out, (weight, input))
+    return out
+
+
+# --- activations ------------------------------------------------------------------------------
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input: Tensor) -> Tensor:
+    return input.relu_()
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x): one `silu` launch (`silu_` in place)."""
+    return _pointwise_math.silu(input, inplace=inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """One `gelu` launch; approximate='tanh' uses the tanh formula."""
+    return _pointwise_math.gelu(input, approximate=approximate)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def _softmax_dim(name: str, ndim: int, dim: int | None) -> int:
+    """torch's legacy implicit dim (with its deprecation warning) when dim is None."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: dtype | None = None) -> Tensor:
+    """exp(x - max) / sum along `dim`: one `_softmax` (after a `_to_copy` if dtype is given)."""
+    return input.softmax(_softmax_dim("softmax", input.dim(), dim), dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: dtype | None = None) -> Tensor:
+    """One `_log_softmax` (after a `_to_copy` if dtype is given)."""
+    return input.log_softmax(_softmax_dim("log_softmax", input.dim(), dim), dtype=dtype)
+
+
+# --- normalisation ----------------------------------------------------------------------------
+
+
+def _shape_list(normalized_shape: int | Sequence[int]) -> list[int]:
+    if isinstance(normalized_shape, int):
+        return [normalized_shape]
+    return [int(s) for s in normalized_shape]
+
+
+def _check_norm_args(input: Tensor, shape: list[int], weight: Tensor | None,
+                     bias: Tensor | None, star: str) -> None:
+    """torch's _check_layer_norm_inputs (star "*, ") and _check_rms_norm_inputs (star "*")."""
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{shape}")
+    if input.dim() < len(shape) or list(input.shape[input.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[{star}{', '.join(str(s) for s in shape)}], but got input of "
+                           f"size{list(input.shape)}")
+
+
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` dims: one `native_layer_norm`."""
+    shape = _shape_list(normalized_shape)
+    _check_norm_args(input, shape, weight, bias, "*, ")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError('"LayerNormKernelImpl" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
+    dev = common_device(*(t for t in (input, weight, bias) if t is not None))
+    n = len(shape)
+    stat_dtype = input.dtype if input.dtype in (float32, float64) else float32  # cuda's acc type
+    out = new_tensor(input.shape, input.dtype, dev)
+    stat_shape = (*input.shape[:input.dim() - n], *([1] * n))
+    mean, rstd = new_tensor(stat_shape, stat_dtype, dev), new_tensor(stat_shape, stat_dtype, dev)
+    launch("native_layer_norm", _kernels.native_layer_norm_kernel, (out, mean, rstd),
+           (input, weight, bias), {"axes": tuple(range(input.dim() - n, input.dim())),
+                                   "eps": float(eps)})
+    return out
+
+
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) * weight, as the ops torch's composite launches:
+    [_to_copy up] pow, mean, add_, rsqrt, mul, [mul weight], [_to_copy back]."""
+    shape = _shape_list(normalized_shape)
+    if input.dim() < len(shape):
+        raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got "
+                         f"{input.dim()}")
+    _check_norm_args(input, shape, weight, None, "*")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"rms_norm\" not implemented for "
+                                  f"'{scalar_type_name(input.dtype)}'")
+    opmath = float64 if input.dtype is float64 else float32
+    if eps is None:
+        eps = finfo(opmath).eps
+    x = input.to(opmath)  # a no-op (no launch) unless input is 16-bit
+    dims = [input.dim() - 1 - i for i in range(len(shape))]
+    rstd = x.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt()
+    out = x.mul(rstd)
+    if weight is not None:
+        out = out.mul(weight)
+    return out.type_as(input)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """input / max(||input||_p over dim, eps)."""
+    if out is not None:
+        raise NotImplementedError("torch.nn.functional.normalize(out=...) is not emulated by "
+                                  "fake_torch")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    normalized: Tensor = input / denom
+    return normalized
+
+
+# --- dropout ----------------------------------------------------------------------------------
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p); identity (the
+    same tensor, no launch) when not training, when p == 0, or for an empty input."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:  # torch multiplies by a zero scalar tensor
+        zero = zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input.mul(zero)
+    if inplace:  # torch's unfused path: noise = bernoulli(1-p) / (1-p); input *= noise
+        noise = empty_like(input)
+        noise.bernoulli_(1.0 - p)
+        noise.div_(1.0 - p)
+        return input.mul_(noise)
+    out = new_tensor(input.shape, input.dtype, input.device)
+    mask = new_tensor(input.shape, bool_, input.device)
+    philox, intra = generator_for(None, input.device).philox_args()
+    launch("native_dropout", _kernels.native_dropout_kernel, (out, mask), (input, philox),
+           {"intra": intra, "p": float(p)})
+    return out
+
+
+__all__ = [
+    "dropout", "embedding", "gelu", "layer_norm", "linear", "log_softmax", "normalize", "pad",
+    "relu", "relu_", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax",
+    "tanh",
+]

@@ -1,0 +1,99 @@
+"""LayerNorm and RMSNorm over the trailing `normalized_shape` dims."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fake_torch._device import DeviceLike
+from fake_torch._dtype import dtype
+from fake_torch._factories import empty
+from fake_torch._tensor import Tensor
+from fake_torch.nn import functional as F
+from fake_torch.nn import init
+from fake_torch.nn.modules.module import Module
+from fake_torch.nn.parameter import Parameter
+
+
+def _as_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(Module):
+    """(x - mean) / sqrt(var + eps) * weight + bias; weight starts at ones, bias at zeros.
+    forward: one `native_layer_norm` launch."""
+
+    normalized_shape: tuple[int, ...]
+    eps: float
+    elementwise_affine: bool
+    weight: Parameter | None
+    bias: Parameter | None
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True,
+                 device: DeviceLike | None = None, dtype: dtype | None = None) -> None:
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) * weight; eps=None means finfo(x.dtype).eps. forward: the
+    ops torch's composite launches (pow, mean, add_, rsqrt, mul, mul for fp32)."""
+
+    normalized_shape: tuple[int, ...]
+    eps: float | None
+    elementwise_affine: bool
+    weight: Parameter | None
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
+                 elementwise_affine: bool = True, device: DeviceLike | None = None,
+                 dtype: dtype | None = None) -> None:
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+__all__ = ["LayerNorm", "RMSNorm"]
