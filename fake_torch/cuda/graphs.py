@@ -1,0 +1,363 @@
+"""torch.cuda.CUDAGraph and torch.cuda.graph: capture records kernels, replay re-runs them.
+
+While capturing, the door's mode is a `_CaptureMode`: kernels are RECORDED, not run, into
+buffers allocated from the graph's memory pool (filled with NaN so reading them before a replay
+shows). `replay()` re-runs the recorded kernels, in order, against the very same buffers, and
+counts ONE launch. Python code inside the capture ran once: values it read are baked in.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._allocator import DEVICE, PoolId, Storage
+from fake_torch._counter import LaunchCounter
+from fake_torch._generator import cuda_default_generators
+from fake_torch.cuda import _sanitizer, streams
+
+_debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
+_ERROR_MODES = ("global", "thread_local", "relaxed")
+_CAPTURE_SYNC_ERROR = ("CUDA error: operation not permitted when stream is capturing\n"
+                       "CUDA kernel errors might be asynchronously reported at some other API "
+                       "call, so the stacktrace below might be incorrect.\n"
+                       "For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
+_CAPTURE_COPY_ERROR = ("Cannot copy between CPU and CUDA tensors during CUDA graph capture "
+                       "unless the CPU tensor is pinned.")
+
+
+@dataclass
+class RecordedKernel:
+    """One kernel as a capture saw it: its function, buffers and baked parameters."""
+
+    op: str
+    kernel: _dispatch.Kernel
+    outs: tuple[np.ndarray, ...]
+    inputs: tuple[Any, ...]
+    params: dict[str, Any]
+
+    def run(self) -> None:
+        self.kernel(*self.outs, *self.inputs, **self.params)
+
+
+BoundKernel = tuple[_dispatch.Kernel, tuple[Any, ...], dict[str, Any]]  # (kernel, args, params)
+
+
+class _CaptureMode(_dispatch.Mode):
+    """The door's mode between capture_begin and capture_end."""
+
+    name = "capture"
+
+    def __init__(self, graph: CUDAGraph, pool_id: PoolId, stream: streams.Stream) -> None:
+        self.graph = graph
+        self.pool_id = pool_id
+        self.stream = stream
+        self.error: BaseException | None = None  # the first illegal call invalidates capture
+        self.storages: list[weakref.ref[Storage]] = []  # allocated during capture
+
+    def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
+                 on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
+        if not on_cuda:
+            return super().allocate(shape, np_dtype, on_cuda)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        storage = DEVICE.allocate(nbytes, self.pool_id)
+        a, _ = _dispatch.device_buffer(storage, shape, np_dtype)
+        _poison(a)  # unspecified until the first replay writes it
+        self.storages.append(weakref.ref(storage))  # weak: a dead tensor's block goes back
+        return a, storage
+
+    def run(self, op: str, kernel: _dispatch.Kernel, outs: tuple[np.ndarray, ...],
+            inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
+        if kind in ("memcpy_h2d", "memcpy_d2h"):
+            raise RuntimeError(_CAPTURE_COPY_ERROR)
+        if not on_cuda:  # host work is not part of the graph: it runs now
+            kernel(*outs, *inputs, **params)
+            return
+        self.graph._kernels.append(RecordedKernel(op, kernel, outs, inputs, params))
+
+    def host_sync(self, what: str) -> None:
+        error = RuntimeError(_CAPTURE_SYNC_ERROR)
+        if self.error is None:
+            self.error = error  # the capture is now invalidated, as cudaStreamEndCapture says
+        raise error
+
+
+def _poison(a: np.ndarray) -> None:
+    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+        a.fill(np.nan)
+    elif a.dtype.kind in "iu":
+        a.fill(np.iinfo(a.dtype).min if a.dtype.kind == "i" else np.iinfo(a.dtype).max)
+
+
+class CUDAGraph:
+    """torch.cuda.CUDAGraph: a captured sequence of kernels that replays as one launch."""
+
+    def __init__(self, keep_graph: bool = False) -> None:
+        self.keep_graph = keep_graph
+        self._kernels: list[RecordedKernel] = []
+        self._exec: list[RecordedKernel] = []  # what replay runs (the instantiated graph)
+        self._calls: list[BoundKernel] = []  # _exec with each kernel's arguments bound
+        self._mode: _CaptureMode | None = None
+        self._pool_id: PoolId | None = None
+        self._capture_stream: streams.Stream | None = None
+        self._capture_ended = False
+        self._has_graph = False
+        self._has_graph_exec = False
+        self._made: list[weakref.ref[Storage]] = []  # allocated by the capture: its memory
+        self._inputs: list[weakref.ref[Storage]] = []  # read by the capture, made before it
+        self._written: list[tuple[int, int]] = []  # address spans the kernels write
+        self._check_liveness = False
+        self._rng_increments: list[int] = []  # offset each replay moves each generator by
+        self.num_replays = 0
+
+    # --- capture ------------------------------------------------------------------------------
+
+    def capture_begin(self, pool: PoolId | None = None, capture_error_mode: str = "global",
+                      check_input_liveness: bool = False) -> None:
+        """Begin capturing CUDA work on the current stream."""
+        if capture_error_mode not in _ERROR_MODES:
+            raise RuntimeError("Unknown capture error mode. Expected `global`, `thread_local`, "
+                               f"or `relaxed`, got {capture_error_mode}")
+        if self._has_graph_exec:
+            raise RuntimeError("This CUDAGraph instance already owns a captured graph. To "
+                               "capture a new graph, create a new instance.")
+        stream = streams.current_stream()
+        if stream == streams.default_stream():
+            raise RuntimeError("CUDA graphs must be captured on a non-default stream. (However, "
+                               "after capture, it's ok to replay them on the default stream.)")
+        if isinstance(_dispatch.current_mode(), _CaptureMode):
+            raise NotImplementedError("torch.cuda.CUDAGraph.capture_begin: a capture is already "
+                                      "underway; fake_torch simulates one capture at a time")
+        if pool is not None and (not isinstance(pool, tuple) or len(pool) != 2):
+            raise TypeError(f"capture_begin(): pool must be a handle from "
+                            f"torch.cuda.graph_pool_handle() or graph.pool(), got {pool!r}")
+        self._pool_id = pool if pool is not None else DEVICE.new_pool_id(user_created=False)
+        DEVICE.use_pool(self._pool_id)
+        self._capture_stream = stream
+        self._kernels = []
+        self._check_liveness = check_input_liveness
+        self._mode = _CaptureMode(self, self._pool_id, stream)
+        for gen in cuda_default_generators:  # draws now read (seed, offset) set at each replay
+            gen.capture_prologue()
+        _dispatch.enter_mode(self._mode)
+
+    def capture_end(self) -> None:
+        """End capture on the current stream; without keep_graph, instantiate at once."""
+        mode = self._mode
+        if mode is None:
+            raise RuntimeError("capture_end() called before capture_begin().")
+        if streams.current_stream() != self._capture_stream:
+            raise RuntimeError("Capture must end on the same stream it began on.")
+        _dispatch.exit_mode(mode)
+        self._mode = None
+        self._made = mode.storages
+        self._rng_increments = [gen.capture_epilogue() for gen in cuda_default_generators]
+        if mode.error is not None:
+            assert self._pool_id is not None
+            DEVICE.release_pool(self._pool_id)
+            self._kernels = []
+            raise RuntimeError("CUDA error: operation failed due to a previous error during "
+                               "capture")
+        if not self._kernels:
+            warnings.warn("The CUDA Graph is empty. This usually means that the graph was "
+                          "attempted to be captured on wrong device or stream.", stacklevel=2)
+        self._inputs, self._written = _external_inputs(self._kernels, self._made)
+        _sanitizer.capture_ended(self, self._made)
+        assert self._pool_id is not None
+        _graphs_by_pool.setdefault(self._pool_id, weakref.WeakSet()).add(self)
+        self._capture_ended = True
+        self._has_graph = True
+        if not self.keep_graph:
+            self.instantiate()
+            self._has_graph = _debug_mode
+
+    def instantiate(self) -> None:
+        """Make the captured graph replayable (capture_end does it unless keep_graph=True)."""
+        if not self._capture_ended:
+            raise RuntimeError("capture_end() must have been called before calling instantiate")
+        if self._has_graph_exec and not self.keep_graph:
+            raise RuntimeError("instantiate() is intended to be called by the user only when "
+                               "keep_graph=true")
+        self._exec = list(self._kernels)
+        # replay's work list: bind each kernel's buffers once, here, not at every replay
+        self._calls = [(k.kernel, (*k.outs, *k.inputs), k.params) for k in self._exec]
+        self._has_graph_exec = True
+
+    # --- replay -------------------------------------------------------------------------------
+
+    def replay(self) -> None:
+        """Re-run every captured kernel against the same buffers: ONE launch."""
+        if not self._capture_ended:
+            raise RuntimeError("Called CUDAGraph::replay without a preceding successful "
+                               "capture.")
+        if not self._has_graph_exec:
+            self.instantiate()
+        _sanitizer.before_replay(self, self._inputs, self._check_liveness)
+        for gen, increment in zip(cuda_default_generators, self._rng_increments, strict=True):
+            gen.replay_prologue(increment)  # the graph's draws continue the eager stream
+        LaunchCounter.bump(1, op="cudaGraphLaunch", kind="graph")
+        for observer in _dispatch._observers:
+            observer("cudaGraphLaunch", "graph")
+        for kernel, args, params in self._calls:
+            kernel(*args, **params)
+        self.num_replays += 1
+        assert self._pool_id is not None
+        peers = [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]
+        _sanitizer.after_replay(self, self._made, self._written, peers)
+
+    @property
+    def num_kernels(self) -> int:
+        """Kernels inside the graph (a replay still costs one launch). fake_torch only."""
+        return len(self._exec) if self._has_graph_exec else len(self._kernels)
+
+    @property
+    def kernel_names(self) -> list[str]:
+        """The captured kernels' op names, in launch order. fake_torch only."""
+        return [k.op for k in (self._exec if self._has_graph_exec else self._kernels)]
+
+    # --- lifetime, pools, debugging -----------------------------------------------------------
+
+    def reset(self) -> None:
+        """Delete the graph this instance holds, so it can capture again."""
+        if self._capture_ended and self._pool_id is not None:
+            DEVICE.release_pool(self._pool_id)
+        self._capture_ended = self._has_graph = self._has_graph_exec = False
+        self._kernels, self._exec, self._made, self._inputs = [], [], [], []
+        self._calls = []
+
+    def __del__(self) -> None:
+        try:
+            self.reset()
+        except Exception:  # never raise under garbage collection
+            pass
+
+    def pool(self) -> PoolId:
+        """The id of this graph's memory pool, to share it with another capture."""
+        if not self._capture_ended or self._pool_id is None:
+            raise RuntimeError("Called CUDAGraph::pool() without a preceding successful "
+                               "capture.")
+        return self._pool_id
+
+    def enable_debug_mode(self) -> None:
+        """Keep captured graphs so debug_dump can write them."""
+        global _debug_mode
+        _debug_mode = True
+
+    def debug_dump(self, debug_path: str) -> None:
+        """Write the captured kernels as a Graphviz DOT file."""
+        if not (_debug_mode or self.keep_graph):
+            warnings.warn("CUDA Graphs debug not enabled, set with [graph].enable_debug_mode()",
+                          stacklevel=2)
+            return
+        warnings.warn("DEBUG: calling debug_dump()", stacklevel=2)
+        if not self._has_graph:
+            return
+        warnings.warn(f"DEBUG: calling cudaGraphDebugDotPrint() with {debug_path}", stacklevel=2)
+        with open(debug_path, "w", encoding="utf-8") as f:
+            f.write(_to_dot(self._kernels))
+        if not self.keep_graph:
+            self._has_graph = False
+
+    def raw_cuda_graph(self) -> int:
+        if not self.keep_graph:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance unless CUDAGraph "
+                               "was initialized with keep_graph=true")
+        if not self._has_graph:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance until "
+                               "capture_end() has been called")
+        return id(self._kernels)
+
+    def raw_cuda_graph_exec(self) -> int:
+        if not self._has_graph_exec:
+            raise RuntimeError("You cannot access the raw cudaGraphExec_t instance until "
+                               "instantiate() has been called")
+        return id(self._exec)
+
+
+_graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}
+
+
+def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Storage]]
+                     ) -> tuple[list[weakref.ref[Storage]], list[tuple[int, int]]]:
+    """The storages the kernels read that existed before capture, and the spans they write."""
+    own = {id(s) for s in (ref() for ref in made) if s is not None}
+    inputs: dict[int, weakref.ref[Storage]] = {}
+    written: list[tuple[int, int]] = []
+    for k in kernels:
+        for x in k.inputs:
+            storage = DEVICE.storage_of(x) if isinstance(x, np.ndarray) else None
+            if storage is not None and id(storage) not in own:
+                inputs[id(storage)] = weakref.ref(storage)
+        for out in k.outs:
+            start = int(out.__array_interface__["data"][0])
+            written.append((start, start + int(out.nbytes)))
+    return list(inputs.values()), written
+
+
+def _to_dot(kernels: list[RecordedKernel]) -> str:
+    """One node per kernel (op, output shapes), edges in stream order."""
+    lines = ["digraph cuda_graph {", "  rankdir=TB;", "  node [shape=box];"]
+    for i, k in enumerate(kernels):
+        shapes = ", ".join(f"{list(o.shape)} {o.dtype}" for o in k.outs)
+        lines.append(f'  k{i} [label="{i}: {k.op}\\n-> {shapes}"];')
+        if i:
+            lines.append(f"  k{i - 1} -> k{i};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def is_current_stream_capturing() -> bool:
+    """True while a capture is underway on the current stream."""
+    mode = _dispatch.current_mode()
+    return isinstance(mode, _CaptureMode) and mode.stream == streams.current_stream()
+
+
+def graph_pool_handle() -> PoolId:
+    """An opaque id of a new memory pool that several graphs may share."""
+    return DEVICE.new_pool_id(user_created=True)
+
+
+class graph:  # lower case: torch's name
+    """torch.cuda.graph: capture the block's CUDA work into `cuda_graph`.
+
+    On enter, as torch: synchronize, empty the allocator cache, switch to a side stream (one
+    shared default capture stream unless `stream` is given) and `capture_begin`. On exit:
+    `capture_end`, then back to the previous stream."""
+
+    default_capture_stream: streams.Stream | None = None
+
+    def __init__(self, cuda_graph: CUDAGraph, pool: PoolId | None = None,
+                 stream: streams.Stream | None = None, capture_error_mode: str = "global",
+                 enable_annotations: bool = False, check_input_liveness: bool = False) -> None:
+        if stream is None and graph.default_capture_stream is None:
+            graph.default_capture_stream = streams.Stream()
+        self.pool: tuple[()] | tuple[PoolId] = () if pool is None else (pool,)
+        self.capture_stream = stream if stream is not None else graph.default_capture_stream
+        assert self.capture_stream is not None
+        self.stream_ctx = streams.stream(self.capture_stream)
+        self.cuda_graph = cuda_graph
+        self.capture_error_mode = capture_error_mode
+        self.check_input_liveness = check_input_liveness
+
+    def __enter__(self) -> None:
+        _dispatch.host_sync("synchronize")  # torch.cuda.synchronize()
+        DEVICE.empty_cache()
+        self.stream_ctx.__enter__()
+        try:
+            self.cuda_graph.capture_begin(self.pool[0] if self.pool else None,
+                                          capture_error_mode=self.capture_error_mode,
+                                          check_input_liveness=self.check_input_liveness)
+        except BaseException:  # torch would leave the side stream current; we put it back
+            self.stream_ctx.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *args: object) -> None:
+        try:
+            self.cuda_graph.capture_end()
+        finally:
+            self.stream_ctx.__exit__(*args)

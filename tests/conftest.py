@@ -1,0 +1,68 @@
+"""Shared fixtures for the CUDA-graph, memory and stream tests.
+
+`fresh_device` gives a test the simulated GPU as a new process would see it: an empty caching
+allocator (so memory figures and block addresses follow from the test alone, whatever other test
+modules still hold), pool ids counting from 1, the default stream current, no capture underway.
+It puts the previous state back afterwards and fails a test that leaks a capture or a stream.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from fake_torch import _dispatch
+from fake_torch._allocator import DEVICE, CachingAllocator
+from fake_torch.cuda import _sanitizer, graphs, streams
+
+
+@pytest.fixture
+def fresh_device() -> Iterator[CachingAllocator]:
+    gc.collect()  # nothing of an earlier test may die (and free into our allocator) mid-test
+    saved_state = dict(DEVICE.__dict__)
+    saved_graphs = dict(graphs._graphs_by_pool)
+    saved_debug = graphs._debug_mode
+    DEVICE.__init__(saved_state["total_bytes"])  # type: ignore[misc]
+    graphs._graphs_by_pool.clear()
+    try:
+        yield DEVICE
+    finally:
+        leaked_mode = _dispatch.current_mode()
+        leaked_stream = streams.current_stream()
+        while _dispatch.current_mode() is not _dispatch._EAGER:  # never poison later tests
+            _dispatch.exit_mode(_dispatch.current_mode())
+        streams.set_stream(streams.default_stream())
+        gc.collect()
+        DEVICE.__dict__.clear()
+        DEVICE.__dict__.update(saved_state)
+        graphs._graphs_by_pool.clear()
+        graphs._graphs_by_pool.update(saved_graphs)
+        graphs._debug_mode = saved_debug
+        assert leaked_mode.name == "eager", "the test left a capture underway"
+        assert leaked_stream == streams.default_stream(), "the test left a side stream current"
+
+
+@pytest.fixture
+def sanitizer() -> Iterator[None]:
+    """The CUDA sanitizer on for one test (off again afterwards unless it was on before)."""
+    was_on = _sanitizer.is_enabled()
+    _sanitizer.enable_cuda_sanitizer()
+    try:
+        yield
+    finally:
+        if not was_on:
+            _sanitizer.disable_cuda_sanitizer()
+
+
+@pytest.fixture
+def no_sanitizer() -> Iterator[None]:
+    """The sanitizer off for one test, as by default (even under TORCH_CUDA_SANITIZER=1)."""
+    was_on = _sanitizer.is_enabled()
+    _sanitizer.disable_cuda_sanitizer()
+    try:
+        yield
+    finally:
+        if was_on:
+            _sanitizer.enable_cuda_sanitizer()
