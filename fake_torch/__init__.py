@@ -1,5 +1,7 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
+from fake_torch import cuda, linalg, nn, return_types, testing
+from fake_torch._allocator import OutOfMemoryError
 from fake_torch._counter import LaunchCounter
 from fake_torch._device import device
 from fake_torch._dtype import (
@@ -19,7 +21,7 @@ from fake_torch._dtype import (
     set_default_dtype,
     uint8,
 )
-from fake_torch._dtype import bool_ as bool  # noqa: A001 - torch.bool
+from fake_torch._dtype import bool_ as bool
 from fake_torch._factories import (
     arange,
     as_tensor,
@@ -36,6 +38,15 @@ from fake_torch._factories import (
     zeros,
     zeros_like,
 )
+from fake_torch._grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from fake_torch._install import install, installed, is_installed, uninstall
 from fake_torch._ops.indexing import *  # noqa: F403
 from fake_torch._ops.join import *  # noqa: F403
 from fake_torch._ops.linalg import *  # noqa: F403
@@ -43,20 +54,73 @@ from fake_torch._ops.pointwise import *  # noqa: F403
 from fake_torch._ops.random import *  # noqa: F403
 from fake_torch._ops.reduction import *  # noqa: F403
 from fake_torch._ops.shape import *  # noqa: F403
+from fake_torch._repr import set_printoptions
 from fake_torch._tensor import Size, Tensor
 
 # torch's dtype aliases
 half = float16
-float = float32  # noqa: A001
+float = float32
 double = float64
 long = int64
-int = int32  # noqa: A001
+int = int32
 short = int16
 
 __all__ = [
-    "LaunchCounter", "Size", "Tensor", "arange", "as_tensor", "bfloat16", "bool", "device",
-    "double", "dtype", "empty", "empty_like", "eye", "finfo", "float", "float16", "float32",
-    "float64", "from_numpy", "full", "full_like", "get_default_dtype", "half", "iinfo", "int",
-    "int8", "int16", "int32", "int64", "linspace", "long", "ones", "ones_like", "promote_types",
-    "set_default_dtype", "short", "tensor", "uint8", "zeros", "zeros_like",
+    "LaunchCounter",
+    "OutOfMemoryError",
+    "Size",
+    "Tensor",
+    "arange",
+    "as_tensor",
+    "bfloat16",
+    "bool",
+    "cuda",
+    "device",
+    "double",
+    "dtype",
+    "empty",
+    "empty_like",
+    "enable_grad",
+    "eye",
+    "finfo",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "from_numpy",
+    "full",
+    "full_like",
+    "get_default_dtype",
+    "half",
+    "iinfo",
+    "inference_mode",
+    "install",
+    "installed",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "is_installed",
+    "linalg",
+    "linspace",
+    "long",
+    "nn",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "promote_types",
+    "return_types",
+    "set_default_dtype",
+    "set_grad_enabled",
+    "set_printoptions",
+    "short",
+    "tensor",
+    "testing",
+    "uint8",
+    "uninstall",
+    "zeros",
+    "zeros_like",
 ]

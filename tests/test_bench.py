@@ -1,0 +1,68 @@
+"""The benchmark runs and prints its table of per-op times and ratios (no timing assertions:
+timings depend on the machine; the numbers are for people to read)."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from fake_torch._bench import CASES, IMPLS, RATIOS, Row, report, run_bench, time_per_call
+
+REPO = Path(__file__).resolve().parents[1]
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def test_time_per_call_is_positive_and_runs_the_function() -> None:
+    calls = []
+    seconds = time_per_call(lambda: calls.append(1), repeat=2, min_time=0.001)
+    assert seconds > 0 and len(calls) > 2
+
+
+def test_bench_measures_every_case_and_implementation() -> None:
+    out = io.StringIO()
+    rows = run_bench(repeat=1, min_time=0.001, out=out)
+    assert [r.case for r in rows] == list(CASES) == ["add 64", "matmul 64x64", "softmax 64"]
+    for row in rows:
+        assert set(row.seconds) == set(IMPLS)
+        assert row.seconds["numpy"] is not None and row.seconds["numpy"] > 0
+        # a missing implementation is reported with its reason, never silently dropped
+        for impl in IMPLS:
+            assert (row.seconds[impl] is None) == (impl in row.notes), (row.case, impl)
+        if not HAS_TORCH:
+            assert "not installed" in row.notes["torch cpu"]
+    text = out.getvalue()
+    header = text.splitlines()[1].split()
+    assert header[0] == "op" and "fake cpu/torch cpu" in text and "fake cuda/numpy" in text
+    for case in CASES:
+        line = next(ln for ln in text.splitlines() if ln.startswith(case))
+        cells = line[len(case):].split()
+        assert len(cells) == len(IMPLS) + len(RATIOS)
+        assert all(re.fullmatch(r"n/a|\d+\.\d\d", c) for c in cells[:len(IMPLS)]), line
+        assert all(re.fullmatch(r"n/a|\d+\.\d\dx", c) for c in cells[len(IMPLS):]), line
+
+
+def test_report_prints_ratios_and_verdict() -> None:
+    row = Row("add 64", {"numpy": 1e-6, "fake cpu": 3e-6, "fake cuda": 4e-6, "torch cpu": 2e-6})
+    out = io.StringIO()
+    report([row], out)
+    line = next(ln for ln in out.getvalue().splitlines() if ln.startswith("add 64"))
+    assert line.split()[2:] == ["1.00", "3.00", "4.00", "2.00", "1.50x", "2.00x", "3.00x",
+                                "4.00x"]
+    assert "target fake/torch <= 2.0x: worst 2.00x, meets it" in out.getvalue()
+    row.seconds["fake cuda"] = 5e-6
+    out = io.StringIO()
+    report([row], out)
+    assert "worst 2.50x, misses it" in out.getvalue()
+
+
+def test_bench_command_prints_the_table() -> None:
+    done = subprocess.run([sys.executable, "-m", "fake_torch", "bench", "--repeat", "1"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("eager time per op on tiny float32 tensors")
+    assert [ln.split()[0] for ln in lines[2:5]] == ["add", "matmul", "softmax"]
