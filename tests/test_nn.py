@@ -12,15 +12,15 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 import pytest
+from oracles import assert_raises_same, launches
 
 import fake_torch as ft
-from fake_torch import _dispatch, nn
+from fake_torch import nn
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 
@@ -52,25 +52,6 @@ def load_from_torch(ft_module: nn.Module, torch_module: Any) -> None:
     """Copy torch's weights into the fake_torch module, through numpy."""
     state = {k: ft.tensor(v.detach().numpy()) for k, v in torch_module.state_dict().items()}
     ft_module.load_state_dict(state)
-
-
-@contextmanager
-def counted() -> Iterator[list[str]]:
-    """The op names of the launches inside the block; LaunchCounter starts at zero."""
-    ft.LaunchCounter.reset()
-    with _dispatch.record_ops() as names:
-        yield names
-    assert ft.LaunchCounter.n == len(names)
-
-
-def same_error(torch_call: Callable[[], Any], ft_call: Callable[[], Any]) -> None:
-    """Both calls raise the same exception class with the same message (our module paths
-    read as torch's: under install(), fake_torch is torch)."""
-    with pytest.raises(Exception) as expected:
-        torch_call()
-    with pytest.raises(type(expected.value)) as got:
-        ft_call()
-    assert str(got.value).replace("fake_torch.", "torch.") == str(expected.value)
 
 
 # --- Parameter and Buffer ---------------------------------------------------------------------
@@ -187,7 +168,7 @@ def test_setattr_moves_names_between_kinds() -> None:
     lambda lib, m: lib.nn.Sequential() + lib.nn.ModuleList(),
 ])
 def test_misuse_raises_torchs_error(misuse: Callable[[Any, Any], Any]) -> None:
-    same_error(lambda: misuse(torch, make_net(torch)), lambda: misuse(ft, make_net(ft)))
+    assert_raises_same(lambda: misuse(torch, make_net(torch)), lambda: misuse(ft, make_net(ft)))
 
 
 def test_register_before_init_raises() -> None:
@@ -221,11 +202,6 @@ def test_train_eval_apply_requires_grad_zero_grad() -> None:
     assert host(m.a.weight.grad).sum() == 0
     m.zero_grad()
     assert m.a.weight.grad is None
-
-
-def test_compile_is_not_emulated_yet() -> None:
-    with pytest.raises(NotImplementedError, match=r"torch\.nn\.Module\.compile"):
-        nn.Linear(2, 2).compile()
 
 
 # --- hooks ------------------------------------------------------------------------------------
@@ -343,10 +319,10 @@ def _bad_dicts(lib: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("index", range(4))
 def test_load_state_dict_errors_match_torch(index: int) -> None:
-    same_error(lambda: torch.nn.Linear(3, 4).load_state_dict(_bad_dicts(torch)[index]),
-               lambda: nn.Linear(3, 4).load_state_dict(_bad_dicts(ft)[index]))
-    same_error(lambda: torch.nn.Sequential(torch.nn.Linear(3, 4)).load_state_dict({}),
-               lambda: nn.Sequential(nn.Linear(3, 4)).load_state_dict({}))
+    assert_raises_same(lambda: torch.nn.Linear(3, 4).load_state_dict(_bad_dicts(torch)[index]),
+                       lambda: nn.Linear(3, 4).load_state_dict(_bad_dicts(ft)[index]))
+    assert_raises_same(lambda: torch.nn.Sequential(torch.nn.Linear(3, 4)).load_state_dict({}),
+                       lambda: nn.Sequential(nn.Linear(3, 4)).load_state_dict({}))
 
 
 def test_load_state_dict_non_strict_returns_incompatible_keys() -> None:
@@ -362,7 +338,7 @@ def test_load_state_dict_non_strict_returns_incompatible_keys() -> None:
 def test_load_state_dict_to_cuda_module_is_one_copy_per_tensor() -> None:
     m = nn.Linear(3, 2, device="cuda")
     state = {"weight": ft.ones(2, 3), "bias": ft.zeros(2)}  # cpu checkpoint
-    with counted() as ops:
+    with launches() as ops:
         m.load_state_dict(state)
     assert len(ops) == 2
     assert host(m.weight).tolist() == [[1.0] * 3] * 2 and m.weight.is_cuda
@@ -386,16 +362,16 @@ def test_to_keeps_parameter_objects_and_casts_floats_only() -> None:
 
 def test_cuda_moves_each_tensor_with_one_copy() -> None:
     m = nn.Linear(8, 16)
-    with counted() as ops:
+    with launches() as ops:
         m.cuda()
     assert len(ops) == 2 and m.weight.is_cuda and m.bias is not None and m.bias.is_cuda
-    with counted() as ops:
+    with launches() as ops:
         m.to("cuda")  # already there: nothing moves
         m.to(ft.float32)  # already that dtype: nothing casts
     assert ops == []
     m.cpu()
     assert not m.weight.is_cuda
-    with counted() as ops:
+    with launches() as ops:
         m.to(device="cuda", dtype=ft.float16)
     assert len(ops) == 2 and m.weight.dtype is ft.float16 and m.weight.is_cuda
 
@@ -451,7 +427,7 @@ def test_module_list_and_dict_api() -> None:
 def test_sequential_forward_launches_each_layer() -> None:
     net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).cuda()
     x = ft_tensor(_rng.standard_normal((3, 8), dtype=np.float32), "cuda")
-    with counted() as ops:
+    with launches() as ops:
         net(x)
     assert ops == ["addmm", "relu", "addmm"]
 
@@ -460,7 +436,7 @@ def test_sequential_forward_launches_each_layer() -> None:
 
 
 def test_linear_init_matches_torchs_bounds_and_launches() -> None:
-    with counted() as ops:
+    with launches() as ops:
         m = nn.Linear(64, 32, device="cuda")
     assert ops == ["uniform_", "uniform_"]  # kaiming_uniform_ on weight, uniform_ on bias
     bound = 1 / np.sqrt(64)
@@ -479,7 +455,7 @@ def test_linear_matches_torch(shape: tuple[int, ...], bias: bool) -> None:
     expected = torch_np(theirs(torch.from_numpy(x)))
     ours.cuda()
     xc = ft_tensor(x, "cuda")
-    with counted() as ops:
+    with launches() as ops:
         y = ours(xc)
     np.testing.assert_allclose(host(y), expected, rtol=1e-5, atol=1e-5)
     assert len(ops) == 1 and ops[0] in ("addmm", "mm")
@@ -502,8 +478,8 @@ def test_linear_half_precision_matches_torch(dtype: str) -> None:
 @pytest.mark.parametrize("shape", [(2, 5), (2, 2, 5), (5,)])
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear_shape_mismatch_raises_torchs_error(shape: tuple[int, ...], bias: bool) -> None:
-    same_error(lambda: torch.nn.Linear(3, 4, bias=bias)(torch.ones(shape)),
-               lambda: nn.Linear(3, 4, bias=bias)(ft.ones(shape)))
+    assert_raises_same(lambda: torch.nn.Linear(3, 4, bias=bias)(torch.ones(shape)),
+                       lambda: nn.Linear(3, 4, bias=bias)(ft.ones(shape)))
 
 
 def test_embedding_matches_torch_and_launches_once() -> None:
@@ -515,16 +491,17 @@ def test_embedding_matches_torch_and_launches_once() -> None:
     expected = torch_np(theirs(torch.from_numpy(idx)))
     ours.cuda()
     ids = ft_tensor(idx, "cuda")
-    with counted() as ops:
+    with launches() as ops:
         out = ours(ids)
     assert ops == ["embedding"]
     np.testing.assert_array_equal(host(out), expected)
-    same_error(lambda: theirs(torch.tensor([10])), lambda: ours(ft.tensor([10], device="cuda")))
-    same_error(lambda: theirs(torch.tensor([1.0])), lambda: ours.cpu()(ft.tensor([1.0])))
+    assert_raises_same(lambda: theirs(torch.tensor([10])),
+                       lambda: ours(ft.tensor([10], device="cuda")))
+    assert_raises_same(lambda: theirs(torch.tensor([1.0])), lambda: ours.cpu()(ft.tensor([1.0])))
 
 
 def test_embedding_init_and_from_pretrained() -> None:
-    with counted() as ops:
+    with launches() as ops:
         nn.Embedding(8, 4, padding_idx=1, device="cuda")
     assert ops == ["normal_", "fill_"]
     table = ft.ones(3, 2)
@@ -533,28 +510,34 @@ def test_embedding_init_and_from_pretrained() -> None:
     assert repr(e) == "Embedding(3, 2)"
 
 
+def _norm_launches_in(dtype: str, ours: nn.Module, theirs: Any, x: np.ndarray) -> list[str]:
+    """Run torch's norm layer and ours (holding its weights, on cuda) in `dtype` on `x`: the
+    same numbers, in `dtype`. Returns our launches."""
+    load_from_torch(ours, theirs)
+    tdt = getattr(torch, dtype)
+    expected = torch_np(theirs.to(tdt)(torch.from_numpy(x).to(tdt)))
+    ours.to(getattr(ft, dtype)).cuda()
+    xc = ft_tensor(x, "cuda", dtype)
+    with launches() as ops:
+        y = ours(xc)
+    assert y.dtype is getattr(ft, dtype)
+    tol = 1e-5 if dtype == "float32" else 2e-2
+    np.testing.assert_allclose(host(y), expected, rtol=tol, atol=tol)
+    return ops
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_layer_norm_module_matches_torch(dtype: str) -> None:
     theirs = torch.nn.LayerNorm(6)
     with torch.no_grad():
         theirs.weight.normal_()
         theirs.bias.normal_()
-    ours = nn.LayerNorm(6)
-    load_from_torch(ours, theirs)
     x = _rng.standard_normal((2, 3, 6), dtype=np.float32) * 3 + 1
-    tdt = getattr(torch, dtype)
-    expected = torch_np(theirs.to(tdt)(torch.from_numpy(x).to(tdt)))
-    ours.to(getattr(ft, dtype)).cuda()
-    xc = ft_tensor(x, "cuda", dtype)
-    with counted() as ops:
-        y = ours(xc)
-    assert ops == ["native_layer_norm"] and y.dtype is getattr(ft, dtype)
-    tol = 1e-5 if dtype == "float32" else 2e-2
-    np.testing.assert_allclose(host(y), expected, rtol=tol, atol=tol)
+    assert _norm_launches_in(dtype, nn.LayerNorm(6), theirs, x) == ["native_layer_norm"]
 
 
 def test_layer_norm_init_launches() -> None:
-    with counted() as ops:
+    with launches() as ops:
         nn.LayerNorm(8, device="cuda")
     assert ops == ["fill_", "zero_"]
 
@@ -570,27 +553,18 @@ def test_rms_norm_module_matches_torch(dtype: str, expected_ops: list[str],
     theirs = torch.nn.RMSNorm(8, eps=eps)
     with torch.no_grad():
         theirs.weight.normal_()
-    ours = nn.RMSNorm(8, eps=eps)
-    load_from_torch(ours, theirs)
     x = _rng.standard_normal((2, 3, 8), dtype=np.float32)
-    tdt = getattr(torch, dtype)
-    expected = torch_np(theirs.to(tdt)(torch.from_numpy(x).to(tdt)))
-    ours.to(getattr(ft, dtype)).cuda()
-    xc = ft_tensor(x, "cuda", dtype)
-    with counted() as ops:
-        y = ours(xc)
-    assert ops == expected_ops and y.dtype is getattr(ft, dtype)
-    tol = 1e-5 if dtype == "float32" else 2e-2
-    np.testing.assert_allclose(host(y), expected, rtol=tol, atol=tol)
+    assert _norm_launches_in(dtype, nn.RMSNorm(8, eps=eps), theirs, x) == expected_ops
 
 
 def test_rms_norm_init_and_errors() -> None:
-    with counted() as ops:
+    with launches() as ops:
         nn.RMSNorm(8, device="cuda")
     assert ops == ["fill_"]
-    same_error(lambda: torch.nn.RMSNorm(4)(torch.ones(2, 5)), lambda: nn.RMSNorm(4)(ft.ones(2, 5)))
-    same_error(lambda: torch.nn.LayerNorm(4)(torch.ones(2, 5)),
-               lambda: nn.LayerNorm(4)(ft.ones(2, 5)))
+    assert_raises_same(lambda: torch.nn.RMSNorm(4)(torch.ones(2, 5)),
+                       lambda: nn.RMSNorm(4)(ft.ones(2, 5)))
+    assert_raises_same(lambda: torch.nn.LayerNorm(4)(torch.ones(2, 5)),
+                       lambda: nn.LayerNorm(4)(ft.ones(2, 5)))
 
 
 @pytest.mark.parametrize("name, args, op", [
@@ -603,7 +577,7 @@ def test_activation_modules_match_torch(name: str, args: tuple[Any, ...], op: st
     x = _rng.standard_normal((2, 3, 4), dtype=np.float32)
     expected = torch_np(getattr(torch.nn, name)(*args)(torch.from_numpy(x.copy())))
     xc = ft_tensor(x, "cuda")
-    with counted() as ops:
+    with launches() as ops:
         y = getattr(nn, name)(*args)(xc)
     assert ops == [op]
     np.testing.assert_allclose(host(y), expected, rtol=1e-5, atol=1e-6)
@@ -611,7 +585,7 @@ def test_activation_modules_match_torch(name: str, args: tuple[Any, ...], op: st
 
 def test_identity_returns_its_input() -> None:
     x = ft.zeros(2, device="cuda")
-    with counted() as ops:
+    with launches() as ops:
         assert nn.Identity(3, key=4)(x) is x
     assert ops == []
 
@@ -619,7 +593,7 @@ def test_identity_returns_its_input() -> None:
 def test_dropout_module_eval_is_identity_and_training_is_one_fused_launch() -> None:
     drop = nn.Dropout(0.25)
     x = ft.ones(200, 50, device="cuda")
-    with counted() as ops:
+    with launches() as ops:
         y = drop(x)
     assert ops == ["native_dropout"]
     values = host(y)
@@ -627,6 +601,6 @@ def test_dropout_module_eval_is_identity_and_training_is_one_fused_launch() -> N
     assert np.allclose(values[kept], 1 / 0.75)
     assert 0.2 < 1 - kept.mean() < 0.3
     drop.eval()
-    with counted() as ops:
+    with launches() as ops:
         assert drop(x) is x
     assert ops == []

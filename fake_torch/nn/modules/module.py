@@ -405,7 +405,10 @@ class Module:
     __call__: Callable[..., Any] = _call_impl
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("torch.nn.Module.compile is not emulated by fake_torch yet")
+        """Compile this module's forward in place with torch.compile's keyword arguments."""
+        from fake_torch._compile import compile_module
+
+        compile_module(self, *args, **kwargs)
 
     # --- printing -----------------------------------------------------------------------------
 

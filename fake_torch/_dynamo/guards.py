@@ -1,0 +1,279 @@
+"""Guards: what a compiled entry assumed about its inputs, checked before each later call.
+
+A call's arguments are flattened into named leaves (`x`, `xs[0]`, `cfg['n']`). Guards check the
+leaves' structure, every tensor's dtype, device, rank, sizes (a dynamic dim accepts any size
+>= 2, as torch specialises 0 and 1), strides and requires_grad, Python numbers, strings and None
+by value (a dynamic int or float accepts any value of its type), other objects by identity, the
+compiled module's tensors by identity and its modules' training flags, and the simple values
+(int/float/bool/str/None) of the globals and closure cells the code reads. A failure says why in
+torch's words ("tensor 'x' size mismatch at index 0. expected 4, actual 8").
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any
+
+from fake_torch._device import device
+from fake_torch._dtype import dtype
+from fake_torch._tensor import Tensor
+from fake_torch.nn.modules.module import Module
+
+_SIMPLE = (int, float, bool, str, type(None))
+_SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half",
+                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _scalar_name(dt: dtype) -> str:
+    name = str(dt).removeprefix("torch.")
+    return _SCALAR_NAME.get(name, name)
+
+
+def _key_set(dev: device) -> str:
+    backend = "CUDA" if dev.type == "cuda" else "CPU"
+    return f"DispatchKeySet({backend}, BackendSelect, ADInplaceOrView, Autograd{backend})"
+
+
+@dataclass
+class Leaf:
+    name: str
+    value: Any
+
+
+def flatten(names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]
+            ) -> tuple[tuple[Any, ...], list[Leaf]]:
+    """(structure, leaves) of a call: containers (list, tuple, dict) are walked, everything
+    else is a leaf named after the parameter it came in."""
+    leaves: list[Leaf] = []
+    spec = []
+    for i, value in enumerate(args):
+        name = names[i] if i < len(names) else f"args[{i}]"
+        spec.append(_walk(name, value, leaves))
+    for key in kwargs:
+        spec.append((key, _walk(key, kwargs[key], leaves)))
+    return tuple(spec), leaves
+
+
+def _walk(name: str, value: Any, leaves: list[Leaf]) -> Any:
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return (type(value), tuple(_walk(f"{name}[{i}]", v, leaves)
+                                   for i, v in enumerate(value)))
+    if type(value) is dict:
+        return (dict, tuple((k, _walk(f"{name}[{k!r}]", v, leaves)) for k, v in value.items()))
+    leaves.append(Leaf(name, value))
+    return None
+
+
+def parameter_names(fn: Callable[..., Any]) -> list[str]:
+    """The positional parameter names of fn (for leaf names)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+@dataclass
+class TensorGuard:
+    """What a compiled entry assumed about one tensor; `dynamic` dims accept any size >= 2."""
+
+    name: str
+    dtype: dtype
+    device: device
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    requires_grad: bool
+    dynamic: frozenset[int] = frozenset()
+
+    @classmethod
+    def of(cls, name: str, t: Tensor, dynamic: frozenset[int] = frozenset()) -> TensorGuard:
+        return cls(name, t.dtype, t.device, tuple(t.shape), tuple(t.stride()),
+                   t.requires_grad, dynamic)
+
+    def check(self, t: Any) -> str | None:
+        if not isinstance(t, Tensor):
+            return f"___check_type_id({self.name}, {id(Tensor)})"
+        if t.dtype is not self.dtype:
+            return (f"tensor '{self.name}' dtype mismatch. expected "
+                    f"{_scalar_name(self.dtype)}, actual {_scalar_name(t.dtype)}")
+        if t.device != self.device:
+            return (f"tensor '{self.name}' dispatch key set mismatch. expected "
+                    f"{_key_set(self.device)}, actual {_key_set(t.device)}")
+        if t.requires_grad != self.requires_grad:
+            return (f"tensor '{self.name}' requires_grad mismatch. expected "
+                    f"requires_grad={int(self.requires_grad)}")
+        shape = t.shape
+        if len(shape) != len(self.sizes):
+            return (f"tensor '{self.name}' rank mismatch. expected {len(self.sizes)}, actual "
+                    f"{len(shape)}")
+        for i, (expected, actual) in enumerate(zip(self.sizes, shape, strict=True)):
+            if i in self.dynamic:
+                if actual < 2:
+                    return f"2 <= {self.name}.size()[{i}]"
+            elif expected != actual:
+                return (f"tensor '{self.name}' size mismatch at index {i}. expected {expected}, "
+                        f"actual {actual}")
+        return self._check_strides(t)
+
+    def _check_strides(self, t: Tensor) -> str | None:
+        strides = t.stride()
+        if not self.dynamic:
+            for i, (expected, actual) in enumerate(zip(self.strides, strides, strict=True)):
+                if expected != actual and self.sizes[i] > 1:
+                    return (f"tensor '{self.name}' stride mismatch at index {i}. expected "
+                            f"{expected}, actual {actual}")
+            return None
+        expected_strides = _contiguous_strides(tuple(t.shape)) if self._was_contiguous() else None
+        if expected_strides is not None:
+            for i, (expected, actual) in enumerate(zip(expected_strides, strides, strict=True)):
+                if expected != actual and t.shape[i] > 1:
+                    return (f"tensor '{self.name}' stride mismatch at index {i}. expected "
+                            f"{expected}, actual {actual}")
+        return None
+
+    def _was_contiguous(self) -> bool:
+        return all(e == s or n <= 1 for e, s, n in zip(_contiguous_strides(self.sizes),
+                                                      self.strides, self.sizes, strict=True))
+
+    def dynamic_values(self, t: Tensor) -> tuple[int, ...]:
+        shape = t.shape
+        return tuple(shape[i] for i in sorted(self.dynamic))
+
+
+def _contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    strides = []
+    acc = 1
+    for s in reversed(sizes):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+@dataclass
+class ValueGuard:
+    """A Python value the code baked in: equal (or, when dynamic, of the same type)."""
+
+    name: str
+    value: Any
+    dynamic: bool = False
+
+    def check(self, v: Any) -> str | None:
+        if self.dynamic:
+            if type(v) is not type(self.value):
+                return f"___check_type_id({self.name}, {id(type(self.value))})"
+            return None
+        if type(v) is not type(self.value) or v != self.value:
+            return f"{self.name} == {self.value!r}"
+        return None
+
+
+@dataclass
+class IdGuard:
+    """Any other object: the very same one."""
+
+    name: str
+    obj: Any
+
+    def check(self, v: Any) -> str | None:
+        return None if v is self.obj else f"___check_obj_id({self.name}, {id(self.obj)})"
+
+
+LeafGuard = TensorGuard | ValueGuard | IdGuard
+
+
+def leaf_guard(leaf: Leaf, dims: frozenset[int], dynamic_scalar: bool) -> LeafGuard:
+    v = leaf.value
+    if isinstance(v, Tensor):
+        return TensorGuard.of(leaf.name, v, dims)
+    if isinstance(v, _SIMPLE) or isinstance(v, (dtype, device)):
+        scalar = isinstance(v, (int, float)) and not isinstance(v, bool)
+        return ValueGuard(leaf.name, v, dynamic_scalar and scalar)
+    return IdGuard(leaf.name, v)
+
+
+@dataclass
+class FrameGuards:
+    """Everything one compiled entry checks before it runs."""
+
+    spec: tuple[Any, ...]
+    leaves: list[LeafGuard]
+    globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
+    attrs: list[tuple[str, Module, Tensor]] = field(default_factory=list)  # get_attr identity
+    training: tuple[tuple[Module, bool], ...] = ()
+
+    def check(self, spec: tuple[Any, ...], leaves: list[Leaf]) -> str | None:
+        if spec != self.spec:
+            return "___check_args_structure(L)"  # a different number or nesting of arguments
+        for guard, leaf in zip(self.leaves, leaves, strict=True):
+            failure = guard.check(leaf.value)
+            if failure is not None:
+                return failure
+        for read, value_guard in self.globals_:
+            failure = value_guard.check(read())
+            if failure is not None:
+                return failure
+        for qualname, root, t in self.attrs:
+            if resolve_attr(root, qualname) is not t:
+                return f"___check_obj_id(L['self'].{qualname}, {id(t)})"
+        for module, training in self.training:
+            if module.training != training:
+                return f"L['self'].training == {training}"
+        return None
+
+    def dynamic_key(self, leaves: list[Leaf]) -> tuple[Any, ...]:
+        """The values of the dynamic dims and numbers: one graph specialisation per key."""
+        key: list[Any] = []
+        for guard, leaf in zip(self.leaves, leaves, strict=True):
+            if isinstance(guard, TensorGuard) and guard.dynamic:
+                key.extend(guard.dynamic_values(leaf.value))
+            elif isinstance(guard, ValueGuard) and guard.dynamic:
+                key.append(leaf.value)
+        return tuple(key)
+
+
+def resolve_attr(root: Any, qualname: str) -> Any:
+    obj = root
+    for atom in qualname.split("."):
+        obj = getattr(obj, atom, None)
+    return obj
+
+
+def global_guards(code: CodeType | None, globals_: dict[str, Any],
+                  closure: tuple[Any, ...] | None) -> list[tuple[Callable[[], Any], ValueGuard]]:
+    """Value guards on the simple globals and closure cells `code` reads."""
+    if code is None:
+        return []
+    out: list[tuple[Callable[[], Any], ValueGuard]] = []
+    for name in code.co_names:
+        if name in globals_ and isinstance(globals_[name], _SIMPLE):
+            out.append(((lambda n=name: globals_.get(n)),  # type: ignore[misc]
+                        ValueGuard(f"G[{name!r}]", globals_[name])))
+    for name, cell in zip(code.co_freevars, closure or (), strict=False):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, _SIMPLE):
+            out.append(((lambda c=cell: c.cell_contents),  # type: ignore[misc]
+                        ValueGuard(name, value)))
+    return out
+
+
+def module_tensors(root: Module) -> dict[int, str]:
+    """id -> qualified name of every tensor of `root`: parameters, buffers and plain tensor
+    attributes (a KV cache kept as an attribute), first name wins."""
+    found: dict[int, str] = {}
+    for prefix, module in root.named_modules(remove_duplicate=False):
+        dot = f"{prefix}." if prefix else ""
+        for store in (module._parameters, module._buffers, vars(module)):
+            for name, value in store.items():
+                if isinstance(value, Tensor) and id(value) not in found:
+                    found[id(value)] = dot + name
+    return found
+
+
+__all__ = ["FrameGuards", "Leaf", "TensorGuard", "ValueGuard", "flatten", "module_tensors"]

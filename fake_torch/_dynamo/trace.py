@@ -1,0 +1,493 @@
+"""Tracing: run the user's function on its real inputs with TraceMode as the door's mode.
+
+While a trace is active the door runs no kernel and counts nothing: every op still allocates its
+outputs (zero-filled host memory, no allocator block), so shapes, dtypes and strides are real but
+values are not ("meta" tensors). The op hooks (hooks.py) record each outermost public call as one
+FX node; tensors map to the node that made them, to `placeholder`s (graph inputs) or to
+`get_attr`s (tensors of the compiled nn.Module); Python values are baked into the node's args.
+
+A host read (`.item()`, `print`, `if tensor:`, ...) is a GRAPH BREAK: the graph so far is closed
+(its outputs are the node-made tensors still alive), compiled by the frame's backend, RUN for real
+on the real inputs, and every pending tensor object is rebound to its real value; then the read
+runs eagerly and tracing goes on in a new graph (a new "segment").
+"""
+
+from __future__ import annotations
+
+import linecache
+import operator
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fake_torch import _dispatch, _generator, _ops_namespace
+from fake_torch._dynamo import graph_breaks as gb
+from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
+from fake_torch._dynamo.state import _state, active_tracer, is_tracing
+from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
+from fake_torch._tensor import Tensor
+from fake_torch.fx import Graph, Node
+
+if TYPE_CHECKING:
+    from fake_torch._dynamo.convert_frame import CompiledFrame
+
+
+class DataDependentSync(BaseException):
+    """An op read its input's data on the host while tracing: unwind to the outermost hooked
+    call, which breaks the graph there and runs the op eagerly."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class TraceMode(_dispatch.Mode):
+    """The door's mode while tracing: outputs are allocated, kernels do not run."""
+
+    name = "trace"
+    counts_launches = False
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self.meta_roots: dict[int, weakref.ref[np.ndarray]] = {}
+
+    def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
+                 on_cuda: bool) -> tuple[np.ndarray, None]:
+        a = np.zeros(shape, np_dtype)  # zeros: a read of a meta value is at least deterministic
+        self.meta_roots[id(a)] = weakref.ref(a)
+        return a, None
+
+    def run(self, op: str, kernel: _dispatch.Kernel, outs: tuple[np.ndarray, ...],
+            inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
+        return None
+
+    def host_sync(self, what: str) -> None:
+        if what in ("to", "copy_"):  # a device-to-host copy is an op like any other
+            return
+        if _state.depth:
+            raise DataDependentSync(what)
+        self.tracer.sync_break(what)
+
+    def is_meta(self, t: Tensor) -> bool:
+        root = t._a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        ref = self.meta_roots.get(id(root))
+        return ref is not None and ref() is root
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a placeholder's value comes from on a later call: an argument leaf, a tensor of an
+    nn.Module argument (by qualified name), or a tensor object the trace found elsewhere."""
+
+    name: str  # placeholder name, torch style: "L_x_"
+    leaf: int = -1  # index into the flattened arguments (-1: not an argument)
+    attr: str = ""  # qualified name inside that argument (an nn.Module), or ""
+    obj: Any = None  # the tensor itself, for lifted values
+
+
+def fake_like(t: Tensor) -> Tensor:
+    """A tensor with t's shape, strides, dtype and device over fresh zero memory (what a node's
+    meta["example_value"] holds: it keeps neither t nor its data alive)."""
+    a = t._a
+    if a.size and all(s >= 0 for s in a.strides):
+        span = 1 + sum((n - 1) * s for n, s in zip(a.shape, a.strides, strict=True)) // a.itemsize
+        view = np.lib.stride_tricks.as_strided(np.zeros(span, a.dtype), a.shape, a.strides)
+    else:
+        view = np.zeros(a.shape, a.dtype)
+    return Tensor._make(view, t._device)
+
+
+def _example(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return fake_like(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_example(v) for v in value) if not hasattr(value, "_fields") else \
+            type(value)(*(_example(v) for v in value))
+    return value
+
+
+class Segment:
+    """One graph under construction: the code between two graph breaks."""
+
+    def __init__(self, index: int, rng: list[tuple[_generator.Generator, int, int]]) -> None:
+        self.index = index
+        self.graph = Graph()
+        self.nodes: dict[int, tuple[weakref.ref[Tensor], Node]] = {}
+        self.pending: dict[int, tuple[weakref.ref[Tensor], Node, tuple[int, ...]]] = {}
+        self.inputs: list[Tensor] = []  # real values of the placeholders, in order
+        self.sources: list[Source] = []
+        self.attrs: dict[str, Tensor] = {}  # get_attr target -> tensor
+        self.attr_nodes: dict[str, Node] = {}
+        self.scalars: list[SymNumber] = []
+        self.rng = rng  # (generator, seed, offset) when the segment began
+        self.num_placeholders = 0
+
+
+class Tracer:
+    """One run of a compiled function's Python under tracing: its segments and breaks."""
+
+    def __init__(self, frame: CompiledFrame, inputs: dict[int, Source],
+                 attrs: dict[int, str], fullgraph: bool, capture_scalars: bool) -> None:
+        self.frame = frame
+        self.extra_globals: list[dict[str, Any]] = []  # namespaces the hooks patch too
+        self.input_sources = inputs  # id(tensor) -> source, for the arguments' tensors
+        self.attr_names = attrs  # id(tensor) -> qualified name, for the compiled module's
+        self.fullgraph = fullgraph
+        self.capture_scalars = capture_scalars
+        self.mode = TraceMode(self)
+        self.segment: Segment | None = None
+        self.num_segments = 0
+        self.breaks: list[gb.GraphBreak] = []
+        # set by the frame before run(): the call's flattened arguments and what to look for
+        self.spec: tuple[Any, ...] = ()
+        self.leaves: list[Any] = []
+        self.force_first = False  # a recompile: the first graph must be compiled anew
+        self.expect: tuple[Any, tuple[Any, ...]] | None = None  # (direct entry, dynamic key)
+        self._saved: tuple[Tracer | None, int] | None = None
+        self._scalar_ids = 0
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call fn under tracing; every segment is compiled and run before this returns."""
+        from fake_torch._dynamo import hooks
+
+        hooks.install(self.extra_globals)
+        self._enter()
+        self._open_segment()
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            self._exit()
+            hooks.uninstall()
+            raise
+        self._exit()
+        hooks.uninstall()
+        self.close_segment(gb.GraphCompileReason("return_value", [], graph_break=False),
+                          result=result)
+        return result
+
+    def _enter(self) -> None:
+        self._saved = (_state.tracer, _state.depth)
+        _state.tracer, _state.depth = self, 0
+        _dispatch.enter_mode(self.mode)
+
+    def _exit(self) -> None:
+        _dispatch.exit_mode(self.mode)
+        assert self._saved is not None
+        _state.tracer, _state.depth = self._saved
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Run eagerly inside the block (a break's host read, a graph's real run); a new segment
+        opens after it."""
+        from fake_torch._dynamo import hooks
+
+        depth = _state.depth
+        self._exit()
+        hooks.uninstall()
+        try:
+            yield
+        finally:
+            hooks.install(self.extra_globals)
+            self._enter()
+            _state.depth = depth
+            if self.segment is None:
+                self._open_segment()
+
+    def _open_segment(self) -> None:
+        gens = [_generator.default_generator, *_generator.cuda_default_generators]
+        self.segment = Segment(self.num_segments, [(g, g._seed, g._offset) for g in gens])
+        self.num_segments += 1
+
+    # --- recording ---------------------------------------------------------------------------
+
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+             op: str, target: Any, *, node_args: tuple[Any, ...] | None = None,
+             on_sync: Callable[[str], str] | None = None) -> Any:
+        """Run one outermost op on meta values and record it as one node: `op` ("call_function"
+        or "call_method") of `target` over `node_args` (default: the call's own args)."""
+        seg = self.segment
+        assert seg is not None
+        mapped_args = self.map_args(args if node_args is None else node_args)
+        mapped_kwargs = self.map_args(kwargs)
+        _state.depth += 1
+        try:
+            result = fn(*args, **kwargs)
+        except DataDependentSync as sync:
+            _state.depth -= 1
+            text = on_sync(sync.what) if on_sync is not None else gb.host_sync(sync.what)
+            return self.breaking_call(gb.GraphBreak(text, text), fn, *args, **kwargs)
+        except BaseException:
+            _state.depth -= 1
+            raise
+        _state.depth -= 1
+        if result is NotImplemented:
+            return result
+        node = seg.graph.create_node(op, target, mapped_args, mapped_kwargs)
+        node.meta["stack_trace"] = self._stack_trace()
+        self.bind(result, node)
+        return result
+
+    def _stack_trace(self) -> str:
+        """The user code that made a node, as torch's node.meta["stack_trace"] shows it."""
+        frames = gb.user_frames(self.frame.code)
+        return "".join(f'  File "{f.f_code.co_filename}", line {f.f_lineno}, in '
+                       f'{f.f_code.co_name}\n    '
+                       f'{linecache.getline(f.f_code.co_filename, f.f_lineno or 0).strip()}\n'
+                       for f in reversed(frames))
+
+    def map_args(self, value: Any) -> Any:
+        """A call's arguments with tensors (and captured scalars) replaced by their nodes."""
+        if isinstance(value, Tensor):
+            return self.node_of(value)
+        if isinstance(value, SymNumber):
+            return value._arg(self)
+        if isinstance(value, tuple):
+            items = tuple(self.map_args(v) for v in value)
+            return type(value)(*items) if hasattr(value, "_fields") else items
+        if isinstance(value, list):
+            return [self.map_args(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.map_args(v) for k, v in value.items()}
+        if isinstance(value, slice):
+            return slice(self.map_args(value.start), self.map_args(value.stop),
+                         self.map_args(value.step))
+        if isinstance(value, _generator.Generator):
+            self._snapshot_generator(value)
+        return value
+
+    def _snapshot_generator(self, g: _generator.Generator) -> None:
+        seg = self.segment
+        assert seg is not None
+        if all(entry[0] is not g for entry in seg.rng):
+            seg.rng.append((g, g._seed, g._offset))
+
+    def node_of(self, t: Tensor) -> Node:
+        seg = self.segment
+        assert seg is not None
+        key = id(t)
+        entry = seg.nodes.get(key)
+        if entry is not None and entry[0]() is t:
+            return entry[1]
+        pending = seg.pending.pop(key, None)
+        if pending is not None and pending[0]() is t:
+            node = pending[1]
+            for i in pending[2]:
+                node = seg.graph.call_function(operator.getitem, (node, i))
+            node.meta["example_value"] = fake_like(t)
+            seg.nodes[key] = (weakref.ref(t), node)
+            return node
+        qualname = self.attr_names.get(key)
+        if qualname is not None:
+            attr = seg.attr_nodes.get(qualname)
+            if attr is None:
+                attr = seg.graph.get_attr(qualname)
+                attr.meta["example_value"] = fake_like(t)
+                seg.attr_nodes[qualname] = attr
+                seg.attrs[qualname] = t
+            return attr
+        return self._placeholder(t)
+
+    def _placeholder(self, t: Tensor) -> Node:
+        seg = self.segment
+        assert seg is not None
+        if self.mode.is_meta(t):
+            raise InternalTorchDynamoError(
+                "fake_torch.compile: a tensor made while tracing reached an op without passing "
+                "through a traced call (an op the tracer does not hook). Please report it.")
+        source = self.input_sources.get(id(t)) if seg.index == 0 else None
+        if source is None or (source.obj is not None and source.obj is not t):
+            source = Source(f"L_lifted_{seg.num_placeholders}_", obj=t)
+        first = next((n for n in seg.graph.nodes if n.op != "placeholder"), None)
+        if first is None:
+            node = seg.graph.placeholder(source.name)
+        else:
+            with seg.graph.inserting_before(first):
+                node = seg.graph.placeholder(source.name)
+        node.meta["example_value"] = fake_like(t)
+        seg.num_placeholders += 1
+        seg.inputs.append(t)
+        seg.sources.append(source)
+        seg.nodes[id(t)] = (weakref.ref(t), node)
+        return node
+
+    def bind(self, result: Any, node: Node) -> None:
+        """Map the tensors an op returned to its node (tuple elements: lazily, to getitems)."""
+        seg = self.segment
+        assert seg is not None
+        if isinstance(result, Tensor):
+            seg.nodes[id(result)] = (weakref.ref(result), node)
+        elif isinstance(result, (tuple, list)):
+            self._bind_elements(result, node, ())
+        node.meta["example_value"] = _example(result)
+
+    def _bind_elements(self, result: tuple[Any, ...] | list[Any], node: Node,
+                       path: tuple[int, ...]) -> None:
+        seg = self.segment
+        assert seg is not None
+        for i, r in enumerate(result):
+            if isinstance(r, Tensor):
+                seg.pending[id(r)] = (weakref.ref(r), node, (*path, i))
+            elif isinstance(r, (tuple, list)):
+                self._bind_elements(r, node, (*path, i))
+
+    # --- scalars captured from .item() (capture_scalar_outputs / fullgraph) --------------------
+
+    def capture_item(self, t: Tensor) -> SymNumber:
+        seg = self.segment
+        assert seg is not None
+        node = seg.graph.call_method("item", (self.node_of(t),))
+        return self.new_scalar(node, 1.0 if t.dtype.is_floating_point else 1)
+
+    def new_scalar(self, node: Node, example: int | float) -> SymNumber:
+        seg = self.segment
+        assert seg is not None
+        sym: SymNumber
+        if isinstance(example, float):
+            sym = SymFloat(example)
+            sym._name = f"zuf{self._scalar_ids}"
+        else:
+            sym = SymInt(example)
+            sym._name = f"u{self._scalar_ids}"
+        self._scalar_ids += 1
+        sym._tracer, sym._node, sym._segment, sym._value = self, node, seg, None
+        node.meta["example_value"] = example
+        seg.scalars.append(sym)
+        return sym
+
+    # --- breaks ------------------------------------------------------------------------------
+
+    def make_break(self, text: str, explain_reason: str | None = None,
+                   counter: str = "graph_break") -> gb.GraphBreak:
+        frames = gb.user_frames(self.frame.code)
+        stack = gb.summarize(frames)
+        site = (stack[0].filename, stack[0].lineno or 0, stack[0].name) if stack else ("", 0, "")
+        return gb.GraphBreak(text, explain_reason or text, counter, stack, site)
+
+    def graph_break(self, brk: gb.GraphBreak) -> None:
+        """Close the current graph here (must be called suspended)."""
+        self.breaks.append(brk)
+        self.close_segment(gb.GraphCompileReason(brk.explain_reason, brk.user_stack), brk=brk)
+
+    def breaking_call(self, brk: gb.GraphBreak, fn: Callable[..., Any], *args: Any,
+                      **kwargs: Any) -> Any:
+        """Break the graph before `fn`, then run `fn` eagerly on the now real values."""
+        if not brk.user_stack:
+            brk = self.make_break(brk.text, brk.explain_reason, brk.counter)
+        if self.fullgraph:
+            raise Unsupported(brk.error_message(), brk.text.split("\n", 1)[0])
+        with self.suspended():
+            self.graph_break(brk)
+            return fn(*args, **kwargs)
+
+    def sync_break(self, what: str) -> None:
+        """A host sync outside any op (torch.cuda.synchronize()): end the graph there."""
+        brk = self.make_break(gb.host_sync(what))
+        if self.fullgraph:
+            raise Unsupported(brk.error_message(), brk.text.split("\n", 1)[0])
+        with self.suspended():
+            self.graph_break(brk)
+
+    def scalar_guard(self, sym: SymNumber, expr: str) -> None:
+        """Python needs a captured scalar's value: an error under fullgraph, else a break."""
+        if self.fullgraph:
+            raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW, gb.scalar_guard_error(expr))
+        brk = self.make_break(gb.branching([], None), gb.BRANCH_EXPLAIN, "unimplemented")
+        with self.suspended():
+            self.graph_break(brk)
+
+    # --- closing a segment -------------------------------------------------------------------
+
+    def close_segment(self, reason: gb.GraphCompileReason, *, result: Any = None,
+                      brk: gb.GraphBreak | None = None) -> None:
+        """Give the segment's graph its outputs, have the frame compile it (or find it in the
+        cache), run it for real, and rebind every pending tensor to its real value."""
+        seg = self.segment
+        assert seg is not None
+        holders = self._collect_outputs(seg)
+        self.segment = None
+        seg.graph.output(tuple(node for _, node in holders))
+        _prune(seg)
+        final = not reason.graph_break
+        runner = self.frame.segment_runner(self, seg, reason, brk, result if final else None,
+                                           holders)
+        if runner is None:
+            return
+        for g, seed, offset in seg.rng:  # the trace advanced them; the real run does it again
+            g._seed, g._offset = seed, offset
+        outs = runner(*seg.inputs)
+        for (holder, _), out in zip(holders, outs, strict=True):
+            if isinstance(holder, SymNumber):
+                holder._value = out
+            elif out is not holder:
+                requires_grad, grad = holder.requires_grad, holder.grad
+                holder._set(out._a, out._device, out._storage)
+                holder.requires_grad, holder.grad = requires_grad, grad
+
+    def _collect_outputs(self, seg: Segment) -> list[tuple[Any, Node]]:
+        """(holder, node) for every value the graph must hand back: the node-made tensors
+        still alive (inputs and module tensors are real already: in-place ops on them run in
+        the graph) and the captured scalars."""
+        out: list[tuple[Any, Node]] = []
+        seen: set[int] = {id(t) for t in seg.inputs} | {id(t) for t in seg.attrs.values()}
+        for key, (ref, node) in list(seg.nodes.items()):
+            t = ref()
+            if t is not None and node.op not in ("placeholder", "get_attr") and key not in seen:
+                seen.add(key)
+                out.append((t, node))
+        for key in list(seg.pending):
+            ref = seg.pending[key][0]
+            t = ref()
+            if t is not None and key not in seen:
+                seen.add(key)
+                out.append((t, self.node_of(t)))
+        out.extend((s, s._node) for s in seg.scalars)
+        return out
+
+
+def _is_impure(node: Node) -> bool:
+    """Nodes DCE must keep: in-place ops, setitem, out= calls, custom ops, random draws."""
+    target = node.target
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if node.op == "get_attr":
+        return False
+    if isinstance(target, (_ops_namespace.OpOverload, _ops_namespace.OpOverloadPacket)):
+        return True  # a custom op may write its arguments (mutates_args)
+    if "out" in node.kwargs or (name.endswith("_") and not name.endswith("__")):
+        return True
+    if target in (operator.setitem, operator.iadd, operator.isub, operator.imul,
+                  operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
+                  operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift):
+        return True
+    return name in _RANDOM
+
+
+_RANDOM = frozenset({"rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
+                     "normal", "bernoulli", "multinomial", "randperm"})
+
+
+def _prune(seg: Segment) -> None:
+    """Dead-code elimination, then drop placeholders nothing reads (and their inputs)."""
+    seg.graph.eliminate_dead_code(_is_impure)
+    keep_inputs, keep_sources = [], []
+    i = 0
+    for node in list(seg.graph.nodes):
+        if node.op != "placeholder":
+            continue
+        if node.users:
+            keep_inputs.append(seg.inputs[i])
+            keep_sources.append(seg.sources[i])
+        else:
+            seg.graph.erase_node(node)
+        i += 1
+    seg.inputs, seg.sources = keep_inputs, keep_sources
+
+
+__all__ = ["TraceMode", "Tracer", "active_tracer", "is_tracing"]
