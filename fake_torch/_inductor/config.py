@@ -1,0 +1,71 @@
+"""torch._inductor.config: the knobs fake_torch's inductor reads, with torch 2.13's defaults
+unless noted. `patch(...)` changes some for a block, as torch's config.patch does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+# torch 2.13 defaults graph_partition=True: cudagraphs then wrap the cuda partitions around cpu
+# ops and data-dependent ops. fake_torch models graph_partition=False (torch's behaviour before
+# it, and in fbcode): such a graph skips cudagraphs as a whole, with torch's message.
+graph_partition = False
+max_fusion_size = 64  # nodes one fused kernel may hold
+realize_reads_threshold = 4  # a value read several times is stored past this many reads
+realize_opcount_threshold = 30  # ... or past this many ops
+kernel_name_max_ops = 10  # op names a kernel's name lists
+max_autotune = False  # accepted; autotuning picks kernels, it does not change launch counts
+coordinate_descent_tuning = False  # accepted, as max_autotune
+
+
+class triton:  # torch's name
+    cudagraphs = False  # mode="reduce-overhead" turns it on
+    cudagraph_trees = True  # False (torch's older, tree-less cudagraphify) is not emulated
+    cudagraph_support_input_mutation = True
+    cudagraph_dynamic_shape_warn_limit: int | None = 8
+    persistent_reductions = True  # reductions over <= 1024 elements: triton_per_ kernels
+
+
+def _split(key: str) -> tuple[Any, str]:
+    owner: Any = triton if key.startswith("triton.") else globals()
+    return owner, key.removeprefix("triton.")
+
+
+def get_config_copy() -> dict[str, Any]:
+    """Every option by its dotted name, with its current value."""
+    out = {k: v for k, v in globals().items()
+           if not k.startswith("_") and isinstance(v, (bool, int)) and k != "annotations"}
+    out.update({f"triton.{k}": v for k, v in vars(triton).items() if not k.startswith("_")})
+    return out
+
+
+def get(key: str) -> Any:
+    owner, name = _split(key)
+    return owner[name] if isinstance(owner, dict) else getattr(owner, name)
+
+
+def _set(key: str, value: Any) -> None:
+    owner, name = _split(key)
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
+
+
+@contextmanager
+def patch(changes: dict[str, Any] | None = None, **kwargs: Any) -> Iterator[None]:
+    """Set options (by dotted name) inside the block, then put them back."""
+    changes = {**(changes or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
+    known = get_config_copy()
+    for key in changes:
+        if key not in known:
+            raise AttributeError(f"{__name__}.{key} does not exist")
+    saved = {key: get(key) for key in changes}
+    try:
+        for key, value in changes.items():
+            _set(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            _set(key, value)
