@@ -1,7 +1,9 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
-from fake_torch import cuda, linalg, nn, return_types, testing
+from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
+from fake_torch import compiler, cuda, fx, library, linalg, nn, return_types, testing
 from fake_torch._allocator import OutOfMemoryError
+from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
 from fake_torch._device import device
 from fake_torch._dtype import (
@@ -54,6 +56,7 @@ from fake_torch._ops.pointwise import *  # noqa: F403
 from fake_torch._ops.random import *  # noqa: F403
 from fake_torch._ops.reduction import *  # noqa: F403
 from fake_torch._ops.shape import *  # noqa: F403
+from fake_torch._ops_namespace import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._tensor import Size, Tensor
 
@@ -74,6 +77,8 @@ __all__ = [
     "as_tensor",
     "bfloat16",
     "bool",
+    "compile",
+    "compiler",
     "cuda",
     "device",
     "double",
@@ -90,6 +95,7 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "fx",
     "get_default_dtype",
     "half",
     "iinfo",
@@ -104,6 +110,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_installed",
+    "library",
     "linalg",
     "linspace",
     "long",
@@ -111,6 +118,7 @@ __all__ = [
     "no_grad",
     "ones",
     "ones_like",
+    "ops",
     "promote_types",
     "return_types",
     "set_default_dtype",

@@ -20,6 +20,7 @@ import bisect
 import itertools
 import os
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,24 +61,37 @@ class Segment:
     buf: np.ndarray  # (size,) uint8: the "device" memory itself
     pool: Pool
     is_small: bool
-    blocks: list[Block] = field(default_factory=list)  # sorted by offset, tiling the segment
+    # looked up once: a segment never moves or changes pool, and every allocation needs these
+    base: int = field(init=False)  # the address of its first byte
+    mem: memoryview = field(init=False)  # buf's bytes, sliced for each block's root
+    free: list[tuple[int, int, Block]] = field(init=False, repr=False)  # its pool's free list
+
+    def __post_init__(self) -> None:
+        self.base = int(self.buf.__array_interface__["data"][0])
+        self.mem = self.buf.data
+        self.free = self.pool.free_list(self.is_small)
 
     @property
     def size(self) -> int:
         return int(self.buf.shape[0])
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Block:
+    """A piece of a segment. A segment's blocks tile it as a list linked in address order
+    (c10's Block::prev / Block::next), so a split or a merge with a neighbour is O(1)."""
+
     segment: Segment
     offset: int
     size: int
     allocated: bool = False
     requested: int = 0
+    prev: Block | None = field(default=None, repr=False)
+    next: Block | None = field(default=None, repr=False)
 
     @property
     def address(self) -> int:
-        return int(self.segment.buf.__array_interface__["data"][0]) + self.offset
+        return self.segment.base + self.offset
 
 
 @dataclass(eq=False)
@@ -99,12 +113,20 @@ class Storage:
     `hazard` is set by the sanitizer when reading the memory would read garbage on a GPU (a
     capture's output before any replay, an output another graph's replay overwrote)."""
 
-    __slots__ = ("__weakref__", "block", "hazard", "root")
+    __slots__ = ("__weakref__", "_on_death", "block", "hazard", "root")
 
-    def __init__(self, block: Block | None, root: np.ndarray) -> None:
+    def __init__(self, block: Block | None, root: np.ndarray,
+                 on_death: Callable[[Storage], None] | None = None) -> None:
         self.block = block
         self.root = root
         self.hazard: str | None = None
+        self._on_death = on_death  # the allocator's bookkeeping for a storage that is gone
+
+    def __del__(self) -> None:
+        # the last tensor or view holding this storage is gone (a __del__, not a
+        # weakref.finalize: one of those per allocation cost more than the allocation itself)
+        if self._on_death is not None:
+            self._on_death(self)
 
     def span(self) -> tuple[int, int]:
         """[start, end) addresses of the bytes this storage owns."""
@@ -138,7 +160,9 @@ class CachingAllocator:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
         self.stats = Stats()
         self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL)}
-        self._by_root: weakref.WeakValueDictionary[int, Storage] = weakref.WeakValueDictionary()
+        # id(root) -> its live Storage, weakly (the tensors own a Storage, not this map); a
+        # Storage takes its entry out when it dies (`_release`)
+        self._by_root: dict[int, weakref.ref[Storage]] = {}
         self._user_pool_ids = itertools.count(1)  # c10 MemPool::uid_: graph_pool_handle()
         self._graph_pool_ids = itertools.count(1)  # c10 MemPool::uuid_: a graph's own pool
 
@@ -173,42 +197,50 @@ class CachingAllocator:
     def allocate(self, nbytes: int, pool_id: PoolId = DEFAULT_POOL) -> Storage:
         """A block of at least `nbytes` from `pool_id`; OutOfMemoryError past the device."""
         if nbytes == 0:  # torch hands out a null pointer: no block
-            return self._register(Storage(None, np.empty(0, np.uint8)))
+            return self._register(Storage(None, np.empty(0, np.uint8), self._release))
         size = round_size(nbytes)
         pool = self.pools.get(pool_id) or self.use_pool(pool_id)
         small = size <= SMALL_SIZE
         block = self._best_fit(pool, size, small) or self._new_segment(pool, size, small, nbytes)
-        self._split(pool, block, size)
+        self._split(block, size)
         block.allocated, block.requested = True, nbytes
         s = self.stats
         s.allocated += block.size
         s.requested += nbytes
         s.num_allocs += 1
-        s.allocated_peak = max(s.allocated_peak, s.allocated)
+        if s.allocated > s.allocated_peak:
+            s.allocated_peak = s.allocated
         # a root whose base is a memoryview, not the segment array: numpy then keeps views'
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
-        mv = block.segment.buf.data[block.offset:block.offset + nbytes]
-        root = np.frombuffer(mv, np.uint8)
-        storage = self._register(Storage(block, root))
-        weakref.finalize(storage, self._free, block)
-        return storage
+        root = np.frombuffer(block.segment.mem, np.uint8, nbytes, block.offset)
+        return self._register(Storage(block, root, self._release))
 
     def storage_of(self, a: np.ndarray) -> Storage | None:
         """The Storage a numpy view of device memory belongs to (walks the view's bases)."""
         base: Any = a
         while base is not None:
-            found = self._by_root.get(id(base))
+            ref = self._by_root.get(id(base))
+            found = ref() if ref is not None else None
             if found is not None and found.root is base:
                 return found
             base = getattr(base, "base", None)
         return None
 
     def _register(self, storage: Storage) -> Storage:
-        self._by_root[id(storage.root)] = storage
+        self._by_root[id(storage.root)] = weakref.ref(storage)
         return storage
 
+    def _release(self, storage: Storage) -> None:
+        """A Storage died: forget its root, and its block goes back to its pool."""
+        # the key is this storage's own: its root is alive until now, so no other root has its id
+        self._by_root.pop(id(storage.root), None)
+        if storage.block is not None:
+            self._free(storage.block)
+
     def _best_fit(self, pool: Pool, size: int, small: bool) -> Block | None:
-        free = pool.free_list(small)
+        """The smallest free block that fits, the lowest address among equals (c10's
+        get_free_block: the free set is ordered by size, then address)."""
+        free = pool.free_small if small else pool.free_large
         i = bisect.bisect_left(free, (size, -1))
         if i == len(free):
             return None
@@ -223,47 +255,54 @@ class CachingAllocator:
                 self.stats.num_ooms += 1
                 raise OutOfMemoryError(self._oom_message(seg_bytes))
         seg = Segment(np.empty(seg_bytes, np.uint8), pool, small)
-        block = Block(seg, 0, seg_bytes)
-        seg.blocks.append(block)
+        block = Block(seg, 0, seg_bytes)  # the segment's only block, for now
         pool.segments.append(seg)
         self.stats.reserved += seg_bytes
         self.stats.reserved_peak = max(self.stats.reserved_peak, self.stats.reserved)
         self.stats.num_segments += 1
         return block
 
-    def _split(self, pool: Pool, block: Block, size: int) -> None:
+    def _split(self, block: Block, size: int) -> None:
         rest = block.size - size
         if rest < MIN_BLOCK or (not block.segment.is_small and rest <= SMALL_SIZE):
             return  # torch keeps the whole block (the rest is too small to be worth a block)
-        tail = Block(block.segment, block.offset + size, rest)
-        blocks = block.segment.blocks
-        blocks.insert(blocks.index(block) + 1, tail)
+        tail = Block(block.segment, block.offset + size, rest, prev=block, next=block.next)
+        if tail.next is not None:
+            tail.next.prev = tail
+        block.next = tail
         block.size = size
-        self._push_free(pool, tail)
+        self._push_free(tail)
 
-    def _push_free(self, pool: Pool, block: Block) -> None:
-        bisect.insort(pool.free_list(block.segment.is_small), (block.size, block.address, block))
+    def _push_free(self, block: Block) -> None:
+        bisect.insort(block.segment.free, (block.size, block.address, block))
 
-    def _remove_free(self, pool: Pool, block: Block) -> None:
-        free = pool.free_list(block.segment.is_small)
-        free.remove((block.size, block.address, block))
+    def _remove_free(self, block: Block) -> None:
+        free = block.segment.free
+        i = bisect.bisect_left(free, (block.size, block.address))  # (size, addr) sorts first
+        assert i < len(free) and free[i][2] is block, "a free block is not on its free list"
+        del free[i]
 
     def _free(self, block: Block) -> None:
         """The block's last tensor died: back to its pool, merged with free neighbours."""
-        seg, pool = block.segment, block.segment.pool
         block.allocated = False
         self.stats.allocated -= block.size
         self.stats.requested -= block.requested
         self.stats.num_frees += 1
-        i = seg.blocks.index(block)
-        for j in (i + 1, i - 1):  # merge the next block first so index i stays valid
-            if 0 <= j < len(seg.blocks) and not seg.blocks[j].allocated:
-                other = seg.blocks[j]
-                self._remove_free(pool, other)
-                block.offset = min(block.offset, other.offset)
-                block.size += other.size
-                seg.blocks.remove(other)
-        self._push_free(pool, block)
+        after, before = block.next, block.prev
+        if after is not None and not after.allocated:  # block absorbs its free neighbours
+            self._remove_free(after)
+            block.size += after.size
+            block.next = after.next
+            if block.next is not None:
+                block.next.prev = block
+        if before is not None and not before.allocated:
+            self._remove_free(before)
+            block.offset = before.offset
+            block.size += before.size
+            block.prev = before.prev
+            if block.prev is not None:
+                block.prev.next = block
+        self._push_free(block)
 
     # --- the cache ----------------------------------------------------------------------------
 
@@ -274,12 +313,13 @@ class CachingAllocator:
                 self._release_free_segments(pool)
 
     def _release_free_segments(self, pool: Pool) -> None:
-        for seg in list(pool.segments):
-            if len(seg.blocks) == 1 and not seg.blocks[0].allocated:
-                self._remove_free(pool, seg.blocks[0])
-                pool.segments.remove(seg)
-                self.stats.reserved -= seg.size
-                self.stats.num_segments -= 1
+        for free in (pool.free_small, pool.free_large):
+            for _, _, block in list(free):
+                if block.prev is None and block.next is None:  # one free block spans its segment
+                    self._remove_free(block)
+                    pool.segments.remove(block.segment)
+                    self.stats.reserved -= block.segment.size
+                    self.stats.num_segments -= 1
 
     def _oom_message(self, alloc_size: int) -> str:
         """torch's text; like c10 it names the segment it failed to cudaMalloc, not the request."""

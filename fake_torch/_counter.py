@@ -35,6 +35,12 @@ class LaunchCounter:
             raise TypeError(f"LaunchCounter.bump(k): k must be an int, got {type(k).__name__}")
         if k < 0:
             raise ValueError(f"LaunchCounter.bump(k): k must be >= 0, got {k}")
+        cls._add(k, op, kind)
+
+    @classmethod
+    def _add(cls, k: int, op: str, kind: str) -> None:
+        """`bump` without its argument checks: for the dispatcher, which counts every launch
+        and always passes a valid count."""
         with cls._lock:  # `cls.n += k` is a read-modify-write: not atomic across threads
             cls.n += k
             cls.by_kind[kind] += k

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ class Mode:
     """What happens to a launch. Eager runs it now; later modes record it."""
 
     name = "eager"
+    counts_launches = True  # a tracing mode runs nothing and counts nothing
 
     def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
@@ -82,8 +84,9 @@ def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any],
 
 def device_buffer(storage: Storage, shape: tuple[int, ...],
                   np_dtype: np.dtype[Any]) -> tuple[np.ndarray, Storage]:
-    """A typed, shaped view of a fresh allocator block."""
-    return storage.root.view(np_dtype).reshape(shape), storage
+    """A typed, shaped view of a fresh allocator block (its `.base` is the root, as
+    `storage_of` needs; one ndarray call costs less than `.view(...).reshape(...)`)."""
+    return np.ndarray(shape, np_dtype, buffer=storage.root), storage
 
 
 def _nbytes(shape: tuple[int, ...], np_dtype: np.dtype[Any]) -> int:
@@ -98,11 +101,49 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
     """THE door. Count one launch of `op` (on the cuda device only) and let the mode run it."""
     for check in _input_checks:
         check(op, outs, inputs, kind)
-    if on_cuda:
-        LaunchCounter.bump(1, op=op, kind=kind)
-        for observer in _observers:
-            observer(op, kind)
-    current_mode().run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
+    mode = current_mode()
+    if on_cuda and mode.counts_launches:
+        if _fused:  # inside one fused kernel: only its first launch is counted, under its name
+            group = _fused[-1]
+            if group.launched:
+                group.absorbed.append(op)
+            else:
+                group.launched = True
+                group.absorbed.append(op)
+                _count(group.name, "kernel")
+        else:
+            _count(op, kind)
+    mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
+
+
+def _count(op: str, kind: str) -> None:
+    LaunchCounter._add(1, op, kind)  # unchecked: the door always counts one valid launch
+    for observer in _observers:
+        observer(op, kind)
+
+
+@dataclass
+class FusedKernel:
+    """A group of launches that a compiler fused into one kernel (see `fused`)."""
+
+    name: str
+    launched: bool = False
+    absorbed: list[str] = field(default_factory=list)  # the op names it stands for
+
+
+_fused: list[FusedKernel] = []
+
+
+@contextmanager
+def fused(name: str) -> Iterator[FusedKernel]:
+    """The launches inside the block are ONE kernel named `name` (torch.compile's fusion):
+    the first counts, the rest are absorbed. The numpy work still runs op by op."""
+    group = FusedKernel(name)
+    _fused.append(group)
+    try:
+        yield group
+    finally:
+        _fused.pop()
 
 
 def host_sync(what: str) -> None:

@@ -50,6 +50,15 @@ float32 = dtype("float32", np.float32, 2, True)
 float64 = dtype("float64", np.float64, 2, True)
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+
+# How torch's error messages spell a dtype: its c10::ScalarType ("not implemented for 'Long'",
+# "torch.LongTensor") and its C++ element type ("expected dtype float but got double").
+SCALAR_NAME = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int",
+               int64: "Long", float16: "Half", bfloat16: "BFloat16", float32: "Float",
+               float64: "Double"}
+CPP_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "short int",
+            int32: "int", int64: "long int", float16: "c10::Half", bfloat16: "c10::BFloat16",
+            float32: "float", float64: "double"}
 _FROM_NP = {d.np: d for d in ALL_DTYPES}
 _ORDER = {d: i for i, d in enumerate(ALL_DTYPES)}
 

@@ -60,9 +60,10 @@ class Tensor(TensorCasts):
             raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
         self._set(made._a, made._device, made._storage)
 
-    def _set(self, a: np.ndarray, dev: device, storage: Storage | None) -> None:
+    def _set(self, a: np.ndarray, dev: device, storage: Storage | None,
+             dt: dtype | None = None) -> None:
         self._a = a
-        self._dtype = from_numpy_dtype(a.dtype)
+        self._dtype = from_numpy_dtype(a.dtype) if dt is None else dt  # dt: a's, known already
         self._device = dev
         # cuda memory belongs to a block of the caching allocator; holding its Storage keeps the
         # block allocated, and views find their base's Storage through their numpy bases
@@ -73,10 +74,12 @@ class Tensor(TensorCasts):
         self.grad = None
 
     @classmethod
-    def _make(cls, a: np.ndarray, dev: device, storage: Storage | None = None) -> Tensor:
-        """Wrap a numpy view (no copy) as a Tensor on `dev`."""
+    def _make(cls, a: np.ndarray, dev: device, storage: Storage | None = None,
+              dt: dtype | None = None) -> Tensor:
+        """Wrap a numpy view (no copy) as a Tensor on `dev` (`dt`: a's dtype, when the caller
+        already knows it)."""
         t = object.__new__(Tensor)
-        t._set(a, dev, storage)
+        t._set(a, dev, storage, dt)
         return t
 
     # --- metadata: no launches -----------------------------------------------------------------
@@ -193,7 +196,7 @@ class Tensor(TensorCasts):
         self.requires_grad, self.grad = requires_grad, grad
 
     def detach(self) -> Tensor:
-        return Tensor._make(self._a, self._device)  # a view: same storage, no launch
+        return Tensor._make(self._a, self._device, self._storage)  # a view: no launch
 
     def detach_(self) -> Tensor:
         return self

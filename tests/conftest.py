@@ -4,18 +4,27 @@
 allocator (so memory figures and block addresses follow from the test alone, whatever other test
 modules still hold), pool ids counting from 1, the default stream current, no capture underway.
 It puts the previous state back afterwards and fails a test that leaks a capture or a stream.
+
+This folder goes on sys.path so that test modules, imported by path (--import-mode=importlib),
+can `from oracles import ...`: the oracles they share (tests/oracles.py).
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from fake_torch import _dispatch
 from fake_torch._allocator import DEVICE, CachingAllocator
 from fake_torch.cuda import _sanitizer, graphs, streams
+
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from oracles import NoHostSync
 
 import fake_torch as ft
 import fake_torch.cuda as cuda
@@ -75,17 +76,12 @@ def test_device_context_manager() -> None:
         assert cuda.current_device() == 0
 
 
-class _NoSync(_dispatch.Mode):
-    def host_sync(self, what: str) -> None:
-        raise RuntimeError(f"host sync: {what}")
-
-
 def test_synchronize_is_a_host_sync() -> None:
     ft.LaunchCounter.reset()
     cuda.synchronize()
     cuda.synchronize(0)
     assert ft.LaunchCounter.n == 0
-    with _dispatch.push_mode(_NoSync()), pytest.raises(RuntimeError, match="synchronize"):
+    with _dispatch.push_mode(NoHostSync()), pytest.raises(RuntimeError, match="synchronize"):
         cuda.synchronize()
 
 

@@ -6,11 +6,10 @@ Real torch runs here, on the CPU. fake_torch runs the very same file in a subpro
 fake_torch), on its simulated "cuda" device, with the weights real torch initialised (passed
 through numpy). Both run prefill, greedy decode steps and one temperature-sampled step.
 
-Launch counts: each fake_torch step's op-name list must equal, in order, the list of NON-VIEW aten
-ops real torch dispatches for the same step, seen by a TorchDispatchMode under `no_grad` (under
-`inference_mode` composite ops such as rms_norm would reach the mode undecomposed). A view is an
-op whose schema returns an alias it does not write; `empty*`, `_unsafe_view` and `lift_fresh`
-launch nothing either. One documented name difference is normalised: attention is one kernel
+Launch counts: each fake_torch step's op-name list must equal, in order, the ops real torch
+dispatches for the same step that a GPU would launch (`oracles.torch_launches`), under `no_grad`
+(under `inference_mode` composite ops such as rms_norm would reach the dispatch mode
+undecomposed). One documented name difference is normalised: attention is one kernel
 whose name depends on the backend torch picks (`_scaled_dot_product_flash_attention_for_cpu` on
 the CPU, `_scaled_dot_product_efficient_attention` on CUDA with a mask, ...).
 """
@@ -22,17 +21,15 @@ import importlib.util
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from oracles import torch_launches
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -55,30 +52,6 @@ def _load_llama() -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look the module up while building the config
     spec.loader.exec_module(module)
     return module
-
-
-class _LaunchOps(TorchDispatchMode):
-    """The non-view aten ops real torch dispatches: what a GPU would launch for them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        returns = func._schema.returns
-        is_view = bool(returns) and returns[0].alias_info is not None \
-            and not returns[0].alias_info.is_write
-        name = func.overloadpacket.__name__
-        if not (is_view or name.startswith("empty") or name in ("_unsafe_view", "lift_fresh")):
-            self.ops.append(name)
-        return func(*args, **(kwargs or {}))
-
-
-@contextmanager
-def _real_ops() -> Iterator[list[str]]:
-    with _LaunchOps() as mode:
-        yield mode.ops
 
 
 # The fake_torch side: run by `python -m fake_torch run`, so `import torch` is fake_torch.
@@ -123,16 +96,16 @@ def _run_real(llama: ModuleType) -> dict[str, Any]:
     weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     logits, ops = [], []
     with torch.no_grad():
-        with _real_ops() as step_ops:
+        with torch_launches() as step_ops:
             lg, tokens, positions = llama.prefill(model, prompt)
         logits.append(lg.numpy().copy())
         ops.append(step_ops)
         for _ in range(DECODE_STEPS):
-            with _real_ops() as step_ops:
+            with torch_launches() as step_ops:
                 lg, tokens, positions = llama.decode_step(model, tokens, positions)
             logits.append(lg.numpy().copy())
             ops.append(step_ops)
-        with _real_ops() as step_ops:
+        with torch_launches() as step_ops:
             llama.decode_step(model, tokens, positions, TEMPERATURE)
         ops.append(step_ops)
     return {"weights": weights, "prompt": prompt.numpy(), "logits": np.stack(logits), "ops": ops}

@@ -7,7 +7,6 @@ Basic indices must be views that launch nothing; advanced ones copy with torch's
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -15,71 +14,22 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from oracles import (
+    NoHostSync,
+    assert_raises_like_torch,
+    assert_same_error,
+    assert_same_tensor,
+    launches,
+    outcome,
+    pair,
+    torch_launches,
+)
 
 import fake_torch as ft
 from fake_torch import _dispatch
-from fake_torch._dispatch import record_ops
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-
-NO_LAUNCH = {"empty", "empty_strided", "empty_like", "_unsafe_view", "lift_fresh"}
-
-
-class _TorchOps(TorchDispatchMode):
-    """The non-view aten ops real torch dispatches (what a GPU would launch)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        rets = func._schema.returns
-        view = bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
-        name = func.overloadpacket.__name__
-        if not view and name not in NO_LAUNCH:
-            self.ops.append(name)
-        return func(*args, **(kwargs or {}))
-
-
-def torch_launches(fn: Callable[[], Any]) -> list[str]:
-    with _TorchOps() as mode:
-        fn()
-    return mode.ops
-
-
-def outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(), None
-    except Exception as e:  # comparing torch's errors with ours
-        return None, e
-
-
-def assert_same_error(ours: BaseException | None, theirs: BaseException | None) -> None:
-    assert (ours is None) == (theirs is None), f"torch: {theirs!r}, fake_torch: {ours!r}"
-    if ours is not None and theirs is not None:
-        assert type(ours) is type(theirs), f"torch: {theirs!r}, fake_torch: {ours!r}"
-        assert str(ours).splitlines()[0] == str(theirs).splitlines()[0]
-
-
-def as_numpy(t: Any) -> np.ndarray:
-    if isinstance(t, ft.Tensor):
-        return t.to(ft.float64).numpy() if t.dtype is ft.bfloat16 else t.numpy()
-    return t.to(torch.float64).numpy() if t.dtype is torch.bfloat16 else t.numpy()
-
-
-def assert_same_tensor(ours: ft.Tensor, theirs: Any) -> None:
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    assert str(ours.dtype) == str(theirs.dtype)
-    np.testing.assert_array_equal(as_numpy(ours), as_numpy(theirs))
-
-
-def pair(shape: tuple[int, ...], dtype: str = "float32") -> tuple[ft.Tensor, Any]:
-    base = np.arange(int(np.prod(shape))).astype(dtype).reshape(shape)
-    return ft.from_numpy(base.copy()), torch.from_numpy(base.copy())
 
 
 # --- random index expressions ------------------------------------------------------------------
@@ -184,7 +134,7 @@ def _index(items: list[Item], mod: Any) -> Any:
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple), data=st.data())
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), data=st.data())
 def test_getitem_matches_torch(shape: tuple[int, ...], data: st.DataObject) -> None:
     items = data.draw(index_items(shape))
     note(f"items={items}")
@@ -208,7 +158,7 @@ def test_getitem_matches_torch(shape: tuple[int, ...], data: st.DataObject) -> N
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple), data=st.data(),
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), data=st.data(),
        dtype=st.sampled_from(["float32", "int64", "int32", "bool", "float16"]))
 def test_setitem_matches_torch(shape: tuple[int, ...], data: st.DataObject, dtype: str) -> None:
     items = data.draw(index_items(shape))
@@ -238,7 +188,7 @@ def test_setitem_matches_torch(shape: tuple[int, ...], data: st.DataObject, dtyp
 
 
 @settings(max_examples=60, deadline=None)
-@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), data=st.data())
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), data=st.data())
 def test_basic_indexing_on_cuda_launches_nothing(shape: tuple[int, ...],
                                                  data: st.DataObject) -> None:
     items = data.draw(index_items(shape))
@@ -328,15 +278,14 @@ def test_launches_match_torch_dispatch(name: str, fn: Callable[..., Any]) -> Non
     base = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7
     theirs = torch.from_numpy(base.copy())
     t_data = _launch_data(torch, None)
-    expected = torch_launches(lambda: fn(torch, theirs, t_data))
+    with torch_launches() as expected:
+        fn(torch, theirs, t_data)
     t_res = fn(torch, torch.from_numpy(base.copy()), _launch_data(torch, None))
     ours = ft.tensor(base, device="cuda")
     o_data = _launch_data(ft, "cuda")
-    ft.LaunchCounter.reset()
-    with record_ops() as names:
+    with launches() as names:
         o_res = fn(ft, ours, o_data)
     assert names == expected
-    assert ft.LaunchCounter.n == len(expected)
     if isinstance(t_res, torch.Tensor):
         assert_same_tensor(o_res.cpu(), t_res)
     elif isinstance(t_res, tuple):
@@ -350,26 +299,18 @@ def test_list_index_on_cuda_is_a_host_to_device_copy_then_index() -> None:
     """torch builds a list index on the host and copies it to the device (an H2D copy a CPU
     dispatch trace cannot show), then launches "index"."""
     x = ft.zeros(2, 3, device="cuda")
-    ft.LaunchCounter.reset()
-    with record_ops() as names:
+    with launches() as names:
         y = x[[1, 0]]
     assert names[-1] == "index" and len(names) == 2
     assert ft.LaunchCounter.by_kind["memcpy_h2d"] == 1
     assert y.is_cuda and tuple(y.shape) == (2, 3)
 
 
-class _NoSync(_dispatch.Mode):
-    """A mode that forbids host syncs, as CUDA-graph capture does."""
-
-    def host_sync(self, what: str) -> None:
-        raise RuntimeError(f"sync: {what}")
-
-
 def test_data_dependent_shapes_sync_the_host_on_cuda() -> None:
     x = ft.tensor(np.arange(6.0).reshape(2, 3), device="cuda")
     mask = ft.tensor(np.arange(6).reshape(2, 3) > 2, device="cuda")
     idx = ft.tensor([1, 0], device="cuda")
-    with _dispatch.push_mode(_NoSync()):
+    with _dispatch.push_mode(NoHostSync()):
         for call in (lambda: x[mask], lambda: x.masked_select(mask), lambda: x.nonzero(),
                      lambda: ft.repeat_interleave(idx)):
             with pytest.raises(RuntimeError, match="sync"):
@@ -385,7 +326,7 @@ def test_data_dependent_shapes_sync_the_host_on_cuda() -> None:
 # --- the index ops against torch over random shapes --------------------------------------------
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), data=st.data(),
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4), data=st.data(),
        dtype=st.sampled_from(["float32", "int64", "float64", "bfloat16"]))
 def test_index_ops_match_torch(shape: tuple[int, ...], data: st.DataObject, dtype: str) -> None:
     nd = len(shape)
@@ -513,10 +454,7 @@ def test_errors_match_torch(call: str) -> None:
         return {"torch": mod, "x": mod.from_numpy(base.copy()), "i": mod.tensor([0, 1]),
                 "g": mod.zeros(2, 2, 4, dtype=mod.int64)}
 
-    _, t_err = outcome(lambda: eval(call, env(torch)))
-    _, o_err = outcome(lambda: eval(call, env(ft)))
-    assert t_err is not None, f"torch accepted {call}"
-    assert_same_error(o_err, t_err)
+    assert_raises_like_torch(lambda lib: eval(call, env(lib)))
 
 
 def test_deprecation_warnings_match_torch() -> None:

@@ -5,7 +5,6 @@ layout, errors, dispatched ops) and numpy.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -13,65 +12,20 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from oracles import (
+    DTYPES,
+    assert_raises_like_torch,
+    assert_same_error,
+    assert_same_tensor,
+    launches,
+    outcome,
+    torch_launches,
+)
 
 import fake_torch as ft
-from fake_torch._dispatch import record_ops
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-
-NO_LAUNCH = {"empty", "empty_strided", "empty_like", "_unsafe_view", "lift_fresh"}
-DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool"]
-
-
-class _TorchOps(TorchDispatchMode):
-    """The non-view aten ops real torch dispatches (what a GPU would launch)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        rets = func._schema.returns
-        view = bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
-        name = func.overloadpacket.__name__
-        if not view and name not in NO_LAUNCH:
-            self.ops.append(name)
-        return func(*args, **(kwargs or {}))
-
-
-def outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(), None
-    except Exception as e:  # comparing torch's errors with ours
-        return None, e
-
-
-def assert_same_error(ours: BaseException | None, theirs: BaseException | None) -> None:
-    assert (ours is None) == (theirs is None), f"torch: {theirs!r}, fake_torch: {ours!r}"
-    if ours is not None and theirs is not None:
-        assert type(ours) is type(theirs), f"torch: {theirs!r}, fake_torch: {ours!r}"
-        assert str(ours).splitlines()[0] == str(theirs).splitlines()[0]
-
-
-def as_numpy(t: Any) -> np.ndarray:
-    if isinstance(t, ft.Tensor):
-        return t.to(ft.float64).numpy() if t.dtype is ft.bfloat16 else t.numpy()
-    return t.to(torch.float64).numpy() if t.dtype is torch.bfloat16 else t.numpy()
-
-
-def assert_same_tensor(ours: Any, theirs: Any) -> None:
-    if isinstance(theirs, (tuple, list)):
-        assert len(ours) == len(theirs)
-        for o, t in zip(ours, theirs, strict=True):
-            assert_same_tensor(o, t)
-        return
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    assert str(ours.dtype) == str(theirs.dtype)
-    np.testing.assert_array_equal(as_numpy(ours), as_numpy(theirs))
 
 
 def make(mod: Any, a: np.ndarray, dtype: str) -> Any:
@@ -92,7 +46,7 @@ def both(fn: Callable[[Any], Any]) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), n=st.integers(1, 4),
-       shape=st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple))
+       shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3))
 def test_cat_stack_match_torch(data: st.DataObject, n: int, shape: tuple[int, ...]) -> None:
     arrays, dtypes = [], []
     for _ in range(n):
@@ -127,7 +81,7 @@ def test_cat_stack_match_torch(data: st.DataObject, n: int, shape: tuple[int, ..
 # --- repeat / tile / repeat_interleave --------------------------------------------------------
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), shape=st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple),
+@given(data=st.data(), shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3),
        dtype=st.sampled_from(DTYPES))
 def test_repeat_tile_interleave_match_torch(data: st.DataObject, shape: tuple[int, ...],
                                             dtype: str) -> None:
@@ -166,7 +120,7 @@ def test_repeat_tile_interleave_match_torch(data: st.DataObject, shape: tuple[in
 # --- flip / roll / tril / triu / diag -----------------------------------------------------------
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), shape=st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple),
+@given(data=st.data(), shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
        dtype=st.sampled_from(DTYPES))
 def test_flip_roll_tri_diag_match_torch(data: st.DataObject, shape: tuple[int, ...],
                                         dtype: str) -> None:
@@ -249,14 +203,12 @@ LAUNCH_CASES: list[tuple[str, Callable[[Any, Any, Any], Any]]] = [
 def test_launches_match_torch_dispatch(name: str, fn: Callable[[Any, Any, Any], Any]) -> None:
     """On cuda, our launches are exactly torch's non-view aten ops for the same call."""
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    with _TorchOps() as mode:
+    with torch_launches() as expected:
         expected_out = fn(torch, torch.from_numpy(a.copy()), torch.from_numpy(a.copy() + 1))
     x, y = ft.tensor(a, device="cuda"), ft.tensor(a + 1, device="cuda")
-    ft.LaunchCounter.reset()
-    with record_ops() as names:
+    with launches() as names:
         out = fn(ft, x, y)
-    assert names == mode.ops
-    assert ft.LaunchCounter.n == len(mode.ops)
+    assert names == expected
     if isinstance(expected_out, tuple):
         for o, t in zip(out, expected_out, strict=True):
             assert_same_tensor(o.cpu(), t)
@@ -268,16 +220,16 @@ def test_repeat_interleave_with_a_tensor_launches_index_then_select() -> None:
     """A tensor of repeats: "repeat_interleave" builds the index, "index_select" gathers —
     as torch dispatches them (the index's length needs a host sync unless output_size)."""
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    with _TorchOps() as mode:
+    with torch_launches() as expected:
         torch.from_numpy(a).repeat_interleave(torch.tensor([1, 0, 2]), 1)
     x = ft.tensor(a, device="cuda")
     reps = ft.tensor([1, 0, 2], device="cuda")
-    with record_ops() as names:
+    with launches() as names:
         out = x.repeat_interleave(reps, 1)
-    assert names == mode.ops == ["repeat_interleave", "index_select"]
+    assert names == expected == ["repeat_interleave", "index_select"]
     np.testing.assert_array_equal(out.cpu().numpy(), np.repeat(a, [1, 0, 2], axis=1))
     two = ft.tensor(2, device="cuda")
-    with record_ops() as names:
+    with launches() as names:
         x.repeat_interleave(two, 0, output_size=4)
     assert names == ["repeat_interleave", "index_select"]
 
@@ -310,10 +262,8 @@ def test_cat_result_is_a_fresh_contiguous_tensor() -> None:
 ])
 def test_errors_match_torch(call: str) -> None:
     base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    _, t_err = outcome(lambda: eval(call, {"torch": torch, "x": torch.from_numpy(base.copy())}))
-    _, o_err = outcome(lambda: eval(call, {"torch": ft, "x": ft.from_numpy(base.copy())}))
-    assert t_err is not None, f"torch accepted {call}"
-    assert_same_error(o_err, t_err)
+    assert_raises_like_torch(
+        lambda lib: eval(call, {"torch": lib, "x": lib.from_numpy(base.copy())}))
 
 
 def test_out_arguments_are_refused_by_name() -> None:

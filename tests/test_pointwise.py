@@ -14,24 +14,27 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from oracles import (
+    DTYPES,
+    FLOAT_DTYPES,
+    NP_DTYPE,
+    assert_raises_like_torch,
+    first_line,
+    launches,
+    outcome,
+    to_numpy,
+    to_torch,
+    torch_launches,
+)
 
 import fake_torch as ft
 import fake_torch.testing
-from fake_torch._dispatch import record_ops
 from fake_torch._ops.pointwise import gelu, silu
-
-NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-         "float64"]
-FLOATS = ["float16", "bfloat16", "float32", "float64"]
-NP = {n: (ml_dtypes.bfloat16 if n == "bfloat16" else np.dtype("bool" if n == "bool" else n))
-      for n in NAMES}
-NO_LAUNCH = {"empty", "empty_strided", "empty_like", "_unsafe_view", "lift_fresh"}
 
 
 @pytest.fixture(scope="module")
@@ -45,35 +48,18 @@ def sample(name: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.nd
     """Values that exercise the dtype: floats with zeros and wide range, small ints, bools."""
     if name == "bool":
         return np.asarray(rng.random(shape) > 0.5)
-    if name in FLOATS:
+    if name in FLOAT_DTYPES:
         v = np.asarray(rng.standard_normal(shape) * 4)
         v.ravel()[: v.size // 8] = 0.0
-        return v.astype(np.float32).astype(NP[name])
-    info = np.iinfo(NP[name])
+        return v.astype(np.float32).astype(NP_DTYPE[name])
+    info = np.iinfo(NP_DTYPE[name])
     return np.asarray(rng.integers(max(info.min, -20), min(info.max, 20) + 1, shape),
-                      dtype=NP[name])
+                      dtype=NP_DTYPE[name])
 
 
 def ours(a: np.ndarray, device: str = "cpu") -> ft.Tensor:
     t = ft.from_numpy(np.array(a, order="C"))  # (ascontiguousarray would make 0-dim 1-dim)
     return t if device == "cpu" else t.to(device)
-
-
-def theirs(torch: Any, a: np.ndarray) -> Any:
-    if a.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(a.copy())
-
-
-def host(x: Any) -> np.ndarray:
-    """Either library's tensor as a numpy array (bfloat16 as ml_dtypes)."""
-    if isinstance(x, ft.Tensor):
-        return x.cpu().numpy()
-    import torch
-
-    if x.dtype == torch.bfloat16:
-        return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return x.numpy()
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -86,17 +72,6 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     nan = np.isnan(a64) & np.isnan(b64)
     equal = (a64 == b64) & (np.signbit(a64) == np.signbit(b64))
     return bool(np.all(nan | equal))
-
-
-def outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    try:
-        return fn(), None
-    except Exception as e:  # the exception is the result under test
-        return None, e
-
-
-def first_line(e: BaseException) -> str:
-    return str(e).split("\n")[0]
 
 
 def assert_same_outcome(torch: Any, label: str, t_fn: Callable[[], Any],
@@ -113,50 +88,13 @@ def assert_same_outcome(torch: Any, label: str, t_fn: Callable[[], Any],
         assert rf == rt, label
         return
     assert repr(rf.dtype) == str(rt.dtype), f"{label}: dtype {rf.dtype} vs {rt.dtype}"
-    a, b = host(rf), host(rt)
+    a, b = to_numpy(rf), to_numpy(rt)
     if exact:
         assert same_bits(a, b), f"{label}:\nours  {a}\ntorch {b}"
     else:
         tol = {"float16": 2e-3, "bfloat16": 2e-2}.get(repr(rf.dtype)[6:], 2e-6)
         np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=tol,
                                    atol=tol, equal_nan=True, err_msg=label)
-
-
-class TorchLaunches:
-    """Collects the non-view aten ops real torch dispatches (what a GPU would launch)."""
-
-    def __init__(self, torch: Any) -> None:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        outer = self
-        self.ops: list[str] = []
-
-        class Mode(TorchDispatchMode):  # type: ignore[misc]
-            def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                                   kwargs: Any = None) -> Any:
-                rets = func._schema.returns
-                view = bool(rets) and rets[0].alias_info is not None and not \
-                    rets[0].alias_info.is_write
-                name = func.overloadpacket.__name__
-                if not view and name not in NO_LAUNCH:
-                    outer.ops.append(name)
-                return func(*args, **(kwargs or {}))
-
-        self.mode = Mode
-
-    def __call__(self, fn: Callable[[], Any]) -> list[str]:
-        self.ops = []
-        with self.mode():
-            fn()
-        return self.ops
-
-
-def our_launches(fn: Callable[[], Any]) -> list[str]:
-    ft.LaunchCounter.reset()
-    with record_ops() as names:
-        fn()
-    assert ft.LaunchCounter.n == len(names)
-    return names
 
 
 # --- numpy oracle: values over random broadcast shapes ---------------------------------------
@@ -236,7 +174,7 @@ def test_16_bit_arithmetic_rounds_once_from_float32(dt: str, seed: int, op: str,
     b[b == 0] = 1
     ft_fn, np_fn = BINARY_NP[op]
     got = ft_fn(ours(a), ours(b))
-    want = np_fn(a.astype(np.float32), b.astype(np.float32)).astype(NP[dt])
+    want = np_fn(a.astype(np.float32), b.astype(np.float32)).astype(NP_DTYPE[dt])
     assert same_bits(got.numpy(), want)
 
 
@@ -307,7 +245,7 @@ SCALARS = [2, -3, 0.1, 2.5, True, 1000]
 
 def _divisor_safe(name: str, op: str, a: np.ndarray) -> np.ndarray:
     """Integer division and shifts by zero / negatives raise or are undefined: avoid them."""
-    if name in FLOATS or name == "bool":
+    if name in FLOAT_DTYPES or name == "bool":
         return a
     if op in ("floor_divide", "remainder", "div_trunc", "div_floor", "mod_op", "floordiv_op"):
         return np.asarray(np.where(a == 0, 1, a), dtype=a.dtype)
@@ -317,8 +255,8 @@ def _divisor_safe(name: str, op: str, a: np.ndarray) -> np.ndarray:
 
 
 @settings(max_examples=250, deadline=None)
-@given(op=st.sampled_from(sorted(BINARY)), d1=st.sampled_from(NAMES),
-       d2=st.sampled_from(NAMES + [f"scalar{i}" for i in range(len(SCALARS))]),
+@given(op=st.sampled_from(sorted(BINARY)), d1=st.sampled_from(DTYPES),
+       d2=st.sampled_from(DTYPES + [f"scalar{i}" for i in range(len(SCALARS))]),
        scalar_first=st.booleans(), seed=st.integers(0, 2**16),
        shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4))
 def test_binary_ops_equal_torch_bit_for_bit(torch: Any, op: str, d1: str, d2: str,
@@ -329,11 +267,11 @@ def test_binary_ops_equal_torch_bit_for_bit(torch: Any, op: str, d1: str, d2: st
     a = sample(d1, shapes.input_shapes[0], rng)
     if d2.startswith("scalar"):
         s = SCALARS[int(d2[6:])]
-        ta, fa = theirs(torch, a), ours(a)
+        ta, fa = to_torch(a), ours(a)
         args_t, args_f = ((s, ta), (s, fa)) if scalar_first else ((ta, s), (fa, s))
     else:
         b = _divisor_safe(d2, op, sample(d2, shapes.input_shapes[1], rng))
-        args_t, args_f = (theirs(torch, a), theirs(torch, b)), (ours(a), ours(b))
+        args_t, args_f = (to_torch(a), to_torch(b)), (ours(a), ours(b))
     # torch's CPU add/sub with alpha fuses the multiply-add in its vector loop but not in the
     # loop's scalar tail, so its float bits depend on element position; ours always fuse
     result = outcome(lambda: ft.result_type(*args_f))[0]
@@ -392,9 +330,9 @@ def test_unary_ops_equal_torch(torch: Any, op: str) -> None:
     transcendental functions (torch uses SLEEF/MKL there, numpy its own)."""
     rng = np.random.default_rng(0)
     fn, exact = UNARY[op]
-    for name in NAMES:
+    for name in DTYPES:
         a = sample(name, (3, 5), rng)
-        assert_same_outcome(torch, f"{op}({name})", lambda a=a: fn(torch)(theirs(torch, a)),
+        assert_same_outcome(torch, f"{op}({name})", lambda a=a: fn(torch)(to_torch(a)),
                             lambda a=a: fn(ft)(ours(a)), exact=exact)
 
 
@@ -403,18 +341,18 @@ EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 255.5, 256, 300, -1, -129,
                   1.5, 2.5, 1e-40])
 
 
-@pytest.mark.parametrize("src", NAMES)
+@pytest.mark.parametrize("src", DTYPES)
 def test_casts_equal_torch_bit_for_bit(torch: Any, src: str) -> None:
     """Every dtype pair, through torch's edge values: rounding to 16-bit floats, truncation,
     wraparound and NaN/inf into integers, nonzero into bool."""
     rng = np.random.default_rng(1)
-    if src in FLOATS:
+    if src in FLOAT_DTYPES:
         t = torch.tensor(EDGES).to(getattr(torch, src))
-        f = ours(host(t))
+        f = ours(to_numpy(t))
     else:
         a = sample(src, (40,), rng)
-        t, f = theirs(torch, a), ours(a)
-    for dst in NAMES:
+        t, f = to_torch(a), ours(a)
+    for dst in DTYPES:
         assert_same_outcome(torch, f"{src}->{dst}", lambda d=dst: t.to(getattr(torch, d)),
                             lambda d=dst: f.to(getattr(ft, d)))
 
@@ -425,12 +363,12 @@ def test_result_type_equals_torch_over_all_dtype_pairs_and_scalar_kinds(torch: A
     def make(lib: Any, name: str, dims: int) -> Any:
         return lib.zeros((2,) * dims, dtype=getattr(lib, name))
 
-    for n1, n2 in itertools.product(NAMES, NAMES):
+    for n1, n2 in itertools.product(DTYPES, DTYPES):
         for d1, d2 in itertools.product((0, 1), (0, 1)):
             want = torch.result_type(make(torch, n1, d1), make(torch, n2, d2))
             got = ft.result_type(make(ft, n1, d1), make(ft, n2, d2))
             assert repr(got) == str(want), (n1, d1, n2, d2)
-    for name, dims, scalar in itertools.product(NAMES, (0, 1), (True, 3, -2, 1.5)):
+    for name, dims, scalar in itertools.product(DTYPES, (0, 1), (True, 3, -2, 1.5)):
         for first in (False, True):
             args_t = (scalar, make(torch, name, dims)) if first else (make(torch, name, dims),
                                                                     scalar)
@@ -515,12 +453,7 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_equal_torch(torch: Any, case: str) -> None:
     """The same exception class and the same first message line as torch."""
-    _, et = outcome(lambda: ERRORS[case](torch))
-    _, ef = outcome(lambda: ERRORS[case](ft))
-    assert et is not None, f"torch accepted {case}"
-    assert ef is not None, f"we accepted {case}; torch raised {et!r}"
-    assert type(ef) is type(et), f"{case}: {ef!r} vs {et!r}"
-    assert first_line(ef) == first_line(et), f"{case}:\nours  {ef}\ntorch {et}"
+    assert_raises_like_torch(ERRORS[case])
 
 
 def test_mixing_devices_raises_torchs_error() -> None:
@@ -563,7 +496,7 @@ def test_output_strides_equal_torch(torch: Any, case: str) -> None:
     .contiguous() launches behave as in torch."""
     t, f = LAYOUTS[case](torch), LAYOUTS[case](ft)
     assert f.stride() == t.stride() and f.is_contiguous() == t.is_contiguous()
-    np.testing.assert_allclose(host(f).astype(np.float64), host(t).astype(np.float64),
+    np.testing.assert_allclose(to_numpy(f).astype(np.float64), to_numpy(t).astype(np.float64),
                                rtol=1e-6)
 
 
@@ -624,10 +557,12 @@ def test_cuda_launches_equal_torchs_non_view_aten_ops(torch: Any, name: str) -> 
     rng = np.random.default_rng(0)
     x, i, m = sample("float32", (2, 3), rng), sample("int64", (2, 3), rng), sample(
         "bool", (2, 3), rng)
-    tx, ti, tm = (theirs(torch, v) for v in (x, i, m))
+    tx, ti, tm = (to_torch(v) for v in (x, i, m))
     fx, fi, fm = (ours(v, "cuda") for v in (x, i, m))
-    want = TorchLaunches(torch)(lambda: PROGRAMS[name](torch, tx, ti, tm))
-    got = our_launches(lambda: PROGRAMS[name](ft, fx, fi, fm))
+    with torch_launches() as want:
+        PROGRAMS[name](torch, tx, ti, tm)
+    with launches() as got:
+        PROGRAMS[name](ft, fx, fi, fm)
     assert got == want
 
 
@@ -644,8 +579,12 @@ def test_documented_launch_counts_on_cuda() -> None:
         (lambda: ft.allclose(x, x), ["allclose"]),
     ]
     for fn, ops in cases:
-        assert our_launches(fn) == ops
-    assert len(our_launches(lambda: ft.isclose(x, x))) == 13
+        with launches() as names:
+            fn()
+        assert names == ops
+    with launches() as names:
+        ft.isclose(x, x)
+    assert len(names) == 13
 
 
 def test_copies_and_fills_are_counted_by_kind() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from oracles import NoHostSync, assert_raises_like_torch, launches, torch_launches
 
 import fake_torch as ft
 import fake_torch.cuda
@@ -288,26 +289,6 @@ def test_dtypes_devices_and_requires_grad() -> None:
 
 # --- launch counts and op names against real torch --------------------------------------------
 
-def _torch_ops(fn: Callable[[Any], Any]) -> list[str]:
-    """Real torch's non-view aten ops for fn(torch), as overload-packet names."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    names: list[str] = []
-
-    class Spy(TorchDispatchMode):
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                               kwargs: Any = None) -> Any:
-            rets = func._schema.returns
-            alias = rets[0].alias_info if rets else None
-            if alias is None or alias.is_write:
-                names.append(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
-
-    with Spy():
-        fn(torch)
-    return names
-
-
 PROGRAMS: dict[str, Callable[[Any, str], Any]] = {
     "rand": lambda T, d: T.rand(3, device=d),
     "randn": lambda T, d: T.randn(2, 3, device=d),
@@ -339,12 +320,11 @@ PROGRAMS: dict[str, Callable[[Any, str], Any]] = {
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_launches_match_torch_dispatch(name: str) -> None:
     program = PROGRAMS[name]
-    expected = _torch_ops(lambda T: program(T, "cpu"))
-    with _dispatch.record_ops() as ours:
-        ft.LaunchCounter.reset()
+    with torch_launches() as expected:
+        program(torch, "cpu")
+    with launches() as ours:
         program(ft, "cuda")
     assert ours == expected
-    assert ft.LaunchCounter.n == len(expected)
 
 
 def test_each_draw_is_one_launch_by_op() -> None:
@@ -357,16 +337,11 @@ def test_each_draw_is_one_launch_by_op() -> None:
     assert dict(ft.LaunchCounter.by_op) == {"exponential_": 2, "randn": 1, "multinomial": 1}
 
 
-class _NoSync(_dispatch.Mode):
-    def host_sync(self, what: str) -> None:
-        raise RuntimeError(f"host sync: {what}")
-
-
 def test_multinomial_fast_path_syncs_on_cuda() -> None:
     """torch's multinomial (no replacement, or one sample) checks the probabilities with an
     .item(): a host sync that a CUDA graph capture rejects. The with-replacement path does not."""
     p = ft.ones(4, device="cuda")
-    with _dispatch.push_mode(_NoSync()):
+    with _dispatch.push_mode(NoHostSync()):
         with pytest.raises(RuntimeError, match="host sync: multinomial"):
             ft.multinomial(p, 2)
         with pytest.raises(RuntimeError, match="host sync: multinomial"):
@@ -443,13 +418,7 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
 
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_errors_match_torch(name: str) -> None:
-    program = ERRORS[name]
-    with pytest.raises(Exception) as theirs:
-        program(torch)
-    with pytest.raises(Exception) as ours:
-        program(ft)
-    assert type(ours.value).__name__ == type(theirs.value).__name__
-    assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+    assert_raises_like_torch(ERRORS[name])
 
 
 def test_float_randint_bounds_warn_like_torch() -> None:

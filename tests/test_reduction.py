@@ -11,21 +11,15 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from oracles import DTYPES, FLOAT_DTYPES, NP_DTYPE, launches, to_numpy, to_torch, torch_launches
 
 import fake_torch as ft
-from fake_torch import _dispatch
 
-NOT_LAUNCHES = {"empty", "empty_like", "empty_strided", "_unsafe_view", "lift_fresh"}
-NP_OF = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-         "bfloat16": ml_dtypes.bfloat16, "int64": np.int64, "int32": np.int32,
-         "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
-FLOATS = ["float32", "float64", "float16", "bfloat16"]
-INTS = ["int64", "int32", "int8", "uint8"]
 # relative tolerance of a result rounded once to the dtype (and summed in another order)
 RTOL = {"float32": 1e-5, "float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}
 
@@ -35,65 +29,20 @@ def torch() -> Any:
     return pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 
 
-def torch_launches(torch: Any, fn: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """Run `fn` under a dispatch mode; return its result and torch's non-view op names."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    names: list[str] = []
-
-    class Record(TorchDispatchMode):  # type: ignore[misc]
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                               kwargs: Any = None) -> Any:
-            returns = func._schema.returns
-            alias = returns[0].alias_info if returns else None
-            name = func.overloadpacket.__name__
-            if not (alias is not None and not alias.is_write) and name not in NOT_LAUNCHES:
-                names.append(name)
-            return func(*args, **(kwargs or {}))
-
-    with Record():
-        result = fn()
-    return result, names
-
-
-def ft_launches(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
-    ft.LaunchCounter.reset()
-    with _dispatch.record_ops() as names:
-        result = fn()
-    assert ft.LaunchCounter.n == len(names)
-    return result, list(names)
-
-
 def values(shape: Sequence[int], dtype: str, seed: int = 0, ties: bool = False) -> np.ndarray:
     """Random values of `dtype`; with `ties`, drawn from a few small integers."""
     rng = np.random.default_rng(seed)
     if dtype == "bool":
         return rng.integers(0, 2, size=shape).astype(bool)
-    if ties or dtype in INTS:
+    if ties or dtype not in FLOAT_DTYPES:
         lo = 0 if dtype == "uint8" else -2
-        return rng.integers(lo, 3, size=shape).astype(NP_OF[dtype])
-    return rng.standard_normal(shape).astype(np.float32).astype(NP_OF[dtype])
+        return rng.integers(lo, 3, size=shape).astype(NP_DTYPE[dtype])
+    return rng.standard_normal(shape).astype(np.float32).astype(NP_DTYPE[dtype])
 
 
 def fake(a: np.ndarray, device: str = "cpu") -> ft.Tensor:
     """`a` as a fake tensor: on cpu its very memory and strides (views stay views)."""
     return ft.from_numpy(a) if device == "cpu" else ft.tensor(a, device=device)
-
-
-def real(torch: Any, a: np.ndarray) -> Any:
-    if a.dtype == ml_dtypes.bfloat16:
-        return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(a))
-
-
-def host(t: ft.Tensor) -> np.ndarray:
-    return np.asarray(t.numpy(force=True))
-
-
-def real_host(t: Any) -> np.ndarray:
-    if str(t.dtype) == "torch.bfloat16":
-        return t.float().numpy().astype(ml_dtypes.bfloat16)
-    return t.numpy()
 
 
 def close(got: np.ndarray, want: np.ndarray, dtype: str) -> None:
@@ -111,7 +60,7 @@ def reductions(draw: st.DrawFn, dtypes: Sequence[str]) -> tuple[np.ndarray, Any,
     """(array, dim, keepdim, dtype): 0-4 dims of 0-4, often a permuted (non-contiguous) view;
     dim None, an int or a tuple (negative dims included)."""
     dtype = draw(st.sampled_from(dtypes))
-    shape = draw(st.lists(st.integers(0, 4), min_size=0, max_size=4))
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
     a = values(shape, dtype, seed=draw(st.integers(0, 2**16)), ties=draw(st.booleans()))
     a = np.transpose(a, draw(st.permutations(range(a.ndim))))
     ndim = max(len(shape), 1)
@@ -134,23 +83,23 @@ def np_axes(a: np.ndarray, dim: Any) -> tuple[int, ...]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS + INTS + ["bool"]))
+@given(case=reductions(DTYPES))
 def test_sum_prod_match_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     a, dim, keepdim, dtype = case
     axes = np_axes(a, dim)
     wide = a.astype(np.float64)
-    out_dt = dtype if dtype in FLOATS else "int64"
+    out_dt = dtype if dtype in FLOAT_DTYPES else "int64"
     got = ft.sum(fake(a), dim, keepdim)
     assert got.dtype is getattr(ft, out_dt)
-    close(host(got), np.sum(wide, axis=axes, keepdims=keepdim).astype(NP_OF[out_dt]), out_dt)
+    close(to_numpy(got), np.sum(wide, axis=axes, keepdims=keepdim).astype(NP_DTYPE[out_dt]), out_dt)
     if dim is None or isinstance(dim, int):
         got = fake(a).prod(dim, keepdim) if dim is not None else fake(a).prod()
         want = np.prod(wide, axis=axes, keepdims=keepdim and dim is not None)
-        close(host(got), want.astype(NP_OF[out_dt]), out_dt)
+        close(to_numpy(got), want.astype(NP_DTYPE[out_dt]), out_dt)
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS))
+@given(case=reductions(FLOAT_DTYPES))
 def test_mean_matches_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     a, dim, keepdim, dtype = case
     axes = np_axes(a, dim)
@@ -159,26 +108,26 @@ def test_mean_matches_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
         want = np.mean(a.astype(np.float64), axis=axes, keepdims=keepdim)
     got = fake(a).mean(dim, keepdim)
     assert got.dtype is getattr(ft, dtype)
-    close(host(got), want, dtype)
+    close(to_numpy(got), want, dtype)
 
 
 def test_sum_and_mean_dtype_kwarg() -> None:
     a = values((3, 5), "float16", seed=1)
     s = ft.sum(fake(a), 1, dtype=ft.float32)
     assert s.dtype is ft.float32
-    np.testing.assert_allclose(host(s), a.astype(np.float32).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(s), a.astype(np.float32).sum(1), rtol=1e-6)
     i = np.arange(6).reshape(2, 3)
     m = fake(i).mean(0, dtype=ft.float64)
-    assert m.dtype is ft.float64 and np.array_equal(host(m), i.mean(0))
+    assert m.dtype is ft.float64 and np.array_equal(to_numpy(m), i.mean(0))
     f = ft.sum(fake(np.array([1.7, 2.9, -0.5], np.float32)), dtype=ft.int32)
-    assert f.dtype is ft.int32 and host(f) == 3  # cast first (1 + 2 + 0), as torch does
+    assert f.dtype is ft.int32 and to_numpy(f) == 3  # cast first (1 + 2 + 0), as torch does
 
 
 # --- max/min, amax/amin, argmax/argmin: first index of the extreme, NaN wins ------------------
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS + INTS + ["bool"]))
+@given(case=reductions(DTYPES))
 def test_extremes_match_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     a, dim, keepdim, dtype = case
     axes = np_axes(a, dim)
@@ -187,22 +136,22 @@ def test_extremes_match_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     for fn, ref in (("amax", np.max), ("amin", np.min)):
         got = getattr(fake(a), fn)(() if dim is None else dim, keepdim)
         assert got.dtype is getattr(ft, dtype)
-        close(host(got), ref(wide, axis=axes, keepdims=keepdim).astype(a.dtype), dtype)
+        close(to_numpy(got), ref(wide, axis=axes, keepdims=keepdim).astype(a.dtype), dtype)
     if isinstance(dim, int):
         for fn, arg in (("max", np.argmax), ("min", np.argmin)):
             v, i = getattr(fake(a), fn)(dim, keepdim)
             want_i = arg(wide, axis=axes[0], keepdims=keepdim) if axes else np.zeros((), int)
-            assert np.array_equal(host(i), want_i)
+            assert np.array_equal(to_numpy(i), want_i)
             take = np.take_along_axis(wide, want_i if keepdim else np.expand_dims(
                 want_i, axes[0]), axes[0]) if axes else wide
-            close(host(v), (take if keepdim or not axes else np.squeeze(take, axes[0])
+            close(to_numpy(v), (take if keepdim or not axes else np.squeeze(take, axes[0])
                             ).astype(a.dtype), dtype)
     if dtype != "bool" and (dim is None or isinstance(dim, int)):
         got = fake(a).argmax(dim, keepdim)
         flat = np.argmax(wide) if dim is None else np.argmax(wide, axis=axes[0] if axes else
                                                               None)
-        want = np.reshape(flat, host(got).shape)
-        assert np.array_equal(host(got), want)
+        want = np.reshape(flat, to_numpy(got).shape)
+        assert np.array_equal(to_numpy(got), want)
 
 
 def test_max_with_nan_and_ties_matches_torch(torch: Any) -> None:
@@ -210,14 +159,14 @@ def test_max_with_nan_and_ties_matches_torch(torch: Any) -> None:
                  np.float32)
     for fn in ("max", "min"):
         v, i = getattr(fake(a), fn)(1)
-        tv, ti = getattr(real(torch, a), fn)(1)
-        assert np.array_equal(host(i), ti.numpy())
-        np.testing.assert_array_equal(host(v), tv.numpy())
+        tv, ti = getattr(to_torch(a), fn)(1)
+        assert np.array_equal(to_numpy(i), ti.numpy())
+        np.testing.assert_array_equal(to_numpy(v), tv.numpy())
         for arg in ("argmax", "argmin"):
-            assert np.array_equal(host(getattr(fake(a), arg)(1)),
-                                  getattr(real(torch, a), arg)(1).numpy())
-    assert host(fake(a).argmax()) == real(torch, a).argmax().item()
-    assert np.isnan(host(fake(a).max())) and np.isnan(host(fake(a).amax()))
+            assert np.array_equal(to_numpy(getattr(fake(a), arg)(1)),
+                                  getattr(to_torch(a), arg)(1).numpy())
+    assert to_numpy(fake(a).argmax()) == to_torch(a).argmax().item()
+    assert np.isnan(to_numpy(fake(a).max())) and np.isnan(to_numpy(fake(a).amax()))
 
 
 def test_max_returns_named_pair() -> None:
@@ -237,8 +186,8 @@ def test_max_returns_named_pair() -> None:
 
 def test_binary_max_is_maximum() -> None:
     a, b = values((3,), "float32", 1), values((3,), "float32", 2)
-    np.testing.assert_array_equal(host(ft.max(fake(a), fake(b))), np.maximum(a, b))
-    np.testing.assert_array_equal(host(fake(a).min(fake(b))), np.minimum(a, b))
+    np.testing.assert_array_equal(to_numpy(ft.max(fake(a), fake(b))), np.maximum(a, b))
+    np.testing.assert_array_equal(to_numpy(fake(a).min(fake(b))), np.minimum(a, b))
 
 
 # --- all, any --------------------------------------------------------------------------------
@@ -252,14 +201,14 @@ def test_all_any_match_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     for fn, ref in (("all", np.all), ("any", np.any)):
         got = getattr(fake(a), fn)(dim, keepdim)
         assert got.dtype is (ft.uint8 if dtype == "uint8" else ft.bool)
-        assert np.array_equal(host(got), ref(a, axis=axes, keepdims=keepdim))
+        assert np.array_equal(to_numpy(got), ref(a, axis=axes, keepdims=keepdim))
 
 
 # --- var, std, norm ------------------------------------------------------------------------
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS), correction=st.sampled_from([0, 1, 2, 0.5]))
+@given(case=reductions(FLOAT_DTYPES), correction=st.sampled_from([0, 1, 2, 0.5]))
 def test_var_std_match_numpy(case: tuple[np.ndarray, Any, bool, str], correction: float) -> None:
     a, dim, keepdim, dtype = case
     axes = np_axes(a, dim)
@@ -272,26 +221,26 @@ def test_var_std_match_numpy(case: tuple[np.ndarray, Any, bool, str], correction
     if count - correction <= 0:  # torch divides by max(0, N - correction): inf or nan
         want = np.where(want == 0, np.nan, np.inf) if count - correction < 0 else want
         assume(count - correction == 0)
-    close(host(got_var), want, dtype)
-    close(host(got_std), np.sqrt(want), dtype)
+    close(to_numpy(got_var), want, dtype)
+    close(to_numpy(got_std), np.sqrt(want), dtype)
 
 
 def test_var_unbiased_forms_and_warning(torch: Any) -> None:
     a = values((3, 4), "float32", 3)
-    x, t = fake(a), real(torch, a)
-    np.testing.assert_allclose(host(x.var(1, False)), t.var(1, False).numpy(), rtol=1e-6)
-    np.testing.assert_allclose(host(ft.var(x, False)), torch.var(t, False).numpy(), rtol=1e-6)
-    np.testing.assert_allclose(host(x.std(1, True, True)), t.std(1, True, True).numpy(),
+    x, t = fake(a), to_torch(a)
+    np.testing.assert_allclose(to_numpy(x.var(1, False)), t.var(1, False).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(ft.var(x, False)), torch.var(t, False).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(x.std(1, True, True)), t.std(1, True, True).numpy(),
                                rtol=1e-6)
     with pytest.warns(UserWarning, match=r"std\(\): degrees of freedom is <= 0"):
         out = x.std(1, correction=4)
-    assert np.all(np.isinf(host(out)))
+    assert np.all(np.isinf(to_numpy(out)))
     with pytest.warns(UserWarning, match=r"var\(\): degrees of freedom"):
-        assert np.isnan(host(fake(np.array([3.0], np.float32)).var()))
+        assert np.isnan(to_numpy(fake(np.array([3.0], np.float32)).var()))
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS), ord=st.sampled_from([2, 1, 0, 3, 0.5, math.inf, -math.inf]))
+@given(case=reductions(FLOAT_DTYPES), ord=st.sampled_from([2, 1, 0, 3, 0.5, math.inf, -math.inf]))
 def test_vector_norm_matches_numpy(case: tuple[np.ndarray, Any, bool, str], ord: float) -> None:
     a, dim, keepdim, dtype = case
     axes = np_axes(a, dim)
@@ -306,21 +255,21 @@ def test_vector_norm_matches_numpy(case: tuple[np.ndarray, Any, bool, str], ord:
 
     got = fake_torch.linalg.vector_norm(fake(a), ord, dim, keepdim)
     assert got.dtype is getattr(ft, dtype)
-    close(host(got), want, dtype)
+    close(to_numpy(got), want, dtype)
 
 
 def test_norm_forms_match_torch(torch: Any) -> None:
     a = values((2, 3, 4), "float32", 5)
-    x, t = fake(a), real(torch, a)
+    x, t = fake(a), to_torch(a)
     for args, kwargs in [((), {}), ((None,), {}), ((2, 1), {}), (("fro",), {"dim": (0, 1)}),
                          ((1,), {"dim": -1, "keepdim": True}), ((math.inf,), {}),
                          ((0,), {}), ((3,), {"dim": (0, 2)})]:
-        np.testing.assert_allclose(host(x.norm(*args, **kwargs)),
+        np.testing.assert_allclose(to_numpy(x.norm(*args, **kwargs)),
                                    t.norm(*args, **kwargs).numpy(), rtol=1e-5)
     h = values((4, 5), "float16", 6)
     got = ft.norm(fake(h), dtype=ft.float32)
     assert got.dtype is ft.float32
-    np.testing.assert_allclose(host(got), torch.norm(real(torch, h), dtype=torch.float32),
+    np.testing.assert_allclose(to_numpy(got), torch.norm(to_torch(h), dtype=torch.float32),
                                rtol=1e-6)
 
 
@@ -328,7 +277,7 @@ def test_norm_forms_match_torch(torch: Any) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS))
+@given(case=reductions(FLOAT_DTYPES))
 def test_softmax_log_softmax_match_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     a, dim, _, dtype = case
     d = dim if isinstance(dim, int) else -1
@@ -340,8 +289,8 @@ def test_softmax_log_softmax_match_numpy(case: tuple[np.ndarray, Any, bool, str]
         soft, log_soft = np.exp(shifted) / total, shifted - np.log(total)
     got = fake(a).softmax(d)
     assert got.dtype is getattr(ft, dtype) and tuple(got.shape) == a.shape
-    close(host(got), soft.reshape(a.shape), dtype)
-    close(host(ft.log_softmax(fake(a), d)), log_soft.reshape(a.shape), dtype)
+    close(to_numpy(got), soft.reshape(a.shape), dtype)
+    close(to_numpy(ft.log_softmax(fake(a), d)), log_soft.reshape(a.shape), dtype)
 
 
 def test_softmax_edge_rows_match_torch(torch: Any) -> None:
@@ -349,30 +298,31 @@ def test_softmax_edge_rows_match_torch(torch: Any) -> None:
     a = np.array([[-inf, -inf, -inf], [0.0, -inf, 1.0], [inf, 0.0, 1.0], [1e4, 1e4, -1e4]],
                  np.float32)
     for fn in ("softmax", "log_softmax"):
-        np.testing.assert_allclose(host(getattr(fake(a), fn)(1)),
-                                   getattr(real(torch, a), fn)(1).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(to_numpy(getattr(fake(a), fn)(1)),
+                                   getattr(to_torch(a), fn)(1).numpy(), rtol=1e-6)
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=reductions(FLOATS + INTS + ["bool"]))
+@given(case=reductions(DTYPES))
 def test_cumsum_matches_numpy(case: tuple[np.ndarray, Any, bool, str]) -> None:
     a, dim, _, dtype = case
     d = dim if isinstance(dim, int) else 0
-    out_dt = dtype if dtype in FLOATS else "int64"
-    want = np.cumsum(a.astype(np.float64 if dtype in FLOATS else np.int64),
+    out_dt = dtype if dtype in FLOAT_DTYPES else "int64"
+    want = np.cumsum(a.astype(np.float64 if dtype in FLOAT_DTYPES else np.int64),
                      axis=d % a.ndim if a.ndim else None).reshape(a.shape)
     got = fake(a).cumsum(d)
     assert got.dtype is getattr(ft, out_dt)
-    close(host(got), want.astype(NP_OF[out_dt]), out_dt)
+    close(to_numpy(got), want.astype(NP_DTYPE[out_dt]), out_dt)
 
 
 def test_cumsum_inplace_through_a_view() -> None:
     base = fake(np.arange(12, dtype=np.float32).reshape(3, 4), "cuda")
     col = ft.Tensor._make(base._a[:, 1], base.device, base._storage)
-    out, ops = ft_launches(lambda: col.cumsum_(0))
+    with launches() as ops:
+        out = col.cumsum_(0)
     assert out is col and ops == ["cumsum_"]
-    assert np.array_equal(host(base)[:, 1], np.cumsum([1.0, 5.0, 9.0]))
-    assert np.array_equal(host(base)[:, 0], [0.0, 4.0, 8.0])
+    assert np.array_equal(to_numpy(base)[:, 1], np.cumsum([1.0, 5.0, 9.0]))
+    assert np.array_equal(to_numpy(base)[:, 0], [0.0, 4.0, 8.0])
 
 
 # --- sort, argsort, topk: stable, NaN largest ---------------------------------------------------
@@ -391,27 +341,28 @@ def np_stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
 def test_sort_topk_match_a_stable_numpy_sort(case: tuple[np.ndarray, Any, bool, str],
                                              descending: bool, nans: bool) -> None:
     a, dim, _, dtype = case
-    if nans and dtype in FLOATS and a.size:
+    if nans and dtype in FLOAT_DTYPES and a.size:
         a = a.copy()
         a.flat[:: 3] = np.nan
     d = dim if isinstance(dim, int) else -1
     if a.ndim == 0:
         v, i = fake(a).sort(d, descending)
-        assert host(i) == 0 and np.array_equal(host(v), a, equal_nan=True)
+        assert to_numpy(i) == 0 and np.array_equal(to_numpy(v), a, equal_nan=True)
         return
     axis = d % a.ndim
     order = np_stable_order(a, axis, descending)
     v, i = fake(a).sort(d, descending)
-    assert np.array_equal(host(i), order)
-    assert np.array_equal(host(v), np.take_along_axis(a, order, axis), equal_nan=dtype != "bool")
-    assert np.array_equal(host(ft.argsort(fake(a), d, descending)), order)
+    assert np.array_equal(to_numpy(i), order)
+    assert np.array_equal(to_numpy(v), np.take_along_axis(a, order, axis),
+                          equal_nan=dtype != "bool")
+    assert np.array_equal(to_numpy(ft.argsort(fake(a), d, descending)), order)
     if dtype == "bool":
         return
     k = a.shape[axis] // 2
     tv, ti = fake(a).topk(k, d, largest=descending)
     want = np.take(order, np.arange(k), axis=axis)
-    assert np.array_equal(host(ti), want)
-    assert np.array_equal(host(tv), np.take_along_axis(a, want, axis), equal_nan=True)
+    assert np.array_equal(to_numpy(ti), want)
+    assert np.array_equal(to_numpy(tv), np.take_along_axis(a, want, axis), equal_nan=True)
 
 
 @pytest.mark.parametrize("n", [5, 16, 40])
@@ -422,12 +373,12 @@ def test_sort_tie_order_matches_torch(torch: Any, n: int) -> None:
     a[0, ::4] = np.nan
     for descending in (False, True):
         v, i = fake(a).sort(dim=1, descending=descending, stable=True)
-        tv, ti = real(torch, a).sort(dim=1, descending=descending, stable=True)
-        assert np.array_equal(host(i), ti.numpy())
-        np.testing.assert_array_equal(host(v), tv.numpy())
+        tv, ti = to_torch(a).sort(dim=1, descending=descending, stable=True)
+        assert np.array_equal(to_numpy(i), ti.numpy())
+        np.testing.assert_array_equal(to_numpy(v), tv.numpy())
         if n <= 16:
-            _, ti = real(torch, a).sort(1, descending)
-            assert np.array_equal(host(fake(a).argsort(1, descending)), ti.numpy())
+            _, ti = to_torch(a).sort(1, descending)
+            assert np.array_equal(to_numpy(fake(a).argsort(1, descending)), ti.numpy())
 
 
 def test_topk_values_match_torch_and_ties_are_lowest_index_first(torch: Any) -> None:
@@ -436,16 +387,16 @@ def test_topk_values_match_torch_and_ties_are_lowest_index_first(torch: Any) -> 
     tied = values((4, 50), "float32", seed=7, ties=True)
     for k, largest in ((1, True), (5, False), (50, True)):
         v, i = fake(tied).topk(k, largest=largest)
-        tv, _ = real(torch, tied).topk(k, largest=largest)
-        np.testing.assert_array_equal(host(v), tv.numpy())
-        _, stable = real(torch, tied).sort(dim=1, descending=largest, stable=True)
-        assert np.array_equal(host(i), stable.numpy()[:, :k])
+        tv, _ = to_torch(tied).topk(k, largest=largest)
+        np.testing.assert_array_equal(to_numpy(v), tv.numpy())
+        _, stable = to_torch(tied).sort(dim=1, descending=largest, stable=True)
+        assert np.array_equal(to_numpy(i), stable.numpy()[:, :k])
     distinct = values((4, 50), "float32", seed=8)
     for k, largest in ((3, True), (7, False)):
         v, i = fake(distinct).topk(k, 0 if k == 3 else -1, largest)
-        tv, ti = real(torch, distinct).topk(k, 0 if k == 3 else -1, largest)
-        np.testing.assert_array_equal(host(v), tv.numpy())
-        assert np.array_equal(host(i), ti.numpy())
+        tv, ti = to_torch(distinct).topk(k, 0 if k == 3 else -1, largest)
+        np.testing.assert_array_equal(to_numpy(v), tv.numpy())
+        assert np.array_equal(to_numpy(i), ti.numpy())
 
 
 # --- kernels: each call launches what torch launches, counted on cuda ----------------------
@@ -494,17 +445,18 @@ def test_launches_match_torch(torch: Any) -> None:
     import fake_torch.linalg  # noqa: F401 - torch.linalg is there once imported
 
     for want, fn in cases:
-        got, ops = ft_launches(lambda fn=fn: fn(ft, lambda a: made[id(a)]))  # type: ignore[misc]
-        expected, torch_ops = torch_launches(torch, lambda fn=fn: fn(torch,
-                                                                     lambda a: real(torch, a)))
+        with launches() as ops:
+            got = fn(ft, lambda a: made[id(a)])
+        with torch_launches() as torch_ops:
+            expected = fn(torch, to_torch)
         assert torch_ops == want
         assert ops == want
         got_t = got if isinstance(got, ft.Tensor) else got[0]
         expected_t = expected if isinstance(expected, torch.Tensor) else expected[0]
         assert tuple(got_t.shape) == tuple(expected_t.shape)
         assert str(got_t.dtype) == str(expected_t.dtype)
-        np.testing.assert_allclose(host(got_t).astype(np.float64),
-                                   real_host(expected_t).astype(np.float64), rtol=2e-3,
+        np.testing.assert_allclose(to_numpy(got_t).astype(np.float64),
+                                   to_numpy(expected_t).astype(np.float64), rtol=2e-3,
                                    atol=1e-5)
 
 
@@ -512,9 +464,10 @@ def test_half_softmax_to_float_is_one_kernel_on_cuda(torch: Any) -> None:
     """CUDA's softmax reads half and writes float in one `_softmax`; CPU converts first."""
     h = values((4, 8), "float16", 9)
     x = fake(h, "cuda")
-    got, ops = ft_launches(lambda: x.softmax(-1, dtype=ft.float32))
+    with launches() as ops:
+        got = x.softmax(-1, dtype=ft.float32)
     assert ops == ["_softmax"] and got.dtype is ft.float32
-    np.testing.assert_allclose(host(got), real(torch, h).softmax(-1, dtype=torch.float32),
+    np.testing.assert_allclose(to_numpy(got), to_torch(h).softmax(-1, dtype=torch.float32),
                                rtol=1e-6)
     on_cpu = fake(h, "cpu")
     ft.LaunchCounter.reset()
@@ -591,7 +544,7 @@ def test_errors_match_torch(torch: Any, name: str, fn: Callable[[Any, Any], Any]
         return fake(values(shape, dtype))
 
     def theirs(shape: tuple[int, ...], dtype: str = "float32") -> Any:
-        return real(torch, values(shape, dtype))
+        return to_torch(values(shape, dtype))
 
     with pytest.raises(Exception) as want:
         fn(torch, theirs)

@@ -13,6 +13,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
+from oracles import NoHostSync
 
 import fake_torch as ft
 from fake_torch import _dispatch
@@ -183,19 +184,12 @@ def test_printoptions_context_restores() -> None:
     assert repr(ft.tensor([1.25])) == "tensor([1.2500])"
 
 
-class _NoSync(_dispatch.Mode):
-    """A mode that refuses host syncs, as capture does."""
-
-    def host_sync(self, what: str) -> None:
-        raise RuntimeError(f"host sync: {what}")
-
-
 def test_printing_cuda_is_a_host_sync_and_launches_nothing() -> None:
     t = ft.tensor([1.0, 2.0], device="cuda")
     ft.LaunchCounter.reset()
     assert repr(t).endswith("device='cuda:0')")
     assert ft.LaunchCounter.n == 0
-    with _dispatch.push_mode(_NoSync()):
+    with _dispatch.push_mode(NoHostSync()):
         assert repr(ft.tensor([1.0]).numpy()) is not None  # cpu: no sync needed
         with pytest.raises(RuntimeError, match="host sync: repr"):
             repr(t)

@@ -16,57 +16,19 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from oracles import (
+    assert_raises_like_torch,
+    assert_same_error,
+    launches,
+    outcome,
+    pair,
+    torch_launches,
+)
 
 import fake_torch as ft
-from fake_torch._dispatch import record_ops
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-
-NO_LAUNCH = {"empty", "empty_strided", "empty_like", "_unsafe_view", "lift_fresh"}
-
-
-class _TorchOps(TorchDispatchMode):
-    """The non-view aten ops real torch dispatches (what a GPU would launch)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        rets = func._schema.returns
-        view = bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
-        name = func.overloadpacket.__name__
-        if not view and name not in NO_LAUNCH:
-            self.ops.append(name)
-        return func(*args, **(kwargs or {}))
-
-
-def torch_launches(fn: Callable[[], Any]) -> list[str]:
-    with _TorchOps() as mode:
-        fn()
-    return mode.ops
-
-
-def our_launches(fn: Callable[[], Any]) -> list[str]:
-    with record_ops() as names:
-        fn()
-    return names
-
-
-def outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    try:
-        return fn(), None
-    except Exception as e:  # comparing torch's errors with ours
-        return None, e
-
-
-def assert_same_error(ours: BaseException | None, theirs: BaseException | None) -> None:
-    assert (ours is None) == (theirs is None), f"torch: {theirs!r}, fake_torch: {ours!r}"
-    if ours is not None and theirs is not None:
-        assert type(ours) is type(theirs), f"torch: {theirs!r}, fake_torch: {ours!r}"
-        assert str(ours).splitlines()[0] == str(theirs).splitlines()[0]
 
 
 def assert_same_view(ours: ft.Tensor, theirs: Any, our_base: ft.Tensor, their_base: Any) -> None:
@@ -80,13 +42,6 @@ def assert_same_view(ours: ft.Tensor, theirs: Any, our_base: ft.Tensor, their_ba
         assert (ours.data_ptr() - our_base.data_ptr() ==
                 theirs.data_ptr() - their_base.data_ptr())
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
-
-
-def pair(shape: tuple[int, ...], dtype: str = "float32") -> tuple[ft.Tensor, Any]:
-    """The same contiguous arange on both sides."""
-    n = int(np.prod(shape))
-    base = np.arange(n, dtype=dtype).reshape(shape)
-    return ft.from_numpy(base.copy()), torch.from_numpy(base.copy())
 
 
 # --- random view chains against torch -----------------------------------------------------------
@@ -189,7 +144,7 @@ def _apply(mod: Any, x: Any, op: str, args: tuple[Any, ...]) -> Any:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple), data=st.data())
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=4), data=st.data())
 def test_random_view_chains_match_torch(shape: tuple[int, ...], data: st.DataObject) -> None:
     our_base, their_base = pair(shape)
     ours, theirs = our_base, their_base
@@ -219,7 +174,7 @@ def test_random_view_chains_match_torch(shape: tuple[int, ...], data: st.DataObj
 
 
 @settings(max_examples=60, deadline=None)
-@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple), data=st.data())
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4), data=st.data())
 def test_views_of_cuda_tensors_launch_nothing(shape: tuple[int, ...], data: st.DataObject) -> None:
     x = ft.zeros(shape, device="cuda")
     ft.LaunchCounter.reset()
@@ -237,7 +192,7 @@ def test_views_of_cuda_tensors_launch_nothing(shape: tuple[int, ...], data: st.D
 # --- reshape / contiguous / clone: copies --------------------------------------------------------
 
 @settings(max_examples=60, deadline=None)
-@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=4).map(tuple),
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=4),
        perm_seed=st.randoms(use_true_random=False),
        dtype=st.sampled_from(["float32", "int64", "float16", "bool", "bfloat16"]))
 def test_clone_contiguous_reshape_values_and_layout(shape: tuple[int, ...], perm_seed: Any,
@@ -315,10 +270,11 @@ def test_launches_match_torch_dispatch(name: str, fn: Callable[[Any], Any]) -> N
     base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     theirs = torch.from_numpy(base.copy())
     ours = ft.tensor(base, device="cuda")
-    expected = torch_launches(lambda: fn(theirs))
-    ft.LaunchCounter.reset()
-    assert our_launches(lambda: fn(ours)) == expected
-    assert ft.LaunchCounter.n == len(expected)
+    with torch_launches() as expected:
+        fn(theirs)
+    with launches() as names:
+        fn(ours)
+    assert names == expected
 
 
 def test_module_functions_match_methods() -> None:
@@ -403,10 +359,8 @@ def test_view_dtype_matches_torch() -> None:
 ])
 def test_errors_match_torch(call: str) -> None:
     base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    _, t_err = outcome(lambda: eval(call, {"torch": torch, "x": torch.from_numpy(base.copy())}))
-    _, o_err = outcome(lambda: eval(call, {"torch": ft, "x": ft.from_numpy(base.copy())}))
-    assert t_err is not None, f"torch accepted {call}"
-    assert_same_error(o_err, t_err)
+    assert_raises_like_torch(
+        lambda lib: eval(call, {"torch": lib, "x": lib.from_numpy(base.copy())}))
 
 
 def test_T_warns_like_torch_beyond_two_dims() -> None:

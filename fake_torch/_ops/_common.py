@@ -14,8 +14,14 @@ from fake_torch._tensor import Scalar, Tensor
 
 def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:
     """An uninitialised output buffer, from the current mode's allocator (no launch)."""
-    a, storage = _dispatch.allocate(tuple(map(int, shape)), dt.np, dev.type == "cuda")
-    return Tensor._make(a, dev, storage)
+    return new_tensor_exact(tuple(map(int, shape)), dt, dev)
+
+
+def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
+    """`new_tensor` for a shape that is already a tuple of Python ints (an array's `.shape`),
+    as the hot paths have it: converting each size again costs a third of a tiny op's call."""
+    a, storage = _dispatch.allocate(shape, dt.np, dev.type == "cuda")
+    return Tensor._make(a, dev, storage, dt)
 
 
 def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
@@ -23,11 +29,16 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
            kind: str = "kernel", dev: device | None = None) -> None:
     """Send one kernel through the door. Tensor inputs pass as their numpy views, so a
     recorded launch replays against the very same buffers."""
-    out_tensors = (outs,) if isinstance(outs, Tensor) else tuple(outs)
-    if dev is None:
-        dev = out_tensors[0]._device if out_tensors else CPU
+    if isinstance(outs, Tensor):  # the common case, one output: no list to build
+        out_arrays: tuple[Any, ...] = (outs._a,)
+        if dev is None:
+            dev = outs._device
+    else:
+        out_arrays = tuple([t._a for t in outs])
+        if dev is None:
+            dev = outs[0]._device if outs else CPU
     # list comprehensions, not generators: this runs once per launch
-    _dispatch.launch(op, kernel, tuple([t._a for t in out_tensors]),
+    _dispatch.launch(op, kernel, out_arrays,
                      tuple([x._a if isinstance(x, Tensor) else x for x in inputs]), params,
                      on_cuda=dev.type == "cuda", kind=kind)
 

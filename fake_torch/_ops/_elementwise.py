@@ -21,6 +21,7 @@ from fake_torch._ops._common import (
     common_device,
     launch,
     new_tensor,
+    new_tensor_exact,
     result_type,
     scalar_dtype,
 )
@@ -333,6 +334,11 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     opmath_arg: the operand mul/div/lerp read unrounded in float32 when the common dtype is
     float16/bfloat16 and it is a Python scalar or one element (torch's original_scalar_value);
     keep: operands passed to fn as they are (where's condition)."""
+    if kw is None and not keep and isinstance(fn, np.ufunc):
+        fast = _plain_pointwise(op, fn, operands, promo, bool_ if bool_result else promo,
+                                result, out)
+        if fast is not None:
+            return fast
     tensors = [x for x in operands if isinstance(x, Tensor)]
     dev = tensors[0]._device
     if any(t._device is not dev for t in tensors):
@@ -365,3 +371,54 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     launch(op, map_kernel, res, inputs, {"fn": fn, "direct": direct, "kw": kw or {},
                                          "plan": tuple(plan) if any(plan) else None})
     return res
+
+
+def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], promo: dtype,
+                     natural: dtype, result: dtype, out: Tensor | None) -> Tensor | None:
+    """`pointwise` for its common case, or None when this is not it: tensors of ONE shape,
+    dtype (`promo`) and device, row-major, with plain Python numbers beside them, computing in
+    their own dtype (no 16-bit float) into an output of the ufunc's natural dtype: a fresh
+    one, or an `out` (in-place ops) of that same shape, dtype and device that every input
+    either is or shares no memory with. The general path would find no cast to plan, a
+    row-major output, nothing for `check_out` to refuse and a direct ufunc: the same launch,
+    without the ~15 calls it takes to find that out."""
+    if promo in _REDUCED or result is not natural:
+        return None
+    first: Tensor | None = None
+    for x in operands:
+        if x is None:
+            return None
+        if not isinstance(x, Tensor):
+            continue
+        if first is None:
+            first = x
+        elif x._a.shape != first._a.shape or x._device is not first._device:
+            return None
+        if x._dtype is not promo or not x._a.flags.c_contiguous:
+            return None
+    assert first is not None, "a pointwise op has a tensor operand"
+    if out is None:
+        res = new_tensor_exact(first._a.shape, result, first._device)
+    elif _plain_out(out, first, operands, result):
+        res = out
+    else:
+        return None
+    # numbers convert after the output exists, as in the general path (a number too big for
+    # the dtype raises there with the block already taken)
+    inputs = [x if isinstance(x, Tensor) or x is None else _scalar_value(x, promo, promo, False)
+              for x in operands]
+    launch(op, map_kernel, res, inputs, {"fn": fn, "direct": True, "kw": {}, "plan": None})
+    return res
+
+
+def _plain_out(out: Tensor, like: Tensor, operands: Sequence[Operand | None],
+               result: dtype) -> bool:
+    """Is `out` an output `check_out` would take without a question: `like`'s shape and
+    device, the result dtype, row-major (no internal overlap), and each tensor input either
+    `out` itself or apart from it in memory (no partial overlap)?"""
+    a = out._a
+    if (out._dtype is not result or out._device is not like._device or a.shape != like._a.shape
+            or not a.flags.c_contiguous):
+        return False
+    return all(x._a is a or not np.may_share_memory(x._a, a)
+               for x in operands if isinstance(x, Tensor))

@@ -1,19 +1,19 @@
 """The views matmul and einsum take on their way to a GEMM, with torch's copy rules.
 
 A view launches nothing. `reshape` is a view exactly when torch's `computeStride` finds strides
-for the new shape (ported below); otherwise torch copies (`clone` to contiguous, one launch)
-and so do we. Inputs to these helpers are internal operands: their views may be read-only.
+for the new shape (`_strides.view_strides`); otherwise torch copies (`clone` to contiguous, one
+launch) and so do we. Inputs to these helpers are internal operands: their views may be
+read-only.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from fake_torch._ops._common import launch, new_tensor
-from fake_torch._ops._reduce_util import SCALAR_NAME
+from fake_torch._ops._strides import type_string, view_strides
 from fake_torch._tensor import Tensor
 
 
@@ -24,39 +24,6 @@ def view_of(t: Tensor, a: np.ndarray) -> Tensor:
     out = Tensor._make(a, t.device, t._storage)
     out.requires_grad = t.requires_grad
     return out
-
-
-def view_strides(shape: Sequence[int], strides: Sequence[int],
-                 new_shape: Sequence[int]) -> tuple[int, ...] | None:
-    """torch's computeStride: element strides that show (shape, strides) as `new_shape`
-    without a copy, or None when only a copy can (the caller has checked numel matches)."""
-    if not shape:
-        return tuple(1 for _ in new_shape)
-    if math.prod(shape) == 0:
-        if tuple(shape) == tuple(new_shape):
-            return tuple(strides)
-        out = [1] * len(new_shape)
-        for d in range(len(new_shape) - 2, -1, -1):
-            out[d] = max(new_shape[d + 1], 1) * out[d + 1]
-        return tuple(out)
-    new = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    chunk_base = strides[-1]
-    tensor_numel = view_numel = 1
-    for tensor_d in range(len(shape) - 1, -1, -1):
-        tensor_numel *= shape[tensor_d]
-        if tensor_d == 0 or (shape[tensor_d - 1] != 1
-                             and strides[tensor_d - 1] != tensor_numel * chunk_base):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new[view_d] = view_numel * chunk_base
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base = strides[tensor_d - 1]
-                tensor_numel = view_numel = 1
-    return tuple(new) if view_d == -1 else None
 
 
 def reshape(t: Tensor, shape: Sequence[int]) -> Tensor:
@@ -104,8 +71,7 @@ def expand(t: Tensor, shape: Sequence[int]) -> Tensor:
     """`t.expand(shape)` as a stride-0 view, with torch's error texts."""
     shape = tuple(shape)
     if len(shape) < t.dim():
-        kind = "torch.cuda." if t.is_cuda else "torch."
-        raise RuntimeError(f"expand({kind}{SCALAR_NAME[t.dtype]}Tensor{{{list(t.shape)}}}, "
+        raise RuntimeError(f"expand({type_string(t)}{{{list(t.shape)}}}, "
                            f"size={list(shape)}): the number of sizes provided ({len(shape)}) "
                            "must be greater or equal to the number of dimensions in the tensor "
                            f"({t.dim()})")

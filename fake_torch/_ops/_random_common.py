@@ -1,5 +1,5 @@
-"""What the random op modules share: the one-launch `draw`, output buffers, and the names and
-range checks torch's error messages use."""
+"""What the random op modules share: the one-launch `draw`, output buffers, and the range and
+dtype checks whose errors match torch's."""
 
 from __future__ import annotations
 
@@ -7,33 +7,10 @@ from typing import Any
 
 from fake_torch import _factories
 from fake_torch._device import DeviceLike, canonical, device
-from fake_torch._dtype import (
-    bfloat16,
-    bool_,
-    dtype,
-    finfo,
-    float16,
-    float32,
-    float64,
-    get_default_dtype,
-    iinfo,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-)
+from fake_torch._dtype import SCALAR_NAME, bool_, dtype, finfo, get_default_dtype, iinfo
 from fake_torch._generator import Generator, generator_for
 from fake_torch._ops import _common
 from fake_torch._tensor import Tensor
-
-# torch's ScalarType names (dispatch errors) and C type names (bounds errors)
-SCALAR_NAME = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int",
-               int64: "Long", float16: "Half", bfloat16: "BFloat16", float32: "Float",
-               float64: "Double"}
-C_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "short int",
-          int32: "int", int64: "long int", float16: "c10::Half", bfloat16: "c10::BFloat16",
-          float32: "float", float64: "double"}
 
 
 def draw(op: str, kernel: Any, out: Tensor, generator: Generator | None,

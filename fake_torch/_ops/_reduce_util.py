@@ -1,5 +1,5 @@
 """Shared by the reduction, sorting and linalg modules: dim lists, output shapes, accumulation
-dtypes, torch's dtype names for error texts, and a `_to_copy` cast."""
+dtypes and a `_to_copy` cast."""
 
 from __future__ import annotations
 
@@ -9,34 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import (
-    bfloat16,
-    bool_,
-    dtype,
-    float16,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-)
+from fake_torch._dtype import CPP_NAME as CPP_NAME  # re-exported for reduction_scan.py
+from fake_torch._dtype import SCALAR_NAME as SCALAR_NAME  # re-exported for reduction_scan.py
+from fake_torch._dtype import bfloat16, dtype, float16
 from fake_torch._ops._common import launch, new_tensor
 from fake_torch._tensor import Tensor, wrap_dim
 
 DimArg = int | Sequence[int] | None
-
-# torch's ScalarType names ("Got: Long") and C++ type names ("float != double") for error texts.
-SCALAR_NAME = {
-    float32: "Float", float64: "Double", float16: "Half", bfloat16: "BFloat16", int64: "Long",
-    int32: "Int", int16: "Short", int8: "Char", uint8: "Byte", bool_: "Bool",
-}
-CPP_NAME = {
-    float32: "float", float64: "double", float16: "c10::Half", bfloat16: "c10::BFloat16",
-    int64: "long int", int32: "int", int16: "short int", int8: "signed char",
-    uint8: "unsigned char", bool_: "bool",
-}
 
 
 def reduce_dims(ndim: int, dim: DimArg, *, empty_means_all: bool = True) -> tuple[int, ...]:

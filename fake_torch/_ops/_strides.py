@@ -15,20 +15,16 @@ from typing import Any
 import numpy as np
 
 from fake_torch._device import device
-from fake_torch._dtype import bfloat16, bool_, dtype
+from fake_torch._dtype import SCALAR_NAME, bfloat16, bool_, dtype
 from fake_torch._ops._common import new_tensor
 from fake_torch._tensor import Tensor
 
 Shape = tuple[int, ...]
 
-# torch's ScalarType names, as its error messages print them ("view Float as Double")
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
-                 "float32": "Float", "float64": "Double"}
-
 
 def scalar_type_name(dt: dtype) -> str:
-    return _SCALAR_NAMES[repr(dt).removeprefix("torch.")]
+    """torch's ScalarType name, as its error messages print it ("view Float as Double")."""
+    return SCALAR_NAME[dt]
 
 
 def type_string(t: Tensor) -> str:
@@ -279,6 +275,17 @@ def empty_like_preserve(t: Tensor, dt: dtype | None = None) -> Tensor:
     """empty_like(t) with torch.preserve_format: same dim order as t, dense."""
     return empty_strided(t.shape, dense_strides_like(t.shape, t.stride()), dt or t.dtype,
                          t.device)
+
+
+def is_contiguous_format(memory_format: object, fn: str) -> bool:
+    """True for torch.contiguous_format, False for torch.preserve_format (the default, or None);
+    the other formats are not emulated."""
+    name = "torch.preserve_format" if memory_format is None else str(memory_format)
+    if name not in ("torch.preserve_format", "torch.contiguous_format"):
+        raise NotImplementedError(f"torch.Tensor.{fn}(memory_format={name}): fake_torch "
+                                  "supports only torch.contiguous_format and "
+                                  "torch.preserve_format")
+    return name == "torch.contiguous_format"
 
 
 # --- memory overlap (torch's MemOverlap checks) -----------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 from fake_torch import _dispatch
 from fake_torch._device import DeviceLike, canonical, device
 from fake_torch._dtype import (
+    SCALAR_NAME,
     bfloat16,
     bool_,
     dtype,
@@ -39,12 +40,14 @@ from fake_torch._ops._elementwise import (
     quiet_call,
     tensor_arg,
 )
-from fake_torch._ops._strides import assert_no_internal_overlap, assert_no_partial_overlap
+from fake_torch._ops._strides import (
+    assert_no_internal_overlap,
+    assert_no_partial_overlap,
+    is_contiguous_format,
+)
 from fake_torch._tensor import Number, Scalar, Tensor
 
-_LEGACY = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
-           bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
-           int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor"}
+_LEGACY = {d: f"{name}Tensor" for d, name in SCALAR_NAME.items()}  # legacy types: "FloatTensor"
 _C_INT_NAMES = {uint8: "uint8_t", int8: "int8_t", int16: "int16_t", int32: "int",
                 int64: "int64_t"}
 
@@ -109,16 +112,6 @@ def _bad_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
         "torch.memory_format memory_format = None)")
 
 
-def _memory_format(memory_format: object, fn: str) -> bool:
-    """True for torch.contiguous_format; torch.preserve_format (or None) is the default."""
-    name = "torch.preserve_format" if memory_format is None else str(memory_format)
-    if name not in ("torch.preserve_format", "torch.contiguous_format"):
-        raise NotImplementedError(f"torch.Tensor.{fn}(memory_format={name}): fake_torch "
-                                  "supports only torch.contiguous_format and "
-                                  "torch.preserve_format")
-    return name == "torch.contiguous_format"
-
-
 def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device, dtype) / to(other), with non_blocking, copy, memory_format."""
     if set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}:
@@ -153,7 +146,7 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if (dt is not None and not isinstance(dt, dtype)) or not (
             dev is None or isinstance(dev, (str, device, int))) or isinstance(dev, bool):
         raise _bad_to(args, kwargs)
-    contiguous = _memory_format(kwargs.get("memory_format"), "to")
+    contiguous = is_contiguous_format(kwargs.get("memory_format"), "to")
     return to(self, dt, dev, non_blocking=bool(flags.get("non_blocking", False)),
               copy=bool(flags.get("copy", False)), contiguous=contiguous)
 
@@ -170,7 +163,7 @@ def to(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
 
 
 def _as(self: Tensor, dt: dtype, memory_format: object, fn: str) -> Tensor:
-    return to(self, dt, contiguous=_memory_format(memory_format, fn))
+    return to(self, dt, contiguous=is_contiguous_format(memory_format, fn))
 
 
 def float_(self: Tensor, memory_format: object = None) -> Tensor:
@@ -221,11 +214,11 @@ def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = Fa
     if canonical(dev).type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
     return to(self, None, dev, non_blocking=non_blocking,
-              contiguous=_memory_format(memory_format, "cuda"))
+              contiguous=is_contiguous_format(memory_format, "cuda"))
 
 
 def cpu(self: Tensor, memory_format: object = None) -> Tensor:
-    return to(self, None, "cpu", contiguous=_memory_format(memory_format, "cpu"))
+    return to(self, None, "cpu", contiguous=is_contiguous_format(memory_format, "cpu"))
 
 
 def type_as(self: Tensor, other: Tensor) -> Tensor:

@@ -17,10 +17,17 @@ from typing import Any
 import numpy as np
 
 from fake_torch._device import device
-from fake_torch._dtype import bool_, dtype
+from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bool_, dtype
 from fake_torch._ops import _linalg_views as v
-from fake_torch._ops._common import broadcast_shapes, common_device, launch, new_tensor, result_type
-from fake_torch._ops._reduce_util import CPP_NAME, SCALAR_NAME, acc_np, check_out
+from fake_torch._ops._common import (
+    broadcast_shapes,
+    common_device,
+    launch,
+    new_tensor,
+    new_tensor_exact,
+    result_type,
+)
+from fake_torch._ops._reduce_util import acc_np, check_out
 from fake_torch._ops.linalg_einsum import einsum
 from fake_torch._tensor import Number, Tensor
 
@@ -48,19 +55,21 @@ def mm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
     check_out(out, "mm")
     _need_tensor("mm", "mat2", 2, mat2)
     dev = common_device(input, mat2)
-    if input.dim() != 2:
+    shape1, shape2 = input._a.shape, mat2._a.shape  # (plain tuples: no torch.Size to build)
+    if len(shape1) != 2:
         raise RuntimeError("self must be a matrix")
-    if mat2.dim() != 2:
+    if len(shape2) != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if input.shape[1] != mat2.shape[0]:
+    if shape1[1] != shape2[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(input)} "
                            f"and {_shape_text(mat2)})")
-    if input.dtype is not mat2.dtype:
+    dt = input._dtype
+    if dt is not mat2._dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
-                           f"{CPP_NAME[input.dtype]} != {CPP_NAME[mat2.dtype]}")
-    _refuse_bool("addmm_impl_cpu_", input.dtype)
-    result = new_tensor((input.shape[0], mat2.shape[1]), input.dtype, dev)
-    launch("mm", _matmul_kernel, result, (input, mat2), {"acc": acc_np(input.dtype)})
+                           f"{CPP_NAME[dt]} != {CPP_NAME[mat2._dtype]}")
+    _refuse_bool("addmm_impl_cpu_", dt)
+    result = new_tensor_exact((shape1[0], shape2[1]), dt, dev)
+    launch("mm", _matmul_kernel, result, (input, mat2), {"acc": acc_np(dt)})
     return result
 
 

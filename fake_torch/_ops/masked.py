@@ -12,26 +12,17 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _dispatch
-from fake_torch._dtype import bool_, dtype, int64
+from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._ops import _common
 from fake_torch._ops._strides import assert_no_partial_overlap, check_scalar_fits
 from fake_torch._tensor import Scalar, Tensor
-
-# the C++ element type names torch prints for a mask's dtype
-_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-              "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-
-
-def _cpp_name(dt: dtype) -> str:
-    return _CPP_NAMES[repr(dt).removeprefix("torch.")]
 
 
 def _check_fill(self: Tensor, mask: Tensor, value: Any) -> tuple[tuple[Tensor, ...], Any]:
     """torch's masked_fill_ checks; the value as (0-dim tensor,) or a checked Python scalar."""
     if mask.dtype is not bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_cpp_name(mask.dtype)}")
+                           f"{CPP_NAME[mask.dtype]}")
     if isinstance(value, Tensor):
         if value.dim():
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import bool_, dtype, get_default_dtype
+from fake_torch._dtype import CPP_NAME, bool_, dtype, get_default_dtype
 from fake_torch._ops._elementwise import (
     not_implemented,
     pointwise,
@@ -21,14 +21,10 @@ from fake_torch._ops._elementwise import (
 from fake_torch._ops._erf import erf as _erf64
 from fake_torch._tensor import Tensor
 
-# C++ type names, as torch's clamp_ and lerp messages print them
-CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-             "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-
 
 def cpp_name(dt: dtype) -> str:
-    return CPP_NAMES[repr(dt).removeprefix("torch.")]
+    """The C++ type name torch's clamp_ and lerp messages print for a dtype."""
+    return CPP_NAME[dt]
 
 
 def kernel_name(x: Tensor, cpu: str, cuda: str) -> str:
@@ -36,9 +32,9 @@ def kernel_name(x: Tensor, cpu: str, cuda: str) -> str:
     return cuda if x.is_cuda else cpu
 
 
-def _int_to_float(op: str, fn: Any, input: Any, out: Tensor | None, fname: str) -> Tensor:
+def _int_to_float(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
     """exp, log, sqrt, sigmoid, ...: integral inputs compute in the default float dtype."""
-    x = tensor_arg(input, fname)
+    x = tensor_arg(input, op)
     promo = x.dtype if x.dtype.is_floating_point else get_default_dtype()
     return pointwise(op, fn, [x], promo=promo, result=promo, out=out)
 
@@ -70,91 +66,91 @@ def _erf(x: np.ndarray) -> Any:
 
 
 def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("exp", np.exp, input, out, "exp")
+    return _int_to_float("exp", np.exp, input, out)
 
 
 def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("log", np.log, input, out, "log")
+    return _int_to_float("log", np.log, input, out)
 
 
 def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("log1p", np.log1p, input, out, "log1p")
+    return _int_to_float("log1p", np.log1p, input, out)
 
 
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("sqrt", np.sqrt, input, out, "sqrt")
+    return _int_to_float("sqrt", np.sqrt, input, out)
 
 
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("rsqrt", _rsqrt, input, out, "rsqrt")
+    return _int_to_float("rsqrt", _rsqrt, input, out)
 
 
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("reciprocal", np.reciprocal, input, out, "reciprocal")
+    return _int_to_float("reciprocal", np.reciprocal, input, out)
 
 
 def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("sin", np.sin, input, out, "sin")
+    return _int_to_float("sin", np.sin, input, out)
 
 
 def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("cos", np.cos, input, out, "cos")
+    return _int_to_float("cos", np.cos, input, out)
 
 
 def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("tanh", np.tanh, input, out, "tanh")
+    return _int_to_float("tanh", np.tanh, input, out)
 
 
 def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("sigmoid", _sigmoid, input, out, "sigmoid")
+    return _int_to_float("sigmoid", _sigmoid, input, out)
 
 
 def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _int_to_float("erf", _erf, input, out, "erf")
+    return _int_to_float("erf", _erf, input, out)
 
 
 def exp_(input: Tensor) -> Tensor:
-    return _int_to_float("exp_", np.exp, input, input, "exp_")
+    return _int_to_float("exp_", np.exp, input, input)
 
 
 def log_(input: Tensor) -> Tensor:
-    return _int_to_float("log_", np.log, input, input, "log_")
+    return _int_to_float("log_", np.log, input, input)
 
 
 def log1p_(input: Tensor) -> Tensor:
-    return _int_to_float("log1p_", np.log1p, input, input, "log1p_")
+    return _int_to_float("log1p_", np.log1p, input, input)
 
 
 def sqrt_(input: Tensor) -> Tensor:
-    return _int_to_float("sqrt_", np.sqrt, input, input, "sqrt_")
+    return _int_to_float("sqrt_", np.sqrt, input, input)
 
 
 def rsqrt_(input: Tensor) -> Tensor:
-    return _int_to_float("rsqrt_", _rsqrt, input, input, "rsqrt_")
+    return _int_to_float("rsqrt_", _rsqrt, input, input)
 
 
 def reciprocal_(input: Tensor) -> Tensor:
-    return _int_to_float("reciprocal_", np.reciprocal, input, input, "reciprocal_")
+    return _int_to_float("reciprocal_", np.reciprocal, input, input)
 
 
 def sin_(input: Tensor) -> Tensor:
-    return _int_to_float("sin_", np.sin, input, input, "sin_")
+    return _int_to_float("sin_", np.sin, input, input)
 
 
 def cos_(input: Tensor) -> Tensor:
-    return _int_to_float("cos_", np.cos, input, input, "cos_")
+    return _int_to_float("cos_", np.cos, input, input)
 
 
 def tanh_(input: Tensor) -> Tensor:
-    return _int_to_float("tanh_", np.tanh, input, input, "tanh_")
+    return _int_to_float("tanh_", np.tanh, input, input)
 
 
 def sigmoid_(input: Tensor) -> Tensor:
-    return _int_to_float("sigmoid_", _sigmoid, input, input, "sigmoid_")
+    return _int_to_float("sigmoid_", _sigmoid, input, input)
 
 
 def erf_(input: Tensor) -> Tensor:
-    return _int_to_float("erf_", _erf, input, input, "erf_")
+    return _int_to_float("erf_", _erf, input, input)
 
 
 # --- activations ------------------------------------------------------------------------------
@@ -200,8 +196,8 @@ def _float_only(input: Any, fname: str, cpu: str, cuda: str) -> Tensor:
 
 # --- sign, magnitude, rounding: integral dtypes stay integral ---------------------------------
 
-def _same_dtype(op: str, fn: Any, input: Any, out: Tensor | None, fname: str) -> Tensor:
-    x = tensor_arg(input, fname)
+def _same_dtype(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
+    x = tensor_arg(input, op)
     return pointwise(op, fn, [x], promo=x.dtype, result=x.dtype, out=out)
 
 
@@ -214,12 +210,12 @@ def _check_neg(x: Any) -> None:
 
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_neg(input)
-    return _same_dtype("neg", np.negative, input, out, "neg")
+    return _same_dtype("neg", np.negative, input, out)
 
 
 def neg_(input: Tensor) -> Tensor:
     _check_neg(input)
-    return _same_dtype("neg_", np.negative, input, input, "neg_")
+    return _same_dtype("neg_", np.negative, input, input)
 
 
 def _check_abs(x: Any) -> None:
@@ -229,12 +225,12 @@ def _check_abs(x: Any) -> None:
 
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_abs(input)
-    return _same_dtype("abs", np.abs, input, out, "abs")
+    return _same_dtype("abs", np.abs, input, out)
 
 
 def abs_(input: Tensor) -> Tensor:
     _check_abs(input)
-    return _same_dtype("abs_", np.abs, input, input, "abs_")
+    return _same_dtype("abs_", np.abs, input, input)
 
 
 def _sign(x: np.ndarray) -> Any:
@@ -245,20 +241,20 @@ def _sign(x: np.ndarray) -> Any:
 
 
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _same_dtype("sign", _sign, input, out, "sign")
+    return _same_dtype("sign", _sign, input, out)
 
 
 def sign_(input: Tensor) -> Tensor:
-    return _same_dtype("sign_", _sign, input, input, "sign_")
+    return _same_dtype("sign_", _sign, input, input)
 
 
 def _rounding(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
     """floor/ceil/round/trunc: a copy for integers, refused for bool."""
-    x = tensor_arg(input, op.rstrip("_"))
     name = op.rstrip("_")
+    x = tensor_arg(input, name)
     if x.dtype is bool_:
         raise not_implemented(kernel_name(x, f"{name}_vml_cpu", f"{name}_cuda"), x.dtype)
-    return _same_dtype(op, fn if x.dtype.is_floating_point else np.positive, x, out, name)
+    return _same_dtype(op, fn if x.dtype.is_floating_point else np.positive, x, out)
 
 
 def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:

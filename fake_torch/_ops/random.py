@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fake_torch._device import DeviceLike
-from fake_torch._dtype import dtype, finfo
+from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
 from fake_torch._generator import (
     Generator,
     default_generator,
@@ -25,8 +25,6 @@ from fake_torch._generator import (
 from fake_torch._ops import _common
 from fake_torch._ops import random_kernels as K
 from fake_torch._ops._random_common import (
-    C_NAME,
-    SCALAR_NAME,
     device_kernel,
     draw,
     finish,
@@ -49,7 +47,7 @@ def _uniform(op: str, out: Tensor, low: float, high: float, generator: Generator
     lowest, highest = type_range(out.dtype)
     for name, v in (("from", low), ("to", high)):
         if not lowest <= v <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {C_NAME[out.dtype]}")
+            raise RuntimeError(f"{name} is out of bounds for {CPP_NAME[out.dtype]}")
     if low > high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={fmt(low)} > to={fmt(high)}")

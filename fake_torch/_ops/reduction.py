@@ -15,10 +15,9 @@ from typing import Any, overload
 import numpy as np
 
 from fake_torch import return_types
-from fake_torch._dtype import bool_, dtype, int64, uint8
+from fake_torch._dtype import SCALAR_NAME, bool_, dtype, int64, uint8
 from fake_torch._ops._common import launch, new_tensor
 from fake_torch._ops._reduce_util import (
-    SCALAR_NAME,
     DimArg,
     acc_np,
     check_out,

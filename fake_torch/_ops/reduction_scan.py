@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from fake_torch._dtype import dtype, float16, float32, int64
-from fake_torch._ops._common import launch, new_tensor
+from fake_torch._ops._common import launch, new_tensor, new_tensor_exact
+from fake_torch._ops._elementwise import enter_quiet, exit_quiet
 from fake_torch._ops._reduce_util import CPP_NAME, SCALAR_NAME, acc_np, cast, check_out
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -28,17 +29,18 @@ def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 def _softmax_like(op: str, kernel_name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
     if not isinstance(dim, int):
         raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
-    axis = wrap_dim(dim, x.dim())
-    out_dt = dt or x.dtype
+    ndim = x._a.ndim
+    axis = wrap_dim(dim, ndim)
+    out_dt = dt or x._dtype
     if not out_dt.is_floating_point:
         raise NotImplementedError(f'"{kernel_name}" not implemented for '
                                   f"'{SCALAR_NAME[out_dt]}'")
     # torch converts the input first (`_to_copy`), except that CUDA has a half-in, float-out
     # kernel: softmax(half_cuda, dtype=torch.float32) is the one `_softmax` launch.
-    half_to_float = x.is_cuda and x.dtype is float16 and out_dt is float32
+    half_to_float = x._device.type == "cuda" and x._dtype is float16 and out_dt is float32
     src = x if half_to_float else cast(x, out_dt)
-    out = new_tensor(x.shape, out_dt, x.device)
-    launch(op, _softmax_kernel, out, (src,), {"axis": axis if x.dim() > 0 else None,
+    out = new_tensor_exact(x._a.shape, out_dt, x._device)
+    launch(op, _softmax_kernel, out, (src,), {"axis": axis if ndim > 0 else None,
                                               "acc": acc_np(out_dt), "log": op == "_log_softmax"})
     return out
 
@@ -50,24 +52,24 @@ def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np
     a = x.astype(acc, copy=False)
     if axis is None:  # a 0-dim input: a one-element row
         a, axis = a.reshape(1), 0
-    # shifted = a - max: <= 0, so exp cannot overflow. A row whose max is +-inf gives
-    # inf - inf = nan there, as in torch (numpy would warn: keep it quiet).
-    row_max = a.max(axis=axis, keepdims=True)
     in_place = out.dtype == acc  # else compute in float32 and round once on store
     shifted = out.reshape(a.shape) if in_place else np.empty(a.shape, acc)
-    if np.isinf(row_max).any():
-        with np.errstate(invalid="ignore"):
-            np.subtract(a, row_max, out=shifted)
-    else:
-        np.subtract(a, row_max, out=shifted)
-    e = np.exp(shifted)
-    total = e.sum(axis=axis, keepdims=True)
-    if log:
-        np.subtract(shifted, np.log(total), out=shifted)
-    else:
-        np.divide(e, total, out=shifted)
-    if not in_place:
-        out[...] = shifted.reshape(out.shape)
+    # one ufunc call per step, each into a buffer it is given (the ndarray methods a.max(),
+    # e.sum() are the same reductions behind a Python wrapper). Quiet: a row whose max is +-inf
+    # gives inf - inf = nan there, as in torch, where numpy would warn.
+    token = enter_quiet()
+    try:
+        np.subtract(a, np.maximum.reduce(a, axis=axis, keepdims=True), out=shifted)  # <= 0
+        if log:
+            total = np.add.reduce(np.exp(shifted), axis=axis, keepdims=True)
+            np.subtract(shifted, np.log(total), out=shifted)
+        else:
+            np.exp(shifted, out=shifted)  # cannot overflow: shifted <= 0
+            np.divide(shifted, np.add.reduce(shifted, axis=axis, keepdims=True), out=shifted)
+        if not in_place:
+            out[...] = shifted.reshape(out.shape)
+    finally:
+        exit_quiet(token)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,

@@ -12,10 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import dtype, promote_types
+from fake_torch._dtype import SCALAR_NAME, dtype, promote_types
 from fake_torch._ops._common import launch, new_tensor
 from fake_torch._ops._reduce_util import (
-    SCALAR_NAME,
     DimArg,
     acc_np,
     check_out,

@@ -11,13 +11,11 @@ import numpy as np
 
 from fake_torch import _dispatch, _factories
 from fake_torch._device import DeviceLike, canonical
-from fake_torch._dtype import bfloat16, bool_, dtype, float16, int64
+from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, int64
 from fake_torch._generator import Generator
 from fake_torch._ops import _common
 from fake_torch._ops import random_kernels as K
 from fake_torch._ops._random_common import (
-    C_NAME,
-    SCALAR_NAME,
     draw,
     finish,
     like,
@@ -46,13 +44,13 @@ def _int_range(out: Tensor, low: int, high: int) -> dict[str, int]:
     bounds = (("from", low), ("to - 1", high - 1))
     for name, v in bounds:
         if not lowest <= v <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {C_NAME[out.dtype]}")
+            raise RuntimeError(f"{name} is out of bounds for {CPP_NAME[out.dtype]}")
     if out.dtype.is_floating_point:  # beyond 2**digits not every integer is representable
         digits = K.mantissa_digits(out.dtype)
         for name, v in bounds:
             if not -(1 << digits) <= v <= 1 << digits:
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
-                              f"precision limitations {C_NAME[out.dtype]} can support discrete "
+                              f"precision limitations {CPP_NAME[out.dtype]} can support discrete "
                               "uniform distribution only within this range. This warning will "
                               "become an error in version 1.7 release, please fix the code in "
                               "advance", UserWarning, stacklevel=4)

@@ -22,6 +22,7 @@ from fake_torch._ops._strides import (
     empty_like_preserve,
     infer_size,
     int_sizes,
+    is_contiguous_format,
     is_non_overlapping_and_dense,
     numel,
     reshaped,
@@ -310,18 +311,9 @@ def _lift(t: Tensor, n: int) -> Tensor:
 
 # --- dense copies -------------------------------------------------------------------------------
 
-def _format(memory_format: object, fn: str) -> str:
-    name = "torch.preserve_format" if memory_format is None else str(memory_format)
-    if name not in ("torch.preserve_format", "torch.contiguous_format"):
-        raise NotImplementedError(f"torch.Tensor.{fn}(memory_format={name}): fake_torch "
-                                  "supports only torch.contiguous_format and "
-                                  "torch.preserve_format")
-    return name
-
-
 def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
     """`self` when already contiguous (no launch), else one "clone" into a dense buffer."""
-    _format(memory_format, "contiguous")
+    is_contiguous_format(memory_format, "contiguous")  # (refuses the formats not emulated)
     if self.is_contiguous():
         return self
     out = _common.new_tensor(self.shape, self.dtype, self.device)
@@ -332,7 +324,7 @@ def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
 def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
     """One "clone" launch. torch.preserve_format (the default) keeps the dim order: a dense
     input's strides are kept exactly; torch.contiguous_format gives row-major strides."""
-    if _format(memory_format, "clone") == "torch.contiguous_format":
+    if is_contiguous_format(memory_format, "clone"):
         out = _common.new_tensor(input.shape, input.dtype, input.device)
     else:
         out = empty_like_preserve(input)

@@ -25,13 +25,12 @@ from __future__ import annotations
 import math
 import warnings
 
-from fake_torch._dtype import bfloat16, bool_, dtype, float16, float32
+from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, float32
 from fake_torch._factories import ones
 from fake_torch._generator import generator_for
 from fake_torch._ops._common import launch, new_tensor
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
-from fake_torch.nn._names import cpp_type_name, scalar_type_name
 from fake_torch.nn._pad import constant_pad_nd
 
 _HALF = (float16, bfloat16)
@@ -65,8 +64,8 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_
     """torch's validate_sdpa_input, with its texts."""
     if not q.dtype is k.dtype is v.dtype:
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {cpp_type_name(q.dtype)} key.dtype: "
-                           f"{cpp_type_name(k.dtype)} and value.dtype: {cpp_type_name(v.dtype)} "
+                           f"query.dtype: {CPP_NAME[q.dtype]} key.dtype: "
+                           f"{CPP_NAME[k.dtype]} and value.dtype: {CPP_NAME[v.dtype]} "
                            "instead.")
     if not q.device == k.device == v.device:
         raise RuntimeError("Expected query, key, and value to have the same device type, but "
@@ -78,10 +77,10 @@ def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_
                            f"{v.dim()} instead.")
     if mask is not None and mask.dtype not in (bool_, float32, q.dtype):
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query "
-                           f"dtype, but got attn_mask.dtype: {cpp_type_name(mask.dtype)} and  "
-                           f"query.dtype: {cpp_type_name(q.dtype)} instead.")
+                           f"dtype, but got attn_mask.dtype: {CPP_NAME[mask.dtype]} and  "
+                           f"query.dtype: {CPP_NAME[q.dtype]} instead.")
     if not q.dtype.is_floating_point:
-        raise RuntimeError(f"expected scalar type Float but found {scalar_type_name(q.dtype)}")
+        raise RuntimeError(f"expected scalar type Float but found {SCALAR_NAME[q.dtype]}")
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if enable_gqa and q.dim() >= 3 and (q.shape[-3] % k.shape[-3] or

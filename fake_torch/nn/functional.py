@@ -22,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from fake_torch._dtype import bool_, dtype, finfo, float32, float64, int32, int64
+from fake_torch._dtype import SCALAR_NAME, bool_, dtype, finfo, float32, float64, int32, int64
 from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._ops import pointwise_math as _pointwise_math
@@ -30,7 +30,7 @@ from fake_torch._ops._common import common_device, launch, new_tensor
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
 from fake_torch.nn._attention import scaled_dot_product_attention
-from fake_torch.nn._names import scalar_type_name, typename
+from fake_torch.nn._names import typename
 from fake_torch.nn._pad import pad
 
 # --- linear and embedding ---------------------------------------------------------------------
@@ -159,7 +159,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     _check_norm_args(input, shape, weight, bias, "*, ")
     if not input.dtype.is_floating_point:
         raise NotImplementedError('"LayerNormKernelImpl" not implemented for '
-                                  f"'{scalar_type_name(input.dtype)}'")
+                                  f"'{SCALAR_NAME[input.dtype]}'")
     dev = common_device(*(t for t in (input, weight, bias) if t is not None))
     n = len(shape)
     stat_dtype = input.dtype if input.dtype in (float32, float64) else float32  # cuda's acc type
@@ -183,7 +183,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     _check_norm_args(input, shape, weight, None, "*")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"rms_norm\" not implemented for "
-                                  f"'{scalar_type_name(input.dtype)}'")
+                                  f"'{SCALAR_NAME[input.dtype]}'")
     opmath = float64 if input.dtype is float64 else float32
     if eps is None:
         eps = finfo(opmath).eps

@@ -1,0 +1,183 @@
+"""The oracles the tests hold fake_torch to, written once (test modules `from oracles import ...`;
+tests/conftest.py puts this folder on sys.path).
+
+Launches: real torch's dispatcher says which kernels a call launches. `torch_launches()` records,
+under a TorchDispatchMode, the aten ops real torch runs that a GPU would launch: every op that
+is not a view (a view's schema returns an alias it does not write) and not in NO_LAUNCH.
+`launches()` records fake_torch's launches; a test asserts that the two lists are equal.
+
+Errors: a user mistake raises torch's exception class with torch's message. `outcome()` runs a
+call in either library and keeps its exception as the result; `assert_same_error()` compares two
+outcomes' exceptions (class and first line), `assert_raises_like_torch()` runs one program in
+both libraries and compares the same way, and `assert_raises_same()` compares two calls'
+exceptions by their whole text.
+
+Values: the dtype names both libraries share, their numpy dtypes, and bit-exact conversions
+between numpy arrays and either library's tensors.
+
+`NoHostSync` stands in for CUDA-graph capture where a test only needs its refusal of host syncs.
+
+Real torch is imported only inside the helpers that use it: a module whose torch tests skip
+without it can still import this one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import fake_torch as ft
+from fake_torch import _dispatch
+
+# --- launches -----------------------------------------------------------------------------------
+
+NO_LAUNCH = frozenset({
+    "empty", "empty_like", "empty_strided",  # allocations: no kernel
+    "_unsafe_view", "lift_fresh",  # views that their schemas do not mark as aliases
+    # in-place view ops rewrite sizes and strides only
+    "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_", "detach_",
+})
+
+
+@contextmanager
+def torch_launches() -> Iterator[list[str]]:
+    """The names of the ops real torch dispatches inside the block that a GPU would launch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    names: list[str] = []
+
+    class Record(TorchDispatchMode):  # type: ignore[misc]
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            returns = func._schema.returns
+            alias = returns[0].alias_info if returns else None
+            name = func.overloadpacket.__name__
+            if (alias is None or alias.is_write) and name not in NO_LAUNCH:
+                names.append(name)
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        yield names
+
+
+@contextmanager
+def launches() -> Iterator[list[str]]:
+    """The op names fake_torch launches inside the block, in order; LaunchCounter starts the block
+    at zero and must have counted exactly these launches."""
+    ft.LaunchCounter.reset()
+    with _dispatch.record_ops() as names:
+        yield names
+    assert ft.LaunchCounter.n == len(names)
+
+
+class NoHostSync(_dispatch.Mode):
+    """Refuses host syncs (`.item()`, D2H copies, synchronize) as CUDA-graph capture does:
+    raises RuntimeError("host sync: <what>")."""
+
+    def host_sync(self, what: str) -> None:
+        raise RuntimeError(f"host sync: {what}")
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+def outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    """(fn(), None), or (None, the exception fn raised); warnings are silenced."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(), None
+    except Exception as e:  # the exception is the result under comparison
+        return None, e
+
+
+def first_line(e: BaseException) -> str:
+    """The message's first line (torch appends hints and overload lists after it)."""
+    return str(e).split("\n")[0]
+
+
+def assert_same_error(ours: BaseException | None, theirs: BaseException | None) -> None:
+    """Neither raised, or both raised the same class with the same first message line."""
+    assert (ours is None) == (theirs is None), f"torch: {theirs!r}, fake_torch: {ours!r}"
+    if ours is not None and theirs is not None:
+        assert type(ours) is type(theirs), f"torch: {theirs!r}, fake_torch: {ours!r}"
+        assert first_line(ours) == first_line(theirs)
+
+
+def assert_raises_like_torch(program: Callable[[Any], Any]) -> None:
+    """program(torch) raises, and program(fake_torch) raises the same class with the same first
+    message line (`program` takes the library as its argument)."""
+    import torch
+
+    _, theirs = outcome(lambda: program(torch))
+    _, ours = outcome(lambda: program(ft))
+    assert theirs is not None, "torch accepted the call"
+    assert_same_error(ours, theirs)
+
+
+def assert_raises_same(torch_call: Callable[[], Any], ft_call: Callable[[], Any]) -> None:
+    """Both calls raise; ours is an instance of torch's exception class with torch's whole message
+    (our module paths read as torch's: under install(), fake_torch is torch)."""
+    with pytest.raises(Exception) as expected:
+        torch_call()
+    with pytest.raises(type(expected.value)) as got:
+        ft_call()
+    assert str(got.value).replace("fake_torch.", "torch.") == str(expected.value)
+
+
+# --- dtypes and values --------------------------------------------------------------------------
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64"]
+FLOAT_DTYPES = ["float16", "bfloat16", "float32", "float64"]
+NP_DTYPE = {name: np.dtype(ml_dtypes.bfloat16 if name == "bfloat16" else name) for name in DTYPES}
+
+
+def to_torch(a: np.ndarray) -> Any:
+    """A real torch cpu tensor holding a copy of `a` bit for bit (bfloat16 from ml_dtypes')."""
+    import torch
+
+    if a.dtype == NP_DTYPE["bfloat16"]:
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
+
+
+def to_numpy(t: Any) -> np.ndarray:
+    """Either library's tensor, on any device, as a numpy array (bfloat16 as ml_dtypes')."""
+    if isinstance(t, ft.Tensor):
+        return t.numpy(force=True)
+    import torch
+
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(NP_DTYPE["bfloat16"])
+    return t.numpy()
+
+
+def pair(shape: tuple[int, ...], dtype: str = "float32") -> tuple[ft.Tensor, Any]:
+    """The same contiguous arange as a fake_torch and a real torch cpu tensor (own memory each)."""
+    base = np.arange(int(np.prod(shape))).astype(NP_DTYPE[dtype]).reshape(shape)
+    return ft.from_numpy(base.copy()), to_torch(base)
+
+
+def assert_same_tensor(ours: Any, theirs: Any) -> None:
+    """Same shape, dtype and values (NaN equal to NaN); sequences of tensors element-wise."""
+    if isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for o, t in zip(ours, theirs, strict=True):
+            assert_same_tensor(o, t)
+        return
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(_comparable(ours), _comparable(theirs))
+
+
+def _comparable(t: Any) -> np.ndarray:
+    # numpy's NaN-aware equality does not know ml_dtypes' bfloat16; float64 holds it exactly
+    a = to_numpy(t)
+    return a.astype(np.float64) if a.dtype == NP_DTYPE["bfloat16"] else a
