@@ -201,8 +201,8 @@ class CUDAGraph:
         for gen, increment in zip(cuda_default_generators, self._rng_increments, strict=True):
             gen.replay_prologue(increment)  # the graph's draws continue the eager stream
         LaunchCounter.bump(1, op="cudaGraphLaunch", kind="graph")
-        for observer in _dispatch._observers:
-            observer("cudaGraphLaunch", "graph")
+        if _dispatch._observers:
+            _notify_replay(self)
         for kernel, args, params in self._calls:
             kernel(*args, **params)
         self.num_replays += 1
@@ -280,6 +280,19 @@ class CUDAGraph:
 
 
 _graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}
+replaying: CUDAGraph | None = None  # the graph whose launch observers are being told of
+
+
+def _notify_replay(g: CUDAGraph) -> None:
+    """Tell the door's observers of one cudaGraphLaunch; `replaying` names the graph meanwhile
+    (the profiler reads it to say which graph ran which kernels)."""
+    global replaying
+    replaying = g
+    try:
+        for observer in _dispatch._observers:
+            observer("cudaGraphLaunch", "graph")
+    finally:
+        replaying = None
 
 
 def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Storage]]

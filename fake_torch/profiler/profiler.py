@@ -1,0 +1,200 @@
+"""torch.profiler.profile and record_function, over the door's launch observers.
+
+A profile watches `_dispatch.observe` for every counted launch, and `graphs.replaying` to learn
+which graph a cudaGraphLaunch replays (and so which kernels ran inside it). It counts nothing
+itself: its numbers are the LaunchCounter's, split by op and by where the op ran.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Iterable
+from contextlib import ContextDecorator, ExitStack
+from typing import Any
+
+from fake_torch import _dispatch
+from fake_torch.cuda import graphs
+from fake_torch.profiler._events import RANGE, FunctionEvent, KeyAverages
+from fake_torch.profiler._trace import write_chrome_trace
+
+
+class ProfilerActivity(enum.Enum):
+    """torch.profiler.ProfilerActivity. fake_torch records CPU ranges and CUDA launches."""
+
+    CPU = 0
+    XPU = 1
+    MTIA = 2
+    CUDA = 3
+    HPU = 4
+    PrivateUse1 = 5
+
+
+def supported_activities() -> set[ProfilerActivity]:
+    return {ProfilerActivity.CPU, ProfilerActivity.CUDA}
+
+
+_active: list[profile] = []  # started and not stopped: record_function reports to each
+
+
+class profile:  # lower case: torch's name
+    """torch.profiler.profile: record every launch and record_function range in the block.
+
+    Launches are recorded whichever activities are asked for (on a GPU the CPU side of each one
+    is a cudaLaunchKernel / cudaGraphLaunch call). Shapes, memory, stacks and flops are not."""
+
+    def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
+                 schedule: Callable[[int], Any] | None = None,
+                 on_trace_ready: Callable[..., Any] | None = None, record_shapes: bool = False,
+                 profile_memory: bool = False, with_stack: bool = False,
+                 with_flops: bool = False, with_modules: bool = False,
+                 experimental_config: Any = None, execution_trace_observer: Any = None,
+                 acc_events: bool = False, use_cuda: bool | None = None,
+                 custom_trace_id_callback: Callable[[], str] | None = None,
+                 post_processing_timeout_s: float | None = None) -> None:
+        for name, value in (("schedule", schedule), ("experimental_config", experimental_config),
+                            ("execution_trace_observer", execution_trace_observer)):
+            if value is not None:
+                raise NotImplementedError(f"torch.profiler.profile({name}=...)")
+        self.activities = (supported_activities() if activities is None else set(activities))
+        unsupported = self.activities - supported_activities()
+        if unsupported:
+            raise ValueError(f"torch.profiler.profile: unsupported activities {unsupported}; "
+                             "fake_torch records ProfilerActivity.CPU and ProfilerActivity.CUDA")
+        wanted = {"record_shapes": record_shapes, "profile_memory": profile_memory,
+                  "with_stack": with_stack, "with_flops": with_flops,
+                  "with_modules": with_modules}
+        ignored = [name for name, on in wanted.items() if on]
+        if ignored:
+            warnings.warn(f"fake_torch.profiler records launches only; {', '.join(ignored)} "
+                          "add nothing to its tables or traces", stacklevel=2)
+        self.on_trace_ready = on_trace_ready
+        self.step_num = 0
+        self._events: list[FunctionEvent] = []
+        self._open_launch: FunctionEvent | None = None  # its span ends at the next event
+        self._open_ranges: list[tuple[FunctionEvent, int, int]] = []  # (range, k, g at entry)
+        self._num_kernel_launches = 0
+        self._num_graph_launches = 0
+        self._graph_labels: weakref.WeakKeyDictionary[graphs.CUDAGraph, str] = (
+            weakref.WeakKeyDictionary())
+        self._stack: ExitStack | None = None
+        self._origin_ns = 0
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._stack is not None:
+            raise RuntimeError("torch.profiler.profile: start() called on a running profiler")
+        self._origin_ns = time.perf_counter_ns()
+        self._stack = ExitStack()
+        self._stack.enter_context(_dispatch.observe(self._on_launch))
+        _active.append(self)
+
+    def stop(self) -> None:
+        if self._stack is None:
+            return
+        self._close_launch(time.perf_counter_ns())
+        _active.remove(self)
+        self._stack.close()
+        self._stack = None
+        self._open_ranges = []  # ranges still open at stop are not recorded
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def step(self) -> None:
+        """Mark the end of one training/decode step (without a schedule, every step records)."""
+        self.step_num += 1
+
+    def __enter__(self) -> profile:
+        self.start()
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.stop()
+
+    # --- results ------------------------------------------------------------------------------
+
+    def events(self) -> list[FunctionEvent]:
+        """Every launch and range, in the order they began."""
+        return list(self._events)
+
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> KeyAverages:
+        """One row per (op, where it ran): calls, kernel launches, graph launches, CPU time."""
+        if group_by_input_shape or group_by_stack_n:
+            raise NotImplementedError("torch.profiler.profile.key_averages(group_by_input_shape"
+                                      "/group_by_stack_n): fake_torch records no shapes/stacks")
+        return KeyAverages(self._events)
+
+    def export_chrome_trace(self, path: str, use_python_export: bool = False) -> None:
+        """Write the events as Chrome trace JSON (chrome://tracing, ui.perfetto.dev)."""
+        write_chrome_trace(path, self._events, self._origin_ns)
+
+    # --- what the door and record_function tell us --------------------------------------------
+
+    def _on_launch(self, op: str, kind: str) -> None:
+        now = time.perf_counter_ns()
+        self._close_launch(now)
+        if kind == "graph":
+            g = graphs.replaying
+            where = self._label(g) if g is not None else "graph ?"
+            ev = FunctionEvent(op, kind, where, now, now, graph_launches=1,
+                               kernels=tuple(g.kernel_names) if g is not None else ())
+            self._num_graph_launches += 1
+        else:
+            mode = _dispatch.current_mode()
+            where = (f"capture {self._label(mode.graph)}"
+                     if isinstance(mode, graphs._CaptureMode) else "eager")
+            ev = FunctionEvent(op, kind, where, now, now, kernel_launches=1)
+            self._num_kernel_launches += 1
+        self._events.append(ev)
+        self._open_launch = ev
+
+    def _label(self, g: graphs.CUDAGraph) -> str:
+        """"graph N": graphs numbered in the order this profile first saw them."""
+        return self._graph_labels.setdefault(g, f"graph {len(self._graph_labels)}")
+
+    def _close_launch(self, now: int) -> None:
+        if self._open_launch is not None:
+            self._open_launch.end_ns = now
+            self._open_launch = None
+
+    def _begin_range(self, name: str) -> FunctionEvent:
+        now = time.perf_counter_ns()
+        self._close_launch(now)
+        ev = FunctionEvent(name, RANGE, RANGE, now, now, depth=len(self._open_ranges))
+        self._events.append(ev)
+        self._open_ranges.append((ev, self._num_kernel_launches, self._num_graph_launches))
+        return ev
+
+    def _end_range(self, ev: FunctionEvent) -> None:
+        now = time.perf_counter_ns()
+        self._close_launch(now)
+        for i in range(len(self._open_ranges) - 1, -1, -1):
+            opened, kernels, graph_launches = self._open_ranges[i]
+            if opened is ev:
+                del self._open_ranges[i]
+                ev.end_ns = now
+                ev.kernel_launches = self._num_kernel_launches - kernels
+                ev.graph_launches = self._num_graph_launches - graph_launches
+                return
+
+
+class record_function(ContextDecorator):  # lower case: torch's name
+    """torch.profiler.record_function: a named range around a block or a function, shown on the
+    CPU row of the trace and as a row of key_averages (counting the launches inside it)."""
+
+    def __init__(self, name: str, args: str | None = None) -> None:
+        self.name = name
+        self.args = args
+        self._entered: list[list[tuple[profile, FunctionEvent]]] = []  # one per active entry
+
+    def __enter__(self) -> record_function:
+        self._entered.append([(p, p._begin_range(self.name)) for p in _active])
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        for p, ev in self._entered.pop():
+            p._end_range(ev)
