@@ -1,0 +1,217 @@
+"""`python -m fake_torch demo`: the CUDA-graph story of the example Llama in one table.
+
+The model of examples/llama.py (its small default config) decodes greedily on the simulated
+"cuda" device, the same prompts five ways, at each batch size:
+
+  eager            every kernel is one launch
+  cuda graph       examples/cuda_graph_runner.py (nano-vllm): graphs of sizes 1, 2, 4, 8 captured
+                   up front; a batch replays the smallest that holds it, padded
+  piecewise        torch.compile with a backend that splits at attention and replays each piece
+                   between attention calls as a CUDA graph per batch size (vLLM's way)
+  compile          torch.compile: inductor fuses pointwise and reduction ops
+  reduce-overhead  torch.compile(mode="reduce-overhead"): the compiled graph as one CUDA graph
+
+Each way runs STEPS decode steps (warmup, capture, replay) after a prefill; the table shows the
+last step's launches, the CUDA graphs captured so far, the memory their pools hold, the tokens
+computed (padded) against the tokens needed, and whether every step's logits and tokens equal
+eager's.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+BATCH_SIZES = (1, 3, 8)
+MODES = ("eager", "cuda graph", "piecewise", "compile", "reduce-overhead")
+STEPS = 3  # warmup, capture, replay
+PROMPT_LEN = 5
+LOGITS_ATOL = 1e-4  # a padded batch changes the matmul's shape, so its float sums may differ
+
+Step = Callable[[Any, Any], Any]  # (token ids [bs], positions [bs]) -> logits [bs, V]
+
+
+@dataclass
+class Row:
+    """One mode at one batch size."""
+
+    mode: str
+    bs: int
+    launches: int  # of the last decode step
+    graphs: int  # CUDA graphs this mode captured so far
+    pool_bytes: int  # memory_reserved() this mode holds, after empty_cache()
+    padded: int  # rows the step computed
+    equal: bool  # every step's logits allclose and tokens equal to eager's
+
+
+def _examples() -> tuple[ModuleType, ModuleType]:
+    """examples/llama.py and examples/cuda_graph_runner.py, imported with torch = fake_torch."""
+    from fake_torch._install import install
+
+    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
+        folder = root / "examples"
+        if (folder / "llama.py").is_file():
+            break
+    else:
+        raise FileNotFoundError("examples/llama.py not found: run the demo from the "
+                                "repository root")
+    install()
+    sys.path.insert(0, str(folder))  # the runner imports `llama` as the examples do
+    return importlib.import_module("llama"), importlib.import_module("cuda_graph_runner")
+
+
+def _progress(msg: str) -> None:
+    print(f"demo: {msg}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _count_captures() -> Iterator[list[int]]:
+    """Counts torch.cuda.CUDAGraph captures while open (torch keeps no such count)."""
+    from fake_torch.cuda.graphs import CUDAGraph
+
+    count = [0]
+    capture_end = CUDAGraph.capture_end
+
+    def counted(self: CUDAGraph) -> None:
+        capture_end(self)
+        count[0] += 1
+
+    CUDAGraph.capture_end = counted  # type: ignore[method-assign]
+    try:
+        yield count
+    finally:
+        CUDAGraph.capture_end = capture_end  # type: ignore[method-assign]
+
+
+def _make_step(mode: str, model: Any, runner_mod: ModuleType, max_bs: int
+               ) -> tuple[Step, Callable[[int], int]]:
+    """The decode step of `mode`, and the rows it computes for a batch of bs."""
+    import fake_torch as torch
+    from fake_torch._compile import compile
+    from fake_torch._demo_piecewise import PiecewiseBackend
+
+    def unpadded(bs: int) -> int:
+        return bs
+
+    if mode == "eager":
+        return (lambda ids, pos: model(ids[:, None], pos[:, None])), unpadded
+    if mode == "cuda graph":
+        runner = runner_mod.CudaGraphRunner(model, max_bs)
+        _progress(f"capturing cuda graphs of sizes {runner.graph_bs}")
+        runner.capture_cudagraph()
+
+        def padded(bs: int) -> int:
+            size: int | None = runner.graph_size_for(bs)
+            return bs if size is None else size
+
+        return runner.run_model, padded
+    backend: Any = PiecewiseBackend() if mode == "piecewise" else "inductor"
+    compiled = compile(model, backend=backend,
+                       mode="reduce-overhead" if mode == "reduce-overhead" else None)
+
+    def step(ids: Any, pos: Any) -> Any:
+        torch.compiler.cudagraph_mark_step_begin()
+        return compiled(ids[:, None], pos[:, None])
+
+    return step, unpadded
+
+
+def _decode(step: Step, tokens: Any, positions: Any) -> tuple[list[Any], list[Any], int]:
+    """STEPS greedy steps: (logits of each step on the host, tokens, last step's launches)."""
+    from fake_torch._counter import LaunchCounter
+
+    all_logits, all_tokens = [], []
+    for _ in range(STEPS):
+        LaunchCounter.reset()
+        logits = step(tokens, positions)
+        launches = LaunchCounter.n
+        all_logits.append(logits.cpu())  # a graph's output is overwritten by its next replay
+        tokens = logits.argmax(dim=-1)
+        all_tokens.append(tokens.cpu())
+        positions = positions + 1
+    return all_logits, all_tokens, launches
+
+
+def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[Row]:
+    """Every mode at every batch size, compared with eager (progress on stderr)."""
+    import fake_torch as torch
+    from fake_torch._dynamo import reset
+
+    llama, runner_mod = _examples()
+    cfg = llama.LlamaConfig()
+    torch.manual_seed(seed)
+    model = llama.Llama(cfg).to("cuda").eval()
+    max_bs = max(batch_sizes)
+    model.allocate_kv_cache(max_bs)
+    prompts = {bs: torch.randint(0, cfg.vocab_size, (bs, PROMPT_LEN), device="cuda")
+               for bs in batch_sizes}
+    rows: list[Row] = []
+    reference: dict[int, tuple[list[Any], list[Any]]] = {}
+    with torch.inference_mode():
+        for mode in MODES:
+            reset()
+            torch.cuda.empty_cache()
+            reserved = torch.cuda.memory_reserved()
+            with _count_captures() as captures:
+                step, padded = _make_step(mode, model, runner_mod, max_bs)
+                for bs in batch_sizes:
+                    _progress(f"{mode}, batch {bs}")
+                    _, tokens, positions = llama.prefill(model, prompts[bs])  # eager prefill
+                    logits, toks, launches = _decode(step, tokens, positions[:, 0])
+                    reference.setdefault(bs, (logits, toks))
+                    ref_logits, ref_toks = reference[bs]
+                    equal = all(torch.allclose(a, b, atol=LOGITS_ATOL)
+                                for a, b in zip(logits, ref_logits, strict=True))
+                    equal = equal and all(torch.equal(a, b)
+                                          for a, b in zip(toks, ref_toks, strict=True))
+                    torch.cuda.empty_cache()
+                    rows.append(Row(mode, bs, launches, captures[0],
+                                    torch.cuda.memory_reserved() - reserved, padded(bs),
+                                    bool(equal)))
+            del step, padded  # the mode's graphs and pools go before the next one's baseline
+            gc.collect()
+    reset()
+    return rows
+
+
+HEADER = ("mode", "bs", "launches/step", "graphs", "pool KiB", "padded/real tokens",
+          "equals eager")
+
+
+def format_table(rows: list[Row]) -> str:
+    """The one table: a row per mode and batch size."""
+    lines = [f"{HEADER[0]:<16}{HEADER[1]:>4}{HEADER[2]:>15}{HEADER[3]:>8}{HEADER[4]:>10}"
+             f"{HEADER[5]:>20}  {HEADER[6]}"]
+    for r in rows:
+        lines.append(f"{r.mode:<16}{r.bs:>4}{r.launches:>15}{r.graphs:>8}"
+                     f"{r.pool_bytes / 1024:>10.1f}{f'{r.padded}/{r.bs}':>20}  "
+                     f"{'yes' if r.equal else 'NO'}")
+    lines.append(f"launches/step: the last of {STEPS} decode steps (warmup, capture, replay); "
+                 "graphs: CUDA graphs captured so far;")
+    lines.append("pool KiB: device memory the mode holds (memory_reserved after empty_cache); "
+                 "padded/real: rows computed / rows needed")
+    return "\n".join(lines)
+
+
+def main(plot: str | None = None) -> int:
+    """Print the table; with `plot`, also draw launches per step to that PNG file."""
+    if plot is not None:
+        from fake_torch._demo_plot import require_matplotlib
+
+        if not require_matplotlib():
+            return 2
+    rows = run_demo()
+    print(format_table(rows))
+    if plot is not None:
+        from fake_torch._demo_plot import plot_launches
+
+        plot_launches(rows, plot)
+        print(f"plot written to {plot}")
+    return 0 if all(r.equal for r in rows) else 1

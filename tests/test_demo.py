@@ -1,0 +1,147 @@
+"""`python -m fake_torch demo`: the table's numbers against independent measurements, the plot,
+and the command line's answers to bad input."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fake_torch._demo import BATCH_SIZES, MODES, PROMPT_LEN
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fake_torch", *args], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]:
+    """The demo's output, and its table: (mode, bs) -> the row's other cells."""
+    done = _cli("demo")
+    table = {}
+    for line in done.stdout.splitlines()[1:]:
+        mode = next((m for m in MODES if line.startswith(m + " ")), None)
+        if mode is not None:
+            bs, *cells = line[len(mode):].split()
+            table[mode, int(bs)] = cells
+    return done, table
+
+
+EAGER_SCRIPT = f"""
+import torch
+from llama import Llama, LlamaConfig, prefill
+
+for bs in {BATCH_SIZES!r}:
+    torch.manual_seed(0)
+    model = Llama(LlamaConfig()).to("cuda").eval()
+    model.allocate_kv_cache(bs)
+    prompt = torch.randint(0, 256, (bs, {PROMPT_LEN}), device="cuda")
+    with torch.inference_mode():
+        _, tokens, positions = prefill(model, prompt)
+        torch.LaunchCounter.reset()
+        model(tokens[:, None], positions)
+    print(bs, torch.LaunchCounter.n)
+"""
+
+
+@pytest.fixture(scope="module")
+def eager_launches(tmp_path_factory: pytest.TempPathFactory) -> dict[int, int]:
+    """One eager decode step of the example Llama per batch size, counted outside the demo
+    (in a subprocess: this one may have real torch imported)."""
+    script = REPO_ROOT / "examples" / "_count_eager_step.py"
+    script.write_text(EAGER_SCRIPT)
+    try:
+        done = _cli("run", str(script))
+    finally:
+        script.unlink()
+    assert done.returncode == 0, done.stderr
+    return {int(bs): int(n) for bs, n in (line.split() for line in done.stdout.splitlines())}
+
+
+def test_demo_prints_one_row_per_mode_and_batch_and_progress(demo: tuple[
+        subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
+    done, table = demo
+    assert done.returncode == 0, done.stderr
+    assert sorted(table) == sorted((m, bs) for m in MODES for bs in BATCH_SIZES)
+    assert "demo: capturing cuda graphs of sizes [1, 2, 4, 8]" in done.stderr
+
+
+@pytest.mark.parametrize("bs", BATCH_SIZES)
+def test_demo_numbers(bs: int, eager_launches: dict[int, int], demo: tuple[
+        subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
+    _, table = demo
+    launches = {m: int(table[m, bs][0]) for m in MODES}
+    assert launches["eager"] == eager_launches[bs]
+    padded = bs in (1, 2, 4, 8)
+    # replay: copy ids, copy positions, (padded rows' positions zeroed), one graph launch
+    assert launches["cuda graph"] == 1 + 2 + (0 if padded else 1)
+    assert launches["reduce-overhead"] == 2  # one _foreach_copy_ of the inputs, one replay
+    assert 1 < launches["compile"] < launches["eager"]  # fusion cuts launches, no graph
+    assert launches["piecewise"] < launches["compile"]
+    assert table["cuda graph", bs][1] == "4"  # sizes 1, 2, 4, 8, captured up front
+    assert float(table["cuda graph", bs][2]) > 0 and float(table["eager", bs][2]) == 0
+    for mode in MODES:
+        assert table[mode, bs][-1] == "yes", mode  # logits allclose, same greedy tokens
+        if mode != "cuda graph":
+            assert table[mode, bs][3] == f"{bs}/{bs}"
+
+
+def test_padding_waste_of_batch_3_is_one_token(demo: tuple[
+        subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
+    _, table = demo
+    assert table["cuda graph", 3][3] == "4/3"
+    assert table["cuda graph", 8][3] == "8/8"
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    if importlib.util.find_spec("matplotlib") is None:
+        pytest.skip("matplotlib is not installed; pip install -e '.[test]'")
+    path = tmp_path / "demo.png"
+    done = _cli("demo", "--plot", str(path))
+    assert done.returncode == 0, done.stderr
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+
+
+def test_unknown_subcommand_is_one_line_and_exit_2() -> None:
+    done = _cli("frobnicate")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "invalid choice: 'frobnicate'" in done.stderr
+
+
+def test_run_missing_script_is_one_line_and_exit_2() -> None:
+    done = _cli("run", "no_such_script.py")
+    assert done.returncode == 2
+    assert done.stderr == "fake_torch run: can't open file 'no_such_script.py': no such file\n"
+
+
+def test_run_script_that_raises_shows_its_own_traceback(tmp_path: Path) -> None:
+    script = tmp_path / "boom.py"
+    script.write_text("def f():\n    raise ValueError('boom')\n\nf()\n")
+    done = _cli("run", str(script))
+    assert done.returncode == 1
+    assert done.stderr.startswith("Traceback (most recent call last):\n")
+    assert "__main__" not in done.stderr and "runpy" not in done.stderr
+    assert done.stderr.rstrip().endswith("ValueError: boom")
+
+
+def test_run_report_prints_the_launches(tmp_path: Path) -> None:
+    script = tmp_path / "two_adds.py"
+    script.write_text("import torch\nx = torch.ones(4, device='cuda')\ny = x + x + x\n")
+    done = _cli("run", "--report", str(script))
+    assert done.returncode == 0, done.stderr
+    # ones: one fill kernel; then two adds
+    assert "fake_torch launch report: 3 launches" in done.stdout
+    assert "  add " in done.stdout
+
+
+def test_each_subcommand_has_help() -> None:
+    for command in ("demo", "run", "bench"):
+        done = _cli(command, "--help")
+        assert done.returncode == 0 and done.stdout.startswith("usage:"), command
