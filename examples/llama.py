@@ -14,6 +14,7 @@ S max_seq_len, C attended context (<= S), E hidden_size, H query heads, KVH key/
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -37,6 +38,9 @@ class LlamaConfig:
 class RotaryEmbedding(nn.Module):
     """cos/sin of every position's rotation angles, computed once at build time."""
 
+    cos_cache: torch.Tensor  # buffers, registered in __init__
+    sin_cache: torch.Tensor
+
     def __init__(self, head_dim: int, max_seq_len: int, theta: float) -> None:
         super().__init__()
         inv_freq = theta ** -(torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
@@ -53,7 +57,8 @@ class RotaryEmbedding(nn.Module):
 def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """x [B, T, heads, D] rotated by its positions' angles (rotate-half form)."""
     x1, x2 = x.chunk(2, dim=-1)
-    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+    rotated: torch.Tensor = x * cos + torch.cat((-x2, x1), dim=-1) * sin
+    return rotated
 
 
 class Attention(nn.Module):
@@ -90,7 +95,8 @@ class Attention(nn.Module):
         v_ctx = self.v_cache[:B, :C].transpose(1, 2).repeat_interleave(H // KVH, dim=1)
         o = F.scaled_dot_product_attention(q.transpose(1, 2), k_ctx, v_ctx,
                                            attn_mask=attn_bias)  # [B, H, T, D]; k, v [B, H, C, D]
-        return self.o_proj(o.transpose(1, 2).reshape(B, T, H * D))  # [B, T, E]
+        out: torch.Tensor = self.o_proj(o.transpose(1, 2).reshape(B, T, H * D))  # [B, T, E]
+        return out
 
 
 class MLP(nn.Module):
@@ -103,7 +109,8 @@ class MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, T, E] -> [B, T, E]
         gate, up = self.gate_up_proj(x).chunk(2, dim=-1)  # 2 x [B, T, I]
-        return self.down_proj(F.silu(gate) * up)
+        out: torch.Tensor = self.down_proj(F.silu(gate) * up)
+        return out
 
 
 class DecoderLayer(nn.Module):
@@ -117,10 +124,13 @@ class DecoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
                 slots: torch.Tensor, attn_bias: torch.Tensor) -> torch.Tensor:
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, slots, attn_bias)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        out: torch.Tensor = x + self.mlp(self.post_attention_layernorm(x))
+        return out
 
 
 class Llama(nn.Module):
+    cache_positions: torch.Tensor  # a buffer, registered in __init__
+
     def __init__(self, cfg: LlamaConfig) -> None:
         super().__init__()
         self.cfg = cfg
@@ -140,7 +150,7 @@ class Llama(nn.Module):
                                     cfg.num_kv_heads, cfg.head_dim,
                                     dtype=weight.dtype, device=weight.device)
         for i, layer in enumerate(self.layers):
-            attn = layer.self_attn
+            attn = cast(Attention, layer.self_attn)
             attn.k_cache, attn.v_cache = self.kv_cache[0, i], self.kv_cache[1, i]
         # sequence b's slots in a flattened [max_batch * S] cache start at b * S
         self.cache_rows = torch.arange(max_batch, device=weight.device) * cfg.max_seq_len
@@ -161,7 +171,8 @@ class Llama(nn.Module):
         x = self.embed_tokens(input_ids)  # [B, T, E]
         for layer in self.layers:
             x = layer(x, cos, sin, slots, attn_bias)
-        return self.lm_head(self.norm(x[:, -1]))  # [B, V]
+        logits: torch.Tensor = self.lm_head(self.norm(x[:, -1]))  # [B, V]
+        return logits
 
 
 def sample(logits: torch.Tensor, temperature: float = 0.0) -> torch.Tensor:

@@ -1,7 +1,7 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
-from fake_torch import compiler, cuda, fx, library, linalg, nn, return_types, testing
+from fake_torch import compiler, cuda, fx, library, linalg, nn, profiler, return_types, testing
 from fake_torch._allocator import OutOfMemoryError
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
@@ -49,6 +49,13 @@ from fake_torch._grad_mode import (
     set_grad_enabled,
 )
 from fake_torch._install import install, installed, is_installed, uninstall
+from fake_torch._ops import indexing as _indexing_ops
+from fake_torch._ops import join as _join_ops
+from fake_torch._ops import linalg as _linalg_ops
+from fake_torch._ops import pointwise as _pointwise_ops
+from fake_torch._ops import random as _random_ops
+from fake_torch._ops import reduction as _reduction_ops
+from fake_torch._ops import shape as _shape_ops
 from fake_torch._ops.indexing import *  # noqa: F403
 from fake_torch._ops.join import *  # noqa: F403
 from fake_torch._ops.linalg import *  # noqa: F403
@@ -119,6 +126,7 @@ __all__ = [
     "ones",
     "ones_like",
     "ops",
+    "profiler",
     "promote_types",
     "return_types",
     "set_default_dtype",
@@ -132,3 +140,12 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+# the ops, so that `from torch import *` and the stubs (mypy) see them
+__all__ += _indexing_ops.__all__
+__all__ += _join_ops.__all__
+__all__ += _linalg_ops.__all__
+__all__ += _pointwise_ops.__all__
+__all__ += _random_ops.__all__
+__all__ += _reduction_ops.__all__
+__all__ += _shape_ops.__all__

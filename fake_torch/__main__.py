@@ -1,6 +1,11 @@
 """`python -m fake_torch COMMAND`: run torch scripts on fake_torch, measure it.
 
-  run SCRIPT [ARGS...]   run a torch script unchanged, with `import torch` meaning fake_torch
+  demo [--plot FILE]     (the default) the example Llama's decode step through eager, CUDA
+                         graph, piecewise, torch.compile and reduce-overhead: one table
+  run [--report] SCRIPT [ARGS...]
+                         run a torch script unchanged, with `import torch` meaning fake_torch
+  api                    torch names fake_torch provides and lacks; signature differences
+  stubs                  regenerate stubs/, fake_torch presented to mypy as `torch`
   bench                  per-op eager time on tiny tensors: numpy vs fake_torch vs real torch;
                          the example Llama's decode step: eager vs CUDA-graph replay vs floor
 """
@@ -13,10 +18,32 @@ import runpy
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+REPORT_TOP_OPS = 10
 
 
-def _run(script: str, args: Sequence[str]) -> int:
-    """Run `script` as `__main__` with fake_torch installed, as `python SCRIPT ARGS` would."""
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors (an unknown subcommand, a bad option) on one line."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _print_report() -> None:
+    """The run's launches: total, by kind, the top ops."""
+    from fake_torch._counter import LaunchCounter
+
+    kinds = ", ".join(f"{kind} {n}" for kind, n in LaunchCounter.by_kind.most_common())
+    print(f"\nfake_torch launch report: {LaunchCounter.n} launches ({kinds or 'none'})")
+    for op, n in LaunchCounter.by_op.most_common(REPORT_TOP_OPS):
+        print(f"  {op:<40}{n:>8}")
+
+
+def _run(script: str, args: Sequence[str], report: bool = False) -> int:
+    """Run `script` as `__main__` with fake_torch installed, as `python SCRIPT ARGS` would;
+    with `report`, print the run's launch report afterwards."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         print(f"fake_torch run: can't open file {script!r}: no such file", file=sys.stderr)
@@ -24,6 +51,9 @@ def _run(script: str, args: Sequence[str]) -> int:
     from fake_torch._install import install
 
     install()
+    from fake_torch._counter import LaunchCounter
+
+    LaunchCounter.reset()
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(path)  # as python does: the script's folder comes first
     try:
@@ -36,6 +66,8 @@ def _run(script: str, args: Sequence[str]) -> int:
             tb = tb.tb_next
         traceback.print_exception(type(exc), exc, tb)  # tb None: a SyntaxError, as python
         return 1
+    if report:
+        _print_report()
     return 0
 
 
@@ -50,18 +82,39 @@ def _bench(repeat: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fake_torch", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = _Parser(prog="python -m fake_torch", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = commands.add_parser("demo", help="the example Llama through eager, CUDA graphs, "
+                               "piecewise, compile, reduce-overhead: one table (the default)")
+    demo.add_argument("--plot", metavar="FILE.png",
+                      help="also draw launches per step (needs matplotlib: '.[plot]')")
     run = commands.add_parser("run", help="run a torch script with fake_torch as torch")
+    run.add_argument("--report", action="store_true",
+                     help="print the run's launches afterwards: total, by kind, top ops")
     run.add_argument("script", help="the Python file to run as __main__")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     bench = commands.add_parser("bench", help="per-op eager time: numpy, fake_torch, torch; "
                                   "decode step: eager, graph replay, floor")
     bench.add_argument("--repeat", type=int, default=5, help="timing rounds; the best is kept")
+    commands.add_parser("api", help="which torch names fake_torch provides and lacks, per "
+                        "module, and signature differences (Markdown)")
+    commands.add_parser("stubs", help="regenerate stubs/ (torch for mypy) from fake_torch")
     ns = parser.parse_args(argv)
+    if ns.command in (None, "demo"):
+        from fake_torch._demo import main as demo_main
+
+        return demo_main(getattr(ns, "plot", None))
     if ns.command == "run":
-        return _run(ns.script, ns.args)
+        return _run(ns.script, ns.args, ns.report)
+    if ns.command in ("api", "stubs"):
+        from fake_torch import _api, _api_deviations, _stubgen
+
+        if ns.command == "stubs":
+            _stubgen.write_stubs(Path("stubs"))
+            return 0
+        print(_api.render_report(_api.compare_all(), _api_deviations.DEVIATIONS), end="")
+        return 0
     return _bench(ns.repeat)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["fake_torch", "mini_vllm"]
+PACKAGES = ["fake_torch", "mini_vllm", "examples"]  # examples: `import torch` means stubs/
 
 
 def _run_tool(module: str, *args: str) -> subprocess.CompletedProcess[str]:

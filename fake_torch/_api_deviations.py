@@ -1,0 +1,33 @@
+"""The one table of deliberate differences from torch's API, each with its reason.
+
+tests/test_api_conformance.py fails on any exported name whose signature differs from torch's, or
+that torch lacks, unless it is listed here; and on any entry here that no longer differs.
+"""
+
+EXTENSION = "fake_torch extension: "  # names torch lacks, a reason starting with this
+
+DEVIATIONS: dict[str, str] = {
+    # fake_torch extensions
+    "torch.LaunchCounter": EXTENSION + "counts the kernel launches a GPU would see",
+    "torch.install": EXTENSION + "makes `import torch` mean fake_torch",
+    "torch.installed": EXTENSION + "install() as a context manager",
+    "torch.is_installed": EXTENSION + "whether install() is in effect",
+    "torch.uninstall": EXTENSION + "undoes install()",
+    "torch.cuda.set_simulated_device_memory": EXTENSION + "sizes the simulated GPU's memory",
+    "torch.profiler.FunctionEvent": EXTENSION + "torch keeps it in torch.autograd.profiler_util",
+    "torch.profiler.FunctionEventAvg": EXTENSION + "torch keeps it in torch.autograd.profiler_util",
+    "torch.profiler.KeyAverages": EXTENSION + "the type of key_averages(); unnamed in torch",
+    # signatures
+    "torch.dtype": "constructed from numpy dtypes internally; torch's cannot be constructed",
+    "torch.einsum": "(equation, *operands) is torch's documented form; torch's Python wrapper "
+                    "takes *args to accept the sublist format too, which fake_torch lacks",
+    "torch.is_tensor": "obj may be passed by keyword (torch's is positional-only)",
+    "torch.set_default_dtype": "d may be passed by keyword (torch's is positional-only)",
+    "torch.no_grad": "also a bare decorator (@no_grad without parentheses) via orig_func",
+    "torch.cuda.Event": "no `external` events: there is no second process to share one with",
+    "torch._dynamo.OptimizedModule": "built around a frame of our tracer, not a dynamo context",
+    "torch._dynamo.disable": "no `wrapping` flag: disabled functions are always wrapped",
+    "torch._dynamo.graph_break": "takes no message: the break reason names the call site",
+    "torch._dynamo.mark_dynamic": "accepts and ignores torch's keyword-only bounds and hints",
+    "torch._dynamo.optimize": "spells out the keywords torch forwards through *args, **kwargs",
+}
