@@ -1,0 +1,1 @@
+"""A vLLM-style model runner on `import torch`: CUDA graph modes, dispatcher, piecewise backend."""

@@ -1,0 +1,289 @@
+"""examples/vllm_runner: modes, padding, dispatcher, graph wrapper and vLLM's piecewise counts.
+
+The package is plain `import torch` code; it is imported here with `torch` meaning fake_torch
+(real torch may already be imported in this session)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fake_torch as torch
+from fake_torch import nn
+from fake_torch._bench_graphs import _torch_is_fake_torch
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _load(name: str) -> ModuleType:
+    with _torch_is_fake_torch():
+        if str(EXAMPLES) not in sys.path:
+            sys.path.insert(0, str(EXAMPLES))
+        return importlib.import_module(f"vllm_runner.{name}")
+
+
+config_mod = _load("config")
+counter_mod = _load("counter")
+ctx = _load("forward_context")
+cuda_graph = _load("cuda_graph")
+dispatcher_mod = _load("dispatcher")
+backend_mod = _load("backend")
+Mode = config_mod.CUDAGraphMode
+BD = ctx.BatchDescriptor
+counter = counter_mod.compilation_counter
+
+NUM_ATTENTION_CALLS = 0
+
+
+@torch.library.custom_op("silly::attention", mutates_args=["out"])
+def silly_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                    out: torch.Tensor) -> None:
+    global NUM_ATTENTION_CALLS
+    NUM_ATTENTION_CALLS += 1
+    out.copy_(q + k + v)
+
+
+@silly_attention.register_fake
+def _(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor) -> None:
+    return None
+
+
+def attention(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    torch.ops.silly.attention(x, x, x, out)
+    return out
+
+
+class SillyModel(nn.Module):
+    """vLLM's test_simple shape: two attention ops, five pieces, three capturable."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + 1
+        x = x + 2
+        x = attention(x)
+        x = x - 2
+        x = x - 1
+        x = attention(x)
+        return x + 1
+
+
+class OneAttention(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return attention(x * 2) + 1
+
+
+class ToyLlama(nn.Module):
+    """Embedding, then per layer: projection, attention, MLP; dim 0 is the token count."""
+
+    def __init__(self, num_layers: int, hidden: int = 8, vocab: int = 32) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(vocab, hidden)
+        self.qkv = nn.ModuleList([nn.Linear(hidden, hidden) for _ in range(num_layers)])
+        self.mlp = nn.ModuleList([nn.Linear(hidden, hidden) for _ in range(num_layers)])
+
+    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        x = self.embed(input_ids) + positions.unsqueeze(-1)
+        for qkv, mlp in zip(self.qkv, self.mlp, strict=True):
+            x = x + attention(qkv(x))
+            x = x + torch.relu(mlp(x))
+        return x
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counts() -> None:
+    counter.reset()
+
+
+def _config(mode: Any = None, sizes: list[int] | None = None,
+            splitting_ops: list[str] | None = None) -> Any:
+    return config_mod.CompilationConfig(
+        cudagraph_mode=Mode.PIECEWISE if mode is None else mode,
+        cudagraph_capture_sizes=[1, 2] if sizes is None else sizes, max_num_seqs=8,
+        splitting_ops=["silly::attention"] if splitting_ops is None else splitting_ops,
+        debug_mode=True)
+
+
+def _capture(model: Any, mode: Any, sizes: list[int], *inputs: torch.Tensor) -> None:
+    """Warm up (compiles), then capture every size largest first."""
+    with ctx.set_forward_context(Mode.NONE):
+        model(*(t[:max(sizes)] for t in inputs))  # warmup
+    with ctx.capture_phase():
+        for size in sorted(sizes, reverse=True):
+            with ctx.set_forward_context(mode, BD(size)):
+                model(*(t[:size] for t in inputs))  # capture
+
+
+# --- counts, as vLLM's piecewise tests state them ---
+
+def test_two_attention_ops_piecewise_counts() -> None:
+    pool = torch.cuda.graph_pool_handle()
+    model = backend_mod.CompiledModel(SillyModel(), _config(), pool)
+    x = torch.randn(2, device="cuda")
+    with counter.expect(num_graphs_seen=1, num_piecewise_graphs_seen=5,
+                        num_piecewise_capturable_graphs_seen=3, num_backend_compilations=3,
+                        num_cudagraph_captured=6):
+        _capture(model, Mode.PIECEWISE, [1, 2], x)
+    x.copy_(torch.tensor([1.0, 2.0], device="cuda"))
+    eager = SillyModel()(x.clone())
+    calls = NUM_ATTENTION_CALLS
+    with ctx.set_forward_context(Mode.PIECEWISE, BD(2)):
+        out = model(x)  # replay
+    assert NUM_ATTENTION_CALLS - calls == 2  # attention runs eagerly, exactly twice
+    np.testing.assert_allclose(out.cpu().numpy(), eager.cpu().numpy())
+
+
+def _toy_llama_run(num_layers: int, mode: Any, splitting_ops: list[str] | None,
+                   compile: bool) -> np.ndarray:
+    pool = torch.cuda.graph_pool_handle()
+    config = _config(mode, splitting_ops=splitting_ops)
+    model = backend_mod.CompiledModel(ToyLlama(num_layers).cuda(), config, pool, compile)
+    ids = torch.zeros(2, dtype=torch.long, device="cuda")
+    pos = torch.zeros(2, dtype=torch.long, device="cuda")
+    _capture(model, mode, [1, 2], ids, pos)
+    ids.copy_(torch.tensor([3, 7], device="cuda"))
+    pos.copy_(torch.tensor([0, 1], device="cuda"))
+    with ctx.set_forward_context(mode, BD(2)):
+        out: np.ndarray = model(ids, pos).cpu().numpy()  # replay
+    return out
+
+
+@pytest.mark.parametrize("num_layers", [1, 2, 12])
+def test_toy_llama_counts(num_layers: int) -> None:
+    L = num_layers
+    with counter.expect(num_graphs_seen=1, num_piecewise_graphs_seen=2 * L + 1,
+                        num_piecewise_capturable_graphs_seen=L + 1,
+                        num_backend_compilations=L + 1, num_cudagraph_captured=2 * (L + 1)):
+        piecewise = _toy_llama_run(L, Mode.PIECEWISE, None, True)
+    with counter.expect(num_graphs_seen=1, num_piecewise_graphs_seen=1,
+                        num_piecewise_capturable_graphs_seen=1, num_backend_compilations=1,
+                        num_cudagraph_captured=2):
+        no_split = _toy_llama_run(L, Mode.FULL, [], True)
+    with counter.expect(num_graphs_seen=0, num_piecewise_graphs_seen=0,
+                        num_piecewise_capturable_graphs_seen=0, num_backend_compilations=0,
+                        num_cudagraph_captured=0):
+        eager = _toy_llama_run(L, Mode.NONE, None, False)
+    np.testing.assert_allclose(piecewise, eager, rtol=1e-6)
+    np.testing.assert_allclose(no_split, eager, rtol=1e-6)
+
+
+def test_toy_llama_12_layers_is_25_13_26() -> None:
+    _toy_llama_run(12, Mode.PIECEWISE, None, True)
+    assert (counter.num_piecewise_graphs_seen, counter.num_piecewise_capturable_graphs_seen,
+            counter.num_cudagraph_captured) == (25, 13, 26)
+
+
+def test_two_separately_compiled_modules() -> None:
+    pool = torch.cuda.graph_pool_handle()
+    a = backend_mod.CompiledModel(OneAttention(), _config(), pool)
+    b = backend_mod.CompiledModel(OneAttention(), _config(), pool)
+    x = torch.randn(2, device="cuda")
+    with counter.expect(num_graphs_seen=2, num_piecewise_graphs_seen=6,
+                        num_piecewise_capturable_graphs_seen=4, num_cudagraph_captured=8):
+        _capture(a, Mode.PIECEWISE, [1, 2], x)
+        _capture(b, Mode.PIECEWISE, [1, 2], x)
+
+
+def test_expect_rejects_unknown_names() -> None:
+    with pytest.raises(ValueError, match="num_cudagraphs_captured"):
+        with counter.expect(num_cudagraphs_captured=1):
+            pass
+
+
+# --- the wrapper's own stories ---
+
+def _double(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+def test_wrapper_bypasses_none_and_other_modes() -> None:
+    wrapper = cuda_graph.CUDAGraphWrapper(_double, Mode.FULL, torch.cuda.graph_pool_handle())
+    x = torch.ones(2, device="cuda")
+    with ctx.capture_phase(), counter.expect(num_cudagraph_captured=0):
+        for mode in (Mode.NONE, Mode.PIECEWISE):
+            with ctx.set_forward_context(mode, BD(2)):
+                assert wrapper(x).tolist() == [2.0, 2.0]  # ran directly
+    assert wrapper.entries == {}
+
+
+def test_wrapper_capture_then_replay_once() -> None:
+    wrapper = cuda_graph.CUDAGraphWrapper(_double, Mode.FULL, torch.cuda.graph_pool_handle(),
+                                          debug_mode=True)
+    x = torch.ones(2, device="cuda")
+    with ctx.set_forward_context(Mode.FULL, BD(2)):
+        with ctx.capture_phase(), counter.expect(num_cudagraph_captured=1):
+            captured = wrapper(x)
+        assert np.isnan(captured.cpu().numpy()).all()  # nothing ran: what capture left
+        graph = wrapper.entries[BD(2)].cudagraph
+        replays = []
+        real_replay = graph.replay
+        graph.replay = lambda: (replays.append(1), real_replay())[1]
+        x.copy_(torch.tensor([3.0, 4.0], device="cuda"))
+        out = wrapper(x)  # replay
+    assert len(replays) == 1
+    assert out.tolist() == _double(x).tolist() == [6.0, 8.0]
+
+
+def test_wrapper_capture_outside_phase_raises() -> None:
+    wrapper = cuda_graph.CUDAGraphWrapper(_double, Mode.FULL, torch.cuda.graph_pool_handle())
+    with ctx.set_forward_context(Mode.FULL, BD(2)):
+        with pytest.raises(cuda_graph.CaptureOutsidePhaseError, match="capture phase"):
+            wrapper(torch.ones(2, device="cuda"))
+
+
+def test_full_wrapper_around_piecewise_captures_at_named_level() -> None:
+    pool = torch.cuda.graph_pool_handle()
+    model = backend_mod.CompiledModel(SillyModel(), _config(Mode.FULL_AND_PIECEWISE), pool)
+    x = torch.randn(2, device="cuda")
+    with ctx.set_forward_context(Mode.NONE):
+        model(x)  # warmup, compiles
+    with ctx.capture_phase():
+        with counter.expect(num_cudagraph_captured=1), \
+                ctx.set_forward_context(Mode.FULL, BD(2, 2, True)):
+            model(x)  # only the outer FULL graph
+        with counter.expect(num_cudagraph_captured=3), \
+                ctx.set_forward_context(Mode.PIECEWISE, BD(2)):
+            model(x)  # only the three pieces
+
+
+# --- capture sizes, padding, dispatcher ---
+
+def test_capture_sizes_and_padding() -> None:
+    assert config_mod.default_capture_sizes(8) == [1, 2, 4, 8, 16]
+    sizes = config_mod.default_capture_sizes(256)
+    assert sizes[:5] == [1, 2, 4, 8, 16] and sizes[-3:] == [480, 496, 512]
+    config = _config(sizes=[8, 1, 4, 4])
+    assert config.capture_sizes == [1, 4, 8]
+    assert [config.padding.pad(n) for n in range(1, 10)] == [1, 4, 4, 4, 8, 8, 8, 8, None]
+
+
+@pytest.mark.parametrize(("mode", "mixed", "decode"), [
+    ("NONE", "NONE", "NONE"),
+    ("PIECEWISE", "PIECEWISE", "PIECEWISE"),
+    ("FULL", "FULL", "FULL"),
+    ("FULL_DECODE_ONLY", "NONE", "FULL"),
+    ("FULL_AND_PIECEWISE", "PIECEWISE", "FULL"),
+])
+def test_dispatcher_table(mode: str, mixed: str, decode: str) -> None:
+    d = dispatcher_mod.CudagraphDispatcher(_config(Mode[mode], sizes=[1, 8]))
+    got_mixed, key = d.dispatch(BD(7, 3, False))
+    assert (got_mixed.name, key.num_tokens) == (mixed, 8 if mixed != "NONE" else 7)
+    got_decode, key = d.dispatch(BD(8, 8, True))
+    assert got_decode.name == decode
+    if mode != "NONE":
+        assert key.uniform_decode == Mode[mode].separate_routine()
+    assert d.dispatch(BD(15, 4, False))[0] is Mode.NONE
+    assert d.dispatch(BD(15, 4, False))[1].num_tokens == 15  # eager, unpadded
+
+
+def test_fallback_when_attention_cannot_be_captured() -> None:
+    support = config_mod.AttentionCGSupport
+    assert config_mod.resolve_mode(Mode.FULL, support.NEVER) is Mode.PIECEWISE
+    assert config_mod.resolve_mode(Mode.FULL, support.UNIFORM_BATCH) is Mode.FULL_AND_PIECEWISE
+    assert config_mod.resolve_mode(Mode.FULL_DECODE_ONLY, support.ALWAYS) is Mode.FULL_DECODE_ONLY
