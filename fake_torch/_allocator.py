@@ -82,16 +82,12 @@ class Block:
     (c10's Block::prev / Block::next), so a split or a merge with a neighbour is O(1)."""
 
     segment: Segment
-    offset: int
+    address: int  # of its first byte (the segment's base + its offset in the segment)
     size: int
     allocated: bool = False
     requested: int = 0
     prev: Block | None = field(default=None, repr=False)
     next: Block | None = field(default=None, repr=False)
-
-    @property
-    def address(self) -> int:
-        return self.segment.base + self.offset
 
 
 @dataclass(eq=False)
@@ -212,7 +208,8 @@ class CachingAllocator:
             s.allocated_peak = s.allocated
         # a root whose base is a memoryview, not the segment array: numpy then keeps views'
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
-        root = np.frombuffer(block.segment.mem, np.uint8, nbytes, block.offset)
+        seg = block.segment
+        root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
         return self._register(Storage(block, root, self._release))
 
     def storage_of(self, a: np.ndarray) -> Storage | None:
@@ -255,7 +252,7 @@ class CachingAllocator:
                 self.stats.num_ooms += 1
                 raise OutOfMemoryError(self._oom_message(seg_bytes))
         seg = Segment(np.empty(seg_bytes, np.uint8), pool, small)
-        block = Block(seg, 0, seg_bytes)  # the segment's only block, for now
+        block = Block(seg, seg.base, seg_bytes)  # the segment's only block, for now
         pool.segments.append(seg)
         self.stats.reserved += seg_bytes
         self.stats.reserved_peak = max(self.stats.reserved_peak, self.stats.reserved)
@@ -266,7 +263,7 @@ class CachingAllocator:
         rest = block.size - size
         if rest < MIN_BLOCK or (not block.segment.is_small and rest <= SMALL_SIZE):
             return  # torch keeps the whole block (the rest is too small to be worth a block)
-        tail = Block(block.segment, block.offset + size, rest, prev=block, next=block.next)
+        tail = Block(block.segment, block.address + size, rest, prev=block, next=block.next)
         if tail.next is not None:
             tail.next.prev = tail
         block.next = tail
@@ -297,7 +294,7 @@ class CachingAllocator:
                 block.next.prev = block
         if before is not None and not before.allocated:
             self._remove_free(before)
-            block.offset = before.offset
+            block.address = before.address
             block.size += before.size
             block.prev = before.prev
             if block.prev is not None:

@@ -9,6 +9,7 @@ Dtype roles in one launch (TensorIterator's words):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,22 +42,22 @@ try:  # numpy's error state is a context variable: setting it directly costs ~0.
         _make_extobj,
     )
 
-    _QUIET: Any = _make_extobj(all="ignore")
-
-    def enter_quiet() -> Any:
-        """Silence numpy's floating-point warnings (torch has none); returns a token."""
-        return _extobj_contextvar.set(_QUIET)
-
-    def exit_quiet(token: Any) -> None:
-        _extobj_contextvar.reset(token)
+    # Silence numpy's floating-point warnings (torch has none): `token = enter_quiet()`, then
+    # `exit_quiet(token)`. The context variable's own methods, not Python functions around
+    # them: every kernel calls both, and a Python frame costs more than the call inside it.
+    enter_quiet: Callable[[], Any] = functools.partial(_extobj_contextvar.set,
+                                                       _make_extobj(all="ignore"))
+    exit_quiet: Callable[[Any], None] = _extobj_contextvar.reset
 except ImportError:  # pragma: no cover - other numpy layouts
-    def enter_quiet() -> Any:
+    def _enter_errstate() -> Any:
         state = np.errstate(all="ignore")
         state.__enter__()
         return state
 
-    def exit_quiet(token: Any) -> None:
+    def _exit_errstate(token: Any) -> None:
         token.__exit__(None, None, None)
+
+    enter_quiet, exit_quiet = _enter_errstate, _exit_errstate
 
 
 def quiet_call(f: Callable[[], None]) -> None:
@@ -376,8 +377,8 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
 def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], promo: dtype,
                      natural: dtype, result: dtype, out: Tensor | None) -> Tensor | None:
     """`pointwise` for its common case, or None when this is not it: tensors of ONE shape,
-    dtype (`promo`) and device, row-major, with plain Python numbers beside them, computing in
-    their own dtype (no 16-bit float) into an output of the ufunc's natural dtype: a fresh
+    dtype (`promo`) and device, with plain Python numbers beside them, computing in their own
+    dtype (no 16-bit float) into an output of the ufunc's natural dtype: a fresh row-major
     one, or an `out` (in-place ops) of that same shape, dtype and device that every input
     either is or shares no memory with. The general path would find no cast to plan, a
     row-major output, nothing for `check_out` to refuse and a direct ufunc: the same launch,
@@ -394,10 +395,13 @@ def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], 
             first = x
         elif x._a.shape != first._a.shape or x._device is not first._device:
             return None
-        if x._dtype is not promo or not x._a.flags.c_contiguous:
+        if x._dtype is not promo:
             return None
     assert first is not None, "a pointwise op has a tensor operand"
     if out is None:
+        if first._a.ndim >= 2 and _output_perm(first._a.shape, [x._a for x in operands
+                                                                if isinstance(x, Tensor)]):
+            return None  # not row-major: the general path lays the output out like the inputs
         res = new_tensor_exact(first._a.shape, result, first._device)
     elif _plain_out(out, first, operands, result):
         res = out
