@@ -1,5 +1,6 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
+from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
 from fake_torch import compiler, cuda, fx, library, linalg, nn, profiler, return_types, testing
 from fake_torch._allocator import OutOfMemoryError
@@ -65,6 +66,7 @@ from fake_torch._ops.reduction import *  # noqa: F403
 from fake_torch._ops.shape import *  # noqa: F403
 from fake_torch._ops_namespace import ops
 from fake_torch._repr import set_printoptions
+from fake_torch._storage import UntypedStorage
 from fake_torch._tensor import Size, Tensor
 
 # torch's dtype aliases
@@ -80,6 +82,7 @@ __all__ = [
     "OutOfMemoryError",
     "Size",
     "Tensor",
+    "UntypedStorage",
     "arange",
     "as_tensor",
     "bfloat16",

@@ -8,7 +8,7 @@ launch work are thin delegations to the op modules (imported at the bottom: they
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from fake_torch._allocator import DEVICE, Storage
 from fake_torch._device import device
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
 from fake_torch._ops._tensor_casts import TensorCasts
+
+if TYPE_CHECKING:
+    from fake_torch._storage import UntypedStorage
 
 Scalar = bool | int | float
 Number = int | float
@@ -141,7 +144,8 @@ class Tensor(TensorCasts):
         return strides if dim is None else strides[_wrap_dim(dim, self.dim())]
 
     def storage_offset(self) -> int:
-        return (self.data_ptr() - _base_ptr(self._a)) // self._a.itemsize
+        base = base_array(self._a)
+        return (self.data_ptr() - int(base.__array_interface__["data"][0])) // self._a.itemsize
 
     def is_contiguous(self, memory_format: object = None) -> bool:
         if self._a.size == 0:  # torch: an empty tensor is contiguous whatever its strides
@@ -157,8 +161,15 @@ class Tensor(TensorCasts):
         """The address of the first element; views share their base's storage."""
         return int(self._a.__array_interface__["data"][0])
 
-    def untyped_storage(self) -> NoReturn:
-        raise NotImplementedError("torch.Tensor.untyped_storage is not emulated by fake_torch")
+    def untyped_storage(self) -> UntypedStorage:
+        """The bytes of the whole storage under this tensor (metadata: no launch)."""
+        return _storage_ops.untyped_storage(self)
+
+    def set_(self, source: Tensor | UntypedStorage | None = None, storage_offset: int = 0,
+             size: Sequence[int] | None = None, stride: Sequence[int] | None = None) -> Tensor:
+        """Make this tensor a view of `source`'s memory: a Tensor's (storage, size, stride) or
+        an UntypedStorage's bytes from `storage_offset` (in elements). Metadata: no launch."""
+        return _storage_ops.set_(self, source, storage_offset, size, stride)
 
     def element_size(self) -> int:
         return self._a.itemsize
@@ -1158,11 +1169,15 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % max(ndim, 1)
 
 
-def _base_ptr(a: np.ndarray) -> int:
-    """The address of the storage a numpy view looks into (its outermost ndarray base)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return int(a.__array_interface__["data"][0])
+def base_array(a: np.ndarray) -> np.ndarray:
+    """The storage a numpy view looks into: the outermost ndarray of its base chain, followed
+    through the non-array links numpy's stride tricks insert (as_strided's DummyArray)."""
+    root, base = a, a.base
+    while base is not None:
+        if isinstance(base, np.ndarray):
+            root = base
+        base = getattr(base, "base", None)
+    return root
 
 
 def wrap_dim(dim: int, ndim: int) -> int:
@@ -1171,6 +1186,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 # The op modules import Tensor, so they come last; the methods above find them at call time.
+from fake_torch import _storage as _storage_ops  # noqa: E402
 from fake_torch._ops import indexing as _indexing  # noqa: E402
 from fake_torch._ops import join as _join  # noqa: E402
 from fake_torch._ops import linalg as _linalg  # noqa: E402

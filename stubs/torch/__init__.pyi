@@ -5,6 +5,7 @@ from fake_torch import (
     OutOfMemoryError as OutOfMemoryError,
     Size as Size,
     Tensor as Tensor,
+    UntypedStorage as UntypedStorage,
     abs as abs,
     abs_ as abs_,
     add as add,
@@ -269,5 +270,6 @@ from fake_torch import (
     zeros as zeros,
     zeros_like as zeros_like,
 )
+from torch import _C as _C
 from torch import _dynamo as _dynamo
 from torch import _inductor as _inductor

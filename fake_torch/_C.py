@@ -1,0 +1,42 @@
+"""torch._C: the few private bindings that user code (vLLM, inductor) calls directly."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fake_torch import _device
+from fake_torch._allocator import DEVICE
+from fake_torch._storage import UntypedStorage
+
+__all__ = ["_construct_storage_from_data_pointer"]
+
+
+def _construct_storage_from_data_pointer(data_ptr: int, device: _device.device, size_bytes: int,
+                                         /) -> UntypedStorage:
+    """A storage over `size_bytes` bytes of cuda memory at `data_ptr` that does NOT own them:
+    tensors set_ onto it keep no block allocated, so the caching allocator may free the block
+    and hand it to a later allocation, which they then see (vLLM's weak_ref_tensor)."""
+    if not isinstance(device, _device.device):
+        raise TypeError(f"_construct_storage_from_data_pointer(): incompatible function "
+                        f"arguments: arg1 must be a torch.device, got {type(device).__name__}")
+    dev = _device.canonical(device)
+    if dev.type != "cuda":
+        raise NotImplementedError(
+            "torch._C._construct_storage_from_data_pointer on cpu is not emulated by fake_torch: "
+            "it keeps no registry of host buffers to alias safely; cuda memory is supported")
+    end = data_ptr + size_bytes
+    for pool in DEVICE.pools.values():
+        for seg in pool.segments:
+            if seg.base <= data_ptr and end <= seg.base + seg.size:
+                data = np.frombuffer(seg.mem, np.uint8, size_bytes, data_ptr - seg.base)
+                return UntypedStorage._wrap(data, dev, None, resizable=False)
+    if size_bytes == 0:  # torch's null pointer of an empty storage: nothing to alias
+        return UntypedStorage._wrap(np.empty(0, np.uint8), dev, None, resizable=False)
+    spans = sorted((s.base, s.base + s.size) for p in DEVICE.pools.values() for s in p.segments)
+    seen = ", ".join(f"[{lo:#x}, {hi:#x})" for lo, hi in spans[:8]) or "none"
+    raise RuntimeError(
+        f"_construct_storage_from_data_pointer: [{data_ptr:#x}, {end:#x}) is not memory of the "
+        f"simulated cuda device; fake_torch aliases only segments its caching allocator reserved "
+        f"(segments: {seen}{', ...' if len(spans) > 8 else ''}). Pass a live cuda storage's "
+        "data_ptr() and nbytes()")
+

@@ -1,0 +1,175 @@
+"""torch.UntypedStorage, and what Tensor.untyped_storage() and Tensor.set_() do with one.
+
+A storage is the raw bytes under tensors: a 1-D uint8 numpy view of the whole buffer (a cuda
+block's root, or a cpu tensor's outermost numpy array). One made by `Tensor.untyped_storage()`
+owns its memory (it holds the allocator's `Storage`, so the block stays allocated while it
+lives); one made by `torch._C._construct_storage_from_data_pointer` does not: the caching
+allocator may free the block and hand it to the next allocation under it, as on a GPU.
+Everything here is metadata: nothing launches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch._allocator import Storage
+from fake_torch._device import device
+from fake_torch._dtype import CPP_NAME
+from fake_torch._ops._common import new_tensor
+from fake_torch._tensor import Tensor, base_array
+
+
+class UntypedStorage:
+    """torch.UntypedStorage: the bytes under one or more tensors. Get one from
+    `Tensor.untyped_storage()` (or `torch._C._construct_storage_from_data_pointer`)."""
+
+    _bytes: np.ndarray  # (nbytes,) uint8 over the memory itself
+    _owner: Storage | None  # the cuda block's owner, kept alive while this storage lives
+    _resizable: bool  # owns its memory (torch grows such a storage on demand)
+    _device: device
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("torch.UntypedStorage(...) construction is not emulated by "
+                                  "fake_torch: take a tensor's with Tensor.untyped_storage()")
+
+    @classmethod
+    def _wrap(cls, data: np.ndarray, dev: device, owner: Storage | None,
+              resizable: bool) -> UntypedStorage:
+        s = object.__new__(cls)
+        s._bytes, s._device, s._owner, s._resizable = data, dev, owner, resizable
+        return s
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    def data_ptr(self) -> int:
+        """The address of the first byte."""
+        return int(self._bytes.__array_interface__["data"][0])
+
+    def nbytes(self) -> int:
+        return int(self._bytes.shape[0])
+
+    def size(self) -> int:
+        """The size in bytes (an untyped storage's elements are bytes)."""
+        return int(self._bytes.shape[0])
+
+    def __len__(self) -> int:
+        return int(self._bytes.shape[0])
+
+    def resizable(self) -> bool:
+        """Whether torch could grow it: True when it owns its memory."""
+        return self._resizable
+
+    def __repr__(self) -> str:  # the summary line only: printing cuda bytes would be a D2H copy
+        return f"[torch.storage.UntypedStorage(device={self._device}) of size {len(self)}]"
+
+
+def as_bytes(root: np.ndarray) -> np.ndarray:
+    """A contiguous buffer's bytes as a 1-D uint8 view (no copy)."""
+    if root.flags.c_contiguous:
+        return root.reshape(-1).view(np.uint8)
+    if root.flags.f_contiguous:
+        return root.T.reshape(-1).view(np.uint8)
+    raise NotImplementedError("torch.Tensor.untyped_storage of a tensor over a strided numpy "
+                              "buffer (from_numpy of a non-contiguous array) is not emulated")
+
+
+def untyped_storage(t: Tensor) -> UntypedStorage:
+    """Tensor.untyped_storage(): the whole buffer under t (cuda: its block's requested bytes),
+    owning unless t itself is a non-owning alias (set_ onto a data-pointer storage)."""
+    root = t._storage.root if t._storage is not None else base_array(t._a)
+    owning = t._storage is not None or t._device.type == "cpu"
+    return UntypedStorage._wrap(as_bytes(root), t._device, t._storage, owning)
+
+
+# --- Tensor.set_ -------------------------------------------------------------------------------
+
+_OVERLOADS = ("set_() received an invalid combination of arguments - expected one of: (), "
+              "(source), (source, storage_offset, size, stride=None), with source a Tensor or "
+              "an UntypedStorage")
+
+
+def set_(self: Tensor, source: Tensor | UntypedStorage | None, storage_offset: int,
+         size: Sequence[int] | None, stride: Sequence[int] | None) -> Tensor:
+    """Tensor.set_: self becomes a view of `source`'s memory (its own dtype kept)."""
+    if source is None:
+        if (storage_offset, size, stride) != (0, None, None):
+            raise TypeError(_OVERLOADS)
+        empty = new_tensor((0,), self._dtype, self._device)
+        return _rebind(self, empty._a, empty._storage)
+    if size is None and (storage_offset != 0 or stride is not None):
+        raise TypeError(_OVERLOADS)  # torch's overloads take an offset only with a size
+    if isinstance(source, Tensor):
+        if source._dtype is not self._dtype:
+            raise RuntimeError(f"Could not set tensor of type {CPP_NAME[source._dtype]} to a "
+                               f"tensor of type {CPP_NAME[self._dtype]}")
+        storage = untyped_storage(source)
+        if size is None:
+            storage_offset, size, stride = (source.storage_offset(), source.shape,
+                                            source.stride())
+        else:  # torch counts this offset from the source's own
+            storage_offset += source.storage_offset()
+    elif isinstance(source, UntypedStorage):
+        storage = source
+        if size is None:
+            size = (storage.nbytes() // self._a.itemsize,)
+    else:
+        raise TypeError(f"{_OVERLOADS}; got {type(source).__name__}")
+    if storage.device != self._device:
+        raise RuntimeError(f'Attempted to set the storage of a tensor on device "{self._device}"'
+                           f' to a storage on different device "{storage.device}".  This is no '
+                           "longer allowed; the devices must match.")
+    return _rebind(self, _view(self, storage, storage_offset, tuple(size), stride),
+                   storage._owner)
+
+
+def _view(self: Tensor, storage: UntypedStorage, offset: int, size: tuple[int, ...],
+          stride: Sequence[int] | None) -> np.ndarray:
+    """`size`/`stride` elements of self's dtype from element `offset` of the storage's bytes,
+    checked as torch checks them."""
+    if stride is None:
+        strides, acc = [], 1
+        for n in reversed(size):
+            strides.append(acc)
+            acc *= max(n, 1)
+        stride = strides[::-1]
+    stride = tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"unequal size length ({len(size)}) and stride length "
+                           f"({len(stride)})")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    itemsize = self._a.itemsize
+    empty = any(n == 0 for n in size)
+    needed = 0 if empty else itemsize * (
+        offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True)))
+    data = storage._bytes
+    if needed > data.shape[0]:
+        if storage.resizable():
+            raise NotImplementedError(
+                f"torch.Tensor.set_ past the end of a resizable storage ({needed} bytes needed, "
+                f"{data.shape[0]} held): torch would grow the storage; fake_torch cannot")
+        raise RuntimeError(f"Trying to resize storage that is not resizable\n({needed} bytes "
+                           f"needed, the storage holds {data.shape[0]}: it does not own its "
+                           "memory, so it cannot grow)")
+    start = min(offset * itemsize, data.shape[0]) if empty else offset * itemsize
+    return np.ndarray(size, self._a.dtype, buffer=data, offset=start,
+                      strides=tuple(s * itemsize for s in stride))
+
+
+def _rebind(self: Tensor, a: np.ndarray, owner: Storage | None) -> Tensor:
+    requires_grad, grad = self.requires_grad, self.grad
+    # owner None on cuda: a non-owning alias; `_set` finds no Storage for it either, since
+    # its bytes are a view of a segment, never a registered block root
+    self._set(a, self._device, owner, self._dtype)
+    self.requires_grad, self.grad = requires_grad, grad
+    return self
