@@ -142,9 +142,22 @@ def _check_no_aliasing(name: str, inputs: list[Tensor], result: Any) -> None:
 # --- the public functions -------------------------------------------------------------------
 
 
+@typing.overload
+def custom_op(name: str, fn: None = None, /, *, mutates_args: str | Iterable[str],
+              device_types: str | Sequence[str] | None = None, schema: str | None = None,
+              tags: Any = None) -> Callable[[Callable[..., object]], CustomOpDef]: ...
+
+
+@typing.overload
+def custom_op(name: str, fn: Callable[..., object], /, *, mutates_args: str | Iterable[str],
+              device_types: str | Sequence[str] | None = None, schema: str | None = None,
+              tags: Any = None) -> CustomOpDef: ...
+
+
 def custom_op(name: str, fn: Callable[..., Any] | None = None, /, *,
               mutates_args: str | Iterable[str], device_types: str | Sequence[str] | None = None,
-              schema: str | None = None, tags: Any = None) -> Any:
+              schema: str | None = None, tags: Any = None
+              ) -> CustomOpDef | Callable[[Callable[..., object]], CustomOpDef]:
     """Wrap `fn` as the operator `name` ("namespace::name"); usable as a decorator. List in
     `mutates_args` every argument the body writes to (or "unknown")."""
 

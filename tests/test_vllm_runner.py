@@ -5,6 +5,7 @@ The package is plain `import torch` code; it is imported here with `torch` meani
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from pathlib import Path
@@ -287,3 +288,197 @@ def test_fallback_when_attention_cannot_be_captured() -> None:
     assert config_mod.resolve_mode(Mode.FULL, support.NEVER) is Mode.PIECEWISE
     assert config_mod.resolve_mode(Mode.FULL, support.UNIFORM_BATCH) is Mode.FULL_AND_PIECEWISE
     assert config_mod.resolve_mode(Mode.FULL_DECODE_ONLY, support.ALWAYS) is Mode.FULL_DECODE_ONLY
+
+
+# --- the runner: one token stream served in every mode ---
+
+model_mod = _load("model")
+runner_mod = _load("runner")
+serve_mod = _load("serve")
+scheduler_mod = _load("scheduler")
+# examples/llama.py as the runner imported it (fake_torch's); out of sys.modules again, since
+# other tests import it against real torch
+llama = sys.modules.pop("llama")
+LLAMA_CONFIG = llama.LlamaConfig
+
+MAX_NUM_SEQS = 4  # capture sizes [1, 2, 4, 8]: prompts of up to 12 tokens overflow them
+
+
+@pytest.fixture(scope="module")
+def served() -> tuple[Any, list[Any], Any]:
+    """(eager reference, the five modes' results, the weights) for one stream of 8 requests."""
+    counter.reset()
+    torch.manual_seed(0)
+    model = model_mod.FlatLlama(LLAMA_CONFIG(num_layers=2)).cuda().eval()
+    requests = scheduler_mod.make_requests(8, 256, seed=1)
+    eager, results = serve_mod.run_all_modes(model, requests, MAX_NUM_SEQS)
+    return eager, results, model
+
+
+def _by_mode(results: list[Any]) -> dict[str, Any]:
+    return {res.label: res for res in results}
+
+
+def test_every_mode_samples_what_eager_samples(served: tuple[Any, list[Any], Any]) -> None:
+    eager, results, _ = served
+    assert [res.label for res in results] == [m.name for m in Mode]
+    assert sum(len(out) for out in eager.outputs.values()) == sum(
+        r.max_new_tokens for r in scheduler_mod.make_requests(8, 256, seed=1))
+    steps = [(r.step, r.num_tokens, r.num_reqs) for r in eager.records]
+    assert {r.uniform_decode for r in eager.records} == {True, False}  # a mixed stream
+    for res in results:
+        assert res.outputs == eager.outputs, res.label
+        assert [(r.step, r.num_tokens, r.num_reqs) for r in res.records] == steps
+        for a, b in zip(res.logits, eager.logits, strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4, rtol=0)
+
+
+def test_flat_model_equals_the_example_llama() -> None:
+    """The flat layout computes what examples/llama.py computes for one request."""
+    torch.manual_seed(0)
+    ref = llama.Llama(LLAMA_CONFIG()).cuda().eval()
+    ref.allocate_kv_cache(1)
+    flat = model_mod.FlatLlama(LLAMA_CONFIG()).cuda().eval()
+    flat.load_state_dict(ref.state_dict())
+    request = scheduler_mod.Request(0, [5, 17, 200, 3], max_new_tokens=4, arrival_step=0)
+    result = serve_mod.serve(flat, [request], config_mod.CompilationConfig(
+        cudagraph_mode=Mode.NONE, max_num_seqs=2), compile=False)
+    logits, tokens, positions = llama.prefill(ref, torch.tensor([request.prompt], device="cuda"))
+    expected, ref_logits = [int(tokens[0])], [logits]
+    for _ in range(3):
+        logits, tokens, positions = llama.decode_step(ref, tokens, positions)
+        expected.append(int(tokens[0]))
+        ref_logits.append(logits)
+    assert result.outputs == {0: expected}
+    for a, b in zip(result.logits, ref_logits, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.cpu().numpy(), atol=1e-5, rtol=0)
+
+
+def test_dispatch_and_padding_per_step(served: tuple[Any, list[Any], Any]) -> None:
+    _, results, _ = served
+    padding = config_mod.CompilationConfig(max_num_seqs=MAX_NUM_SEQS).padding
+    assert padding.max_size == 8
+    expected_mode = {  # (mode, uniform decode) -> runtime mode of a step that fits a graph
+        "NONE": (Mode.NONE, Mode.NONE), "PIECEWISE": (Mode.PIECEWISE, Mode.PIECEWISE),
+        "FULL": (Mode.FULL, Mode.FULL), "FULL_DECODE_ONLY": (Mode.NONE, Mode.FULL),
+        "FULL_AND_PIECEWISE": (Mode.PIECEWISE, Mode.FULL)}
+    for res in results:
+        eager_steps = 0
+        for r in res.records:
+            fits = padding.pad(r.num_tokens)
+            want = Mode.NONE if fits is None else expected_mode[res.label][r.uniform_decode]
+            assert r.runtime_mode is want, (res.label, r)
+            assert r.padded_tokens == (r.num_tokens if want is Mode.NONE else fits)
+            eager_steps += fits is None and res.label != "NONE"
+        assert res.num_eager_steps == eager_steps
+    steps = _by_mode(results)
+    assert steps["PIECEWISE"].num_eager_steps > 0  # prefills above 8 tokens ran eagerly
+    waste = [r.padded_tokens - r.num_tokens for r in steps["FULL"].records]
+    assert sum(waste) > 0 and all(w >= 0 for w in waste)
+
+
+def _model_launches(model: Any, num_tokens: int) -> tuple[int, int]:
+    """(launches of one eager forward of `num_tokens` padding tokens, of its attention ops)."""
+    ids = torch.zeros(num_tokens, dtype=torch.long, device="cuda")
+    rows = torch.full_like(ids, MAX_NUM_SEQS)  # the padding row
+    q, out = torch.zeros(num_tokens, 4, 16, device="cuda"), torch.zeros(num_tokens, 4, 16,
+                                                                         device="cuda")
+    kv = torch.zeros(num_tokens, 2, 16, device="cuda")
+    model.allocate_kv_cache(MAX_NUM_SEQS + 1)
+    torch.LaunchCounter.reset()
+    model(ids, ids, ids, rows)
+    total = torch.LaunchCounter.n
+    torch.LaunchCounter.reset()
+    torch.ops.vllm_runner.attention(q, kv, kv, model.layers[0].self_attn.kv_cache, ids, rows,
+                                    ids, out)
+    return total, torch.LaunchCounter.n * len(model.layers)
+
+
+def test_launches_per_step_follow_from_eager(served: tuple[Any, list[Any], Any]) -> None:
+    """A step pays the runner's own launches (input copies, sampling) plus the model's: all of
+    its kernels eagerly, one replay in FULL, and in PIECEWISE a replay per capturable piece
+    (L + 1) with attention's kernels eagerly between them."""
+    eager, results, model = served
+    pieces = len(model.layers) + 1
+    for res in results:
+        for e, r in zip(eager.records, res.records, strict=True):
+            forward, _ = _model_launches(model, r.num_tokens)
+            runner_own = e.launches - forward
+            if r.runtime_mode is Mode.NONE:
+                assert r.launches == e.launches
+            elif r.runtime_mode is Mode.FULL:
+                assert r.launches == runner_own + 1, (res.label, r)
+            else:
+                _, attention_launches = _model_launches(model, r.padded_tokens)
+                assert r.launches == runner_own + pieces + attention_launches, (res.label, r)
+
+
+def test_capture_largest_first_into_one_pool() -> None:
+    torch.manual_seed(0)
+    model = model_mod.FlatLlama(LLAMA_CONFIG(num_layers=1)).cuda().eval()
+    config = config_mod.CompilationConfig(cudagraph_mode=Mode.FULL_AND_PIECEWISE,
+                                          max_num_seqs=4, splitting_ops=["vllm_runner::attention"])
+    runner = runner_mod.ModelRunner(model, config)
+    order: list[tuple[str, int]] = []
+    real_graph = torch.cuda.graph
+
+    def spy(graph: Any, pool: Any = None, **kwargs: Any) -> Any:
+        assert pool == runner.pool  # one shared pool for every graph
+        key = ctx.get_forward_context()
+        order.append((key.runtime_mode.name, key.batch_descriptor.num_tokens))
+        return real_graph(graph, pool=pool, **kwargs)
+
+    cuda_graph.torch.cuda.graph = spy
+    try:
+        with counter.expect(num_cudagraph_captured=4 * 2 + 3):  # 4 sizes x 2 pieces, 3 decode
+            runner.capture_model()
+    finally:
+        cuda_graph.torch.cuda.graph = real_graph
+    mixed = [("PIECEWISE", n) for n in (8, 4, 2, 1) for _ in range(2)]
+    assert order == [*mixed, ("FULL", 4), ("FULL", 2), ("FULL", 1)]
+    assert runner.num_graphs == 11
+
+
+@pytest.mark.parametrize("mode", ["PIECEWISE", "FULL"])
+def test_weak_ref_outputs_hold_no_pool_memory(mode: str) -> None:
+    """With weak references the captured graphs' outputs go back to the pool at once (graphs
+    of other sizes reuse the memory); held, they stay allocated after capture."""
+    held = {}
+    for weak in (True, False):
+        torch.manual_seed(0)
+        model = model_mod.FlatLlama(LLAMA_CONFIG(num_layers=1)).cuda().eval()
+        config = config_mod.CompilationConfig(
+            cudagraph_mode=Mode[mode], max_num_seqs=4, weak_ref_outputs=weak,
+            splitting_ops=["vllm_runner::attention"])
+        runner = runner_mod.ModelRunner(model, config)
+        gc.collect()  # the last iteration's runner, in reference cycles, frees nothing later
+        before = torch.cuda.memory_allocated()
+        runner.capture_model()
+        held[weak] = torch.cuda.memory_allocated() - before
+    assert held[True] == 0
+    assert held[False] > 0
+
+
+def test_attention_that_cannot_be_captured_falls_back(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    torch.manual_seed(0)
+    model = model_mod.FlatLlama(LLAMA_CONFIG(num_layers=1)).cuda().eval()
+    requests = scheduler_mod.make_requests(3, 256, seed=2)
+    config = config_mod.CompilationConfig(cudagraph_mode=Mode.FULL, max_num_seqs=4,
+                                          splitting_ops=["vllm_runner::attention"])
+    never = serve_mod.serve(model, requests, config,
+                            attention_support=config_mod.AttentionCGSupport.NEVER)
+    assert "FULL -> PIECEWISE" in capsys.readouterr().out
+    assert never.label == "PIECEWISE"
+    assert {r.runtime_mode for r in never.records} <= {Mode.PIECEWISE, Mode.NONE}
+    eager = serve_mod.serve(model, requests, config_mod.CompilationConfig(
+        cudagraph_mode=Mode.NONE, max_num_seqs=4), compile=False)
+    assert never.outputs == eager.outputs
+
+
+def test_serve_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    serve_mod.main(["--requests", "4", "--max-num-seqs", "2", "--layers", "1"])
+    out = capsys.readouterr().out
+    table = out.split("\n\n")[0].splitlines()[2:]
+    assert [line.split()[0] for line in table] == ["eager", *[m.name for m in Mode]]
+    assert all(line.split()[-1] == "same" for line in table)

@@ -35,12 +35,18 @@ class VllmBackend:
         self.config = config
         self.pool = pool
         self.split_gm: fx.GraphModule | None = None
+        # the graph's inputs come in order of first use, not the forward's: for each, the
+        # index of the forward argument it is, or the tensor itself (a parameter dynamo lifted)
+        self.inputs: list[int | torch.Tensor] = []
+        self.call_args: tuple[torch.Tensor, ...] = ()  # the arguments of the traced call
 
     def is_splitting_op(self, node: fx.Node) -> bool:
         return _op_name(node) in self.config.splitting_ops
 
     def __call__(self, gm: fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         compilation_counter.num_graphs_seen += 1
+        positions = {id(a): i for i, a in enumerate(self.call_args)}
+        self.inputs = [positions.get(id(x), x) for x in example_inputs]
         part, parts = 0, {}
         for node in gm.graph.nodes:  # each splitting op alone in its own part
             if self.is_splitting_op(node):
@@ -51,7 +57,8 @@ class VllmBackend:
         # keep order: attention mutates its `out` argument, a dependency fx cannot see
         split = split_module(gm, None, lambda n: parts[n], keep_original_order=True)
         wrap = self.config.cudagraph_mode.has_piecewise_cudagraphs()
-        for name, piece in list(split.named_children()):
+        capturable = []
+        for name, piece in split.named_children():
             if not isinstance(piece, fx.GraphModule):
                 continue
             compilation_counter.num_piecewise_graphs_seen += 1
@@ -59,11 +66,13 @@ class VllmBackend:
                 continue  # attention: eager
             compilation_counter.num_piecewise_capturable_graphs_seen += 1
             compilation_counter.num_backend_compilations += 1  # compiled for the general shape
-            if wrap:
-                # not an nn.Module: replace the child by a plain attribute, as vLLM does
-                delattr(split, name)
-                split.__dict__[name] = CUDAGraphWrapper(piece, CUDAGraphMode.PIECEWISE,
-                                                        self.pool, self.config.debug_mode)
+            capturable.append((name, piece))
+        for name, piece in capturable if wrap else []:
+            # not an nn.Module: replace the child by a plain attribute, as vLLM does
+            delattr(split, name)
+            split.__dict__[name] = CUDAGraphWrapper(
+                piece, CUDAGraphMode.PIECEWISE, self.pool, self.config.debug_mode,
+                self.config.weak_ref_outputs, weak_ref_output=name == capturable[-1][0])
         self.split_gm = split
         forward: Callable[..., Any] = split.forward
         return forward
@@ -82,7 +91,8 @@ class CompiledModel:
         self.compile = compile
         self.single_output = True  # forward returned one tensor; the split graph, a 1-tuple
         self.forward: Callable[..., Any] = (
-            CUDAGraphWrapper(self._run, CUDAGraphMode.FULL, pool, config.debug_mode)
+            CUDAGraphWrapper(self._run, CUDAGraphMode.FULL, pool, config.debug_mode,
+                             config.weak_ref_outputs, weak_ref_output=True)
             if config.cudagraph_mode.has_full_cudagraphs() else self._run)
         if compile:
             compilation_counter.num_models_seen += 1
@@ -93,10 +103,12 @@ class CompiledModel:
         if self.backend.split_gm is None:  # first call: trace and split
             for a in args:
                 torch._dynamo.mark_dynamic(a, 0)
+            self.backend.call_args = args
             out = torch.compile(self.module, backend=self.backend)(*args)
             self.single_output = not isinstance(out, tuple)
             return out
-        out = self.backend.split_gm(*args)
+        inputs = [args[i] if isinstance(i, int) else i for i in self.backend.inputs]
+        out = self.backend.split_gm(*inputs)
         return out[0] if self.single_output else out
 
     def __call__(self, *args: torch.Tensor) -> Any:

@@ -72,6 +72,7 @@ class CompilationConfig:
     max_num_seqs: int = 8
     splitting_ops: list[str] = field(default_factory=lambda: ["silly::attention"])
     debug_mode: bool = False  # check input addresses at every replay
+    weak_ref_outputs: bool = True  # graph wrappers do not keep their outputs' memory alive
 
     def __post_init__(self) -> None:
         sizes = self.cudagraph_capture_sizes

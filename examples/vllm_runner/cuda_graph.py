@@ -11,6 +11,7 @@ import torch
 from vllm_runner.config import CUDAGraphMode
 from vllm_runner.counter import compilation_counter
 from vllm_runner.forward_context import BatchDescriptor, get_forward_context
+from vllm_runner.utils import weak_ref_tensors
 
 
 class CaptureOutsidePhaseError(RuntimeError):
@@ -36,15 +37,24 @@ class CUDAGraphWrapper:
     wrapper's mode; any other runtime mode (NONE included) calls `runnable` directly.
 
     The graph reads its inputs where they were at capture: callers pass the same static buffers
-    (the runner's persistent inputs, or an earlier graph's outputs) at every replay."""
+    (the runner's persistent inputs, or an earlier graph's outputs) at every replay.
+
+    Outputs: the entry keeps only weak references (unless `weak_ref_outputs` is False), so once
+    the capture's forward pass is over its memory is free in the pool for the next capture; a
+    replay returns those weak tensors, valid until the next replay of any graph of the pool.
+    `weak_ref_output` also drops the output inside the capture itself: only safe for a graph
+    whose output no later graph of the same pass reads (the last piece, or a FULL graph)."""
 
     def __init__(self, runnable: Callable[..., Any], mode: CUDAGraphMode, pool: Any,
-                 debug_mode: bool = False) -> None:
+                 debug_mode: bool = False, weak_ref_outputs: bool = True,
+                 weak_ref_output: bool = False) -> None:
         assert mode in (CUDAGraphMode.PIECEWISE, CUDAGraphMode.FULL)
         self.runnable = runnable
         self.mode = mode
         self.pool = pool
         self.debug_mode = debug_mode
+        self.weak_ref_outputs = weak_ref_outputs
+        self.weak_ref_output = weak_ref_output and weak_ref_outputs
         self.entries: dict[BatchDescriptor, CUDAGraphEntry] = {}
 
     def __call__(self, *args: Any) -> Any:
@@ -63,9 +73,12 @@ class CUDAGraphWrapper:
             entry = self.entries[key] = CUDAGraphEntry(key, graph, None, _addresses(args))
             with torch.cuda.graph(graph, pool=self.pool):
                 # nothing runs here: the output holds what capture leaves in it
-                entry.output = self.runnable(*args)
+                output = self.runnable(*args)
+                if self.weak_ref_output:
+                    output = weak_ref_tensors(output)  # its block is free before capture ends
+            entry.output = weak_ref_tensors(output) if self.weak_ref_outputs else output
             compilation_counter.num_cudagraph_captured += 1
-            return entry.output
+            return output
         if self.debug_mode:  # replay check
             seen = _addresses(args)
             if seen != entry.input_addresses:
