@@ -206,6 +206,27 @@ class Tensor(TensorCasts):
         self._set(new._a, new._device, new._storage)
         self.requires_grad, self.grad = requires_grad, grad
 
+    def __deepcopy__(self, memo: dict[Any, Any]) -> Tensor:
+        """A copy over new memory with the same offset, sizes and strides; tensors sharing a
+        storage share the copy's (torch memoizes the storage). One launch per storage: the
+        bytes' copy."""
+        if id(self) in memo:
+            return memo[id(self)]  # type: ignore[no-any-return]
+        from fake_torch._dtype import uint8
+        from fake_torch._factories import empty
+
+        storage = self.untyped_storage()
+        key = ("fake_torch.storage", str(self._device), storage.data_ptr(), storage.nbytes())
+        if key not in memo:
+            raw = empty(0, dtype=uint8, device=self._device).set_(storage, 0,
+                                                                  (storage.nbytes(),), (1,))
+            memo[key] = raw.clone().untyped_storage()
+        new = empty(0, dtype=self._dtype, device=self._device).set_(
+            memo[key], self.storage_offset(), self.shape, self.stride())
+        new.requires_grad = self.requires_grad
+        memo[id(self)] = new
+        return new
+
     def detach(self) -> Tensor:
         return Tensor._make(self._a, self._device, self._storage)  # a view: no launch
 

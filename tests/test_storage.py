@@ -326,3 +326,47 @@ def test_construct_storage_takes_a_device_object(torch: Lib) -> None:
         torch._C._construct_storage_from_data_pointer(src.data_ptr(), "cpu", 16)
     with pytest.raises(TypeError, match=r"_construct_storage_from_data_pointer\(\)"):
         ft._C._construct_storage_from_data_pointer(0, "cuda", 16)  # type: ignore[arg-type]
+
+
+# --- copy.deepcopy: new memory, the same layout, storages shared as in the original -----------
+
+def _deepcopy_story(lib: Lib, device: str) -> dict[str, Any]:
+    import copy
+
+    base = lib.arange(12.0, device=device)
+    views = (base, base[2:8].view(2, 3).t(), lib.arange(3, device=device))
+    a, b, c = copy.deepcopy(views)
+    base.fill_(-1.0)  # the copies do not see the originals' memory
+    return {"values": [x.cpu().tolist() for x in (a, b, c)],
+            "layout": [(tuple(x.shape), x.stride(), x.storage_offset()) for x in (a, b, c)],
+            "b_shares_a": b.untyped_storage().data_ptr() == a.untyped_storage().data_ptr(),
+            "new_memory": a.data_ptr() != base.data_ptr(),
+            "dtypes": [str(x.dtype) for x in (a, b, c)]}
+
+
+def test_deepcopy_like_torch(torch: Lib) -> None:
+    expected = _deepcopy_story(torch, "cpu")
+    assert expected["b_shares_a"] and expected["new_memory"]
+    assert _deepcopy_story(ft, "cpu") == expected
+    assert _deepcopy_story(ft, "cuda") == expected
+
+
+def test_deepcopy_launches_one_copy_per_storage() -> None:
+    import copy
+
+    base = ft.arange(12.0, device="cuda")
+    with launches() as names:
+        copy.deepcopy((base, base[3:], base.view(3, 4)))
+    assert names == ["clone"]
+
+
+def test_deepcopy_of_a_module_with_buffers() -> None:
+    import copy
+
+    module = ft.nn.Linear(3, 2).cuda()
+    module.register_buffer("table", ft.arange(4.0, device="cuda"))
+    twin = copy.deepcopy(module)
+    assert isinstance(twin.weight, ft.nn.Parameter)
+    assert twin.table.data_ptr() != module.table.data_ptr()
+    module.table.zero_()
+    assert twin.table.tolist() == [0.0, 1.0, 2.0, 3.0]
