@@ -69,6 +69,7 @@ class ModelRunner:
         self.records: list[StepRecord] = []
         self.num_graphs = 0  # graphs captured by capture_model
         self.graph_pool_bytes = 0  # memory the captures reserved (memory_reserved's growth)
+        self.graph_peak_bytes = 0  # the most the captures had allocated at once
 
     # --- inputs ------------------------------------------------------------------------------
 
@@ -110,7 +111,8 @@ class ModelRunner:
         if self.config.cudagraph_mode is CUDAGraphMode.NONE:
             return
         torch.cuda.empty_cache()
-        reserved = torch.cuda.memory_reserved()
+        torch.cuda.reset_peak_memory_stats()
+        reserved, allocated = torch.cuda.memory_reserved(), torch.cuda.memory_allocated()
         captured = compilation_counter.num_cudagraph_captured
         mixed, decode = self.config.cudagraph_mode.mixed_mode(), \
             self.config.cudagraph_mode.decode_mode()
@@ -123,6 +125,7 @@ class ModelRunner:
                 for key in keys:
                     with set_forward_context(mode, key):
                         self._forward(key.num_tokens)
+        self.graph_peak_bytes = torch.cuda.max_memory_allocated() - allocated
         torch.cuda.empty_cache()  # what stays reserved is held by the graphs' pool
         self.graph_pool_bytes = torch.cuda.memory_reserved() - reserved
         self.num_graphs = compilation_counter.num_cudagraph_captured - captured

@@ -4,8 +4,10 @@
 
 Each mode gets a fresh runner over the same weights: capture (largest first, one pool), then the
 same mixed prefill/decode steps. The table gives, per mode, the launches of an average step
-(decode-only and mixed steps apart), the graphs captured, the memory their pool reserved, the
-padding waste, and whether every sampled token equals eager's (an uncompiled model, no graphs).
+(decode-only and mixed steps apart), the graphs captured, the memory their pool reserved and the
+most of it in use at once during capture, the padding waste (padding tokens / tokens computed),
+the steps too large for any graph (run eagerly, unpadded), and whether every sampled token equals
+eager's (an uncompiled model, no graphs); it exits non-zero if one does not.
 The step table after it shows what the dispatcher did with each step in each mode.
 """
 
@@ -36,6 +38,7 @@ class ServeResult:
     records: list[StepRecord]
     num_graphs: int
     graph_pool_bytes: int
+    graph_peak_bytes: int
     num_eager_steps: int
 
 
@@ -64,7 +67,7 @@ def serve(model: FlatLlama, requests: list[Request], config: CompilationConfig, 
         scheduler.update(batch, sampled)
     return ServeResult(label or runner.config.cudagraph_mode.name,
                        {r.req_id: r.output for r in requests}, logits, runner.records,
-                       runner.num_graphs, runner.graph_pool_bytes,
+                       runner.num_graphs, runner.graph_pool_bytes, runner.graph_peak_bytes,
                        compilation_counter.num_eager_steps - eager_steps)
 
 
@@ -74,7 +77,8 @@ def _mean(values: list[int]) -> str:
 
 def format_table(results: list[ServeResult], reference: ServeResult) -> str:
     lines = [f"{'mode':<20} {'launches/step':>13} {'decode':>7} {'mixed':>7} {'graphs':>6} "
-             f"{'pool MiB':>8} {'padding':>9} {'eager':>5} {'max|dlogits|':>12} {'tokens':>6}"]
+             f"{'pool MiB':>8} {'peak KiB':>8} {'padding':>9} {'eager':>5} {'max|dlogits|':>12} "
+             f"{'tokens':>6}"]
     for res in results:
         launches = [r.launches for r in res.records]
         decode = [r.launches for r in res.records if r.uniform_decode]
@@ -86,7 +90,7 @@ def format_table(results: list[ServeResult], reference: ServeResult) -> str:
         same = "same" if res.outputs == reference.outputs else "DIFF"
         lines.append(f"{res.label:<20} {_mean(launches):>13} {_mean(decode):>7} "
                      f"{_mean(mixed):>7} {res.num_graphs:>6} "
-                     f"{res.graph_pool_bytes / 2**20:>8.2f} "
+                     f"{res.graph_pool_bytes / 2**20:>8.2f} {res.graph_peak_bytes / 2**10:>8.1f} "
                      f"{f'{waste}/{padded}':>9} {res.num_eager_steps:>5} {diff:>12.2e} "
                      f"{same:>6}")
     return "\n".join(lines)
@@ -168,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(format_table([eager, *results], eager))
     print()
     print(format_steps(results))
+    differ = [res.label for res in results if res.outputs != eager.outputs]
+    if differ:
+        raise SystemExit(f"vllm_serve: {', '.join(differ)} sampled other tokens than eager")
 
 
 if __name__ == "__main__":
