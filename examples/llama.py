@@ -13,6 +13,7 @@ S max_seq_len, C attended context (<= S), E hidden_size, H query heads, KVH key/
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -114,16 +115,21 @@ class MLP(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, cfg: LlamaConfig) -> None:
+    """Pre-norm attention and MLP blocks with residuals. `attention` builds the attention block
+    (the flat-token runner in examples/vllm_runner brings its own); `attn_args` go to it."""
+
+    def __init__(self, cfg: LlamaConfig,
+                 attention: Callable[[LlamaConfig], nn.Module] | None = None) -> None:
         super().__init__()
         self.input_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps)
-        self.self_attn = Attention(cfg)
+        self.self_attn = (attention or Attention)(cfg)
         self.post_attention_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                slots: torch.Tensor, attn_bias: torch.Tensor) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, slots, attn_bias)
+                *attn_args: torch.Tensor) -> torch.Tensor:
+        # here attn_args are (slots, attn_bias)
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, *attn_args)
         out: torch.Tensor = x + self.mlp(self.post_attention_layernorm(x))
         return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -476,9 +477,14 @@ def test_attention_that_cannot_be_captured_falls_back(capsys: pytest.CaptureFixt
     assert never.outputs == eager.outputs
 
 
-def test_serve_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    serve_mod.main(["--requests", "4", "--max-num-seqs", "2", "--layers", "1"])
-    out = capsys.readouterr().out
+def test_serve_prints_the_table() -> None:
+    """As a user runs it: `python -m fake_torch run examples/vllm_serve.py`."""
+    done = subprocess.run([sys.executable, "-m", "fake_torch", "run",
+                           str(EXAMPLES / "vllm_serve.py"), "--requests", "4",
+                           "--max-num-seqs", "2", "--layers", "1"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     table = out.split("\n\n")[0].splitlines()[2:]
     assert [line.split()[0] for line in table] == ["eager", *[m.name for m in Mode]]
     assert all(line.split()[-1] == "same" for line in table)

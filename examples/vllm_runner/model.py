@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from llama import MLP, LlamaConfig, RotaryEmbedding, apply_rotary
+from llama import DecoderLayer, LlamaConfig, RotaryEmbedding, apply_rotary
 from torch import nn
 
 
@@ -75,23 +75,6 @@ class Attention(nn.Module):
         return out
 
 
-class DecoderLayer(nn.Module):
-    def __init__(self, cfg: LlamaConfig) -> None:
-        super().__init__()
-        self.input_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps)
-        self.self_attn = Attention(cfg)
-        self.post_attention_layernorm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps)
-        self.mlp = MLP(cfg)
-
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                slot_mapping: torch.Tensor, seq_idx: torch.Tensor,
-                positions: torch.Tensor) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, slot_mapping, seq_idx,
-                               positions)
-        out: torch.Tensor = x + self.mlp(self.post_attention_layernorm(x))
-        return out
-
-
 class FlatLlama(nn.Module):
     """forward(input_ids, positions, slot_mapping, seq_idx), each [N] -> hidden states [N, E];
     `compute_logits` turns the rows that sample into logits, outside any graph (as vLLM)."""
@@ -100,7 +83,7 @@ class FlatLlama(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.num_layers))
+        self.layers = nn.ModuleList(DecoderLayer(cfg, Attention) for _ in range(cfg.num_layers))
         self.norm = nn.RMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps)
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_seq_len, cfg.rope_theta)
