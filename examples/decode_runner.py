@@ -55,7 +55,7 @@ def _decode(step: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], tokens: 
 def _fmt_launches(launches: list[int | None]) -> str:
     if launches[0] is None:
         return "-"
-    return ",".join(str(n) for n in dict.fromkeys(launches))  # "85", or each distinct count
+    return ",".join(str(n) for n in dict.fromkeys(launches))  # "60", or each distinct count
 
 
 @torch.inference_mode()

@@ -6,6 +6,25 @@ under a TorchDispatchMode, the aten ops real torch runs that a GPU would launch:
 is not a view (a view's schema returns an alias it does not write) and not in NO_LAUNCH.
 `launches()` records fake_torch's launches; a test asserts that the two lists are equal.
 
+Where torch's CUDA build dispatches a call differently from the CPU build we run,
+`torch_launches(cuda=True)` records what the CUDA build dispatches, decided from the call's
+arguments (never by matching the CPU ops afterwards). One call does so today: rms_norm. On an
+NVIDIA H200 (torch 2.11.0+cu130, torch.profiler counting kernel launches, 2026-11-29),
+`F.rms_norm` launched ONE kernel, aten::_fused_rms_norm, whenever weight was None or of the
+input's dtype (float32, bfloat16, float16; grad enabled or not, inference_mode, eps None,
+normalized_shape of two dims); a weight of another dtype warned "Mismatch dtype between input
+and weight ... Cannot dispatch to fused implementation." and launched the composite's ops, as
+the CPU build does for every call (its `_fused_rms_norm` has no kernel of its own). So under
+cuda=True a call of `torch.nn.functional.rms_norm` or `torch.rms_norm` whose dtypes match is
+recorded as the single op `_fused_rms_norm` (a TorchFunctionMode sees the call; the ops it
+dispatches on the CPU are not recorded), and any other call as the CPU build dispatches it.
+A second H200 check the same day: that one aten op ran as one kernel for a contiguous float32
+input, but as two for float64 (row moments, then the normalisation), after one copy kernel for a
+non-contiguous input, and as none for an empty one; fake_torch counts the op once in every
+case, as it counts native_layer_norm (whose CUDA kernels are the same family). Compiled by
+inductor, add + rms_norm was one Triton kernel, `triton_per_fused__fused_rms_norm_add_0`
+(float32 and bfloat16, under no_grad and inference_mode).
+
 Errors: a user mistake raises torch's exception class with torch's message. `outcome()` runs a
 call in either library and keeps its exception as the result; `assert_same_error()` compares two
 outcomes' exceptions (class and first line), `assert_raises_like_torch()` runs one program in
@@ -25,7 +44,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import ml_dtypes
@@ -46,11 +65,16 @@ NO_LAUNCH = frozenset({
 
 
 @contextmanager
-def torch_launches() -> Iterator[list[str]]:
-    """The names of the ops real torch dispatches inside the block that a GPU would launch."""
+def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
+    """The names of the ops real torch dispatches inside the block that a GPU would launch;
+    cuda=True: as torch's CUDA build dispatches them (rms_norm fused; see the module's
+    docstring)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
     names: list[str] = []
+    inside_fused: list[bool] = []  # non-empty while a fused call runs its CPU ops
 
     class Record(TorchDispatchMode):  # type: ignore[misc]
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
@@ -58,11 +82,29 @@ def torch_launches() -> Iterator[list[str]]:
             returns = func._schema.returns
             alias = returns[0].alias_info if returns else None
             name = func.overloadpacket.__name__
-            if (alias is None or alias.is_write) and name not in NO_LAUNCH:
+            if (alias is None or alias.is_write) and name not in NO_LAUNCH and not inside_fused:
                 names.append(name)
             return func(*args, **(kwargs or {}))
 
-    with Record():
+    class FusedOnCuda(TorchFunctionMode):  # type: ignore[misc]
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            if func not in (torch.nn.functional.rms_norm, torch.rms_norm):
+                return func(*args, **kwargs)
+            x = args[0] if args else kwargs["input"]
+            weight = args[2] if len(args) > 2 else kwargs.get("weight")
+            if weight is not None and weight.dtype != x.dtype:
+                return func(*args, **kwargs)  # no fused kernel: the composite, as on the CPU
+            inside_fused.append(True)
+            try:
+                out = func(*args, **kwargs)
+            finally:
+                inside_fused.pop()
+            names.append("_fused_rms_norm")
+            return out
+
+    with Record(), (FusedOnCuda() if cuda else nullcontext()):
         yield names
 
 

@@ -36,11 +36,11 @@ MIB = 2**20
 def eager_decode_kernels(num_layers: int) -> int:
     """Kernels of one eager decode step of the example Llama, counted from its forward:
     header: slots add, mask le, 2 scalar_tensor + where (attn_bias), 2 index (cos, sin),
-    embedding = 8; per layer: 2 RMSNorms (pow, mean, add_, rsqrt, mul, mul) = 12, qkv mm,
+    embedding = 8; per layer: 2 RMSNorms (one _fused_rms_norm each, as on a GPU) = 2, qkv mm,
     rotary of q and of k (mul, neg, cat, mul, add) = 10, 2 index_copy_ (KV cache),
     2 clone (repeat_interleave of k, v), attention, o_proj mm, residual add, gate_up mm, silu,
-    mul, down mm, residual add = 35; tail: final RMSNorm + lm_head mm = 7."""
-    return 8 + 35 * num_layers + 7
+    mul, down mm, residual add = 25; tail: final RMSNorm + lm_head mm = 2."""
+    return 8 + 25 * num_layers + 2
 
 
 N = eager_decode_kernels(NUM_LAYERS)

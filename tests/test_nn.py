@@ -542,19 +542,16 @@ def test_layer_norm_init_launches() -> None:
     assert ops == ["fill_", "zero_"]
 
 
-@pytest.mark.parametrize("dtype, expected_ops", [
-    ("float32", ["pow", "mean", "add_", "rsqrt", "mul", "mul"]),
-    ("float16", ["_to_copy", "pow", "mean", "add_", "rsqrt", "mul", "mul", "_to_copy"]),
-    ("bfloat16", ["_to_copy", "pow", "mean", "add_", "rsqrt", "mul", "mul", "_to_copy"]),
-])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("eps", [None, 1e-6])
-def test_rms_norm_module_matches_torch(dtype: str, expected_ops: list[str],
-                                      eps: float | None) -> None:
+def test_rms_norm_module_matches_torch(dtype: str, eps: float | None) -> None:
+    """Weight and input of one dtype: torch's CUDA build launches one fused kernel (the CPU
+    build runs its composite; see oracles.py)."""
     theirs = torch.nn.RMSNorm(8, eps=eps)
     with torch.no_grad():
         theirs.weight.normal_()
     x = _rng.standard_normal((2, 3, 8), dtype=np.float32)
-    assert _norm_launches_in(dtype, nn.RMSNorm(8, eps=eps), theirs, x) == expected_ops
+    assert _norm_launches_in(dtype, nn.RMSNorm(8, eps=eps), theirs, x) == ["_fused_rms_norm"]
 
 
 def test_rms_norm_init_and_errors() -> None:

@@ -9,7 +9,7 @@ Each launch a node made (seen once, at compile time) is pointwise, a reduction o
   - the other pointwise and reduction nodes fuse. Walking the graph in order, consecutive such
     nodes join one kernel while they share data (one reads what another made or read) and
     iterate over the same elements, or, once the kernel holds a reduction, over its output
-    rows (`mean + eps`, `rsqrt`: an RMSNorm is ONE kernel). An extern node, another size or
+    rows (a composite RMSNorm's `mean + eps`, `rsqrt`: ONE kernel). An extern node, another size or
     unrelated data starts the next kernel.
 Kernels are named as inductor names its Triton kernels: `triton_poi_fused_add_mul_0` (pointwise),
 `triton_per_fused_...` (a reduction over <= 1024 elements: persistent) or `triton_red_fused_...`
@@ -29,8 +29,8 @@ POINTWISE, REDUCTION, EXTERN = "pointwise", "reduction", "extern"
 _REDUCTIONS = frozenset({
     "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any",
     "var", "std", "var_mean", "std_mean", "norm", "linalg_vector_norm", "logsumexp",
-    "_softmax", "_log_softmax", "_safe_softmax", "native_layer_norm", "aminmax",
-    "count_nonzero",
+    "_softmax", "_log_softmax", "_safe_softmax", "native_layer_norm", "_fused_rms_norm",
+    "aminmax", "count_nonzero",
 })
 _EXTERN = frozenset({
     # GEMMs and attention: cuBLAS / flash kernels, never fused (inductor's extern_kernels)

@@ -1,6 +1,7 @@
 """numpy kernels of the single fused aten ops that torch.nn.functional launches directly:
-native_layer_norm, embedding, embedding_renorm_, constant_pad_nd (and the reflection /
-replication pads), native_dropout, _safe_softmax, scalar_tensor, tril, and the fused attention.
+native_layer_norm, _fused_rms_norm, embedding, embedding_renorm_, constant_pad_nd (and the
+reflection / replication pads), native_dropout, _safe_softmax, scalar_tensor, tril, and the fused
+attention.
 
 Each kernel writes into the output arrays it is given and reads only its arguments, so a
 captured launch replays against the same buffers. 16-bit inputs compute in float32 (torch's
@@ -9,6 +10,7 @@ opmath type) and round once on store.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,6 +40,23 @@ def native_layer_norm_kernel(out: np.ndarray, mean: np.ndarray, rstd: np.ndarray
         y = y + bias.astype(acc)
     out[...] = y
     mean[...] = mu
+    rstd[...] = r
+
+
+def fused_rms_norm_kernel(out: np.ndarray, rstd: np.ndarray, x: np.ndarray,
+                          weight: np.ndarray | None, *, axes: tuple[int, ...], eps: float) -> None:
+    """out = x * rsqrt(mean(x^2) + eps) * weight over the trailing `axes`; rstd keeps x's
+    leading shape with 1s for the normalised dims. The steps (and roundings) are those of the
+    composite's kernels, pow, mean, add_, rsqrt, mul, mul, in one pass: the same bits."""
+    acc = acc_dtype(x)
+    xf = x.astype(acc, copy=False)
+    count = acc(math.prod(x.shape[a] for a in axes))
+    with np.errstate(invalid="ignore", divide="ignore"):  # an empty row's mean is nan
+        r = np.reciprocal(np.sqrt(np.sum(xf * xf, axis=axes, keepdims=True) / count + acc(eps)))
+    y = xf * r
+    if weight is not None:
+        y = y * weight.astype(acc, copy=False)
+    out[...] = y
     rstd[...] = r
 
 

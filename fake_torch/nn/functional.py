@@ -5,8 +5,10 @@ Launch counts follow torch's CUDA eager path, op by op:
                     around one `addmm`; otherwise `matmul` (one `mm`/`bmm`) then `add_(bias)`
   embedding         one `embedding` (plus one `embedding_renorm_` with max_norm)
   layer_norm        one `native_layer_norm`
-  rms_norm          the ops torch's composite runs: [_to_copy] pow mean add_ rsqrt mul [mul]
-                    [_to_copy]
+  rms_norm          one fused `_fused_rms_norm` on cuda when weight is None or of input's
+                    dtype; else (cpu, whose build has no fused kernel, or mixed dtypes, which
+                    warn once) the ops torch's composite runs: [_to_copy] pow mean add_ rsqrt
+                    mul [mul] [_to_copy]
   softmax           one `_softmax` ([_to_copy] first when `dtype` is given)
   dropout           training: one fused `native_dropout` (in place: bernoulli_, div_, mul_;
                     p=1: zeros, mul); eval, p=0 or an empty input: nothing
@@ -14,7 +16,9 @@ Launch counts follow torch's CUDA eager path, op by op:
   normalize         linalg_vector_norm, clamp_min, div
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
-Launches are counted on device="cuda" only, as everywhere in fake_torch.
+Launches are counted on device="cuda" only, as everywhere in fake_torch. A fused norm counts
+once, as one aten op, although an H200 (torch 2.11) ran rms_norm's in two kernels for float64
+and in none for an empty input, and both norms after a copy kernel for a non-contiguous input.
 """
 
 from __future__ import annotations
@@ -22,7 +26,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from fake_torch._dtype import SCALAR_NAME, bool_, dtype, finfo, float32, float64, int32, int64
+from fake_torch._dtype import (
+    CPP_NAME,
+    SCALAR_NAME,
+    bool_,
+    dtype,
+    finfo,
+    float32,
+    float64,
+    int32,
+    int64,
+)
 from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._ops import pointwise_math as _pointwise_math
@@ -172,10 +186,26 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     return out
 
 
+_warned_rms_norm_dtypes = False  # torch warns of mixed dtypes once per process
+
+
+def _warn_mixed_dtypes(input: Tensor, weight: Tensor) -> None:
+    """torch's warning (its CPU build gives it too) that rms_norm falls back to the composite."""
+    global _warned_rms_norm_dtypes
+    if not _warned_rms_norm_dtypes:
+        _warned_rms_norm_dtypes = True
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = "
+                      f"{CPP_NAME[input.dtype]}, weight dtype = {CPP_NAME[weight.dtype]}, "
+                      "Cannot dispatch to fused implementation.", UserWarning, stacklevel=3)
+
+
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
              weight: Tensor | None = None, eps: float | None = None) -> Tensor:
-    """x / sqrt(mean(x^2) + eps) * weight, as the ops torch's composite launches:
-    [_to_copy up] pow, mean, add_, rsqrt, mul, [mul weight], [_to_copy back]."""
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims, computed
+    in float32 for 16-bit inputs (float64 for float64). On cuda one `_fused_rms_norm`; where
+    torch's build has no fused kernel for the call (cpu; a weight of another dtype, which
+    warns), the ops its composite launches: [_to_copy up] pow, mean, add_, rsqrt, mul,
+    [mul weight], [_to_copy back]."""
     shape = _shape_list(normalized_shape)
     if input.dim() < len(shape):
         raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got "
@@ -187,8 +217,20 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     opmath = float64 if input.dtype is float64 else float32
     if eps is None:
         eps = finfo(opmath).eps
+    n = len(shape)
+    fusable = weight is None or weight.dtype == input.dtype
+    if weight is not None and not fusable:
+        _warn_mixed_dtypes(input, weight)
+    dev = common_device(input) if weight is None else common_device(input, weight)
+    if fusable and dev.type == "cuda":  # the one kernel torch's CUDA build launches
+        out = new_tensor(input.shape, input.dtype, dev)
+        rstd = new_tensor((*input.shape[:input.dim() - n], *([1] * n)), opmath, dev)
+        launch("_fused_rms_norm", _kernels.fused_rms_norm_kernel, (out, rstd),
+               (input, weight), {"axes": tuple(range(input.dim() - n, input.dim())),
+                                 "eps": float(eps)})
+        return out
     x = input.to(opmath)  # a no-op (no launch) unless input is 16-bit
-    dims = [input.dim() - 1 - i for i in range(len(shape))]
+    dims = [input.dim() - 1 - i for i in range(n)]
     rstd = x.pow(2).mean(dims, keepdim=True).add_(eps).rsqrt()
     out = x.mul(rstd)
     if weight is not None:
