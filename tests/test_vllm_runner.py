@@ -514,3 +514,13 @@ def test_all_sizes_peak_where_the_largest_alone_does(mode: str, weak: bool) -> N
         assert peaks[4] > peaks[1] > 0
     else:
         assert peaks[4] == peaks[1] > 0
+
+
+def test_readme_shows_the_current_table() -> None:
+    """README's runner table is what `python -m fake_torch run examples/vllm_serve.py` prints."""
+    done = subprocess.run([sys.executable, "-m", "fake_torch", "run",
+                           str(EXAMPLES / "vllm_serve.py")],
+                          capture_output=True, text=True, timeout=300, check=True)
+    table = "\n".join(done.stdout.splitlines()[:8])
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    assert table in readme, f"README's runner table is stale; it is now:\n{table}"
