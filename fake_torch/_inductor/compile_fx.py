@@ -5,8 +5,11 @@ no kernel and counts nothing, so every node's launches (op, kind, sizes), the in
 and the devices it touches are known. The scheduler turns that into kernels (see scheduler.py).
 Run: the graph executes node by node, each fused kernel's nodes inside ONE
 `_dispatch.fused(name)` block: the numpy work is the eager ops', the count is one launch per
-kernel. With config.triton.cudagraphs (mode="reduce-overhead") the compiled graph runs through
-the CUDA graph trees (cudagraph_trees.py) unless torch would skip them.
+kernel. An index_copy_ into a graph input still runs in place (eager's values); the copy in and
+the copy back inductor adds around it are launches that run no work (copying the target out and
+back changes nothing the scatter does not). With config.triton.cudagraphs
+(mode="reduce-overhead") the compiled graph runs through the CUDA graph trees
+(cudagraph_trees.py) unless torch would skip them.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ class _NodeProbe:
     syncs: list[str] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)
     writes_input: bool = False  # in place: a launch wrote one of the node's own inputs
+    writes_graph_input: bool = False  # ... and that memory is a graph input's (or an attribute's)
 
 
 class _Prober(Interpreter):
@@ -85,6 +89,7 @@ class _Prober(Interpreter):
         self.mode = mode
         self.probes: dict[Node, _NodeProbe] = {}
         self._declared: list[np.ndarray] = []  # what the current custom op says it writes
+        self._graph_inputs: list[np.ndarray] = []  # placeholders' and get_attrs' memory
 
     def run_node(self, n: Node) -> Any:
         mode = self.mode
@@ -94,10 +99,14 @@ class _Prober(Interpreter):
         value = super().run_node(n)
         writes = [a for outs in mode.writes[first_launch:] for a in outs] + self._declared
         read = _tensors([*args, *kwargs.values()])
+        if n.op in ("placeholder", "get_attr"):
+            self._graph_inputs += [t._a for t in _tensors(value)]
+        writes_input = any(np.may_share_memory(w, t._a) for w in writes for t in read)
         self.probes[n] = _NodeProbe(
             mode.launches[first_launch:], writes, mode.syncs[first_sync:],
-            [t.device.type for t in _tensors(value)],
-            any(np.may_share_memory(w, t._a) for w in writes for t in read))
+            [t.device.type for t in _tensors(value)], writes_input,
+            writes_input and any(np.may_share_memory(w, a) for w in writes
+                                 for a in self._graph_inputs))
         return value
 
     def call_function(self, target: Target, args: tuple[Any, ...],
@@ -175,10 +184,12 @@ def analyze(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphInfo:
             incompatible = (n, unsafe[0])
     out = next(n for n in reversed(nodes) if n.op == "output")
     out_args = out.args[0] if isinstance(out.args[0], (list, tuple)) else (out.args[0],)
+    empty = _NodeProbe()
     kernels = plan_kernels([
         NodeInfo(n.name, n.op, [i.name for i in n.all_input_nodes],
-                 prober.probes[n].launches if n in prober.probes else [], _opaque_name(n),
-                 n in prober.probes and prober.probes[n].writes_input)
+                 prober.probes.get(n, empty).launches, _opaque_name(n),
+                 prober.probes.get(n, empty).writes_input,
+                 prober.probes.get(n, empty).writes_graph_input)
         for n in nodes])
     return GraphInfo(kernels, _static_input_idxs(placeholders, inputs), tuple(mutated),
                      tuple(input_traces),
@@ -228,13 +239,18 @@ class _FusedInterpreter(Interpreter):
                 return super().run_node(n)
         name = plan.starts.get(n)
         if name is not None:
+            for copy in plan.copies_before.get(n, ()):
+                _launch_copy(copy)
             self._open = _dispatch.fused(name)
             self._open.__enter__()
         try:
-            return super().run_node(n)
+            value = super().run_node(n)
         finally:
             if n in plan.ends:
                 self._close()
+        for copy in plan.copies_after.get(n, ()):
+            _launch_copy(copy)
+        return value
 
     def _close(self) -> None:
         if self._open is not None:
@@ -248,21 +264,43 @@ class _FusedInterpreter(Interpreter):
             self._close()
 
 
+def _no_work(*outs_and_inputs: Any, **params: Any) -> None:
+    """The kernel of a copy whose work the in-place scatter already did."""
+
+
+def _launch_copy(kernel: Kernel) -> None:
+    """One launch of a copy kernel around an index_copy_ into a graph input (see _Plan)."""
+    _dispatch.launch(kernel.name, _no_work, (), (), on_cuda=kernel.on_cuda)
+
+
 @dataclass
 class _Plan:
-    """Where fused blocks open and close, per fx node."""
+    """Where fused blocks open and close, per fx node, and the copy kernels launched around
+    the kernel of an index_copy_ into a graph input: the copy in before it opens, the copy
+    back after it closes."""
 
     starts: dict[Node, str]  # first node of a kernel -> its name
     ends: set[Node]  # last node of a kernel
     inlined: dict[Node, str]  # inlined node -> the kernel that does its work
+    copies_before: dict[Node, list[Kernel]] = field(default_factory=dict)  # first node -> ...
+    copies_after: dict[Node, list[Kernel]] = field(default_factory=dict)  # last node -> ...
 
     @classmethod
     def of(cls, gm: GraphModule, kernels: list[Kernel]) -> _Plan:
         by_name = {n.name: n for n in gm.graph.nodes}
-        fused = [k for k in kernels if k.fused]
-        return cls({by_name[k.nodes[0]]: k.name for k in fused},
+        fused = [k for k in kernels if k.fused and k.copy is None]
+        plan = cls({by_name[k.nodes[0]]: k.name for k in fused},
                    {by_name[k.nodes[-1]] for k in fused},
                    {by_name[m]: k.name for k in fused for m in k.inlined})
+        kernel_of = {m: k for k in fused for m in k.nodes}
+        for k in kernels:
+            if k.copy == "in":
+                first = by_name[kernel_of[k.nodes[0]].nodes[0]]
+                plan.copies_before.setdefault(first, []).append(k)
+            elif k.copy == "back":
+                last = by_name[kernel_of[k.nodes[0]].nodes[-1]]
+                plan.copies_after.setdefault(last, []).append(k)
+        return plan
 
 
 class CompiledFxGraph:

@@ -77,6 +77,11 @@ def measure(model: Any, step: Callable[..., Any], *args: Any, calls: int = 3) ->
     return StepCounts(eager, compiled, replayed, graphs)
 
 
+# what a copy kernel around an index_copy_ into a graph input does (it absorbs no eager launch)
+_COPIES = {"in": "(copy of the input that index_copy_ writes)",
+           "back": "(copy of the result back into that input)"}
+
+
 def format_table(counts: StepCounts, title: str = "launches per step") -> str:
     """The three counts, then the graph's kernels: each fused kernel with the eager ops it
     absorbed, and the extern launches by op."""
@@ -95,7 +100,8 @@ def format_table(counts: StepCounts, title: str = "launches per step") -> str:
         "",
         f"{len(counts.fused)} fused kernels, and what each absorbed:",
     ]
-    lines += [f"  {k.name:<52} {' '.join(k.ops)}" for k in counts.fused]
+    lines += [f"  {k.name:<52} {_COPIES[k.copy] if k.copy else ' '.join(k.ops)}"
+              for k in counts.fused]
     lines.append(f"{in_graphs - len(counts.fused)} extern launches: "
                  + ", ".join(f"{name} x{n}" for name, n in externs.items()))
     return "\n".join(lines)

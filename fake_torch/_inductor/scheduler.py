@@ -11,6 +11,12 @@ Each launch a node made (seen once, at compile time) is pointwise, a reduction o
     iterate over the same elements, or, once the kernel holds a reduction, over its output
     rows (a composite RMSNorm's `mean + eps`, `rsqrt`: ONE kernel). An extern node, another size or
     unrelated data starts the next kernel.
+An index_copy_ into memory the graph did not make (a graph input, parameter or buffer, or a view
+of one: a KV-cache write) is three kernels. Functionalization turns it into `y = index_copy(x)`
+and `x.copy_(y)`, and inductor does not turn index_copy back into an in-place store: a copy of x
+into a new buffer (its own kernel), the scatter into that buffer (fused with the ops that make
+the values, never with another scatter) and the copy back into x (its own kernel). Into a tensor
+the graph made, index_copy_ stays one in-place scatter.
 Kernels are named as inductor names its Triton kernels: `triton_poi_fused_add_mul_0` (pointwise),
 `triton_per_fused_...` (a reduction over <= 1024 elements: persistent) or `triton_red_fused_...`
 (`cpp_fused_...` on the cpu, where nothing is counted), listing the aten ops it absorbed.
@@ -46,6 +52,10 @@ _EXTERN = frozenset({
 # in-place scatters are pointwise stores over their source (index_copy_ of a KV-cache write
 # fuses with the ops that make the keys)
 _SCATTERS = frozenset({"index_put_", "index_copy_", "scatter_", "scatter_add_"})
+# scatters into a graph input that inductor runs as copy + scatter + copy back (an H200, torch
+# 2.11, 2026-11-29, ran a KV-cache index_copy_ so). Its reinplacing pass knows index_put, not
+# index_copy; index_put_ and the others stay one in-place kernel: no GPU measurement of them yet
+_COPIED_SCATTERS = frozenset({"index_copy_"})
 _TRANSFERS = frozenset({"memcpy_h2d", "memcpy_d2h"})
 
 
@@ -78,6 +88,10 @@ class Kernel:
     nodes: list[str]  # fx nodes it runs, in graph order
     ops: list[str]  # the eager launches it stands for, in graph order
     inlined: list[str] = field(default_factory=list)  # nodes computed inside it
+    on_cuda: bool = True  # a cpu kernel (cpp_fused_...) counts nothing
+    # "in" (the target into a new buffer) or "back" (the result into the target): a copy around
+    # an index_copy_ into a graph input, nodes[0]; it stands for no eager launch
+    copy: str | None = None
 
     @property
     def fused(self) -> bool:
@@ -94,6 +108,12 @@ class NodeInfo:
     launches: list[Launch] = field(default_factory=list)
     opaque: str | None = None  # a custom op's name: its body is not seen at compile time
     writes_input: bool = False  # in place: what it makes is not a value to inline
+    writes_graph_input: bool = False  # in place into a graph input, parameter or buffer (or a view)
+
+    @property
+    def copied_scatter(self) -> bool:
+        """An index_copy_ into a graph input: inductor copies the target in and back."""
+        return self.writes_graph_input and any(x.op in _COPIED_SCATTERS for x in self.launches)
 
 
 def node_class(launches: list[Launch]) -> str | None:
@@ -114,6 +134,8 @@ class _Group:
     rows: int | None = None  # a reduction's output elements, once it holds one
     nodes: list[str] = field(default_factory=list)
     data: set[str] = field(default_factory=set)  # what its nodes made or read
+    scatters: bool = False  # it holds a scatter
+    copied: str | None = None  # its last node: an index_copy_ into a graph input
 
     def fits(self, on_cuda: bool, cls: str, numel: int, rows: int | None) -> bool:
         if len(self.nodes) >= config.max_fusion_size or on_cuda != self.on_cuda:
@@ -217,9 +239,14 @@ def plan_kernels(nodes: list[NodeInfo]) -> list[Kernel]:
     def close() -> None:
         nonlocal group
         if group is not None:
+            copied = group.copied
+            if copied is not None:  # named first: inductor generates the copy in first
+                kernels.append(_copy_kernel(graph, copied, "in", group.on_cuda, names))
             kernel = _fused_kernel(graph, group, names)
             kernels.append(kernel)
             kernel_of.update(dict.fromkeys(group.nodes, kernel))
+            if copied is not None:
+                kernels.append(_copy_kernel(graph, copied, "back", group.on_cuda, names))
             group = None
 
     for n in nodes:
@@ -229,7 +256,8 @@ def plan_kernels(nodes: list[NodeInfo]) -> list[Kernel]:
         if n.opaque is not None or cls == EXTERN:
             close()
             kernels.extend([Kernel(n.opaque, EXTERN, [n.name], [n.opaque])] if n.opaque else
-                           [Kernel(x.op, EXTERN, [n.name], [x.op]) for x in n.launches])
+                           [Kernel(x.op, EXTERN, [n.name], [x.op], on_cuda=x.on_cuda)
+                            for x in n.launches])
             continue
         numel = max(x.out_numel if launch_class(x.op, x.kind) == POINTWISE
                     and x.op not in _SCATTERS else x.in_numel for x in n.launches)
@@ -237,14 +265,19 @@ def plan_kernels(nodes: list[NodeInfo]) -> list[Kernel]:
                      if launch_class(x.op, x.kind) == REDUCTION), None)
         reads = graph.reads(n.name)
         on_cuda = n.launches[0].on_cuda
+        scatters = any(x.op in _SCATTERS for x in n.launches)
         if group is None or not group.fits(on_cuda, cls, numel, rows) or not (
-                reads & group.data):
+                reads & group.data) or (n.copied_scatter and group.scatters):
             close()
             group = _Group(on_cuda, numel)
         group.nodes.append(n.name)
         group.data |= reads | {n.name}
+        group.scatters |= scatters
         if cls == REDUCTION and group.rows is None:
             group.rows = rows
+        if n.copied_scatter:  # the copy back comes next: nothing fuses past the scatter
+            group.copied = n.name
+            close()
     close()
     # an inlined node runs inside the kernel of its first reader that has one
     for name in sorted(graph.inlined, key=graph.index.__getitem__):
@@ -253,7 +286,7 @@ def plan_kernels(nodes: list[NodeInfo]) -> list[Kernel]:
             kernel = kernel_of[min(readers, key=graph.index.__getitem__)]
             kernel.inlined.append(name)
     for kernel in kernels:
-        if kernel.fused:
+        if kernel.fused and kernel.copy is None:
             members = sorted(kernel.nodes + kernel.inlined, key=graph.index.__getitem__)
             kernel.ops = [x.op for m in members for x in graph.info[m].launches]
     return kernels
@@ -277,4 +310,24 @@ def _fused_kernel(graph: _Graph, group: _Group, names: dict[tuple[object, ...], 
     if name is None:  # same source, same kernel: inductor reuses it
         shown = "_".join(ops[:config.kernel_name_max_ops])
         name = names[key] = f"{prefix}_fused_{shown}_{len(names)}"
-    return Kernel(name, kind, list(group.nodes), [])
+    return Kernel(name, kind, list(group.nodes), [], on_cuda=group.on_cuda)
+
+
+def _copy_kernel(graph: _Graph, node: str, copy: str, on_cuda: bool,
+                 names: dict[tuple[object, ...], str]) -> Kernel:
+    """A copy around the index_copy_ `node` into a graph input, over the whole target. Named
+    as inductor names them: the copy in after the index_copy it serves, the copy back after
+    its `copy_` (and the `view` it writes through, when the target is a view)."""
+    info = graph.info[node]
+    numel = max(x.out_numel for x in info.launches if x.op in _COPIED_SCATTERS)
+    target = graph.info[info.inputs[0]]
+    if copy == "in":
+        ops: tuple[str, ...] = ("index_copy",)
+    else:
+        ops = ("copy_",) if target.op in ("placeholder", "get_attr") else ("copy_", "view")
+    prefix = "triton_poi" if on_cuda else "cpp"
+    key = (prefix, ops, numel, None, copy)
+    name = names.get(key)
+    if name is None:  # every copy of this size is the same source: one kernel
+        name = names[key] = f"{prefix}_fused_{'_'.join(ops)}_{len(names)}"
+    return Kernel(name, POINTWISE, [node], [], on_cuda=on_cuda, copy=copy)
