@@ -19,10 +19,12 @@ cuda=True a call of `torch.nn.functional.rms_norm` or `torch.rms_norm` whose dty
 recorded as the single op `_fused_rms_norm` (a TorchFunctionMode sees the call; the ops it
 dispatches on the CPU are not recorded), and any other call as the CPU build dispatches it.
 A second H200 check the same day: that one aten op ran as one kernel for a contiguous float32
-input, but as two for float64 (row moments, then the normalisation), after one copy kernel for a
-non-contiguous input, and as none for an empty one; fake_torch counts the op once in every
-case, as it counts native_layer_norm (whose CUDA kernels are the same family). Compiled by
-inductor, add + rms_norm was one Triton kernel, `triton_per_fused__fused_rms_norm_add_0`
+input, but as two for float64 (row moments, then the normalisation) and as none for an empty
+one; fake_torch counts the op once in those cases, as it counts native_layer_norm (whose CUDA
+kernels are the same family). A non-contiguous input to either norm was first copied by one
+more kernel: fake_torch launches a `clone` there, and cuda=True records a `clone` before
+either norm's op when its input is not contiguous (the CPU kernels read strides, no copy).
+Compiled by inductor, add + rms_norm was one Triton kernel, `triton_per_fused__fused_rms_norm_add_0`
 (float32 and bfloat16, under no_grad and inference_mode).
 
 Errors: a user mistake raises torch's exception class with torch's message. `outcome()` runs a
@@ -90,12 +92,19 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
         def __torch_function__(self, func: Any, types: Any, args: Any = (),
                                kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
-            if func not in (torch.nn.functional.rms_norm, torch.rms_norm):
+            norms = (torch.nn.functional.rms_norm, torch.rms_norm,
+                     torch.nn.functional.layer_norm, torch.layer_norm)
+            if func not in norms:
                 return func(*args, **kwargs)
             x = args[0] if args else kwargs["input"]
             weight = args[2] if len(args) > 2 else kwargs.get("weight")
-            if weight is not None and weight.dtype != x.dtype:
+            rms = func in norms[:2]
+            if rms and weight is not None and weight.dtype != x.dtype:
                 return func(*args, **kwargs)  # no fused kernel: the composite, as on the CPU
+            if not x.is_contiguous():
+                names.append("clone")  # the CUDA norm kernels copy a strided input first
+            if not rms:
+                return func(*args, **kwargs)  # native_layer_norm, recorded by Record
             inside_fused.append(True)
             try:
                 out = func(*args, **kwargs)

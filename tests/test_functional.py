@@ -604,3 +604,22 @@ def test_layer_and_rms_norm_match_numpy(shape: list[int], norm_dims: int, dtype:
     rms = F.rms_norm(ft.tensor(x.astype(dtype)), normalized, eps=1e-6)
     expected = x_low / np.sqrt((x_low**2).mean(axes, keepdims=True) + 1e-6)
     np.testing.assert_allclose(host(rms), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "rms_norm"])
+def test_norms_copy_a_strided_cuda_input_first(norm: str) -> None:
+    """An H200 (torch 2.11, 2026-11-29) ran one copy kernel before either norm's kernel for a
+    transposed input; the cuda oracle records the same `clone`, and the values are unchanged."""
+    x = np.random.default_rng(0).standard_normal((64, 4)).astype(np.float32)
+    with torch_launches(cuda=True) as expected:
+        want = getattr(TF, norm)(torch.from_numpy(x).t(), (64,))
+    strided = ft.tensor(x, device="cuda").t()
+    with launches() as names:
+        got = getattr(ft.nn.functional, norm)(strided, (64,))
+    assert names == expected == ["clone", "native_layer_norm" if norm == "layer_norm"
+                                 else "_fused_rms_norm"]
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    dense = strided.contiguous()
+    with launches() as names:
+        getattr(ft.nn.functional, norm)(dense, (64,))
+    assert len(names) == 1

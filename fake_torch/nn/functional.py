@@ -4,7 +4,7 @@ Launch counts follow torch's CUDA eager path, op by op:
   linear            2-D input with bias: one `addmm`; contiguous N-D input with bias: views
                     around one `addmm`; otherwise `matmul` (one `mm`/`bmm`) then `add_(bias)`
   embedding         one `embedding` (plus one `embedding_renorm_` with max_norm)
-  layer_norm        one `native_layer_norm`
+  layer_norm        one `native_layer_norm` (after a `clone` of a non-contiguous cuda input)
   rms_norm          one fused `_fused_rms_norm` on cuda when weight is None or of input's
                     dtype; else (cpu, whose build has no fused kernel, or mixed dtypes, which
                     warn once) the ops torch's composite runs: [_to_copy] pow mean add_ rsqrt
@@ -18,7 +18,8 @@ Launch counts follow torch's CUDA eager path, op by op:
                     else the math composite's ops (see _attention.py)
 Launches are counted on device="cuda" only, as everywhere in fake_torch. A fused norm counts
 once, as one aten op, although an H200 (torch 2.11) ran rms_norm's in two kernels for float64
-and in none for an empty input, and both norms after a copy kernel for a non-contiguous input.
+and in none for an empty input. Both norms copy a non-contiguous cuda input first (one `clone`),
+as the H200 did.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
+from fake_torch._device import device
 from fake_torch._dtype import (
     CPP_NAME,
     SCALAR_NAME,
@@ -175,6 +177,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
         raise NotImplementedError('"LayerNormKernelImpl" not implemented for '
                                   f"'{SCALAR_NAME[input.dtype]}'")
     dev = common_device(*(t for t in (input, weight, bias) if t is not None))
+    input = _contiguous_on_cuda(input, dev)
     n = len(shape)
     stat_dtype = input.dtype if input.dtype in (float32, float64) else float32  # cuda's acc type
     out = new_tensor(input.shape, input.dtype, dev)
@@ -184,6 +187,12 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
            (input, weight, bias), {"axes": tuple(range(input.dim() - n, input.dim())),
                                    "eps": float(eps)})
     return out
+
+
+def _contiguous_on_cuda(input: Tensor, dev: device) -> Tensor:
+    """torch's CUDA norm kernels read a contiguous input: a strided one is copied first, one
+    `clone` (an H200 ran it as one more kernel, 2026-11-29; the CPU kernels read strides)."""
+    return input.contiguous() if dev.type == "cuda" and not input.is_contiguous() else input
 
 
 _warned_rms_norm_dtypes = False  # torch warns of mixed dtypes once per process
@@ -223,6 +232,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
         _warn_mixed_dtypes(input, weight)
     dev = common_device(input) if weight is None else common_device(input, weight)
     if fusable and dev.type == "cuda":  # the one kernel torch's CUDA build launches
+        input = _contiguous_on_cuda(input, dev)
         out = new_tensor(input.shape, input.dtype, dev)
         rstd = new_tensor((*input.shape[:input.dim() - n], *([1] * n)), opmath, dev)
         launch("_fused_rms_norm", _kernels.fused_rms_norm_kernel, (out, rstd),
