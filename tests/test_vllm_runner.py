@@ -524,3 +524,18 @@ def test_readme_shows_the_current_table() -> None:
     table = "\n".join(done.stdout.splitlines()[:8])
     readme = (EXAMPLES.parent / "README.md").read_text()
     assert table in readme, f"README's runner table is stale; it is now:\n{table}"
+
+
+def test_bad_configs_and_requests_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"positive token counts, got \[0, -4\]"):
+        config_mod.CompilationConfig(cudagraph_capture_sizes=[1, 0, -4])
+    with pytest.raises(ValueError, match="max_num_seqs must be at least 1, got 0"):
+        config_mod.CompilationConfig(max_num_seqs=0)
+    long_prompt = scheduler_mod.Request(3, list(range(20)), 2, 0)
+    with pytest.raises(ValueError, match="request 3: its prompt of 20 tokens exceeds "
+                                         "max_num_batched_tokens=16"):
+        scheduler_mod.Scheduler([long_prompt], 4, 16)
+    with pytest.raises(ValueError, match="request 3: 20 prompt \\+ 2 new tokens need 21 "
+                                         "positions, over the model's max_seq_len=20"):
+        scheduler_mod.Scheduler([long_prompt], 4, 64, max_seq_len=20)
+    scheduler_mod.Scheduler([long_prompt], 4, 64, max_seq_len=21)  # fits exactly

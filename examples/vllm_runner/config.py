@@ -75,9 +75,14 @@ class CompilationConfig:
     weak_ref_outputs: bool = True  # graph wrappers do not keep their outputs' memory alive
 
     def __post_init__(self) -> None:
+        if self.max_num_seqs < 1:
+            raise ValueError(f"max_num_seqs must be at least 1, got {self.max_num_seqs}")
         sizes = self.cudagraph_capture_sizes
         if sizes is None:
             sizes = default_capture_sizes(self.max_num_seqs)
+        bad = [s for s in sizes if not isinstance(s, int) or isinstance(s, bool) or s < 1]
+        if bad:
+            raise ValueError(f"cudagraph_capture_sizes must be positive token counts, got {bad}")
         self.cudagraph_capture_sizes = sorted(set(sizes))
         self.padding = PaddingTable(self.cudagraph_capture_sizes)
 

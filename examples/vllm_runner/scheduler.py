@@ -67,7 +67,17 @@ def make_requests(num_requests: int, vocab_size: int, seed: int = 0, max_prompt:
 
 class Scheduler:
     def __init__(self, requests: list[Request], max_num_seqs: int,
-                 max_num_batched_tokens: int) -> None:
+                 max_num_batched_tokens: int, max_seq_len: int | None = None) -> None:
+        for r in requests:  # a request that can never run would keep serve() waiting forever
+            if len(r.prompt) > max_num_batched_tokens:
+                raise ValueError(f"request {r.req_id}: its prompt of {len(r.prompt)} tokens "
+                                 f"exceeds max_num_batched_tokens={max_num_batched_tokens} "
+                                 "(no chunked prefill here)")
+            positions = len(r.prompt) + r.max_new_tokens - 1  # the last sample is never fed
+            if max_seq_len is not None and positions > max_seq_len:
+                raise ValueError(f"request {r.req_id}: {len(r.prompt)} prompt + "
+                                 f"{r.max_new_tokens} new tokens need {positions} positions, "
+                                 f"over the model's max_seq_len={max_seq_len}")
         self.waiting = sorted(requests, key=lambda r: (r.arrival_step, r.req_id))
         self.running: list[Request] = []
         self.free_rows = list(range(max_num_seqs))

@@ -56,7 +56,8 @@ def serve(model: FlatLlama, requests: list[Request], config: CompilationConfig, 
                          max_num_batched_tokens=max_num_batched_tokens,
                          attention_support=attention_support)
     runner.capture_model()
-    scheduler = Scheduler(requests, config.max_num_seqs, max_num_batched_tokens)
+    scheduler = Scheduler(requests, config.max_num_seqs, max_num_batched_tokens,
+                          model.cfg.max_seq_len)
     logits: list[torch.Tensor] = []
     while scheduler.has_work():
         batch = scheduler.schedule()
