@@ -70,6 +70,7 @@ def quiet_call(f: Callable[[], None]) -> None:
 
 
 DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES}  # "Float", "Long", as errors print
+_BF16 = bfloat16.np
 _REDUCED = (float16, bfloat16)
 
 
@@ -226,9 +227,13 @@ def check_out(out: Tensor, shape: tuple[int, ...], result: dtype,
 def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     """`a` as dtype `to`, converted as torch converts (call inside a quiet numpy error state).
     numpy already matches torch bit for bit (bfloat16 via ml_dtypes) except float64 -> uint8,
-    which torch takes through int64 (so -6.2e10 keeps its low byte instead of becoming 0)."""
+    which torch takes through int64 (so -6.2e10 keeps its low byte instead of becoming 0), and
+    bfloat16 -> integers, which torch takes through float32 (c10::BFloat16 widens to float
+    first) while ml_dtypes >= 0.7 casts out-of-range values to 0."""
     if a.dtype == to:
         return a
+    if a.dtype == _BF16 and to.kind in "iu":
+        a = a.astype(np.float32)
     if to == np.uint8 and a.dtype == np.float64:
         wide = np.abs(a) < 2.0**63
         return np.where(wide, np.where(wide, a, 0).astype(np.int64).astype(np.uint8),
