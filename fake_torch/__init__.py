@@ -50,21 +50,21 @@ from fake_torch._grad_mode import (
     set_grad_enabled,
 )
 from fake_torch._install import install, installed, is_installed, uninstall
-from fake_torch._ops import indexing as _indexing_ops
-from fake_torch._ops import join as _join_ops
-from fake_torch._ops import linalg as _linalg_ops
-from fake_torch._ops import pointwise as _pointwise_ops
-from fake_torch._ops import random as _random_ops
-from fake_torch._ops import reduction as _reduction_ops
-from fake_torch._ops import shape as _shape_ops
-from fake_torch._ops.indexing import *  # noqa: F403
-from fake_torch._ops.join import *  # noqa: F403
-from fake_torch._ops.linalg import *  # noqa: F403
-from fake_torch._ops.pointwise import *  # noqa: F403
-from fake_torch._ops.random import *  # noqa: F403
-from fake_torch._ops.reduction import *  # noqa: F403
-from fake_torch._ops.shape import *  # noqa: F403
-from fake_torch._ops_namespace import ops
+from fake_torch._kernels import indexing as _indexing_ops
+from fake_torch._kernels import join as _join_ops
+from fake_torch._kernels import linalg as _linalg_ops
+from fake_torch._kernels import pointwise as _pointwise_ops
+from fake_torch._kernels import random as _random_ops
+from fake_torch._kernels import reduction as _reduction_ops
+from fake_torch._kernels import shape as _shape_ops
+from fake_torch._kernels.indexing import *  # noqa: F403
+from fake_torch._kernels.join import *  # noqa: F403
+from fake_torch._kernels.linalg import *  # noqa: F403
+from fake_torch._kernels.pointwise import *  # noqa: F403
+from fake_torch._kernels.random import *  # noqa: F403
+from fake_torch._kernels.reduction import *  # noqa: F403
+from fake_torch._kernels.shape import *  # noqa: F403
+from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._storage import UntypedStorage
 from fake_torch._tensor import Size, Tensor

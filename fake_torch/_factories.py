@@ -19,7 +19,7 @@ from fake_torch._dtype import (
     get_default_dtype,
     int64,
 )
-from fake_torch._ops._common import launch, new_tensor
+from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._tensor import Number, Tensor
 
 SizeArg = int | Sequence[int]

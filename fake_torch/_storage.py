@@ -18,7 +18,7 @@ import numpy as np
 from fake_torch._allocator import Storage
 from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME
-from fake_torch._ops._common import new_tensor
+from fake_torch._kernels._common import new_tensor
 from fake_torch._tensor import Tensor, base_array
 
 

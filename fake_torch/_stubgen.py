@@ -18,7 +18,7 @@ PRIVATE_PACKAGES = ("_C", "_dynamo", "_inductor")  # torch's private modules use
 
 
 def _is_stubbed(name: str) -> bool:
-    """`fake_torch.cuda.graphs` yes, `fake_torch._ops.shape` no, `fake_torch._dynamo.exc` yes."""
+    """`fake_torch.cuda.graphs` yes, `fake_torch._kernels.shape` no, `._dynamo.exc` yes."""
     parts = name.split(".")[1:]
     return all(not p.startswith("_") or (i == 0 and p in PRIVATE_PACKAGES)
                for i, p in enumerate(parts))

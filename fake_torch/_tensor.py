@@ -16,7 +16,7 @@ from fake_torch import _dispatch
 from fake_torch._allocator import DEVICE, Storage
 from fake_torch._device import device
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
-from fake_torch._ops._tensor_casts import TensorCasts
+from fake_torch._kernels._tensor_casts import TensorCasts
 
 if TYPE_CHECKING:
     from fake_torch._storage import UntypedStorage
@@ -1208,10 +1208,10 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 # The op modules import Tensor, so they come last; the methods above find them at call time.
 from fake_torch import _storage as _storage_ops  # noqa: E402
-from fake_torch._ops import indexing as _indexing  # noqa: E402
-from fake_torch._ops import join as _join  # noqa: E402
-from fake_torch._ops import linalg as _linalg  # noqa: E402
-from fake_torch._ops import pointwise as _pointwise  # noqa: E402
-from fake_torch._ops import random as _random  # noqa: E402
-from fake_torch._ops import reduction as _reduction  # noqa: E402
-from fake_torch._ops import shape as _shape  # noqa: E402
+from fake_torch._kernels import indexing as _indexing  # noqa: E402
+from fake_torch._kernels import join as _join  # noqa: E402
+from fake_torch._kernels import linalg as _linalg  # noqa: E402
+from fake_torch._kernels import pointwise as _pointwise  # noqa: E402
+from fake_torch._kernels import random as _random  # noqa: E402
+from fake_torch._kernels import reduction as _reduction  # noqa: E402
+from fake_torch._kernels import shape as _shape  # noqa: E402

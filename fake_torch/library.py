@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _ops_namespace
+from fake_torch import _ops
 from fake_torch._device import device as Device
 from fake_torch._dtype import dtype as DType
-from fake_torch._ops_namespace import OpOverload, OpOverloadPacket
+from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
 
 __all__ = ["CustomOpDef", "custom_op", "infer_schema", "register_fake"]
@@ -45,7 +45,7 @@ class CustomOpDef:
         self._mutated_args = mutated_args
         self._device_types = device_types
         self._abstract_fn: Callable[..., Any] | None = None
-        packet = _ops_namespace.register(namespace, name, schema, self._run)
+        packet = _ops.register(namespace, name, schema, self._run)
         self._opoverload: OpOverload = packet.default
         _defs[packet.default] = self
         _defs[packet] = self
@@ -179,7 +179,7 @@ def register_fake(op: str | OpOverload | OpOverloadPacket | CustomOpDef,
     """Register the fake impl of an operator (by "namespace::name", its torch.ops object or
     its CustomOpDef); usable as a decorator."""
     if isinstance(op, str):
-        packet = _ops_namespace.lookup(op)
+        packet = _ops.lookup(op)
         if packet is None:
             raise RuntimeError(f"operator {op} does not exist")
         op = packet

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fake_torch._ops.linalg import matmul
-from fake_torch._ops.reduction_stats import vector_norm
+from fake_torch._kernels.linalg import matmul
+from fake_torch._kernels.reduction_stats import vector_norm
 
 __all__ = ["matmul", "vector_norm"]

@@ -24,8 +24,8 @@ from fake_torch._dtype import (
     int64,
     promote_types,
 )
-from fake_torch._ops._elementwise import cast_array
-from fake_torch._ops.closeness import isclose_np
+from fake_torch._kernels._elementwise import cast_array
+from fake_torch._kernels.closeness import isclose_np
 from fake_torch._tensor import Tensor
 
 __all__ = ["assert_close"]

@@ -14,7 +14,7 @@ import pytest
 import fake_torch as torch
 from fake_torch import LaunchCounter, fx, library
 from fake_torch._dispatch import record_ops
-from fake_torch._ops_namespace import OpOverload, OpOverloadPacket, ops
+from fake_torch._ops import OpOverload, OpOverloadPacket, ops
 from fake_torch.fx.passes.split_module import split_module
 
 

@@ -34,7 +34,7 @@ from oracles import (
 
 import fake_torch as ft
 import fake_torch.testing
-from fake_torch._ops.pointwise import gelu, silu
+from fake_torch._kernels.pointwise import gelu, silu
 
 
 @pytest.fixture(scope="module")
@@ -727,7 +727,7 @@ def test_dtype_queries() -> None:
 
 
 def test_pointwise_exports_every_public_name() -> None:
-    from fake_torch._ops import (
+    from fake_torch._kernels import (
         arith,
         cast,
         clamp,

@@ -2,7 +2,7 @@
 recorded as one node, and every host read is a graph break.
 
 Wrapped (only while tracing; restored after, so there is zero overhead outside it):
-  - the functions in `__all__` of the op modules (fake_torch._ops.*), fake_torch._factories,
+  - the functions in `__all__` of the op modules (fake_torch._kernels.*), fake_torch._factories,
     fake_torch.nn.functional and fake_torch.linalg, wherever a fake_torch module (or the
     compiled function's own module) holds them: `call_function(<the function>)` nodes;
   - Tensor methods: `call_method("<name>")` nodes; Python operators: `call_function(operator.
@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterable
 from types import FunctionType, ModuleType
 from typing import Any
 
-from fake_torch import _ops_namespace
+from fake_torch import _ops
 from fake_torch._dtype import bool_, uint8
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.state import _state
-from fake_torch._ops._tensor_casts import TensorCasts
+from fake_torch._kernels._tensor_casts import TensorCasts
 from fake_torch._tensor import Tensor
 
 Rule = Callable[[tuple[Any, ...], dict[str, Any]], str | None]
@@ -252,10 +252,10 @@ def _custom_op_hook(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     the operator, however many ops its body runs."""
     tracer = _state.tracer
     if tracer is None or _state.depth:
-        return _ops_namespace.run_kernel(op, args, kwargs)
+        return _ops.run_kernel(op, args, kwargs)
 
     def run(*a: Any, **k: Any) -> Any:
-        return _ops_namespace.run_kernel(op, a, k)
+        return _ops.run_kernel(op, a, k)
 
     return tracer.call(run, args, kwargs, "call_function", op, on_sync=_on_sync)
 
@@ -279,12 +279,12 @@ _module_sites: tuple[int, list[tuple[dict[str, Any], str, Any, Any]]] | None = N
 
 
 def _op_modules() -> list[ModuleType]:
-    import fake_torch._ops as ops
+    import fake_torch._kernels as ops
 
     modules = []
     for info in pkgutil.iter_modules(ops.__path__):
         if not info.name.startswith("_"):
-            modules.append(importlib.import_module(f"fake_torch._ops.{info.name}"))
+            modules.append(importlib.import_module(f"fake_torch._kernels.{info.name}"))
     for name in ("fake_torch._factories", "fake_torch.nn.functional", "fake_torch.linalg"):
         modules.append(importlib.import_module(name))
     return modules
@@ -375,7 +375,7 @@ def install(extra_globals: Iterable[dict[str, Any]] = ()) -> None:
     for cls, name, _, hook in _classes():
         setattr(cls, name, hook)
     builtins.print = _print_hook
-    _ops_namespace.set_trace_hook(_custom_op_hook)
+    _ops.set_trace_hook(_custom_op_hook)
 
 
 def uninstall() -> None:
@@ -385,7 +385,7 @@ def uninstall() -> None:
     if _depth > 0:
         return
     builtins.print = _PRINT
-    _ops_namespace.set_trace_hook(None)
+    _ops.set_trace_hook(None)
     for cls, name, original, _ in _classes():
         setattr(cls, name, original)
     for namespace, name, original, hook in _installed or ():

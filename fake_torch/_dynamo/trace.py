@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _generator, _ops_namespace
+from fake_torch import _dispatch, _generator, _ops
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
@@ -458,7 +458,7 @@ def _is_impure(node: Node) -> bool:
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
     if node.op == "get_attr":
         return False
-    if isinstance(target, (_ops_namespace.OpOverload, _ops_namespace.OpOverloadPacket)):
+    if isinstance(target, (_ops.OpOverload, _ops.OpOverloadPacket)):
         return True  # a custom op may write its arguments (mutates_args)
     if "out" in node.kwargs or (name.endswith("_") and not name.endswith("__")):
         return True

@@ -47,7 +47,7 @@ from fake_torch._inductor.cudagraph_utils import (
     log_cudagraph_skip_and_bump_counter,
     maybe_warning_due_to_dynamic_shape,
 )
-from fake_torch._ops._strides import empty_like_preserve
+from fake_torch._kernels._strides import empty_like_preserve
 from fake_torch._tensor import Tensor
 from fake_torch.cuda import graphs, streams
 

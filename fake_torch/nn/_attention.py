@@ -28,7 +28,7 @@ import warnings
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, float32
 from fake_torch._factories import ones
 from fake_torch._generator import generator_for
-from fake_torch._ops._common import launch, new_tensor
+from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
 from fake_torch.nn._pad import constant_pad_nd

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._ops.random_kernels import bernoulli_kernel
+from fake_torch._kernels.random_kernels import bernoulli_kernel
 
 
 def acc_dtype(a: np.ndarray) -> type[np.floating[Any]]:

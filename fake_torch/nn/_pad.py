@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fake_torch._ops._common import launch, new_tensor
+from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._tensor import Number, Tensor
 from fake_torch.nn import _kernels
 

@@ -41,8 +41,8 @@ from fake_torch._dtype import (
 )
 from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
-from fake_torch._ops import pointwise_math as _pointwise_math
-from fake_torch._ops._common import common_device, launch, new_tensor
+from fake_torch._kernels import pointwise_math as _pointwise_math
+from fake_torch._kernels._common import common_device, launch, new_tensor
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
 from fake_torch.nn._attention import scaled_dot_product_attention

@@ -1,0 +1,433 @@
+"""The engine under every pointwise op: operand checks, torch's output layout, in-place rules,
+torch-exact casts, and `map_kernel`, the one kernel that evaluates a numpy function into a buffer.
+
+Dtype roles in one launch (TensorIterator's words):
+  promo   the common dtype every tensor input is cast to first (torch's `common_dtype`);
+  cdt     the dtype the math runs in: float32 for float16/bfloat16 (torch's `opmath`), else promo;
+  out     the output buffer's dtype; the result is cast to it on store.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch._device import CPU, device
+from fake_torch._dtype import ALL_DTYPES, bfloat16, bool_, dtype, float16, float32
+from fake_torch._kernels._common import (
+    broadcast_shapes,
+    common_device,
+    launch,
+    new_tensor,
+    new_tensor_exact,
+    result_type,
+    scalar_dtype,
+)
+from fake_torch._kernels._strides import (
+    assert_no_internal_overlap,
+    assert_no_partial_overlap,
+    empty_strided,
+    scalar_type_name,
+)
+from fake_torch._tensor import Scalar, Tensor
+
+Operand = Tensor | Scalar
+
+try:  # numpy's error state is a context variable: setting it directly costs ~0.2us, errstate ~5us
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar,
+        _make_extobj,
+    )
+
+    # Silence numpy's floating-point warnings (torch has none): `token = enter_quiet()`, then
+    # `exit_quiet(token)`. The context variable's own methods, not Python functions around
+    # them: every kernel calls both, and a Python frame costs more than the call inside it.
+    enter_quiet: Callable[[], Any] = functools.partial(_extobj_contextvar.set,
+                                                       _make_extobj(all="ignore"))
+    exit_quiet: Callable[[Any], None] = _extobj_contextvar.reset
+except ImportError:  # pragma: no cover - other numpy layouts
+    def _enter_errstate() -> Any:
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def _exit_errstate(token: Any) -> None:
+        token.__exit__(None, None, None)
+
+    enter_quiet, exit_quiet = _enter_errstate, _exit_errstate
+
+
+def quiet_call(f: Callable[[], None]) -> None:
+    """Run f with numpy's floating-point warnings silenced."""
+    token = enter_quiet()
+    try:
+        f()
+    finally:
+        exit_quiet(token)
+
+
+DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES}  # "Float", "Long", as errors print
+_BF16 = bfloat16.np
+_REDUCED = (float16, bfloat16)
+
+
+def opmath(dt: dtype) -> dtype:
+    """The dtype torch does the arithmetic in: float32 for the 16-bit floats."""
+    return float32 if dt in _REDUCED else dt
+
+
+def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
+    """torch's error for a dtype a kernel was not compiled for."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{DTYPE_NAMES[dt]}'")
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """torch.can_cast: no float -> integral, no non-bool -> bool."""
+    if from_.is_floating_point and not to.is_floating_point:
+        return False
+    return not (from_ is not bool_ and to is bool_)
+
+
+def device_error() -> RuntimeError:
+    return RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                        "devices, cuda:0 and cpu!")
+
+
+# --- operands ---------------------------------------------------------------------------------
+
+def operand(x: Any, fn: str, arg: str, pos: int) -> Operand:
+    """A Tensor or Python number; numpy scalars become Python numbers; else torch's TypeError."""
+    if isinstance(x, (Tensor, bool, int, float)):
+        return x
+    if isinstance(x, (np.bool_, np.integer, np.floating)):
+        return x.item()
+    raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                    f"{type(x).__name__}")
+
+
+def tensor_arg(x: Any, fn: str, arg: str = "input", pos: int = 1) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
+def is_number(x: object) -> bool:
+    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
+
+
+_PLAIN = (int, float, bool)
+
+
+def binary_operands(fname: str, input: Any, other: Any) -> tuple[Operand, Operand]:
+    """(input, other) as Tensors or Python numbers; two numbers make `input` a 0-dim tensor."""
+    if isinstance(input, Tensor) and (isinstance(other, Tensor) or type(other) in _PLAIN):
+        return input, other
+    a = operand(input, fname, "input", 1)
+    b = operand(other, fname, "other", 2)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor._make(np.array(a, dtype=scalar_dtype(a).np), CPU)
+    return a, b
+
+
+def error_tensor(*xs: Any) -> Tensor:
+    """The operand whose device picks the kernel name quoted in a dtype error."""
+    tensors = [x for x in xs if isinstance(x, Tensor)]
+    return next((t for t in tensors if t.is_cuda), tensors[0])
+
+
+def _scalar_value(v: Scalar, promo: dtype, cdt: dtype, unrounded: bool) -> Any:
+    """A Python scalar as the numpy scalar the kernel computes with. torch casts it to the common
+    dtype first (ints wrap: int8 + 1000 adds -24), except where it reads the value unrounded in
+    float32 (`unrounded`; see `pointwise`'s opmath_arg)."""
+    if unrounded or (promo is cdt and promo.is_floating_point):
+        return cdt.np.type(v)  # one rounding from the Python float
+    try:
+        rounded = promo.np.type(v)
+    except OverflowError:  # an int beyond the dtype: wrap like a C cast
+        rounded = np.array(v).astype(promo.np)[()]
+    return rounded if cdt is promo else cdt.np.type(rounded)
+
+
+# --- layout: the strides torch gives a fresh output --------------------------------------------
+
+def _output_perm(shape: tuple[int, ...], arrays: Sequence[np.ndarray]) -> list[int] | None:
+    """TensorIterator's `reorder_dimensions`: the dim order (slowest first) that follows the
+    inputs' memory layout, or None for plain row-major."""
+    ndim = len(shape)
+    if ndim < 2 or all(a.flags.c_contiguous for a in arrays):
+        return None
+    strides = []
+    for a in arrays:
+        lead = ndim - a.ndim
+        st = [0] * lead + [0 if a.shape[i] == 1 and shape[lead + i] != 1 else a.strides[i]
+                           for i in range(a.ndim)]
+        strides.append(st)
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # fastest first, as torch sorts it
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    perm.reverse()
+    return None if perm == list(range(ndim)) else perm
+
+
+def new_output(shape: Sequence[int], dt: dtype, dev: device,
+               like: Sequence[Tensor] = ()) -> Tensor:
+    """A fresh output buffer laid out like torch's: following the inputs' memory order when they
+    are not row-major (`x.t().exp()` is column-major, as in torch). No launch."""
+    shape = tuple(shape)
+    perm = _output_perm(shape, [t._a for t in like])
+    if perm is None:
+        return new_tensor(shape, dt, dev)
+    strides = [0] * len(shape)
+    acc = 1
+    for d in reversed(perm):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return empty_strided(shape, strides, dt, dev)
+
+
+def check_out(out: Tensor, shape: tuple[int, ...], result: dtype,
+              inputs: Sequence[Tensor]) -> None:
+    """The checks torch makes before writing into an existing tensor (in-place ops, out=)."""
+    if not can_cast(result, out.dtype):
+        raise RuntimeError(f"result type {DTYPE_NAMES[result]} can't be cast to the desired "
+                           f"output type {DTYPE_NAMES[out.dtype]}")
+    if tuple(out._a.shape) != shape:
+        raise RuntimeError(f"output with shape {list(out._a.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    assert_no_internal_overlap(out)
+    for t in inputs:
+        assert_no_partial_overlap(out, t)
+
+
+# --- casts that round and wrap like torch ------------------------------------------------------
+
+def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
+    """`a` as dtype `to`, converted as torch converts (call inside a quiet numpy error state).
+    numpy already matches torch bit for bit (bfloat16 via ml_dtypes) except float64 -> uint8,
+    which torch takes through int64 (so -6.2e10 keeps its low byte instead of becoming 0), and
+    bfloat16 -> integers, which torch takes through float32 (c10::BFloat16 widens to float
+    first) while ml_dtypes >= 0.7 casts out-of-range values to 0."""
+    if a.dtype == to:
+        return a
+    if a.dtype == _BF16 and to.kind in "iu":
+        a = a.astype(np.float32)
+    if to == np.uint8 and a.dtype == np.float64:
+        wide = np.abs(a) < 2.0**63
+        return np.where(wide, np.where(wide, a, 0).astype(np.int64).astype(np.uint8),
+                        a.astype(np.uint8))
+    return a.astype(to)
+
+
+# --- fused multiply-add -------------------------------------------------------------------------
+
+def fma(x: Any, y: Any, z: Any) -> Any:
+    """x * y + z rounded once, as torch's vectorized kernels (fmadd) compute it. float32 goes
+    through float64 (the product is exact there); float64 uses Dekker's error-free product and
+    sum; other dtypes compute plainly."""
+    x, y, z = np.asarray(x), np.asarray(y), np.asarray(z)
+    dt = np.result_type(x, y, z)
+    if dt == np.float32:
+        wide = x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)
+        return wide.astype(np.float32)
+    if dt != np.float64:
+        return x * y + z
+    p = x * y
+    xh, xl = _split(x)
+    yh, yl = _split(y)
+    p_err = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    s = p + z
+    bb = s - p
+    s_err = (p - (s - bb)) + (z - bb)
+    r = s + (s_err + p_err)
+    return np.where(np.isfinite(r), r, p + z)
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's split of a float64 into two halves of 26 bits."""
+    c = 134217729.0 * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+# --- the kernel --------------------------------------------------------------------------------
+
+Plan = tuple[tuple[np.dtype[Any], ...] | None, ...] | None
+
+
+def map_kernel(out: np.ndarray, *xs: Any, fn: Callable[..., Any], plan: Plan, direct: bool,
+               kw: dict[str, Any]) -> None:
+    """out <- fn(*xs). `plan` lists, per input, the dtypes it is cast through before fn sees
+    it (None: as it is; a None plan: no input needs a cast); the result is cast to out's dtype
+    on store. `direct`: fn is a ufunc whose natural result dtype is out's, so it writes
+    straight into out."""
+    token = enter_quiet()
+    try:
+        args = xs if plan is None else [x if p is None else _cast_through(x, p)
+                                        for x, p in zip(xs, plan, strict=True)]
+        if direct:
+            fn(*args, out=out, **kw)
+        else:
+            r = np.asarray(fn(*args, **kw))
+            np.copyto(out, cast_array(r, out.dtype) if r.dtype != out.dtype else r)
+    finally:
+        exit_quiet(token)
+
+
+def _cast_through(x: np.ndarray, dtypes: tuple[np.dtype[Any], ...]) -> np.ndarray:
+    for dt in dtypes:
+        x = cast_array(x, dt)
+    return x
+
+
+def _input_plan(x: Tensor, i: int, promo: dtype, cdt: dtype, keep: tuple[int, ...],
+                raw: int | None) -> tuple[np.dtype[Any], ...] | None:
+    """The casts one tensor input goes through: to the common dtype, then to the compute
+    dtype; an unrounded scalar-like input (raw) straight to the compute dtype."""
+    if i in keep:
+        return None
+    if i == raw:
+        return None if x._dtype is cdt else (cdt.np,)
+    chain = () if x._dtype is promo else (promo.np,)
+    return (*chain, cdt.np) if cdt is not promo else chain or None
+
+
+def promote(a: Operand, b: Operand) -> dtype:
+    """result_type(a, b), with the common cases answered without the full ladder."""
+    if not isinstance(a, Tensor):
+        return result_type(a, b)
+    if isinstance(b, Tensor):
+        if a._dtype is b._dtype:
+            return a._dtype
+    elif type(b) is float:
+        if a._dtype.is_floating_point:
+            return a._dtype
+    elif type(b) is int and a._dtype is not bool_:
+        return a._dtype
+    return result_type(a, b)
+
+
+def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None], *,
+              promo: dtype, result: dtype, out: Tensor | None = None,
+              bool_result: bool = False, opmath_arg: int | None = None,
+              keep: tuple[int, ...] = (), kw: dict[str, Any] | None = None) -> Tensor:
+    """Run `fn` elementwise over broadcast `operands` as ONE launch of `op`.
+
+    promo: the common dtype; result: the dtype of a fresh output (torch's result type; an
+    existing `out` must be castable from it); bool_result: fn returns bools (comparisons);
+    opmath_arg: the operand mul/div/lerp read unrounded in float32 when the common dtype is
+    float16/bfloat16 and it is a Python scalar or one element (torch's original_scalar_value);
+    keep: operands passed to fn as they are (where's condition)."""
+    if kw is None and not keep and isinstance(fn, np.ufunc):
+        fast = _plain_pointwise(op, fn, operands, promo, bool_ if bool_result else promo,
+                                result, out)
+        if fast is not None:
+            return fast
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    dev = tensors[0]._device
+    if any(t._device is not dev for t in tensors):
+        dev = common_device(*tensors)
+    shape = tensors[0]._a.shape
+    if any(t._a.shape != shape for t in tensors):
+        shape = broadcast_shapes(*(t._a.shape for t in tensors))
+    if out is None:
+        res = new_output(shape, result, dev, tensors)
+    else:
+        if out.device != dev:
+            raise device_error()
+        check_out(out, shape, result, tensors)
+        res = out
+    cdt = opmath(promo)
+    unrounded = opmath_arg if promo in _REDUCED else None
+    scalar_like = operands[unrounded] if unrounded is not None else None
+    raw = unrounded if isinstance(scalar_like, Tensor) and scalar_like._a.size == 1 else None
+    inputs: list[Any] = []
+    plan: list[tuple[np.dtype[Any], ...] | None] = []
+    for i, x in enumerate(operands):
+        if isinstance(x, Tensor):
+            inputs.append(x)
+            plan.append(_input_plan(x, i, promo, cdt, keep, raw))
+        else:
+            inputs.append(x if x is None else _scalar_value(x, promo, cdt, i == unrounded))
+            plan.append(None)
+    natural = np.dtype(np.bool_) if bool_result else cdt.np
+    direct = isinstance(fn, np.ufunc) and res._a.dtype == natural
+    launch(op, map_kernel, res, inputs, {"fn": fn, "direct": direct, "kw": kw or {},
+                                         "plan": tuple(plan) if any(plan) else None})
+    return res
+
+
+def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], promo: dtype,
+                     natural: dtype, result: dtype, out: Tensor | None) -> Tensor | None:
+    """`pointwise` for its common case, or None when this is not it: tensors of ONE shape,
+    dtype (`promo`) and device, with plain Python numbers beside them, computing in their own
+    dtype (no 16-bit float) into an output of the ufunc's natural dtype: a fresh row-major
+    one, or an `out` (in-place ops) of that same shape, dtype and device that every input
+    either is or shares no memory with. The general path would find no cast to plan, a
+    row-major output, nothing for `check_out` to refuse and a direct ufunc: the same launch,
+    without the ~15 calls it takes to find that out."""
+    if promo in _REDUCED or result is not natural:
+        return None
+    first: Tensor | None = None
+    for x in operands:
+        if x is None:
+            return None
+        if not isinstance(x, Tensor):
+            continue
+        if first is None:
+            first = x
+        elif x._a.shape != first._a.shape or x._device is not first._device:
+            return None
+        if x._dtype is not promo:
+            return None
+    assert first is not None, "a pointwise op has a tensor operand"
+    if out is None:
+        if first._a.ndim >= 2 and _output_perm(first._a.shape, [x._a for x in operands
+                                                                if isinstance(x, Tensor)]):
+            return None  # not row-major: the general path lays the output out like the inputs
+        res = new_tensor_exact(first._a.shape, result, first._device)
+    elif _plain_out(out, first, operands, result):
+        res = out
+    else:
+        return None
+    # numbers convert after the output exists, as in the general path (a number too big for
+    # the dtype raises there with the block already taken)
+    inputs = [x if isinstance(x, Tensor) or x is None else _scalar_value(x, promo, promo, False)
+              for x in operands]
+    launch(op, map_kernel, res, inputs, {"fn": fn, "direct": True, "kw": {}, "plan": None})
+    return res
+
+
+def _plain_out(out: Tensor, like: Tensor, operands: Sequence[Operand | None],
+               result: dtype) -> bool:
+    """Is `out` an output `check_out` would take without a question: `like`'s shape and
+    device, the result dtype, row-major (no internal overlap), and each tensor input either
+    `out` itself or apart from it in memory (no partial overlap)?"""
+    a = out._a
+    if (out._dtype is not result or out._device is not like._device or a.shape != like._a.shape
+            or not a.flags.c_contiguous):
+        return False
+    return all(x._a is a or not np.may_share_memory(x._a, a)
+               for x in operands if isinstance(x, Tensor))

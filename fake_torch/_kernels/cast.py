@@ -1,0 +1,356 @@
+"""Casts and moves: Tensor.to and its shorthands (float(), cuda(), type(), ...), copy_, fill_,
+zero_, scalar_tensor; and the dtype queries torch keeps at top level (result_type, is_tensor).
+
+A `to` that changes nothing returns self and launches nothing. A dtype change is one
+"_to_copy" kernel; a cpu<->cuda move is one "_to_copy" launch of kind memcpy_h2d / memcpy_d2h.
+Outputs keep the input's dim order (torch.preserve_format).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._device import DeviceLike, canonical, device
+from fake_torch._dtype import (
+    SCALAR_NAME,
+    bfloat16,
+    bool_,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from fake_torch._kernels import _common
+from fake_torch._kernels._elementwise import can_cast as _can_cast
+from fake_torch._kernels._elementwise import (
+    cast_array,
+    device_error,
+    is_number,
+    new_output,
+    operand,
+    quiet_call,
+    tensor_arg,
+)
+from fake_torch._kernels._strides import (
+    assert_no_internal_overlap,
+    assert_no_partial_overlap,
+    is_contiguous_format,
+)
+from fake_torch._tensor import Number, Scalar, Tensor
+
+_LEGACY = {d: f"{name}Tensor" for d, name in SCALAR_NAME.items()}  # legacy types: "FloatTensor"
+_C_INT_NAMES = {uint8: "uint8_t", int8: "int8_t", int16: "int16_t", int32: "int",
+                int64: "int64_t"}
+
+
+# --- the copy kernels --------------------------------------------------------------------------
+
+def copy_kernel(out: np.ndarray, src: np.ndarray) -> None:
+    """out <- src, broadcast and converted as torch converts (no numpy warnings)."""
+    quiet_call(lambda: np.copyto(out, cast_array(np.asarray(src), out.dtype)))
+
+
+def fill_kernel(out: np.ndarray, value: Any) -> None:
+    """out <- value (a Python number, or a 0-dim array read at run time)."""
+    quiet_call(lambda: np.copyto(out, cast_array(np.asarray(value), out.dtype)))
+
+
+def _copy_kind(src: Tensor, dst: Tensor) -> str:
+    """What the copy is on a GPU: a DMA between host and device, a device memcpy when nothing
+    needs converting, else a kernel."""
+    if src.device != dst.device:
+        return "memcpy_h2d" if dst.is_cuda else "memcpy_d2h"
+    if src.dtype is dst.dtype and src.shape == dst.shape and src.stride() == dst.stride():
+        return "memcpy_d2d"
+    return "kernel"
+
+
+def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
+             contiguous: bool = False) -> Tensor:
+    out = new_output(x.shape, dt, dev, () if contiguous else (x,))
+    kind = _copy_kind(x, out)
+    _common.launch("_to_copy", copy_kernel, out, (x,), kind=kind,
+                   dev=x.device if kind == "memcpy_d2h" else dev)
+    if kind == "memcpy_d2h" and not non_blocking:
+        _dispatch.host_sync("to")
+    return out
+
+
+# --- Tensor.to and its shorthands --------------------------------------------------------------
+
+def _got(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    def name(v: Any) -> str:
+        if isinstance(v, dtype):
+            return "torch.dtype"
+        if isinstance(v, device):
+            return "torch.device"
+        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    keywords = [f"{k}={name(v)}" for k, v in reversed(kwargs.items())]  # torch lists them so
+    if not args:
+        return "".join(f"{k}, " for k in keywords)
+    return ", ".join([name(a) for a in args] + keywords)
+
+
+def _bad_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
+    return TypeError(
+        f"to() received an invalid combination of arguments - got ({_got(args, kwargs)}), but "
+        "expected one of:\n"
+        " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+        "bool copy = False, *, torch.memory_format memory_format = None)\n"
+        " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+        "torch.memory_format memory_format = None)\n"
+        " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+        "torch.memory_format memory_format = None)")
+
+
+def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Tensor.to(dtype) / to(device, dtype) / to(other), with non_blocking, copy, memory_format."""
+    if set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}:
+        raise _bad_to(args, kwargs)
+    rest = list(args)
+    dev: Any = None
+    dt: Any = None
+    if rest and isinstance(rest[0], dtype):
+        dt = rest.pop(0)
+        if "dtype" in kwargs or "device" in kwargs:
+            raise _bad_to(args, kwargs)
+    elif rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        dt, dev = other.dtype, other.device
+        if "dtype" in kwargs or "device" in kwargs:
+            raise _bad_to(args, kwargs)
+    else:
+        if rest:
+            dev = rest.pop(0)
+        if rest and (rest[0] is None or isinstance(rest[0], dtype)):
+            dt = rest.pop(0)
+        if ("device" in kwargs and args) or ("dtype" in kwargs and dt is not None):
+            raise _bad_to(args, kwargs)
+        dev = kwargs.get("device", dev)
+        dt = kwargs.get("dtype", dt)
+    if len(rest) > 2 or not all(isinstance(v, bool) for v in rest):
+        raise _bad_to(args, kwargs)
+    flags = dict(zip(("non_blocking", "copy"), rest, strict=False))
+    if set(flags) & set(kwargs):
+        raise _bad_to(args, kwargs)
+    flags.update({k: kwargs[k] for k in ("non_blocking", "copy") if k in kwargs})
+    if (dt is not None and not isinstance(dt, dtype)) or not (
+            dev is None or isinstance(dev, (str, device, int))) or isinstance(dev, bool):
+        raise _bad_to(args, kwargs)
+    contiguous = is_contiguous_format(kwargs.get("memory_format"), "to")
+    return to(self, dt, dev, non_blocking=bool(flags.get("non_blocking", False)),
+              copy=bool(flags.get("copy", False)), contiguous=contiguous)
+
+
+def to(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
+       non_blocking: bool = False, copy: bool = False, contiguous: bool = False) -> Tensor:
+    """The one place a tensor changes dtype or device: self when nothing changes."""
+    target_dt = x.dtype if dt is None else dt
+    target_dev = x.device if dev is None else canonical(dev)
+    if (not copy and target_dt is x.dtype and target_dev == x.device
+            and (not contiguous or x.is_contiguous())):
+        return x
+    return _to_copy(x, target_dt, target_dev, non_blocking, contiguous)
+
+
+def _as(self: Tensor, dt: dtype, memory_format: object, fn: str) -> Tensor:
+    return to(self, dt, contiguous=is_contiguous_format(memory_format, fn))
+
+
+def float_(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, float32, memory_format, "float")
+
+
+def double(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, float64, memory_format, "double")
+
+
+def half(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, float16, memory_format, "half")
+
+
+def bfloat16_(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, bfloat16, memory_format, "bfloat16")
+
+
+def long(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, int64, memory_format, "long")
+
+
+def int_(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, int32, memory_format, "int")
+
+
+def short(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, int16, memory_format, "short")
+
+
+def char(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, int8, memory_format, "char")
+
+
+def byte(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, uint8, memory_format, "byte")
+
+
+def bool_cast(self: Tensor, memory_format: object = None) -> Tensor:
+    return _as(self, bool_, memory_format, "bool")
+
+
+def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
+         memory_format: object = None) -> Tensor:
+    dev = "cuda" if device is None else device
+    if isinstance(dev, int) and not isinstance(dev, bool):
+        dev = f"cuda:{dev}"
+    if canonical(dev).type != "cuda":
+        raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
+    return to(self, None, dev, non_blocking=non_blocking,
+              contiguous=is_contiguous_format(memory_format, "cuda"))
+
+
+def cpu(self: Tensor, memory_format: object = None) -> Tensor:
+    return to(self, None, "cpu", contiguous=is_contiguous_format(memory_format, "cpu"))
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    return to(self, tensor_arg(other, "type_as", "other", 1).dtype)
+
+
+def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bool = False,
+                **kwargs: Any) -> Any:
+    """Tensor.type(): the legacy type name ('torch.cuda.FloatTensor') without an argument,
+    else a cast to a dtype or a legacy type name."""
+    if dtype is None:
+        return f"torch.{'cuda.' if self.is_cuda else ''}{_LEGACY[self.dtype]}"
+    dev = self.device
+    target: Any = dtype
+    if isinstance(dtype, str):
+        by_name = {f"torch.{n}": d for d, n in _LEGACY.items()}
+        by_name.update({f"torch.cuda.{n}": d for d, n in _LEGACY.items()})
+        if dtype not in by_name:
+            raise ValueError(f"invalid type: '{dtype}'")
+        target = by_name[dtype]
+        dev = canonical("cuda" if dtype.startswith("torch.cuda.") else "cpu")
+    elif not isinstance(dtype, type(float32)):
+        raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+    return to(self, target, dev, non_blocking=non_blocking)
+
+
+# --- copy_, fill_, zero_, scalar_tensor --------------------------------------------------------
+
+def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
+    """self <- src: src broadcasts to self's shape, converts to self's dtype, may come from
+    the other device (one H2D / D2H launch)."""
+    s = operand(src, "copy_", "src", 1)
+    if not isinstance(s, Tensor):
+        return fill_(self, s)
+    shape = _common.broadcast_shapes(self._a.shape, s._a.shape)
+    if shape != tuple(self._a.shape):
+        raise RuntimeError(f"output with shape {list(self._a.shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
+    assert_no_internal_overlap(self)
+    assert_no_partial_overlap(self, s)
+    kind = _copy_kind(s, self)
+    _common.launch("copy_", copy_kernel, self, (s,), kind=kind,
+                   dev=s.device if kind == "memcpy_d2h" else self.device)
+    if kind == "memcpy_d2h" and not non_blocking:
+        _dispatch.host_sync("copy_")
+    return self
+
+
+def check_fits(value: Scalar, dt: dtype) -> None:
+    """torch refuses to store a scalar an integral dtype cannot hold (fill_, where, full)."""
+    if dt is bool_ or dt.is_floating_point:
+        return
+    info = np.iinfo(dt.np)
+    v = float(value) if isinstance(value, float) else int(value)
+    fits = np.isfinite(v) and (info.min <= v <= info.max or (info.min == 0 and -info.max <= v < 0))
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt]} without "
+                           "overflow")
+
+
+def fill_(self: Tensor, value: Tensor | Number) -> Tensor:
+    """Every element <- value: one "fill_" launch (a memset when value is 0)."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.dim()} dimensions.")
+        if value.device != self.device and not value.is_cpu:
+            raise device_error()
+        _common.launch("fill_", fill_kernel, self, (value,))
+        return self
+    if not is_number(value):
+        raise TypeError(f"fill_() received an invalid combination of arguments - got "
+                        f"({type(value).__name__}), but expected one of:\n * (Tensor value)\n"
+                        " * (Number value)")
+    v = value.item() if isinstance(value, np.generic) else value
+    check_fits(v, self.dtype)
+    _common.launch("fill_", fill_kernel, self, (v,), kind="memset" if v == 0 else "kernel")
+    return self
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Every element <- 0: one "zero_" memset."""
+    _common.launch("zero_", fill_kernel, self, (0,), kind="memset")
+    return self
+
+
+def scalar_tensor(s: Number, *, dtype: dtype | None = None,
+                  device: DeviceLike | None = None) -> Tensor:
+    """A 0-dim tensor holding `s` (default dtype unless given): one fill launch."""
+    if not is_number(s):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not "
+                        f"{type(s).__name__}")
+    dt = get_default_dtype() if dtype is None else dtype
+    v = s.item() if isinstance(s, np.generic) else s
+    check_fits(v, dt)
+    out = _common.new_tensor((), dt, canonical(device))
+    _common.launch("scalar_tensor", fill_kernel, out, (v,))
+    return out
+
+
+# --- dtype queries -----------------------------------------------------------------------------
+
+def result_type(tensor1: Tensor | Number, tensor2: Tensor | Number) -> dtype:
+    """The dtype torch's type promotion gives an op over these two operands."""
+    for i, x in enumerate((tensor1, tensor2)):
+        if not (isinstance(x, Tensor) or is_number(x)):
+            raise TypeError("result_type() received an invalid combination of arguments - got "
+                            f"({', '.join(type(v).__name__ for v in (tensor1, tensor2))}), but "
+                            f"expected one of:\n * (Tensor tensor, Tensor other)\n argument {i}")
+    a = tensor1 if isinstance(tensor1, Tensor) else operand(tensor1, "result_type", "", 1)
+    b = tensor2 if isinstance(tensor2, Tensor) else operand(tensor2, "result_type", "", 2)
+    return _common.result_type(a, b)
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether torch's in-place / out= ops may store a `from_` result into a `to` tensor."""
+    return _can_cast(from_, to)
+
+
+def is_tensor(obj: object) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return tensor_arg(input, "is_floating_point").dtype.is_floating_point
+
+
+def numel(input: Tensor) -> int:
+    return tensor_arg(input, "numel").numel()
+
+
+__all__ = [
+    "can_cast", "fill_", "is_floating_point", "is_tensor", "numel", "result_type",
+    "scalar_tensor", "zero_",
+]

@@ -1,0 +1,336 @@
+"""Tensor.__getitem__ / __setitem__ with torch's rules, and what they dispatch to.
+
+Basic indices (ints, slices with positive steps, None, Ellipsis) make VIEWS and launch nothing.
+Tensor, list and bool indices are "advanced": `x[idx]` is one "index" launch into a fresh
+tensor, `x[idx] = v` one "index_put_" launch into x. An assignment through basic indices is one
+"fill_" (a Python or 0-dim cpu value) or one "copy_" (a tensor value) into the view.
+A bool mask's result size depends on the data: on cuda that is a host sync (as in torch).
+
+The parsing mirrors torch/csrc/autograd/python_variable_indexing.cpp and ATen/TensorIndexing.h,
+so the same index raises the same error and dispatches the same ops.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._device import CPU
+from fake_torch._dtype import bool_, int64, uint8
+from fake_torch._kernels import _common
+from fake_torch._kernels._strides import (
+    assert_no_internal_overlap,
+    assert_no_partial_overlap,
+    check_scalar_fits,
+    is_non_overlapping_and_dense,
+    type_string,
+    wrap,
+)
+from fake_torch._kernels.advanced_index import index_put, index_put_, index_tensor
+from fake_torch._kernels.index_ops import (
+    gather,
+    index_copy,
+    index_fill,
+    index_select,
+    scatter,
+    scatter_add,
+    take,
+    take_along_dim,
+)
+from fake_torch._kernels.index_ops import index_copy_ as index_copy_
+from fake_torch._kernels.index_ops import index_fill_ as index_fill_
+from fake_torch._kernels.index_ops import scatter_ as scatter_
+from fake_torch._kernels.index_ops import scatter_add_ as scatter_add_
+from fake_torch._kernels.masked import argwhere, masked_fill, masked_select, nonzero
+from fake_torch._kernels.masked import masked_fill_ as masked_fill_
+from fake_torch._kernels.shape import expand, unsqueeze, view
+from fake_torch._kernels.split import slice_dim
+from fake_torch._tensor import Scalar, Tensor, wrap_dim
+
+_VALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+          "valid indices (got {})")
+_ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
+# --- basic indices: views -----------------------------------------------------------------------
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _select(t: Tensor, dim: int, index: int, real_dim: int) -> Tensor:
+    """x[..., index, ...] at `dim`: a view without that dim (torch's applySelect)."""
+    if index == 0 and dim == 0 and t.dim() == 0:
+        raise IndexError(_ZERO_DIM)
+    if t.dim() and dim >= t.dim():  # past the last dim (two Ellipses): select's own error
+        wrap_dim(dim, t.dim())
+    size = t.shape[dim] if dim < t.dim() else 0
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {real_dim} with size "
+                         f"{size}")
+    return wrap(t, t._a[(slice(None),) * dim + (index, Ellipsis)])
+
+
+def _slice(t: Tensor, dim: int, s: slice) -> Tensor:
+    step = 1 if s.step is None else operator.index(s.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step < 0:
+        raise ValueError("step must be greater than zero")
+    if t.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    wrap_dim(dim, t.dim())
+    if s.start is None and s.stop is None and step == 1:
+        return t  # `:` keeps the dim as it is (torch skips the slice too)
+    start = None if s.start is None else operator.index(s.start)
+    stop = None if s.stop is None else operator.index(s.stop)
+    return slice_dim(t, dim, start, stop, step)
+
+
+def _alias(t: Tensor) -> Tensor:
+    return wrap(t, t._a.view())
+
+
+# --- turning a Python index into (a view, the tensor indices left for aten::index) -------------
+
+def _sequence_index(seq: Any, t: Tensor) -> Tensor:
+    """A list index becomes a long (or bool) tensor on t's device (torch: sequenceToVariable)."""
+    from fake_torch._factories import tensor
+
+    kind = np.asarray(seq).dtype
+    dt = bool_ if kind == np.bool_ else uint8 if kind == np.uint8 else int64
+    return tensor(seq, dtype=dt, device=t.device)
+
+
+def _treat_as_tuple(index: Any) -> bool:
+    """numpy's legacy heuristic, kept by torch: a short list holding a slice, None, Ellipsis,
+    a sequence or a tensor is a tuple of indices, not one index."""
+    if isinstance(index, tuple):
+        return True
+    if isinstance(index, Tensor) or not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(x, (Tensor, list, tuple, slice)) or x is None or x is Ellipsis
+               for x in index)
+
+
+def _as_tuple(index: Any) -> tuple[Any, ...]:
+    if isinstance(index, tuple):
+        return index
+    if _treat_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. "
+                      "In pytorch 2.9 this will be interpreted as tensor index, "
+                      "x[torch.tensor(seq)], which will result either in an error or a "
+                      "different result", UserWarning, stacklevel=4)
+        return tuple(index)
+    return (index,)
+
+
+def _count_specified(items: tuple[Any, ...]) -> int:
+    """The dims an index tuple names (everything but None, Ellipsis and bools)."""
+    n = 0
+    for x in items:
+        if isinstance(x, Tensor):
+            n += x.dim() if x.dtype in (bool_, uint8) else 1
+        elif x is not None and x is not Ellipsis and not isinstance(x, bool):
+            n += 1
+    return n
+
+
+def _bool_scalar_index(t: Tensor, value: bool) -> Tensor:
+    """A bool index adds a size-1 dim indexed by [0] (True) or [] (False): a long tensor made
+    on t's device, filled with one "fill_" launch when True."""
+    idx = _common.new_tensor((1 if value else 0,), int64, t.device)
+    if value:
+        fill_(idx, 0)
+    return idx
+
+
+def _record(indices: list[Tensor | None], dim: int, idx: Tensor) -> int:
+    """Put a tensor index at `dim` (torch's recordTensorIndex); the next dim to index."""
+    if not indices:
+        indices.extend([None] * dim)
+    indices.append(idx)
+    return dim + (idx.dim() if idx.dtype in (bool_, uint8) else 1)
+
+
+def _apply_slicing(t: Tensor, items: tuple[Any, ...]) -> tuple[Tensor, list[Tensor | None]]:
+    """Apply the basic indices as views; collect the tensor indices, positioned on the dims of
+    the resulting view (None = that dim is not indexed)."""
+    ndim = t.dim()
+    specified = _count_specified(items)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result, dim = t, 0
+    indices: list[Tensor | None] = []
+    for real_dim, obj in enumerate(items):
+        if _is_int(obj):
+            result = _select(result, dim, int(obj), real_dim)
+        elif isinstance(obj, slice):
+            result = _slice(result, dim, obj)
+            dim += 1
+            if indices:
+                indices.append(None)
+        elif obj is Ellipsis:
+            n = ndim - specified
+            dim += n
+            if indices:
+                indices.extend([None] * n)
+        elif obj is None:
+            result = unsqueeze(result, dim)
+            dim += 1
+            if indices:
+                indices.append(None)
+        elif isinstance(obj, bool):
+            result = unsqueeze(result, dim)
+            dim = _record(indices, dim, _bool_scalar_index(result, obj))
+        else:
+            idx = obj if isinstance(obj, Tensor) else _tensor_or_int(obj, t)
+            if not isinstance(idx, Tensor):
+                result = _select(result, dim, idx, real_dim)
+            elif idx.dim() == 0 and (idx.dtype is bool_ or not idx.dtype.is_floating_point):
+                if idx.dtype in (bool_, uint8):  # reading it is a host sync on cuda
+                    result = unsqueeze(result, dim)
+                    dim = _record(indices, dim, _bool_scalar_index(result, bool(idx.item())))
+                else:
+                    result = _select(result, dim, int(idx.item()), real_dim)
+            else:
+                dim = _record(indices, dim, idx)
+    return result, indices
+
+
+def _tensor_or_int(obj: Any, t: Tensor) -> Tensor | int:
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return _sequence_index(obj, t)
+    if isinstance(obj, str):
+        raise TypeError("new(): invalid data type 'str'")
+    try:
+        return operator.index(obj)
+    except TypeError:
+        raise IndexError(_VALID.format(type(obj).__name__)) from None
+
+
+# --- copy_ and fill_ into a view (what `view[...] = value` launches) --------------------------
+
+def _copy_kernel(out: np.ndarray, src: np.ndarray) -> None:
+    np.copyto(out, src, casting="unsafe")
+
+
+def _fill_kernel(out: np.ndarray, *, value: Scalar) -> None:
+    out[...] = value
+
+
+def copy_(dst: Tensor, src: Tensor) -> Tensor:
+    """dst.copy_(src) for a src already of dst's shape: one "copy_" launch (a memcpy when both
+    are dense alike, a host<->device memcpy across devices, else a copy kernel)."""
+    assert_no_internal_overlap(dst)
+    assert_no_partial_overlap(dst, src)
+    if src.device.type == "cpu" and dst.is_cuda:
+        kind = "memcpy_h2d"
+    elif src.is_cuda and dst.device.type == "cpu":
+        kind = "memcpy_d2h"
+    elif (src.dtype is dst.dtype and src.stride() == dst.stride() and
+          is_non_overlapping_and_dense(dst.shape, dst.stride())):
+        kind = "memcpy_d2d"
+    else:
+        kind = "kernel"
+    _common.launch("copy_", _copy_kernel, dst, (src,), kind=kind,
+                   dev=src.device if src.is_cuda else dst.device)
+    if kind == "memcpy_d2h":
+        _dispatch.host_sync("copy_")
+    return dst
+
+
+def fill_(dst: Tensor, value: Scalar) -> Tensor:
+    """dst.fill_(value): one "fill_" launch (a memset when the value is zero)."""
+    assert_no_internal_overlap(dst)
+    _common.launch("fill_", _fill_kernel, dst, (), {"value": value},
+                   kind="memset" if value == 0 else "kernel")
+    return dst
+
+
+def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def _copy_to(dst: Tensor, src: Tensor) -> None:
+    """torch's copy_to: copy_ for equal shapes, fill_ for a 0-dim cpu value, else copy_ from
+    src broadcast (leading 1s dropped) to dst's shape."""
+    if dst.shape == src.shape:
+        copy_(dst, src)
+    elif src.dim() == 0 and src.device.type == "cpu":
+        fill_(dst, src._a.item())
+    else:
+        stripped = _strip_leading_ones(src.shape)
+        src = view(src, stripped) if stripped != src.shape else src
+        copy_(dst, expand(src, dst.shape))
+
+
+def _value_tensor(t: Tensor, value: Any) -> Tensor:
+    """The assigned value as a tensor: a Python scalar becomes a 0-dim cpu tensor of t's dtype
+    (no launch; torch: scalar_tensor_static)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, np.generic)):
+        py = value.item() if isinstance(value, np.generic) else value
+        check_scalar_fits(py, t.dtype)
+        return Tensor._make(np.array(py).astype(t.dtype.np), CPU)
+    raise TypeError(f"can't assign a {type(value).__name__} to a {type_string(t)}")
+
+
+# --- the two entry points -----------------------------------------------------------------------
+
+def getitem(self: Tensor, index: Any) -> Tensor:
+    """Tensor.__getitem__."""
+    if index is None:
+        return unsqueeze(self, 0)
+    if index is Ellipsis:
+        return _alias(self)
+    if _is_int(index):
+        return _select(self, 0, int(index), 0)
+    if isinstance(index, slice):
+        return _slice(self, 0, index)
+    if isinstance(index, bool):
+        result = unsqueeze(self, 0)
+        return index_tensor(result, [_bool_scalar_index(result, index)])
+    sliced, indices = _apply_slicing(self, _as_tuple(index))
+    if not indices:
+        return _alias(sliced) if sliced is self else sliced
+    return index_tensor(sliced, indices)
+
+
+def setitem(self: Tensor, index: Any, value: Any) -> None:
+    """Tensor.__setitem__."""
+    v = _value_tensor(self, value)
+    if index is False:
+        return
+    if index is Ellipsis:
+        _copy_to(self, v)
+    elif index is None or index is True:
+        _copy_to(unsqueeze(self, 0), v)
+    elif _is_int(index):
+        _copy_to(_select(self, 0, int(index), 0), v)
+    elif isinstance(index, slice):
+        _copy_to(_slice(self, 0, index), v)
+    else:
+        sliced, indices = _apply_slicing(self, _as_tuple(index))
+        if not indices:
+            _copy_to(sliced, v)
+            return
+        stripped = _strip_leading_ones(v.shape)
+        index_put_(sliced, indices, view(v, stripped) if stripped != v.shape else v)
+
+
+__all__ = [
+    "argwhere", "gather", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
+    "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take",
+    "take_along_dim",
+]

@@ -1,0 +1,370 @@
+"""Ops that build a new tensor out of whole tensors: cat / stack (and h/v/dstack), repeat /
+tile, repeat_interleave, flip, roll, tril / triu, diag. One launch each under torch's aten name,
+except where torch itself dispatches more (repeat_interleave with a tensor of repeats is
+"repeat_interleave" + "index_select").
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._dtype import int32, int64, promote_types
+from fake_torch._kernels import _common
+from fake_torch._kernels._strides import empty_like_preserve, int_sizes, scalar_type_name
+from fake_torch._kernels.index_ops import index_select
+from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
+from fake_torch._tensor import Tensor, wrap_dim
+
+
+def _no_out(out: Tensor | None, fn: str) -> None:
+    if out is not None:
+        raise NotImplementedError(f"torch.{fn}(..., out=...) is not emulated by fake_torch")
+
+
+def _tensor_list(tensors: Any, fn: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        "Tensor")
+    return list(tensors)
+
+
+# --- cat / stack ----------------------------------------------------------------------------
+
+def _cat_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
+    start = 0
+    for p in parts:
+        n = p.shape[axis]
+        out[(slice(None),) * axis + (slice(start, start + n),)] = p
+        start += n
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Join tensors along an existing dim (1-D empty tensors are skipped, as in torch); the
+    result has the promoted dtype. One "cat" launch."""
+    _no_out(out, "cat")
+    ts = _tensor_list(tensors, "cat")
+    if not ts:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(ts):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    dev = _common.common_device(*ts)
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = promote_types(dt, t.dtype)
+    parts = [t for t in ts if t.shape != (0,)]  # legacy: a 1-D empty tensor joins anything
+    if not parts:  # nothing but legacy empties: dim is not even checked
+        result = _common.new_tensor((0,), dt, dev)
+        _common.launch("cat", _cat_kernel, result, (), {"axis": 0})
+        return result
+    ref = parts[0]
+    d = wrap_dim(dim, ref.dim())
+    for i, t in enumerate(ts):
+        if t.shape == (0,):
+            continue
+        if t.dim() != ref.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} "
+                               f"and {t.dim()}")
+        for k in range(ref.dim()):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
+                                   f"tensor number {i} in the list.")
+    shape = list(ref.shape)
+    shape[d] = sum(t.shape[d] for t in parts)
+    result = _common.new_tensor(shape, dt, dev)
+    _common.launch("cat", _cat_kernel, result, parts, {"axis": d})
+    return result
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    return cat(tensors, dim, out=out)
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0, out: Tensor | None = None) -> Tensor:
+    return cat(tensors, axis, out=out)
+
+
+def _stack_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
+    for i, p in enumerate(parts):
+        out[(slice(None),) * axis + (i,)] = p
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Join equal-shaped tensors along a new dim: one "stack" launch."""
+    _no_out(out, "stack")
+    ts = _tensor_list(tensors, "stack")
+    if not ts:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    d = wrap_dim(dim, ts[0].dim() + 1)
+    for i, t in enumerate(ts[1:], 1):
+        if t.shape != ts[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(ts[0].shape)} at entry 0 and {list(t.shape)} at entry {i}")
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = promote_types(dt, t.dtype)
+    shape = list(ts[0].shape)
+    shape.insert(d, len(ts))
+    result = _common.new_tensor(shape, dt, _common.common_device(*ts))
+    _common.launch("stack", _stack_kernel, result, ts, {"axis": d})
+    return result
+
+
+def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
+    ts = _tensor_list(tensors, "hstack")
+    if not ts:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    ts = list(atleast_1d(ts))
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
+    ts = _tensor_list(tensors, "vstack")
+    if not ts:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat(list(atleast_2d(ts)), 0, out=out)
+
+
+def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
+    ts = _tensor_list(tensors, "dstack")
+    if not ts:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return cat(list(atleast_3d(ts)), 2, out=out)
+
+
+# --- repeat / tile / repeat_interleave ----------------------------------------------------------
+
+def _repeat_kernel(out: np.ndarray, src: np.ndarray, *, reps: tuple[int, ...]) -> None:
+    lead = (1,) * (len(reps) - src.ndim)
+    out[...] = np.tile(src.reshape(lead + src.shape), reps)
+
+
+def repeat(self: Tensor, *sizes: Any) -> Tensor:
+    """Tensor.repeat: tile the whole tensor `sizes` times per dim: one "repeat" launch."""
+    reps = int_sizes(sizes, "repeat", "repeats")
+    if len(reps) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    padded = (1,) * (len(reps) - self.dim()) + tuple(self.shape)
+    shape = [s * r for s, r in zip(padded, reps, strict=True)]
+    if any(s < 0 for s in shape):
+        bad = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
+    result = _common.new_tensor(shape, self.dtype, self.device)
+    _common.launch("repeat", _repeat_kernel, result, (self,), {"reps": reps})
+    return result
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """Tensor.repeat with `dims` padded by leading 1s to input's rank."""
+    reps = int_sizes(tuple(dims), "tile", "dims")
+    return repeat(input, (1,) * (input.dim() - len(reps)) + reps)
+
+
+def _repeat_int_kernel(out: np.ndarray, src: np.ndarray, *, repeats: int, axis: int) -> None:
+    out[...] = np.repeat(src, repeats, axis=axis)
+
+
+def _repeat_index_kernel(out: np.ndarray, repeats: np.ndarray) -> None:
+    out[...] = np.repeat(np.arange(repeats.shape[0]), repeats)
+
+
+def _repeats_index(repeats: Tensor, output_size: int | None) -> Tensor:
+    """aten::repeat_interleave(repeats): [0]*r0 + [1]*r1 + ... ; its length is the sum of the
+    repeats, which on cuda the host must wait for unless output_size is given."""
+    if repeats.dim() != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (int32, int64):
+        raise NotImplementedError(f"\"repeat_interleave_{'cuda' if repeats.is_cuda else 'cpu'}\" "
+                                  f"not implemented for '{scalar_type_name(repeats.dtype)}'")
+    if output_size is None and repeats.is_cuda:
+        _dispatch.host_sync("repeat_interleave")
+    total = int(repeats._a.sum())
+    if repeats.numel():  # (an empty repeats gives an empty index, whatever output_size says)
+        if output_size is not None and output_size < 0:  # torch allocates output_size first
+            raise RuntimeError(f"Trying to create tensor with negative dimension {output_size}: "
+                               f"[{output_size}]")
+        if output_size is not None and output_size != total:
+            raise RuntimeError("allocated size does not match required size")
+        if repeats._a.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+    result = _common.new_tensor((total,), repeats.dtype, repeats.device)
+    _common.launch("repeat_interleave", _repeat_index_kernel, result, (repeats,))
+    return result
+
+
+def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None,
+                      dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Repeat each element (or slice along dim) `repeats` times. An int repeat is views plus
+    one "clone"; a tensor of repeats is "repeat_interleave" (the index) + "index_select"."""
+    if repeats is None:  # torch.repeat_interleave(repeats): the index itself
+        return _repeats_index(input, output_size)
+    if isinstance(repeats, Tensor):
+        if dim is None:
+            input, dim = flatten(input), 0
+        if input.dim() == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = wrap_dim(dim, input.dim())
+        if repeats.dim() > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        size = input.shape[d]
+        if repeats.numel() == 1:
+            repeats = expand(view(repeats, 1), size)
+        elif repeats.shape[0] != size:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = "
+                               f"{size}")
+        return index_select(input, d, _repeats_index(repeats, output_size))
+    d = wrap_dim(0 if dim is None else dim, input.dim())
+    n = operator.index(repeats)
+    if n < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if dim is None:
+        input = flatten(input)
+    elif input.dim() == 0:  # torch unsqueezes dim + 1 next: a 0-dim tensor has no such dim
+        wrap_dim(d + 1, 1)
+    shape = list(input.shape)
+    shape[d] *= n
+    result = _common.new_tensor(shape, input.dtype, input.device)
+    _common.launch("clone", _repeat_int_kernel, result, (input,), {"repeats": n, "axis": d})
+    return result
+
+
+# --- flip / roll ----------------------------------------------------------------------------
+
+def _dims_list(dims: int | Sequence[int], ndim: int) -> tuple[int, ...]:
+    given = (dims,) if isinstance(dims, int) else tuple(dims)
+    out = tuple(wrap_dim(d, ndim) for d in given)
+    for d in out:
+        if out.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return out
+
+
+def _flip_kernel(out: np.ndarray, src: np.ndarray, *, axes: tuple[int, ...]) -> None:
+    out[...] = np.flip(src, axes) if axes and src.ndim else src
+
+
+def flip(input: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order along `dims`: one "flip" launch (the result keeps input's layout)."""
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    axes = _dims_list(dims[0] if len(dims) == 1 else dims, input.dim())
+    result = empty_like_preserve(input)
+    _common.launch("flip", _flip_kernel, result, (input,), {"axes": axes})
+    return result
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def _roll_kernel(out: np.ndarray, src: np.ndarray, *, shifts: tuple[int, ...],
+                 axes: tuple[int, ...] | None) -> None:
+    out[...] = np.roll(src, shifts if axes is not None else shifts[0], axes)
+
+
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
+         ) -> Tensor:
+    """Rotate along dims (or over the flattened tensor): one "roll" launch."""
+    sh = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if not sh:
+        raise RuntimeError("`shifts` required")
+    axes: tuple[int, ...] | None
+    given = () if dims is None else (dims,) if isinstance(dims, int) else tuple(dims)
+    if not given:  # no dims: roll the flattened tensor
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
+        axes = None
+    else:
+        if len(given) != len(sh):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, "
+                               f"dims:{len(given)}")
+        if input.dim() == 0:
+            raise IndexError(f"Dimension specified as {given[0]} but tensor has no dimensions")
+        axes = tuple(wrap_dim(d, input.dim()) for d in given)
+    result = _common.new_tensor(input.shape, input.dtype, input.device)
+    _common.launch("roll", _roll_kernel, result, (input,), {"shifts": sh, "axes": axes})
+    return result
+
+
+# --- triangles and diagonals --------------------------------------------------------------------
+
+def _tri_kernel(out: np.ndarray, src: np.ndarray, *, k: int, lower: bool) -> None:
+    out[...] = np.tril(src, k) if lower else np.triu(src, k)
+
+
+def _tri(input: Tensor, k: int, lower: bool, inplace: bool) -> Tensor:
+    name = "tril" if lower else "triu"
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    if inplace:
+        _common.launch(name + "_", _tri_kernel, input, (input,), {"k": k, "lower": lower})
+        return input
+    result = _common.new_tensor(input.shape, input.dtype, input.device)
+    _common.launch(name, _tri_kernel, result, (input,), {"k": k, "lower": lower})
+    return result
+
+
+def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """The lower triangle (on and below `diagonal`) of the last two dims; the rest zeroed."""
+    _no_out(out, "tril")
+    return _tri(input, diagonal, True, False)
+
+
+def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """The upper triangle (on and above `diagonal`) of the last two dims; the rest zeroed."""
+    _no_out(out, "triu")
+    return _tri(input, diagonal, False, False)
+
+
+def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
+    return _tri(self, diagonal, True, True)
+
+
+def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
+    return _tri(self, diagonal, False, True)
+
+
+def _diag_kernel(out: np.ndarray, src: np.ndarray, *, k: int) -> None:
+    out[...] = np.diag(src, k)
+
+
+def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """1-D in: a square matrix with it on the `diagonal`-th diagonal ("diag_embed").
+    2-D in: a copy of that diagonal ("diagonal_copy")."""
+    _no_out(out, "diag")
+    k = diagonal
+    if input.dim() == 1:
+        n = input.shape[0] + abs(k)
+        result = _common.new_tensor((n, n), input.dtype, input.device)
+        _common.launch("diag_embed", _diag_kernel, result, (input,), {"k": k})
+        return result
+    if input.dim() != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+    rows, cols = input.shape
+    n = max(min(rows, cols - k), 0) if k >= 0 else max(min(rows + k, cols), 0)
+    result = _common.new_tensor((n,), input.dtype, input.device)
+    _common.launch("diagonal_copy", _diag_kernel, result, (input,), {"k": k})
+    return result
+
+
+__all__ = [
+    "cat", "concat", "concatenate", "diag", "dstack", "flip", "fliplr", "flipud", "hstack",
+    "repeat_interleave", "roll", "stack", "tile", "tril", "triu", "vstack",
+]

@@ -1,0 +1,121 @@
+"""Mask ops: masked_fill(_), masked_select, nonzero (and argwhere). One launch each.
+
+masked_select and nonzero return as many elements as the mask/input holds: sizing the output
+reads the data, which on cuda is a host sync (it cannot be captured in a CUDA graph).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._dtype import CPP_NAME, bool_, int64
+from fake_torch._kernels import _common
+from fake_torch._kernels._strides import assert_no_partial_overlap, check_scalar_fits
+from fake_torch._tensor import Scalar, Tensor
+
+
+def _check_fill(self: Tensor, mask: Tensor, value: Any) -> tuple[tuple[Tensor, ...], Any]:
+    """torch's masked_fill_ checks; the value as (0-dim tensor,) or a checked Python scalar."""
+    if mask.dtype is not bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{CPP_NAME[mask.dtype]}")
+    if isinstance(value, Tensor):
+        if value.dim():
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.dim()} dimension(s).")
+        return (value,), None
+    check_scalar_fits(value, self.dtype)
+    return (), value
+
+
+def _masked_fill_kernel(out: np.ndarray, mask: np.ndarray, *value_t: np.ndarray,
+                        value: Scalar | None) -> None:
+    fill: Any = value_t[0].astype(out.dtype) if value_t else value
+    np.copyto(out, fill, where=np.broadcast_to(mask, out.shape), casting="unsafe")
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """In place: self where mask (broadcast to self) is True becomes value."""
+    value_t, value = _check_fill(self, mask, value)
+    shape = _common.broadcast_shapes(self.shape, mask.shape)
+    if shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    if any(s > 1 and st == 0 for s, st in zip(self.shape, self.stride(), strict=True)):
+        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                      "tensor before performing this operation. This also applies to advanced "
+                      "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=3)
+    assert_no_partial_overlap(self, mask)
+    _common.launch("masked_fill_", _masked_fill_kernel, self, (mask, *value_t), {"value": value})
+    return self
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """A contiguous copy of input (broadcast with mask) where mask is True becomes value."""
+    value_t, value = _check_fill(input, mask, value)
+    shape = _common.broadcast_shapes(mask.shape, input.shape)
+    out = _common.new_tensor(shape, input.dtype, _common.common_device(input, mask))
+    _common.launch("masked_fill", _masked_fill_copy_kernel, out, (input, mask, *value_t),
+                   {"value": value})
+    return out
+
+
+def _masked_fill_copy_kernel(out: np.ndarray, init: np.ndarray, mask: np.ndarray,
+                             *value_t: np.ndarray, value: Scalar | None) -> None:
+    np.copyto(out, init)  # init broadcasts to out's (the broadcast) shape
+    _masked_fill_kernel(out, mask, *value_t, value=value)
+
+
+def _data_dependent(t: Tensor, op: str) -> None:
+    """The output size depends on the data: on cuda the host must wait to learn it."""
+    if t.is_cuda:
+        _dispatch.host_sync(op)
+
+
+def _masked_select_kernel(out: np.ndarray, src: np.ndarray, mask: np.ndarray) -> None:
+    shape = np.broadcast_shapes(src.shape, mask.shape)
+    out[...] = np.broadcast_to(src, shape)[np.broadcast_to(mask, shape)]
+
+
+def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The elements of input (broadcast with mask) where mask is True, as a 1-D tensor."""
+    if out is not None:
+        raise NotImplementedError("torch.masked_select(..., out=...) is not emulated by "
+                                  "fake_torch")
+    if mask.dtype is not bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _common.broadcast_shapes(mask.shape, input.shape)
+    dev = _common.common_device(input, mask)
+    _data_dependent(input, "masked_select")
+    count = int(np.count_nonzero(np.broadcast_to(mask._a, shape)))
+    result = _common.new_tensor((count,), input.dtype, dev)
+    _common.launch("masked_select", _masked_select_kernel, result, (input, mask))
+    return result
+
+
+def _nonzero_kernel(out: np.ndarray, src: np.ndarray) -> None:
+    out[...] = np.argwhere(src)
+
+
+def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False) -> Any:
+    """The (n, ndim) int64 indices of the non-zero elements; as_tuple: one 1-D tensor per dim
+    (views of that result)."""
+    if out is not None:
+        raise NotImplementedError("torch.nonzero(..., out=...) is not emulated by fake_torch")
+    from fake_torch._kernels.shape import unsqueeze
+    from fake_torch._kernels.split import unbind
+
+    src = unsqueeze(input, 0) if as_tuple and input.dim() == 0 else input
+    _data_dependent(src, "nonzero")
+    count = int(np.count_nonzero(src._a))
+    result = _common.new_tensor((count, src.dim()), int64, src.device)
+    _common.launch("nonzero", _nonzero_kernel, result, (src,))
+    return unbind(result, 1) if as_tuple else result
+
+
+def argwhere(input: Tensor) -> Tensor:
+    return nonzero(input)  # type: ignore[no-any-return]

@@ -1,0 +1,322 @@
+"""Unary math, activations, sign and rounding: one launch each.
+
+Floating math (exp, sqrt, sigmoid, ...) runs in float32 for float16/bfloat16 and rounds once on
+store, as torch's CPU and CUDA kernels do; integer inputs of the float-only functions compute
+in the default dtype (torch's int-to-float promotion).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fake_torch._dtype import CPP_NAME, bool_, dtype, get_default_dtype
+from fake_torch._kernels._elementwise import (
+    not_implemented,
+    pointwise,
+    tensor_arg,
+)
+from fake_torch._kernels._erf import erf as _erf64
+from fake_torch._tensor import Tensor
+
+
+def cpp_name(dt: dtype) -> str:
+    """The C++ type name torch's clamp_ and lerp messages print for a dtype."""
+    return CPP_NAME[dt]
+
+
+def kernel_name(x: Tensor, cpu: str, cuda: str) -> str:
+    """The kernel name torch's dtype-dispatch errors quote, by device."""
+    return cuda if x.is_cuda else cpu
+
+
+def _int_to_float(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
+    """exp, log, sqrt, sigmoid, ...: integral inputs compute in the default float dtype."""
+    x = tensor_arg(input, op)
+    promo = x.dtype if x.dtype.is_floating_point else get_default_dtype()
+    return pointwise(op, fn, [x], promo=promo, result=promo, out=out)
+
+
+def _rsqrt(x: np.ndarray) -> Any:
+    return np.reciprocal(np.sqrt(x))
+
+
+def _sigmoid(x: np.ndarray) -> Any:
+    return np.reciprocal(1 + np.exp(-x))
+
+
+def _silu(x: np.ndarray) -> Any:
+    return x / (1 + np.exp(-x))
+
+
+def _gelu(x: np.ndarray) -> Any:
+    return x * 0.5 * (1 + _erf64(x * math.sqrt(0.5)).astype(x.dtype))
+
+
+def _gelu_tanh(x: np.ndarray) -> Any:
+    beta = x.dtype.type(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5)
+    kappa = x.dtype.type(0.044715)
+    return 0.5 * x * (1 + np.tanh(beta * (x + kappa * x * x * x)))
+
+
+def _erf(x: np.ndarray) -> Any:
+    return _erf64(x).astype(x.dtype)
+
+
+def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("exp", np.exp, input, out)
+
+
+def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("log", np.log, input, out)
+
+
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("log1p", np.log1p, input, out)
+
+
+def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("sqrt", np.sqrt, input, out)
+
+
+def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("rsqrt", _rsqrt, input, out)
+
+
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("reciprocal", np.reciprocal, input, out)
+
+
+def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("sin", np.sin, input, out)
+
+
+def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("cos", np.cos, input, out)
+
+
+def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("tanh", np.tanh, input, out)
+
+
+def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("sigmoid", _sigmoid, input, out)
+
+
+def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("erf", _erf, input, out)
+
+
+def exp_(input: Tensor) -> Tensor:
+    return _int_to_float("exp_", np.exp, input, input)
+
+
+def log_(input: Tensor) -> Tensor:
+    return _int_to_float("log_", np.log, input, input)
+
+
+def log1p_(input: Tensor) -> Tensor:
+    return _int_to_float("log1p_", np.log1p, input, input)
+
+
+def sqrt_(input: Tensor) -> Tensor:
+    return _int_to_float("sqrt_", np.sqrt, input, input)
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    return _int_to_float("rsqrt_", _rsqrt, input, input)
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    return _int_to_float("reciprocal_", np.reciprocal, input, input)
+
+
+def sin_(input: Tensor) -> Tensor:
+    return _int_to_float("sin_", np.sin, input, input)
+
+
+def cos_(input: Tensor) -> Tensor:
+    return _int_to_float("cos_", np.cos, input, input)
+
+
+def tanh_(input: Tensor) -> Tensor:
+    return _int_to_float("tanh_", np.tanh, input, input)
+
+
+def sigmoid_(input: Tensor) -> Tensor:
+    return _int_to_float("sigmoid_", _sigmoid, input, input)
+
+
+def erf_(input: Tensor) -> Tensor:
+    return _int_to_float("erf_", _erf, input, input)
+
+
+# --- activations ------------------------------------------------------------------------------
+
+def relu(input: Tensor) -> Tensor:
+    return _relu("relu", input, None)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return _relu("relu_", input, input)
+
+
+def _relu(op: str, input: Any, out: Tensor | None) -> Tensor:
+    x = tensor_arg(input, "relu")
+    if x.dtype is bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return pointwise(op, np.maximum, [x, 0], promo=x.dtype, result=x.dtype, out=out)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """torch.nn.functional.silu: x * sigmoid(x), in one kernel."""
+    x = _float_only(input, "silu", "silu_cpu", "silu_cuda")
+    out = x if inplace else None
+    return pointwise("silu_" if inplace else "silu", _silu, [x], promo=x.dtype,
+                     result=x.dtype, out=out)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """torch.nn.functional.gelu: exact (erf) or tanh-approximated, in one kernel."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    x = _float_only(input, "gelu", "GeluKernelImpl", "GeluCUDAKernelImpl")
+    fn = _gelu if approximate == "none" else _gelu_tanh
+    return pointwise("gelu", fn, [x], promo=x.dtype, result=x.dtype)
+
+
+def _float_only(input: Any, fname: str, cpu: str, cuda: str) -> Tensor:
+    x = tensor_arg(input, fname)
+    if not x.dtype.is_floating_point:
+        raise not_implemented(kernel_name(x, cpu, cuda), x.dtype)
+    return x
+
+
+# --- sign, magnitude, rounding: integral dtypes stay integral ---------------------------------
+
+def _same_dtype(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
+    x = tensor_arg(input, op)
+    return pointwise(op, fn, [x], promo=x.dtype, result=x.dtype, out=out)
+
+
+def _check_neg(x: Any) -> None:
+    if isinstance(x, Tensor) and x.dtype is bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    _check_neg(input)
+    return _same_dtype("neg", np.negative, input, out)
+
+
+def neg_(input: Tensor) -> Tensor:
+    _check_neg(input)
+    return _same_dtype("neg_", np.negative, input, input)
+
+
+def _check_abs(x: Any) -> None:
+    if isinstance(x, Tensor) and x.dtype is bool_:
+        raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), x.dtype)
+
+
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    _check_abs(input)
+    return _same_dtype("abs", np.abs, input, out)
+
+
+def abs_(input: Tensor) -> Tensor:
+    _check_abs(input)
+    return _same_dtype("abs_", np.abs, input, input)
+
+
+def _sign(x: np.ndarray) -> Any:
+    """torch's sign: (0 < x) - (x < 0), so sign(nan) is 0."""
+    if x.dtype == np.bool_:
+        return x
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _same_dtype("sign", _sign, input, out)
+
+
+def sign_(input: Tensor) -> Tensor:
+    return _same_dtype("sign_", _sign, input, input)
+
+
+def _rounding(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
+    """floor/ceil/round/trunc: a copy for integers, refused for bool."""
+    name = op.rstrip("_")
+    x = tensor_arg(input, name)
+    if x.dtype is bool_:
+        raise not_implemented(kernel_name(x, f"{name}_vml_cpu", f"{name}_cuda"), x.dtype)
+    return _same_dtype(op, fn if x.dtype.is_floating_point else np.positive, x, out)
+
+
+def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _rounding("floor", np.floor, input, out)
+
+
+def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _rounding("ceil", np.ceil, input, out)
+
+
+def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _rounding("trunc", np.trunc, input, out)
+
+
+def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _rounding("trunc", np.trunc, input, out)
+
+
+def floor_(input: Tensor) -> Tensor:
+    return _rounding("floor_", np.floor, input, input)
+
+
+def ceil_(input: Tensor) -> Tensor:
+    return _rounding("ceil_", np.ceil, input, input)
+
+
+def trunc_(input: Tensor) -> Tensor:
+    return _rounding("trunc_", np.trunc, input, input)
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+    """Half to even; with `decimals`, torch's nearbyint(x * 10^d) / 10^d."""
+    return _round("round", input, decimals, out)
+
+
+def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
+    return _round("round_", input, decimals, input)
+
+
+def _round(op: str, input: Any, decimals: Any, out: Tensor | None) -> Tensor:
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"round(): argument 'decimals' must be int, not "
+                        f"{type(decimals).__name__}")
+    if decimals == 0:
+        return _rounding(op, np.rint, input, out)
+    x = tensor_arg(input, "round")
+    if not x.dtype.is_floating_point:
+        raise not_implemented(kernel_name(x, "round_cpu", "round_cuda"), x.dtype)
+    return pointwise(op, _round_decimals, [x], promo=x.dtype, result=x.dtype, out=out,
+                     kw={"decimals": decimals})
+
+
+def _round_decimals(x: np.ndarray, decimals: int) -> Any:
+    ten_pow = x.dtype.type(10.0 ** (-decimals if decimals < 0 else decimals))
+    if decimals < 0:
+        return np.rint(x / ten_pow) * ten_pow
+    return np.rint(x * ten_pow) / ten_pow
+
+
+__all__ = [
+    "abs", "abs_", "ceil", "ceil_", "cos", "cos_", "erf", "erf_", "exp", "exp_", "fix", "floor",
+    "floor_", "log", "log1p", "log1p_", "log_", "neg", "neg_", "reciprocal", "reciprocal_",
+    "relu", "relu_", "round", "round_", "rsqrt", "rsqrt_", "sigmoid", "sigmoid_", "sign",
+    "sin", "sin_", "sqrt", "sqrt_", "tanh", "tanh_", "trunc", "trunc_",
+]

@@ -1,0 +1,279 @@
+"""Reductions: sum, mean, prod, amax/amin, max/min, argmax/argmin, all/any (one launch each).
+
+The statistics (var, std, norm), the ops along one dim (softmax, log_softmax, cumsum) and
+sorting (sort, argsort, topk) live in sibling modules and are re-exported here, so that this
+module's `__all__` lists every public reduction.
+
+Kernels fold with `keepdims=True` and reshape into the output, so one kernel serves both
+`keepdim` settings. float16/bfloat16 accumulate in float32 and round once, as torch does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+import numpy as np
+
+from fake_torch import return_types
+from fake_torch._dtype import SCALAR_NAME, bool_, dtype, int64, uint8
+from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._reduce_util import (
+    DimArg,
+    acc_np,
+    check_out,
+    exact_np,
+    numel_of,
+    out_shape,
+    reduce_dims,
+)
+from fake_torch._kernels.reduction_scan import cumsum, log_softmax, softmax
+from fake_torch._kernels.reduction_scan import cumsum_ as cumsum_  # Tensor.cumsum_ only
+from fake_torch._kernels.reduction_sort import argsort, sort, topk
+from fake_torch._kernels.reduction_stats import norm, std, var
+from fake_torch._tensor import Tensor, wrap_dim
+
+
+def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: bool, dt: dtype,
+            **params: Any) -> Tensor:
+    """One launch of `kernel` folding `axes` of `x` into a new tensor of dtype `dt`."""
+    out = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
+    launch(op, kernel, out, (x,), {"axes": axes, **params})
+    return out
+
+
+def _int_to_long(dt: dtype) -> dtype:
+    """sum/prod/cumsum of bool or integer tensors accumulate into int64, as in torch."""
+    return dt if dt.is_floating_point else int64
+
+
+# --- sum, mean, prod -----------------------------------------------------------------------
+
+
+def sum(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+        dtype: dtype | None = None, out: None = None) -> Tensor:
+    """Sum over `dim` (all dims when None); ints and bools sum into int64."""
+    check_out(out, "sum")
+    dt = dtype or _int_to_long(input.dtype)
+    axes = reduce_dims(input.dim(), dim)
+    return _reduce("sum", _sum_kernel, input, axes, keepdim, dt, acc=acc_np(dt))
+
+
+def _sum_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
+                acc: np.dtype[Any]) -> None:
+    out[...] = np.sum(x.astype(acc, copy=False), axis=axes, keepdims=True).reshape(out.shape)
+
+
+def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+         dtype: dtype | None = None, out: None = None) -> Tensor:
+    """Mean over `dim`; floating dtypes only (pass `dtype=` to average an integer tensor)."""
+    check_out(out, "mean")
+    dt = dtype or input.dtype
+    if not dt.is_floating_point:
+        which = "Optional" if dtype is not None else "Input"
+        raise RuntimeError("mean(): could not infer output dtype. "
+                           f"{which} dtype must be either a floating point or complex dtype. "
+                           f"Got: {SCALAR_NAME[dt]}")
+    axes = reduce_dims(input.dim(), dim)
+    return _reduce("mean", _mean_kernel, input, axes, keepdim, dt, acc=acc_np(dt),
+                   count=numel_of(input.shape, axes))
+
+
+def _mean_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], acc: np.dtype[Any],
+                 count: int) -> None:
+    total = np.sum(x.astype(acc, copy=False), axis=axes, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):  # an empty mean is nan, as in torch
+        out[...] = (total / acc.type(count)).reshape(out.shape)
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: dtype | None = None, out: None = None) -> Tensor:
+    """Product over one dim (or all); ints and bools multiply into int64."""
+    check_out(out, "prod")
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"prod() received an invalid combination of arguments - got "
+                        f"({type(dim).__name__}), but expected one of:\n"
+                        " * (*, torch.dtype dtype = None)\n"
+                        " * (int dim, bool keepdim = False, *, torch.dtype dtype = None)\n")
+    dt = dtype or _int_to_long(input.dtype)
+    axes = reduce_dims(input.dim(), dim)
+    return _reduce("prod", _prod_kernel, input, axes, keepdim, dt, acc=acc_np(dt))
+
+
+def _prod_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
+                 acc: np.dtype[Any]) -> None:
+    out[...] = np.prod(x.astype(acc, copy=False), axis=axes, keepdims=True).reshape(out.shape)
+
+
+# --- amax/amin, max/min, argmax/argmin: need a non-empty reduced dim ------------------------
+
+
+def _check_nonempty(fn: str, x: Tensor, axes: tuple[int, ...], dim_given: bool) -> None:
+    """torch refuses to reduce an empty dim by max/min (there is no identity to return)."""
+    if x.numel() != 0:
+        return
+    if not dim_given:
+        if fn.startswith("arg"):
+            raise IndexError(f"{fn}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
+        raise RuntimeError(f"{fn}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for a in axes:
+        if x.shape[a] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {a} to have non-zero size.")
+
+
+def amax(input: Tensor, dim: DimArg = (), keepdim: bool = False, *,
+         out: None = None) -> Tensor:
+    """The largest value over `dim` (all dims by default); NaN propagates."""
+    return _amax_amin("amax", input, dim, keepdim, out)
+
+
+def amin(input: Tensor, dim: DimArg = (), keepdim: bool = False, *,
+         out: None = None) -> Tensor:
+    """The smallest value over `dim` (all dims by default); NaN propagates."""
+    return _amax_amin("amin", input, dim, keepdim, out)
+
+
+def _amax_amin(fn: str, x: Tensor, dim: DimArg, keepdim: bool, out: None) -> Tensor:
+    check_out(out, fn)
+    axes = reduce_dims(x.dim(), dim)
+    _check_nonempty(fn, x, axes, dim_given=dim not in (None, (), []))
+    return _reduce(fn, _extreme_kernel, x, axes, keepdim, x.dtype, largest=fn == "amax")
+
+
+def _extreme_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
+                    largest: bool) -> None:
+    fold = np.max if largest else np.min
+    out[...] = fold(exact_np(x), axis=axes, keepdims=True).reshape(out.shape)
+
+
+@overload
+def max(input: Tensor) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: Tensor) -> Tensor: ...
+@overload
+def max(input: Tensor, dim: int, keepdim: bool = False, *,
+        out: None = None) -> return_types.max: ...
+def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: None = None) -> Tensor | return_types.max:
+    """max(input) -> the largest value; max(input, dim) -> (values, indices) with the first
+    maximal index; max(input, other) -> maximum(input, other)."""
+    if isinstance(dim, Tensor):
+        from fake_torch._kernels.pointwise import maximum  # the binary form is a pointwise op
+
+        result: Tensor = maximum(input, dim)
+        return result
+    values, indices = _max_min("max", input, dim, keepdim, out)
+    return values if indices is None else return_types.max((values, indices))
+
+
+@overload
+def min(input: Tensor) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: Tensor) -> Tensor: ...
+@overload
+def min(input: Tensor, dim: int, keepdim: bool = False, *,
+        out: None = None) -> return_types.min: ...
+def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+        out: None = None) -> Tensor | return_types.min:
+    """min(input) -> the smallest value; min(input, dim) -> (values, indices) with the first
+    minimal index; min(input, other) -> minimum(input, other)."""
+    if isinstance(dim, Tensor):
+        from fake_torch._kernels.pointwise import minimum  # the binary form is a pointwise op
+
+        result: Tensor = minimum(input, dim)
+        return result
+    values, indices = _max_min("min", input, dim, keepdim, out)
+    return values if indices is None else return_types.min((values, indices))
+
+
+def _max_min(fn: str, x: Tensor, dim: int | None, keepdim: bool,
+             out: None) -> tuple[Tensor, Tensor | None]:
+    check_out(out, fn)
+    if dim is None:  # the full reduction: one value, no index
+        axes = tuple(range(x.dim()))
+        _check_nonempty(fn, x, axes, dim_given=False)
+        return _reduce(fn, _extreme_kernel, x, axes, False, x.dtype, largest=fn == "max"), None
+    axis = wrap_dim(dim, x.dim())
+    axes = (axis,) if x.dim() > 0 else ()
+    _check_nonempty(fn, x, axes, dim_given=True)
+    shape = out_shape(x.shape, axes, keepdim)
+    values = new_tensor(shape, x.dtype, x.device)
+    indices = new_tensor(shape, int64, x.device)
+    launch(fn, _extreme_dim_kernel, (values, indices), (x,),
+           {"axis": axis if axes else None, "largest": fn == "max"})
+    return values, indices
+
+
+def _extreme_dim_kernel(values: np.ndarray, indices: np.ndarray, x: np.ndarray, *,
+                        axis: int | None, largest: bool) -> None:
+    if axis is None:  # a 0-dim input: its only element, at index 0
+        values[...] = x
+        indices[...] = 0
+        return
+    pick = np.argmax if largest else np.argmin  # the first extreme (or first NaN), as torch
+    idx = pick(exact_np(x), axis=axis, keepdims=True)
+    indices[...] = idx.reshape(indices.shape)
+    values[...] = np.take_along_axis(x, idx, axis).reshape(values.shape)
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the first maximal value over `dim` (of the flattened tensor when None)."""
+    return _arg_extreme("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the first minimal value over `dim` (of the flattened tensor when None)."""
+    return _arg_extreme("argmin", input, dim, keepdim)
+
+
+def _arg_extreme(fn: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if x.dtype is bool_:
+        raise RuntimeError(f"{fn}(): does not support bool input")
+    axes = reduce_dims(x.dim(), dim)
+    _check_nonempty(fn, x, axes, dim_given=dim is not None)
+    shape = out_shape(x.shape, axes, keepdim) if dim is not None or keepdim else ()
+    out = new_tensor(shape, int64, x.device)
+    axis = axes[0] if dim is not None and axes else None
+    launch(fn, _arg_extreme_kernel, out, (x,), {"axis": axis, "largest": fn == "argmax"})
+    return out
+
+
+def _arg_extreme_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None,
+                        largest: bool) -> None:
+    pick = np.argmax if largest else np.argmin
+    out[...] = np.reshape(pick(exact_np(x), axis=axis), out.shape)
+
+
+# --- all, any --------------------------------------------------------------------------------
+
+
+def all(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+        out: None = None) -> Tensor:
+    """True where every element over `dim` is non-zero (uint8 in, uint8 out)."""
+    return _all_any("all", input, dim, keepdim, out)
+
+
+def any(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+        out: None = None) -> Tensor:
+    """True where some element over `dim` is non-zero (uint8 in, uint8 out)."""
+    return _all_any("any", input, dim, keepdim, out)
+
+
+def _all_any(fn: str, x: Tensor, dim: DimArg, keepdim: bool, out: None) -> Tensor:
+    check_out(out, fn)
+    axes = reduce_dims(x.dim(), dim, empty_means_all=False)
+    dt = uint8 if x.dtype is uint8 else bool_
+    return _reduce(fn, _all_any_kernel, x, axes, keepdim, dt, every=fn == "all")
+
+
+def _all_any_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
+                    every: bool) -> None:
+    fold = np.all if every else np.any
+    out[...] = fold(x, axis=axes, keepdims=True).reshape(out.shape)
+
+
+__all__ = [
+    "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "cumsum", "log_softmax", "max",
+    "mean", "min", "norm", "prod", "softmax", "sort", "std", "sum", "topk", "var",
+]

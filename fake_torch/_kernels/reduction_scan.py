@@ -1,0 +1,102 @@
+"""Ops along one dim that keep its size: softmax, log_softmax, cumsum (one launch each).
+
+float16/bfloat16 compute in float32 and round once on store, as torch's kernels do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fake_torch._dtype import dtype, float16, float32, int64
+from fake_torch._kernels._common import launch, new_tensor, new_tensor_exact
+from fake_torch._kernels._elementwise import enter_quiet, exit_quiet
+from fake_torch._kernels._reduce_util import CPP_NAME, SCALAR_NAME, acc_np, cast, check_out
+from fake_torch._tensor import Tensor, wrap_dim
+
+
+def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along `dim`; launches `_softmax`."""
+    return _softmax_like("_softmax", "softmax_kernel_impl", input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """(x - max) - log(sum(exp(x - max))) along `dim`; launches `_log_softmax`."""
+    return _softmax_like("_log_softmax", "log_softmax_kernel_impl", input, dim, dtype)
+
+
+def _softmax_like(op: str, kernel_name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
+    if not isinstance(dim, int):
+        raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
+    ndim = x._a.ndim
+    axis = wrap_dim(dim, ndim)
+    out_dt = dt or x._dtype
+    if not out_dt.is_floating_point:
+        raise NotImplementedError(f'"{kernel_name}" not implemented for '
+                                  f"'{SCALAR_NAME[out_dt]}'")
+    # torch converts the input first (`_to_copy`), except that CUDA has a half-in, float-out
+    # kernel: softmax(half_cuda, dtype=torch.float32) is the one `_softmax` launch.
+    half_to_float = x._device.type == "cuda" and x._dtype is float16 and out_dt is float32
+    src = x if half_to_float else cast(x, out_dt)
+    out = new_tensor_exact(x._a.shape, out_dt, x._device)
+    launch(op, _softmax_kernel, out, (src,), {"axis": axis if ndim > 0 else None,
+                                              "acc": acc_np(out_dt), "log": op == "_log_softmax"})
+    return out
+
+
+def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np.dtype[Any],
+                    log: bool) -> None:
+    if out.size == 0:
+        return
+    a = x.astype(acc, copy=False)
+    if axis is None:  # a 0-dim input: a one-element row
+        a, axis = a.reshape(1), 0
+    in_place = out.dtype == acc  # else compute in float32 and round once on store
+    shifted = out.reshape(a.shape) if in_place else np.empty(a.shape, acc)
+    # one ufunc call per step, each into a buffer it is given (the ndarray methods a.max(),
+    # e.sum() are the same reductions behind a Python wrapper). Quiet: a row whose max is +-inf
+    # gives inf - inf = nan there, as in torch, where numpy would warn.
+    token = enter_quiet()
+    try:
+        np.subtract(a, np.maximum.reduce(a, axis=axis, keepdims=True), out=shifted)  # <= 0
+        if log:
+            total = np.add.reduce(np.exp(shifted), axis=axis, keepdims=True)
+            np.subtract(shifted, np.log(total), out=shifted)
+        else:
+            np.exp(shifted, out=shifted)  # cannot overflow: shifted <= 0
+            np.divide(shifted, np.add.reduce(shifted, axis=axis, keepdims=True), out=shifted)
+        if not in_place:
+            out[...] = shifted.reshape(out.shape)
+    finally:
+        exit_quiet(token)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
+           out: None = None) -> Tensor:
+    """Running sum along `dim`; ints and bools accumulate into int64."""
+    check_out(out, "cumsum")
+    if not isinstance(dim, int):
+        raise TypeError(f"cumsum(): argument 'dim' must be int, not {type(dim).__name__}")
+    axis = wrap_dim(dim, input.dim())
+    dt = dtype or (input.dtype if input.dtype.is_floating_point else int64)
+    result = new_tensor(input.shape, dt, input.device)
+    launch("cumsum", _cumsum_kernel, result, (input,),
+           {"axis": axis if input.dim() > 0 else None, "acc": acc_np(dt)})
+    return result
+
+
+def cumsum_(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """In-place running sum along `dim` (Tensor.cumsum_); keeps input's dtype."""
+    if dtype is not None and dtype is not input.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {CPP_NAME[input.dtype]} and "
+                           f"output tensor dtype {CPP_NAME[dtype]} should match")
+    axis = wrap_dim(dim, input.dim())
+    launch("cumsum_", _cumsum_kernel, input, (input,),
+           {"axis": axis if input.dim() > 0 else None, "acc": acc_np(input.dtype)})
+    return input
+
+
+def _cumsum_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None,
+                   acc: np.dtype[Any]) -> None:
+    out[...] = np.cumsum(x.astype(acc, copy=False), axis=axis).reshape(out.shape)

@@ -1,0 +1,146 @@
+"""Statistics over dims: var, std (launch `var` / `std`) and norms (launch
+`linalg_vector_norm`, which torch.norm and Tensor.norm also reach for vector and Frobenius norms).
+
+var/std accumulate in float64 (torch's CPU accumulation type for them) and round once.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from fake_torch._dtype import SCALAR_NAME, dtype, promote_types
+from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._reduce_util import (
+    DimArg,
+    acc_np,
+    check_out,
+    numel_of,
+    out_shape,
+    reduce_dims,
+)
+from fake_torch._tensor import Number, Tensor
+
+
+def var(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: Number | None = None,
+        out: None = None) -> Tensor:
+    """Variance over `dim` with `correction` (default 1; `unbiased=False` means 0)."""
+    return _var_std("var", input, dim, unbiased, keepdim, correction, out)
+
+
+def std(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: Number | None = None,
+        out: None = None) -> Tensor:
+    """Standard deviation over `dim` with `correction` (default 1)."""
+    return _var_std("std", input, dim, unbiased, keepdim, correction, out)
+
+
+def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keepdim: bool,
+             correction: Number | None, out: None) -> Tensor:
+    check_out(out, fn)
+    if isinstance(dim, bool):  # torch.var(x, False): the (input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got both "
+                        "'unbiased' and 'correction'; pass only one")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    axes = reduce_dims(x.dim(), dim)
+    count = numel_of(x.shape, axes)
+    if count - correction <= 0:
+        warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype, x.device)
+    launch(fn, _var_kernel, result, (x,),
+           {"axes": axes, "dof": max(0.0, float(count - correction)), "root": fn == "std"})
+    return result
+
+
+def _var_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], dof: float,
+                root: bool) -> None:
+    a = x.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):  # dof 0: inf or nan, as in torch
+        centred = a - np.mean(a, axis=axes, keepdims=True) if a.size else a
+        v = np.sum(centred * centred, axis=axes, keepdims=True) / dof
+        out[...] = (np.sqrt(v) if root else v).reshape(out.shape)
+
+
+def norm(input: Tensor, p: float | str | None = "fro", dim: DimArg = None,
+         keepdim: bool = False, out: None = None, dtype: dtype | None = None) -> Tensor:
+    """torch.norm: a vector p-norm over `dim` ("fro" is the 2-norm over at most two dims)."""
+    check_out(out, "norm")
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+        dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) \
+            else list(dim)
+        if len(dims) != 2:
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                               + " ".join(str(d) for d in dims))
+        if p == "nuc":
+            raise NotImplementedError("torch.norm(p='nuc') (torch.linalg.matrix_norm) is not "
+                                      "emulated by fake_torch")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
+                keepdim: bool = False, *, dtype: dtype | None = None,
+                out: None = None) -> Tensor:
+    """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim`; ord may be inf, -inf, 0."""
+    check_out(out, "linalg.vector_norm")
+    if isinstance(ord, str) or not isinstance(ord, (int, float)):
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+                        f"{type(ord).__name__}")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {SCALAR_NAME[x.dtype]}")
+    if dtype is not None and promote_types(x.dtype, dtype) is not dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({SCALAR_NAME[x.dtype]}) "
+                           "should be convertible without narrowing to the specified dtype "
+                           f"({SCALAR_NAME[dtype]})")
+    axes = reduce_dims(x.dim(), dim)
+    if x.numel() == 0 and (ord < 0 or ord == math.inf):  # max/min-like: no identity
+        if dim is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
+                               "tensor because the operation does not have an identity")
+        for a in axes:
+            if x.shape[a] == 0:  # (torch's text lacks the space before "because")
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
+                                   f"dimension {a}because this dimension is empty and the "
+                                   "operation does not have an identity")
+    dt = dtype or x.dtype
+    result = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
+    launch("linalg_vector_norm", _vector_norm_kernel, result, (x,),
+           {"axes": axes, "ord": float(ord), "acc": acc_np(dt)})
+    return result
+
+
+def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], ord: float,
+                        acc: np.dtype[Any]) -> None:
+    a = np.abs(x.astype(acc, copy=False))
+    kw: dict[str, Any] = {"axis": axes, "keepdims": True}
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if ord == math.inf:
+            r = np.max(a, **kw)
+        elif ord == -math.inf:
+            r = np.min(a, **kw)
+        elif ord == 0:
+            r = np.sum(a != 0, **kw).astype(acc)
+        elif ord == 1:
+            r = np.sum(a, **kw)
+        elif ord == 2:
+            r = np.sqrt(np.sum(a * a, **kw))
+        else:
+            r = np.sum(a ** acc.type(ord), **kw) ** acc.type(1.0 / ord)
+    out[...] = r.reshape(out.shape)
+
+
+__all__ = ["norm", "std", "var", "vector_norm"]

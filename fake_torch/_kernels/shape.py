@@ -1,0 +1,346 @@
+"""Views that reshape or reorder dims (view, reshape, flatten, squeeze, transpose, permute,
+movedim, ...) and the two copies that make memory dense (contiguous, clone). Cutting views
+(narrow, split, ...) live in split.py, stride-0 and raw-stride views (expand, as_strided) in
+expand.py; all are re-exported here.
+
+A view launches nothing: it is a new numpy view of the same storage with torch's strides.
+`reshape` is a view when torch's stride rule allows it, else ONE "clone" launch, as in torch
+(clone + _unsafe_view, and _unsafe_view launches nothing).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch._dtype import dtype
+from fake_torch._kernels import _common
+from fake_torch._kernels._strides import (
+    empty_like_preserve,
+    infer_size,
+    int_sizes,
+    is_contiguous_format,
+    is_non_overlapping_and_dense,
+    numel,
+    reshaped,
+    restride,
+    scalar_type_name,
+    view_strides,
+    wrap,
+)
+from fake_torch._kernels.expand import (
+    as_strided,
+    broadcast_shapes,
+    broadcast_tensors,
+    broadcast_to,
+    diagonal,
+)
+from fake_torch._kernels.expand import expand as expand  # Tensor methods only (no torch.expand)
+from fake_torch._kernels.expand import expand_as as expand_as
+from fake_torch._kernels.split import (
+    chunk,
+    narrow,
+    select,
+    split,
+    split_with_sizes,
+    tensor_split,
+    unbind,
+)
+from fake_torch._tensor import Tensor, wrap_dim
+
+_VIEW_HINT = ("view size is not compatible with input tensor's size and stride (at least one "
+              "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+# --- view / reshape / flatten -------------------------------------------------------------------
+
+def view(self: Tensor, *shape: Any) -> Tensor:
+    """Tensor.view(*shape) or Tensor.view(dtype): same storage, new shape (or element type)."""
+    if len(shape) == 1 and type(shape[0]) is dtype:
+        return _view_dtype(self, shape[0])
+    try:
+        sizes = infer_size(int_sizes(shape, "view"), self.numel())
+    except TypeError:
+        got = ", ".join(type(s).__name__ for s in shape)
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
+                        ) from None
+    strides = view_strides(self.shape, self.stride(), sizes)
+    if strides is None:
+        raise RuntimeError(_VIEW_HINT)
+    return reshaped(self, sizes, strides)
+
+
+def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
+    """Reinterpret the bytes as `dt`; torch's rules when the element sizes differ."""
+    old, new = self.element_size(), dt.itemsize
+    shape, strides = list(self.shape), list(self.stride())
+    if old == new:
+        return restride(self, shape, strides, dt=dt)
+    what = f"{scalar_type_name(self.dtype)} as {scalar_type_name(dt)} (different element sizes)"
+    if self.dim() == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
+    if old > new:  # (..., n) of wide elements -> (..., n * ratio) of narrow ones
+        ratio = old // new
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
+        shape[-1] *= ratio
+        strides = [s * ratio for s in strides[:-1]] + [1]
+        return restride(self, shape, strides, dt=dt)
+    ratio = new // old
+    if shape[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {what}, but got "
+                           f"{shape[-1]}")
+    if self.storage_offset() % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view {what}, "
+                           f"but got {self.storage_offset()}")
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
+    for i, s in enumerate(strides[:-1]):
+        if s % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view {what}, "
+                               f"but got {s}")
+    shape[-1] //= ratio
+    strides = [s // ratio for s in strides[:-1]] + [1]
+    return restride(self, shape, strides, dt=dt)
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return view(self, other.shape)
+
+
+def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
+    """A view when torch's stride rule allows it, else one "clone" launch into a fresh
+    contiguous buffer (torch: clone + _unsafe_view)."""
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError("reshape(): argument 'shape' (position 2) must be tuple of ints, not "
+                        f"{type(shape).__name__}")
+    sizes = infer_size(int_sizes(shape, "reshape", "shape"), input.numel())
+    strides = view_strides(input.shape, input.stride(), sizes)
+    if strides is not None:
+        return reshaped(input, sizes, strides)
+    out = _common.new_tensor(sizes, input.dtype, input.device)
+    _common.launch("clone", _copy_reshaped_kernel, out, (input,))
+    return out
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return reshape(self, other.shape)
+
+
+def _copy_reshaped_kernel(out: np.ndarray, src: np.ndarray) -> None:
+    np.copyto(out.reshape(src.shape), src)  # out is contiguous: its reshape is a view
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if input.dim() == 0:
+        return reshape(input, (1,))
+    start, end = wrap_dim(start_dim, input.dim()), wrap_dim(end_dim, input.dim())
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    shape = input.shape
+    return reshape(input, (*shape[:start], numel(shape[start:end + 1]), *shape[end + 1:]))
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = wrap_dim(dim, input.dim())
+    parts = int_sizes(tuple(sizes), "unflatten", "sizes")
+    if not parts:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        inferred = infer_size(parts, input.shape[d])
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(parts)} don't multiply up to the "
+                           f"size of dim {d} ({input.shape[d]}) in the input tensor") from None
+    shape = input.shape
+    return view(input, (*shape[:d], *inferred, *shape[d + 1:]))
+
+
+# --- adding, removing and reordering dims -------------------------------------------------------
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    ndim = input.dim()
+    d = wrap_dim(dim, ndim + 1)
+    shape, strides = list(input.shape), list(input.stride())
+    strides.insert(d, 1 if d >= ndim else shape[d] * strides[d])
+    shape.insert(d, 1)
+    return reshaped(input, shape, strides)
+
+
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """Drop size-1 dims (all of them, or those named in `dim`; a named dim of another size
+    stays)."""
+    ndim = input.dim()
+    if dim is None:
+        dims = set(range(ndim))
+    elif isinstance(dim, int):
+        dims = {wrap_dim(dim, ndim)}
+    else:
+        dims = set()
+        for d in dim:
+            w = wrap_dim(d, ndim)
+            if w in dims:
+                raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+            dims.add(w)
+    axes = tuple(d for d in sorted(dims) if d < ndim and input.shape[d] == 1)
+    return wrap(input, input._a.squeeze(axes) if axes else input._a.view())
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = input.dim()
+    d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    return wrap(input, np.swapaxes(input._a, d0, d1) if ndim else input._a.view())
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    return transpose(input, dim0, dim1)
+
+
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    order = int_sizes(dims, "permute", "dims")
+    ndim = input.dim()
+    if len(order) != ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {ndim} is not equal to len(dims) = {len(order)}")
+    wrapped = [wrap_dim(d, ndim) for d in order]
+    if len(set(wrapped)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return wrap(input, input._a.transpose(wrapped))
+
+
+def t(input: Tensor) -> Tensor:
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.dim()}D")
+    return transpose(input, 0, -1) if input.dim() == 2 else wrap(input, input._a.view())
+
+
+def numpy_T(input: Tensor) -> Tensor:
+    """Tensor.T: all dims reversed (torch warns for anything but a matrix)."""
+    if input.dim() > 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                      "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=3)
+    return wrap(input, input._a.T)
+
+
+def mT(input: Tensor) -> Tensor:
+    """Tensor.mT: the last two dims swapped."""
+    if input.dim() < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{input.dim()}-D tensor.")
+    return transpose(input, -2, -1)
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (real dtypes only here: a transpose)."""
+    if input.dim() < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.dim()}-D tensor.")
+    return transpose(input, -2, -1)
+
+
+def movedim(input: Tensor, source: int | Sequence[int],
+            destination: int | Sequence[int]) -> Tensor:
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    ndim = input.dim()
+    wsrc, wdst = [wrap_dim(d, ndim) for d in src], [wrap_dim(d, ndim) for d in dst]
+    for name, given, wrapped in (("source", src, wsrc), ("destination", dst, wdst)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    order = [-1] * ndim
+    for s, d in zip(wsrc, wdst, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in wsrc)  # the other dims keep their order
+    order = [next(rest) if o < 0 else o for o in order]
+    return wrap(input, input._a.transpose(order))
+
+
+def moveaxis(input: Tensor, source: int | Sequence[int],
+             destination: int | Sequence[int]) -> Tensor:
+    return movedim(input, source, destination)
+
+
+# --- at least n dims ----------------------------------------------------------------------------
+
+def atleast_1d(*tensors: Any) -> Any:
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    return _atleast(tensors, 3)
+
+
+def _atleast(tensors: tuple[Any, ...], n: int) -> Any:
+    """One tensor in, one out; several (or a sequence) in, a tuple out. All views."""
+    seq = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = tuple(_lift(t, n) for t in seq)
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
+
+
+def _lift(t: Tensor, n: int) -> Tensor:
+    if t.dim() >= n:
+        return t
+    if t.dim() == 0:
+        return reshape(t, (1,) * n)
+    if n == 3 and t.dim() == 2:
+        return unsqueeze(t, -1)
+    t = unsqueeze(t, 0)
+    return unsqueeze(t, -1) if n == 3 else t
+
+
+# --- dense copies -------------------------------------------------------------------------------
+
+def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
+    """`self` when already contiguous (no launch), else one "clone" into a dense buffer."""
+    is_contiguous_format(memory_format, "contiguous")  # (refuses the formats not emulated)
+    if self.is_contiguous():
+        return self
+    out = _common.new_tensor(self.shape, self.dtype, self.device)
+    _common.launch("clone", copy_kernel, out, (self,))
+    return out
+
+
+def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+    """One "clone" launch. torch.preserve_format (the default) keeps the dim order: a dense
+    input's strides are kept exactly; torch.contiguous_format gives row-major strides."""
+    if is_contiguous_format(memory_format, "clone"):
+        out = _common.new_tensor(input.shape, input.dtype, input.device)
+    else:
+        out = empty_like_preserve(input)
+    dense = is_non_overlapping_and_dense(input.shape, input.stride())
+    _common.launch("clone", copy_kernel, out, (input,),
+                   kind="memcpy_d2d" if dense and out.stride() == input.stride() else "kernel")
+    return out
+
+
+def copy_kernel(out: np.ndarray, src: np.ndarray) -> None:
+    np.copyto(out, src, casting="unsafe")
+
+
+__all__ = [
+    "adjoint", "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
+    "broadcast_tensors", "broadcast_to", "chunk", "clone", "diagonal", "flatten", "moveaxis",
+    "movedim", "narrow", "permute", "reshape", "select", "split", "split_with_sizes", "squeeze",
+    "swapaxes", "swapdims", "t", "tensor_split", "transpose", "unbind", "unflatten", "unsqueeze",
+]
