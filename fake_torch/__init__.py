@@ -25,21 +25,14 @@ from fake_torch._dtype import (
     uint8,
 )
 from fake_torch._dtype import bool_ as bool
-from fake_torch._factories import (
-    arange,
-    as_tensor,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    ones,
-    ones_like,
-    tensor,
-    zeros,
-    zeros_like,
+from fake_torch._generator import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
 )
 from fake_torch._grad_mode import (
     enable_grad,
@@ -50,20 +43,9 @@ from fake_torch._grad_mode import (
     set_grad_enabled,
 )
 from fake_torch._install import install, installed, is_installed, uninstall
-from fake_torch._kernels import indexing as _indexing_ops
-from fake_torch._kernels import join as _join_ops
-from fake_torch._kernels import linalg as _linalg_ops
-from fake_torch._kernels import pointwise as _pointwise_ops
-from fake_torch._kernels import random as _random_ops
-from fake_torch._kernels import reduction as _reduction_ops
-from fake_torch._kernels import shape as _shape_ops
-from fake_torch._kernels.indexing import *  # noqa: F403
-from fake_torch._kernels.join import *  # noqa: F403
-from fake_torch._kernels.linalg import *  # noqa: F403
-from fake_torch._kernels.pointwise import *  # noqa: F403
-from fake_torch._kernels.random import *  # noqa: F403
-from fake_torch._kernels.reduction import *  # noqa: F403
-from fake_torch._kernels.shape import *  # noqa: F403
+from fake_torch._kernels.cast import can_cast, is_floating_point, is_tensor, numel, result_type
+from fake_torch._kernels.expand import broadcast_shapes
+from fake_torch._opdef import exports as _exports
 from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._storage import UntypedStorage
@@ -78,38 +60,36 @@ int = int32
 short = int16
 
 __all__ = [
+    "Generator",
     "LaunchCounter",
     "OutOfMemoryError",
     "Size",
     "Tensor",
     "UntypedStorage",
-    "arange",
-    "as_tensor",
     "bfloat16",
     "bool",
+    "broadcast_shapes",
+    "can_cast",
     "compile",
     "compiler",
     "cuda",
+    "default_generator",
     "device",
     "double",
     "dtype",
-    "empty",
-    "empty_like",
     "enable_grad",
-    "eye",
     "finfo",
     "float",
     "float16",
     "float32",
     "float64",
-    "from_numpy",
-    "full",
-    "full_like",
     "fx",
     "get_default_dtype",
+    "get_rng_state",
     "half",
     "iinfo",
     "inference_mode",
+    "initial_seed",
     "install",
     "installed",
     "int",
@@ -117,38 +97,35 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_installed",
+    "is_tensor",
     "library",
     "linalg",
-    "linspace",
     "long",
+    "manual_seed",
     "nn",
     "no_grad",
-    "ones",
-    "ones_like",
+    "numel",
     "ops",
     "profiler",
     "promote_types",
+    "result_type",
     "return_types",
+    "seed",
     "set_default_dtype",
     "set_grad_enabled",
     "set_printoptions",
+    "set_rng_state",
     "short",
-    "tensor",
     "testing",
     "uint8",
     "uninstall",
-    "zeros",
-    "zeros_like",
 ]
 
-# the ops, so that `from torch import *` and the stubs (mypy) see them
-__all__ += _indexing_ops.__all__
-__all__ += _join_ops.__all__
-__all__ += _linalg_ops.__all__
-__all__ += _pointwise_ops.__all__
-__all__ += _random_ops.__all__
-__all__ += _reduction_ops.__all__
-__all__ += _shape_ops.__all__
+# the ops, from their definitions (fake_torch._opdef): torch.add, torch.cat, torch.zeros, ...
+# (their public entries, which go through __torch_function__)
+globals().update(_exports("torch"))
+__all__ += sorted(_exports("torch"))

@@ -117,13 +117,15 @@ def _count_launches(fn: Callable[[], object]) -> int:
 def measure_decode(*, repeat: int = 7, min_time: float = 0.05) -> DecodeBench:
     """Time the example Llama's decode step at batch 1 on the three paths."""
     import fake_torch as torch
+    from fake_torch._factories import full
+    from fake_torch._kernels.sampling import randint
 
     llama = load_example_llama()
     torch.manual_seed(0)
     model = llama.Llama(llama.LlamaConfig()).to("cuda").eval()
     model.allocate_kv_cache(1)
-    ids = torch.randint(0, model.cfg.vocab_size, (1, 1), device="cuda")  # [B, T] = [1, 1]
-    positions = torch.full((1, 1), 3, dtype=torch.int64, device="cuda")
+    ids = randint(0, model.cfg.vocab_size, (1, 1), device="cuda")  # [B, T] = [1, 1]
+    positions = full((1, 1), 3, dtype=torch.int64, device="cuda")
     with torch.inference_mode():
         expected = model(ids, positions)  # also the warmup before capture
         graph = torch.cuda.CUDAGraph()

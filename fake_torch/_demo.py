@@ -143,6 +143,8 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[
     """Every mode at every batch size, compared with eager (progress on stderr)."""
     import fake_torch as torch
     from fake_torch._dynamo import reset
+    from fake_torch._kernels.closeness import allclose, equal
+    from fake_torch._kernels.sampling import randint
 
     llama, runner_mod = _examples()
     cfg = llama.LlamaConfig()
@@ -150,7 +152,7 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[
     model = llama.Llama(cfg).to("cuda").eval()
     max_bs = max(batch_sizes)
     model.allocate_kv_cache(max_bs)
-    prompts = {bs: torch.randint(0, cfg.vocab_size, (bs, PROMPT_LEN), device="cuda")
+    prompts = {bs: randint(0, cfg.vocab_size, (bs, PROMPT_LEN), device="cuda")
                for bs in batch_sizes}
     rows: list[Row] = []
     reference: dict[int, tuple[list[Any], list[Any]]] = {}
@@ -167,14 +169,13 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[
                     logits, toks, launches = _decode(step, tokens, positions[:, 0])
                     reference.setdefault(bs, (logits, toks))
                     ref_logits, ref_toks = reference[bs]
-                    equal = all(torch.allclose(a, b, atol=LOGITS_ATOL)
-                                for a, b in zip(logits, ref_logits, strict=True))
-                    equal = equal and all(torch.equal(a, b)
-                                          for a, b in zip(toks, ref_toks, strict=True))
+                    same = all(allclose(a, b, atol=LOGITS_ATOL)
+                               for a, b in zip(logits, ref_logits, strict=True))
+                    same = same and all(equal(a, b) for a, b in zip(toks, ref_toks, strict=True))
                     torch.cuda.empty_cache()
                     rows.append(Row(mode, bs, launches, captures[0],
                                     torch.cuda.memory_reserved() - reserved, padded(bs),
-                                    bool(equal)))
+                                    bool(same)))
             del step, padded  # the mode's graphs and pools go before the next one's baseline
             gc.collect()
     reset()

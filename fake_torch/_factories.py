@@ -20,6 +20,8 @@ from fake_torch._dtype import (
     int64,
 )
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels.host import host_array
+from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, op
 from fake_torch._tensor import Number, Tensor
 
 SizeArg = int | Sequence[int]
@@ -92,12 +94,20 @@ def _nested_array(data: Any) -> np.ndarray:
     return np.array(data if not isinstance(data, Tensor) else data.tolist(), dtype=object)
 
 
+def _from_tensor_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:
+    """torch.tensor(t) of a tensor reads its values on the host."""
+    if args and isinstance(args[0], Tensor):
+        return data_dependent("aten._local_scalar_dense.default")
+    return None
+
+
+@op(POINTWISE, aten=(), graph_break=_from_tensor_break)
 def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor copied from `data` (nested lists, scalars, numpy arrays or tensors)."""
     _check_dtype(dtype, "tensor")
     if isinstance(data, Tensor):
-        host = data._host_array("tensor")
+        host = host_array(data, "tensor")
         dt = dtype or data.dtype
     elif isinstance(data, (np.ndarray, np.generic)):  # numpy keeps its dtype, as in torch
         data = np.asarray(data)
@@ -119,6 +129,7 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
     return out
 
 
+@op(POINTWISE, aten=(), graph_break=_from_tensor_break)
 def as_tensor(data: Any, dtype: dtype | None = None, device: DeviceLike | None = None) -> Tensor:
     """`data` itself when it is already a tensor of that dtype and device, else a copy; a
     cpu tensor made from a numpy array shares its memory."""
@@ -134,6 +145,7 @@ def as_tensor(data: Any, dtype: dtype | None = None, device: DeviceLike | None =
     return tensor(data, dtype=dtype, device=device)
 
 
+@op(COMPOSITE)
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A cpu tensor sharing `ndarray`'s memory (no copy)."""
     if not isinstance(ndarray, np.ndarray):
@@ -150,6 +162,7 @@ def _new(size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None, fn: st
                       canonical(dev))
 
 
+@op(COMPOSITE)
 def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False, pin_memory: bool = False,
           memory_format: object = None) -> Tensor:
@@ -157,16 +170,19 @@ def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = No
     return _new(size, dtype, device, "empty").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def zeros(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False) -> Tensor:
     return _fill(_new(size, dtype, device, "zeros"), 0, "zeros").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def ones(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
          requires_grad: bool = False) -> Tensor:
     return _fill(_new(size, dtype, device, "ones"), 1, "ones").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def full(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
          device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     dt = _check_dtype(dtype, "full") or _scalar_default(fill_value)
@@ -188,23 +204,27 @@ def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str) -> T
                       input.device if dev is None else canonical(dev))
 
 
+@op(COMPOSITE)
 def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                requires_grad: bool = False, memory_format: object = None) -> Tensor:
     return _like(input, dtype, device, "empty_like").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                requires_grad: bool = False, memory_format: object = None) -> Tensor:
     out = _like(input, dtype, device, "zeros_like")
     return _fill(out, 0, "zeros_like").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
               requires_grad: bool = False, memory_format: object = None) -> Tensor:
     out = _like(input, dtype, device, "ones_like")
     return _fill(out, 1, "ones_like").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False,
               memory_format: object = None) -> Tensor:
@@ -212,6 +232,7 @@ def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
     return _fill(out, fill_value, "full_like").requires_grad_(requires_grad)
 
 
+@op(POINTWISE)
 def arange(start: Number, end: Number | None = None, step: Number = 1, *,
            dtype: dtype | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False) -> Tensor:
@@ -234,6 +255,7 @@ def _arange_kernel(out: np.ndarray, *, start: Number, step: Number) -> None:
     out[...] = start + np.arange(out.shape[0], dtype=np.float64) * step
 
 
+@op(POINTWISE)
 def linspace(start: Number, end: Number, steps: int, *, dtype: dtype | None = None,
              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     if steps < 0:
@@ -248,6 +270,7 @@ def _linspace_kernel(out: np.ndarray, *, start: Number, end: Number) -> None:
     out[...] = np.linspace(start, end, out.shape[0])
 
 
+@op(POINTWISE)
 def eye(n: int, m: int | None = None, *, dtype: dtype | None = None,
         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     out = new_tensor((n, n if m is None else m), _check_dtype(dtype, "eye") or
@@ -258,9 +281,3 @@ def eye(n: int, m: int | None = None, *, dtype: dtype | None = None,
 
 def _eye_kernel(out: np.ndarray) -> None:
     out[...] = np.eye(*out.shape)
-
-
-__all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
-    "linspace", "ones", "ones_like", "tensor", "zeros", "zeros_like",
-]

@@ -1,9 +1,11 @@
-"""torch.ops: the operators registered with torch.library, as `torch.ops.<namespace>.<name>`.
+"""torch._ops and torch.ops: operators as `torch.ops.<namespace>.<name>`.
 
 `torch.ops.mylib.foo` is an OpOverloadPacket, `torch.ops.mylib.foo.default` its one OpOverload;
-calling either runs the operator. While torch.compile traces, `_trace_hook` is set and a call
-goes to it instead, so the tracer records ONE graph node for the whole operator (its target is
-the packet or overload that was called) however many kernels the operator's body launches.
+calling either runs the operator. Operators come from torch.library (custom ops) and, for
+`torch.ops.aten`, from the op definitions (fake_torch._opdef): `torch.ops.aten.add` runs
+torch.add. A call goes through `__torch_function__` like any public op, so torch.compile's
+tracing mode records ONE graph node for the whole operator (its target is the packet or
+overload that was called) however many kernels the operator's body launches.
 """
 
 from __future__ import annotations
@@ -11,17 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# set by the tracer while a trace is active: hook(op, args, kwargs) -> what the call returns
-TraceHook = Callable[["OpOverload | OpOverloadPacket", tuple[Any, ...], dict[str, Any]], Any]
-_trace_hook: TraceHook | None = None
-
-
-def set_trace_hook(hook: TraceHook | None) -> TraceHook | None:
-    """Route every custom-op call to `hook` (None: run the operators again); returns the
-    previous hook so a tracer can put it back."""
-    global _trace_hook
-    previous, _trace_hook = _trace_hook, hook
-    return previous
+from fake_torch import _torch_function
 
 
 class OpOverload:
@@ -43,9 +35,8 @@ class OpOverload:
         return f"{self.namespace}::{self._opname}"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        hook = _trace_hook
-        if hook is not None:
-            return hook(self, args, kwargs)
+        if _torch_function.state.enabled:
+            return _torch_function.handle(self, self._kernel, args, kwargs)
         return self._kernel(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -75,9 +66,8 @@ class OpOverloadPacket:
         return ["default"]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        hook = _trace_hook
-        if hook is not None:
-            return hook(self, args, kwargs)
+        if _torch_function.state.enabled:
+            return _torch_function.handle(self, self.default._kernel, args, kwargs)
         return self.default._kernel(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -98,10 +88,9 @@ class _OpNamespace:
         if op_name.startswith("__"):
             raise AttributeError(op_name)
         packet = self._packets.get(op_name)
+        if packet is None and self.name == "aten":
+            packet = self._packets[op_name] = _aten_packet(op_name)
         if packet is None:
-            if self.name == "aten":
-                raise NotImplementedError(f"torch.ops.aten.{op_name} is not emulated by "
-                                          f"fake_torch: call the public torch function instead")
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute "
                                  f"'{op_name}'")
         return packet
@@ -131,11 +120,20 @@ class _Ops:
 ops = _Ops()
 
 
-def run_kernel(op: OpOverload | OpOverloadPacket, args: tuple[Any, ...],
-               kwargs: dict[str, Any]) -> Any:
-    """Run the operator itself, bypassing the trace hook (for a tracer's nested calls)."""
-    overload = op.default if isinstance(op, OpOverloadPacket) else op
-    return overload._kernel(*args, **kwargs)
+def _aten_packet(name: str) -> OpOverloadPacket:
+    """torch.ops.aten.<name>, from the op definitions: it runs the op of that name."""
+    from fake_torch import _opdef
+
+    if name not in _opdef.aten_names():
+        raise NotImplementedError(f"torch.ops.aten.{name} is not emulated by fake_torch: call "
+                                  "the public torch function instead")
+    kernel = _opdef.aten_callable(name)
+    if kernel is None:
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError(
+                f"torch.ops.aten.{name} is not emulated by fake_torch: fake_torch launches it "
+                "inside a public op but cannot run it alone; call the public torch function")
+    return OpOverloadPacket("aten", name, "(...) -> ...", kernel)
 
 
 def register(namespace: str, name: str, schema: str,

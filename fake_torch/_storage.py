@@ -19,6 +19,7 @@ from fake_torch._allocator import Storage
 from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME
 from fake_torch._kernels._common import new_tensor
+from fake_torch._opdef import VIEW, method
 from fake_torch._tensor import Tensor, base_array
 
 
@@ -93,9 +94,12 @@ _OVERLOADS = ("set_() received an invalid combination of arguments - expected on
               "an UntypedStorage")
 
 
-def set_(self: Tensor, source: Tensor | UntypedStorage | None, storage_offset: int,
-         size: Sequence[int] | None, stride: Sequence[int] | None) -> Tensor:
-    """Tensor.set_: self becomes a view of `source`'s memory (its own dtype kept)."""
+@method(VIEW)
+def set_(self: Tensor, source: Tensor | UntypedStorage | None = None, storage_offset: int = 0,
+         size: Sequence[int] | None = None, stride: Sequence[int] | None = None) -> Tensor:
+    """Make this tensor a view of `source`'s memory: a Tensor's (storage, size, stride) or
+    an UntypedStorage's bytes from `storage_offset` (in elements); its own dtype kept.
+    Metadata: no launch."""
     if source is None:
         if (storage_offset, size, stride) != (0, None, None):
             raise TypeError(_OVERLOADS)

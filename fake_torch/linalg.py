@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from fake_torch._kernels.linalg import matmul
-from fake_torch._kernels.reduction_stats import vector_norm
+from fake_torch._kernels import linalg as _linalg
+from fake_torch._kernels.reduction_stats import vector_norm as vector_norm
+from fake_torch._opdef import COMPOSITE, exports, op
 
-__all__ = ["matmul", "vector_norm"]
+matmul = op(COMPOSITE, namespace="torch.linalg", aten=())(_linalg.matmul)
+
+globals().update(exports("torch.linalg"))  # the public entries, over the implementations
+__all__ = sorted(exports("torch.linalg"))

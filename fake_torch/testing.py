@@ -26,6 +26,7 @@ from fake_torch._dtype import (
 )
 from fake_torch._kernels._elementwise import cast_array
 from fake_torch._kernels.closeness import isclose_np
+from fake_torch._kernels.host import host_array
 from fake_torch._tensor import Tensor
 
 __all__ = ["assert_close"]
@@ -183,8 +184,8 @@ def _compare_tensors(actual: Tensor, expected: Tensor, id: tuple[Any, ...], *, r
         mismatch("dtype", actual.dtype, expected.dtype)
 
     common = promote_types(actual.dtype, expected.dtype).np
-    a = cast_array(actual._host_array("assert_close"), common)
-    e = cast_array(expected._host_array("assert_close"), common)
+    a = cast_array(host_array(actual, "assert_close"), common)
+    e = cast_array(host_array(expected, "assert_close"), common)
     with np.errstate(all="ignore"):
         matches = np.asarray(isclose_np(a, e, rtol, atol, equal_nan))
     if matches.all():

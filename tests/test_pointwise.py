@@ -34,7 +34,7 @@ from oracles import (
 
 import fake_torch as ft
 import fake_torch.testing
-from fake_torch._kernels.pointwise import gelu, silu
+from fake_torch.nn.functional import gelu, silu
 
 
 @pytest.fixture(scope="module")
@@ -724,21 +724,3 @@ def test_dtype_queries() -> None:
     assert ft.can_cast(ft.int32, ft.float16) and not ft.can_cast(ft.float32, ft.int64)
     assert not ft.can_cast(ft.int8, ft.bool)
     assert ft.scalar_tensor(1).dtype is ft.float32 and ft.scalar_tensor(1).dim() == 0
-
-
-def test_pointwise_exports_every_public_name() -> None:
-    from fake_torch._kernels import (
-        arith,
-        cast,
-        clamp,
-        closeness,
-        compare,
-        division,
-        pointwise,
-        pointwise_math,
-    )
-
-    modules = (arith, cast, clamp, closeness, compare, division, pointwise_math)
-    union = {name for module in modules for name in module.__all__}
-    assert sorted(pointwise.__all__) == sorted(union)
-    assert all(hasattr(ft, name) for name in union)

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from fake_torch._stubgen import render_stubs
+from fake_torch._stubgen_tensor import PATH as TENSOR_BASE_PATH
+from fake_torch._stubgen_tensor import render_tensor_base
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,6 +23,9 @@ def test_stubs_are_current() -> None:
     stale = sorted(n for n in expected.keys() | on_disk.keys()
                    if expected.get(n) != on_disk.get(n))
     assert not stale, f"stubs/ is out of date in {stale}: run `python -m fake_torch stubs`"
+    on_disk_base = (REPO_ROOT / TENSOR_BASE_PATH).read_text()
+    assert on_disk_base == render_tensor_base(), (
+        f"{TENSOR_BASE_PATH} is out of date: run `python -m fake_torch stubs`")
 
 
 def test_stubs_cover_the_torch_modules() -> None:
@@ -30,7 +35,7 @@ def test_stubs_cover_the_torch_modules() -> None:
         assert f"{module}/__init__.pyi" in files
     for module in ("torch/nn/functional", "torch/testing"):
         assert f"{module}.pyi" in files
-    assert "    cat as cat,\n" in files["torch/__init__.pyi"]  # the ops, not only __all__'s head
+    assert "import cat as cat\n" in files["torch/__init__.pyi"]  # the ops, from their modules
 
 
 def _mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:

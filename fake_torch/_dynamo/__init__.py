@@ -11,7 +11,7 @@ from fake_torch._dynamo.eval_frame import (
     is_compiling,
     optimize,
 )
-from fake_torch._dynamo.hooks import user_break as graph_break
+from fake_torch._dynamo.tracing_mode import user_break as graph_break
 from fake_torch._tensor import Tensor
 
 

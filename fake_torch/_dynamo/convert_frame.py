@@ -299,19 +299,6 @@ class CompiledFrame:
         self.dyn_dims.clear()
         self.dyn_scalars.clear()
 
-    def user_globals(self, leaves: list[Leaf]) -> list[dict[str, Any]]:
-        """Namespaces whose references to torch functions the hooks must patch: the code's own
-        and those of the forwards of the modules it calls (compiled, or passed in)."""
-        spaces = [self.globals]
-        roots = [self.root] if self.root is not None else []
-        roots += [leaf.value for leaf in leaves if isinstance(leaf.value, Module)]
-        for root in roots:
-            for module in root.modules():
-                forward = getattr(type(module).forward, "__globals__", None)
-                if isinstance(forward, dict) and all(forward is not s for s in spaces):
-                    spaces.append(forward)
-        return spaces
-
     def limit(self) -> int:
         limit = self.options.recompile_limit
         return config.recompile_limit if limit is None else limit
@@ -411,7 +398,6 @@ class CompiledFrame:
         attrs = module_tensors(self.root) if self.root is not None else {}
         capture = config.capture_scalar_outputs or self.options.fullgraph
         tracer = Tracer(self, sources, attrs, self.options.fullgraph, capture)
-        tracer.extra_globals = self.user_globals(leaves)
         tracer.spec = spec
         tracer.leaves = leaves
         tracer.force_first = force

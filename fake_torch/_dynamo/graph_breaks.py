@@ -15,7 +15,6 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
-from typing import Any
 
 import fake_torch
 from fake_torch._dynamo.exc import VERBOSE_FOOTER
@@ -68,25 +67,21 @@ _VARIABLE = {"str": "constant.ConstantVariable", "int": "constant.ConstantVariab
              "dict": "dicts.ConstDictVariable"}
 
 
-def _type_name(x: object) -> str:
-    return type(x).__name__
-
-
-def builtin_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """`print(...)` (or another builtin) on values Dynamo cannot trace it with."""
-    types = [_type_name(a) for a in args]
+def builtin_call_types(name: str, types: list[str], has_kwargs: bool) -> str:
+    """`print(...)` (or another builtin) on values Dynamo cannot trace it with: the type names
+    of its positional arguments, and whether it had keyword arguments."""
     default = "user_defined.UserDefinedObjectVariable"
     classes = ", ".join(f"<class 'torch._dynamo.variables.{_VARIABLE.get(t, default)}'>"
                         for t in types)
     return _gb("Failed to trace builtin operator",
                f"Dynamo does not know how to trace builtin operator `{name}` with argument "
-               f"types {types} (has_kwargs {bool(kwargs)})",
+               f"types {types} (has_kwargs {has_kwargs})",
                [f"Avoid calling builtin `{name}` with argument types {types}. Consider using an "
                 f"equivalent alternative function/method to `{name}`.",
                 "If you are attempting to call a logging function (e.g. `print`), you can try "
                 "adding it to `torch._dynamo.config.reorderable_logging_functions`.",
                 "Please report an issue to PyTorch."],
-               f"builtin {name} [{classes}] {bool(kwargs)}", "gb0059")
+               f"builtin {name} [{classes}] {has_kwargs}", "gb0059")
 
 
 ITEM: str = _gb("Unsupported Tensor.item() call with capture_scalar_outputs=False",
@@ -213,8 +208,9 @@ def scalar_guard_error(expr: str) -> str:
 # --- where the user is --------------------------------------------------------------------------
 
 def is_user_code(code: CodeType) -> bool:
+    """Not fake_torch's (its files, and the op entries it generates) nor Python's frozen."""
     filename = code.co_filename
-    return not (filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen"))
+    return not filename.startswith((_PACKAGE_DIR, "<frozen", "<fake_torch"))
 
 
 def user_frames(stop: CodeType | None) -> list[FrameType]:

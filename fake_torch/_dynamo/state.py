@@ -1,17 +1,19 @@
-"""Who is tracing right now: the active Tracer (None when nothing traces, or while a graph
-break runs code eagerly) and how deep inside a recorded call the code is."""
+"""Who is tracing right now, on this thread: the active Tracer (None when nothing traces, or
+while a graph break runs code eagerly) and how deep inside a recorded call the code is."""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from fake_torch._dynamo.trace import Tracer
 
 
-class _State:
-    tracer: Tracer | None = None  # the tracer recording right now (None: not, or suspended)
-    depth: int = 0  # >0 inside a hooked call: nested calls are part of it
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.tracer: Tracer | None = None  # recording right now (None: not, or suspended)
+        self.depth = 0  # >0 inside a recorded call: what it calls is part of it
 
 
 _state = _State()

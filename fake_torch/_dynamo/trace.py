@@ -1,10 +1,11 @@
-"""Tracing: run the user's function on its real inputs with TraceMode as the door's mode.
+"""Tracing: run the user's function on its real inputs under two modes, one per door.
 
-While a trace is active the door runs no kernel and counts nothing: every op still allocates its
-outputs (zero-filled host memory, no allocator block), so shapes, dtypes and strides are real but
-values are not ("meta" tensors). The op hooks (hooks.py) record each outermost public call as one
-FX node; tensors map to the node that made them, to `placeholder`s (graph inputs) or to
-`get_attr`s (tensors of the compiled nn.Module); Python values are baked into the node's args.
+At the API door a TracingMode (tracing_mode.py) sees every public call and records each
+outermost one as one FX node; at the kernel door TraceMode runs no kernel and counts nothing:
+every op still allocates its outputs (zero-filled host memory, no allocator block), so shapes,
+dtypes and strides are real but values are not ("meta" tensors). Tensors map to the node that
+made them, to `placeholder`s (graph inputs) or to `get_attr`s (tensors of the compiled
+nn.Module); Python values are baked into the node's args.
 
 A host read (`.item()`, `print`, `if tensor:`, ...) is a GRAPH BREAK: the graph so far is closed
 (its outputs are the node-made tensors still alive), compiled by the frame's backend, RUN for real
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import linecache
 import operator
+import sys
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _generator, _ops
+from fake_torch import _dispatch, _generator, _ops, _torch_function
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
 from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
+from fake_torch._dynamo.tracing_mode import TracingMode, builtin_watch
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, Node
 
@@ -135,12 +138,12 @@ class Tracer:
     def __init__(self, frame: CompiledFrame, inputs: dict[int, Source],
                  attrs: dict[int, str], fullgraph: bool, capture_scalars: bool) -> None:
         self.frame = frame
-        self.extra_globals: list[dict[str, Any]] = []  # namespaces the hooks patch too
         self.input_sources = inputs  # id(tensor) -> source, for the arguments' tensors
         self.attr_names = attrs  # id(tensor) -> qualified name, for the compiled module's
         self.fullgraph = fullgraph
         self.capture_scalars = capture_scalars
         self.mode = TraceMode(self)
+        self.api_mode = TracingMode(self)
         self.segment: Segment | None = None
         self.num_segments = 0
         self.breaks: list[gb.GraphBreak] = []
@@ -150,25 +153,24 @@ class Tracer:
         self.force_first = False  # a recompile: the first graph must be compiled anew
         self.expect: tuple[Any, tuple[Any, ...]] | None = None  # (direct entry, dynamic key)
         self._saved: tuple[Tracer | None, int] | None = None
+        self._api_mode_on = False  # its mode is on this thread's stack (off while it handles)
+        self._builtin_resumes: list[bool] = []  # one per watched builtin running eagerly
         self._scalar_ids = 0
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call fn under tracing; every segment is compiled and run before this returns."""
-        from fake_torch._dynamo import hooks
-
-        hooks.install(self.extra_globals)
         self._enter()
         self._open_segment()
+        profile = sys.getprofile()
+        sys.setprofile(builtin_watch(self))
         try:
             result = fn(*args, **kwargs)
-        except BaseException:
-            self._exit()
-            hooks.uninstall()
-            raise
-        self._exit()
-        hooks.uninstall()
+        finally:
+            sys.setprofile(profile)
+            if _state.tracer is self:
+                self._exit()
         self.close_segment(gb.GraphCompileReason("return_value", [], graph_break=False),
                           result=result)
         return result
@@ -177,29 +179,53 @@ class Tracer:
         self._saved = (_state.tracer, _state.depth)
         _state.tracer, _state.depth = self, 0
         _dispatch.enter_mode(self.mode)
+        _torch_function.push_mode(self.api_mode)
+        self._api_mode_on = True
 
     def _exit(self) -> None:
+        """Leave both modes; whether the API mode was on the stack (it is not while it is
+        handling a call: `handle` pops it, and pushes it back when the call returns)."""
+        was_on = _torch_function.remove_mode(self.api_mode)
         _dispatch.exit_mode(self.mode)
         assert self._saved is not None
         _state.tracer, _state.depth = self._saved
+        self._api_mode_on = was_on
 
     @contextmanager
     def suspended(self) -> Iterator[None]:
         """Run eagerly inside the block (a break's host read, a graph's real run); a new segment
         opens after it."""
-        from fake_torch._dynamo import hooks
-
         depth = _state.depth
         self._exit()
-        hooks.uninstall()
+        was_on = self._api_mode_on
         try:
             yield
         finally:
-            hooks.install(self.extra_globals)
-            self._enter()
-            _state.depth = depth
-            if self.segment is None:
-                self._open_segment()
+            self._resume(depth, was_on)
+
+    def _resume(self, depth: int, api_mode_on: bool) -> None:
+        self._saved = (_state.tracer, _state.depth)
+        _state.tracer, _state.depth = self, depth
+        _dispatch.enter_mode(self.mode)
+        if api_mode_on:
+            _torch_function.push_mode(self.api_mode)
+        self._api_mode_on = api_mode_on
+        if self.segment is None:
+            self._open_segment()
+
+    def begin_builtin_break(self, brk: gb.GraphBreak) -> None:
+        """A watched builtin (print) is about to run: break the graph, run it eagerly."""
+        if not brk.user_stack:
+            brk = self.make_break(brk.text, brk.explain_reason, brk.counter)
+        if self.fullgraph:
+            raise Unsupported(brk.error_message(), brk.text.split("\n", 1)[0])
+        self._exit()
+        self._builtin_resumes.append(self._api_mode_on)
+        self.graph_break(brk)
+
+    def end_builtin_break(self) -> None:
+        """The builtin returned: trace on, in a new segment."""
+        self._resume(0, self._builtin_resumes.pop())
 
     def _open_segment(self) -> None:
         gens = [_generator.default_generator, *_generator.cuda_default_generators]

@@ -1,5 +1,32 @@
-"""The op modules: each builds outputs and sends its numpy kernel through the one door."""
+"""The ops: each module defines its ops (fake_torch._opdef) and their numpy kernels; importing
+this package imports them all, which puts every op in the registry and on Tensor."""
 
-# Tensor first, whichever module is imported first: _tensor imports every op module at its
-# bottom, and they (through _common) need the Tensor class already defined.
+# Tensor first, whichever module is imported first: the op modules (through _common) need the
+# Tensor class defined.
 import fake_torch._tensor  # noqa: F401
+from fake_torch._kernels import (  # noqa: F401
+    arith,
+    cast,
+    clamp,
+    closeness,
+    compare,
+    division,
+    expand,
+    host,
+    index_ops,
+    indexing,
+    join,
+    linalg,
+    linalg_einsum,
+    masked,
+    operators,
+    pointwise_math,
+    random,
+    reduction,
+    reduction_scan,
+    reduction_sort,
+    reduction_stats,
+    sampling,
+    shape,
+    split,
+)

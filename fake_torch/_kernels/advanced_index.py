@@ -19,6 +19,7 @@ from fake_torch._dtype import bool_, int32, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import assert_no_overlap, empty_like_preserve, scalar_type_name
 from fake_torch._kernels.index_ops import accumulate_at
+from fake_torch._opdef import POINTWISE, aten_op, op
 from fake_torch._tensor import Tensor
 
 
@@ -205,6 +206,10 @@ def _as_index_list(indices: Any) -> list[Tensor | None]:
     return list(indices)
 
 
+aten_op("index", POINTWISE)  # x[idx]: a gather, fused like any pointwise read
+
+
+@op(POINTWISE, method=True)
 def index_put_(input: Tensor, indices: Sequence[Tensor | None], values: Tensor,
                accumulate: bool = False) -> Tensor:
     """input[indices] = values (or += with accumulate), in place: one "index_put_" launch."""
@@ -230,6 +235,7 @@ def _index_put_copy_kernel(out: np.ndarray, src: np.ndarray, values: np.ndarray,
                       accumulate=accumulate)
 
 
+@op(POINTWISE, method=True)
 def index_put(input: Tensor, indices: Sequence[Tensor | None], values: Tensor,
               accumulate: bool = False) -> Tensor:
     """Out-of-place index_put_: a copy of input with the values put (one "index_put" launch)."""

@@ -26,6 +26,7 @@ from fake_torch._kernels._elementwise import (
 )
 from fake_torch._kernels.cast import check_fits
 from fake_torch._kernels.pointwise_math import cpp_name, kernel_name
+from fake_torch._opdef import POINTWISE, VIEW, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
 
@@ -98,30 +99,32 @@ def _add_sub(op: str, fname: str, input: Any, other: Any, alpha: Any,
     return pointwise(op, fn, [a, b, alpha], promo=promo, result=promo, out=out)
 
 
+@op(POINTWISE, method=True)
 def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1,
         out: Tensor | None = None) -> Tensor:
     """input + alpha * other."""
     return _add_sub("add", "add", input, other, alpha, out)
 
 
+@op(POINTWISE, method=True, aliases=("subtract",))
 def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1,
         out: Tensor | None = None) -> Tensor:
     """input - alpha * other."""
     return _add_sub("sub", "sub", input, other, alpha, out)
 
 
-subtract = sub
-
-
+@op(POINTWISE)
 def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """other - alpha * input (what `1 - x` dispatches to)."""
     return _add_sub("rsub", "rsub", tensor_arg(input, "rsub"), other, alpha, None)
 
 
+@method(POINTWISE)
 def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return _add_sub("add_", "add", self, other, alpha, self)
 
 
+@method(POINTWISE, aliases=("subtract_",))
 def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return _add_sub("sub_", "sub", self, other, alpha, self)
 
@@ -135,13 +138,12 @@ def _mul(op: str, input: Any, other: Any, out: Tensor | None) -> Tensor:
                      opmath_arg=1)
 
 
+@op(POINTWISE, method=True, aliases=("multiply",))
 def mul(input: Tensor | Number, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _mul("mul", input, other, out)
 
 
-multiply = mul
-
-
+@method(POINTWISE, aliases=("multiply_",))
 def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _mul("mul_", self, other, self)
 
@@ -218,21 +220,25 @@ def _pow(op: str, input: Any, exponent: Any, out: Tensor | None) -> Tensor:
     return pointwise(op, _pow_tensors, [a, b], promo=promo, result=promo, out=out)
 
 
+@op(POINTWISE, method=True)
 def pow(input: Tensor | Number, exponent: Tensor | Number, *,
         out: Tensor | None = None) -> Tensor:
     """input ** exponent; either side may be a Python number."""
     return _pow("pow", input, exponent, out)
 
 
+@method(POINTWISE)
 def pow_(self: Tensor, exponent: Tensor | Number) -> Tensor:
     return _pow("pow_", self, exponent, self)
 
 
+@op(POINTWISE, method=True, aten=())
 def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """input ** 2 (a "pow" launch, as in torch; bool squares to int64)."""
     return _pow("pow", tensor_arg(input, "square"), 2, out)
 
 
+@op(POINTWISE, method=True, aten=())
 def square_(input: Tensor) -> Tensor:
     return _pow("pow_", input, 2, input)
 
@@ -265,25 +271,22 @@ def _lerp(op: str, input: Any, end: Any, weight: Any, out: Tensor | None) -> Ten
                      opmath_arg=2)
 
 
+@op(POINTWISE, method=True)
 def lerp(input: Tensor, end: Tensor, weight: Tensor | Number, *,
          out: Tensor | None = None) -> Tensor:
     """input + weight * (end - input)."""
     return _lerp("lerp", input, end, weight, out)
 
 
+@method(POINTWISE)
 def lerp_(self: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     return _lerp("lerp_", self, end, weight, self)
 
 
+@op(VIEW, method=True)
 def positive(input: Tensor) -> Tensor:
     """`+x`: x itself (no launch); refused for bool, as in torch."""
     x = tensor_arg(input, "positive")
     if x.dtype is bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return x
-
-
-__all__ = [
-    "add", "lerp", "mul", "multiply", "positive", "pow", "rsub", "square", "square_", "sub",
-    "subtract",
-]

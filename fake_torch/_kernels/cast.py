@@ -45,6 +45,7 @@ from fake_torch._kernels._strides import (
     assert_no_partial_overlap,
     is_contiguous_format,
 )
+from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
 _LEGACY = {d: f"{name}Tensor" for d, name in SCALAR_NAME.items()}  # legacy types: "FloatTensor"
@@ -112,6 +113,7 @@ def _bad_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
         "torch.memory_format memory_format = None)")
 
 
+@method(POINTWISE, name="to", aten=("_to_copy",))
 def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device, dtype) / to(other), with non_blocking, copy, memory_format."""
     if set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}:
@@ -166,46 +168,57 @@ def _as(self: Tensor, dt: dtype, memory_format: object, fn: str) -> Tensor:
     return to(self, dt, contiguous=is_contiguous_format(memory_format, fn))
 
 
+@method(POINTWISE, name="float", aten=())
 def float_(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, float32, memory_format, "float")
 
 
+@method(POINTWISE, name="double", aten=())
 def double(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, float64, memory_format, "double")
 
 
+@method(POINTWISE, name="half", aten=())
 def half(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, float16, memory_format, "half")
 
 
+@method(POINTWISE, name="bfloat16", aten=())
 def bfloat16_(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, bfloat16, memory_format, "bfloat16")
 
 
+@method(POINTWISE, name="long", aten=())
 def long(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, int64, memory_format, "long")
 
 
+@method(POINTWISE, name="int", aten=())
 def int_(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, int32, memory_format, "int")
 
 
+@method(POINTWISE, name="short", aten=())
 def short(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, int16, memory_format, "short")
 
 
+@method(POINTWISE, name="char", aten=())
 def char(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, int8, memory_format, "char")
 
 
+@method(POINTWISE, name="byte", aten=())
 def byte(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, uint8, memory_format, "byte")
 
 
+@method(POINTWISE, name="bool", aten=())
 def bool_cast(self: Tensor, memory_format: object = None) -> Tensor:
     return _as(self, bool_, memory_format, "bool")
 
 
+@method(POINTWISE, name="cuda", aten=())
 def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
          memory_format: object = None) -> Tensor:
     dev = "cuda" if device is None else device
@@ -217,14 +230,17 @@ def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = Fa
               contiguous=is_contiguous_format(memory_format, "cuda"))
 
 
+@method(POINTWISE, name="cpu", aten=())
 def cpu(self: Tensor, memory_format: object = None) -> Tensor:
     return to(self, None, "cpu", contiguous=is_contiguous_format(memory_format, "cpu"))
 
 
+@method(POINTWISE, name="type_as", aten=())
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, tensor_arg(other, "type_as", "other", 1).dtype)
 
 
+@method(POINTWISE, name="type", aten=())
 def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bool = False,
                 **kwargs: Any) -> Any:
     """Tensor.type(): the legacy type name ('torch.cuda.FloatTensor') without an argument,
@@ -247,6 +263,7 @@ def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bo
 
 # --- copy_, fill_, zero_, scalar_tensor --------------------------------------------------------
 
+@method(POINTWISE)
 def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
     """self <- src: src broadcasts to self's shape, converts to self's dtype, may come from
     the other device (one H2D / D2H launch)."""
@@ -279,6 +296,7 @@ def check_fits(value: Scalar, dt: dtype) -> None:
                            "overflow")
 
 
+@op(POINTWISE, method=True)
 def fill_(self: Tensor, value: Tensor | Number) -> Tensor:
     """Every element <- value: one "fill_" launch (a memset when value is 0)."""
     if isinstance(value, Tensor):
@@ -299,12 +317,14 @@ def fill_(self: Tensor, value: Tensor | Number) -> Tensor:
     return self
 
 
+@op(POINTWISE, method=True)
 def zero_(self: Tensor) -> Tensor:
     """Every element <- 0: one "zero_" memset."""
     _common.launch("zero_", fill_kernel, self, (0,), kind="memset")
     return self
 
 
+@op(POINTWISE)
 def scalar_tensor(s: Number, *, dtype: dtype | None = None,
                   device: DeviceLike | None = None) -> Tensor:
     """A 0-dim tensor holding `s` (default dtype unless given): one fill launch."""
@@ -348,9 +368,3 @@ def is_floating_point(input: Tensor) -> bool:
 
 def numel(input: Tensor) -> int:
     return tensor_arg(input, "numel").numel()
-
-
-__all__ = [
-    "can_cast", "fill_", "is_floating_point", "is_tensor", "numel", "result_type",
-    "scalar_tensor", "zero_",
-]

@@ -14,6 +14,7 @@ from fake_torch._dtype import dtype
 from fake_torch._kernels._common import result_type
 from fake_torch._kernels._elementwise import DTYPE_NAMES, can_cast, is_number, pointwise, tensor_arg
 from fake_torch._kernels.pointwise_math import cpp_name
+from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Number, Tensor
 
 
@@ -25,18 +26,16 @@ def _clamp_fn(x: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
     return x
 
 
+@op(POINTWISE, method=True, aliases=("clip",))
 def clamp(input: Tensor, min: Tensor | Number | None = None,
           max: Tensor | Number | None = None, *, out: Tensor | None = None) -> Tensor:
     return _clamp("clamp", input, min, max, out)
 
 
+@op(POINTWISE, method=True, aliases=("clip_",))
 def clamp_(input: Tensor, min: Tensor | Number | None = None,
            max: Tensor | Number | None = None) -> Tensor:
     return _clamp("clamp_", input, min, max, input)
-
-
-clip = clamp
-clip_ = clamp_
 
 
 def _clamp(op: str, input: Any, lo: Any, hi: Any, out: Tensor | None) -> Tensor:
@@ -77,18 +76,22 @@ def _one_bound(op: str, fname: str, fn: np.ufunc, input: Any, bound: Any,
     return pointwise(op, fn, [x, bound], promo=promo, result=promo, out=out)
 
 
+@op(POINTWISE, method=True)
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:
     return _one_bound("clamp_min", "clamp_min", np.maximum, input, min, None)
 
 
+@op(POINTWISE, method=True)
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:
     return _one_bound("clamp_max", "clamp_max", np.minimum, input, max, None)
 
 
+@op(POINTWISE, method=True)
 def clamp_min_(input: Tensor, min: Tensor | Number) -> Tensor:
     return _one_bound("clamp_min_", "clamp_min", np.maximum, input, min, input)
 
 
+@op(POINTWISE, method=True)
 def clamp_max_(input: Tensor, max: Tensor | Number) -> Tensor:
     return _one_bound("clamp_max_", "clamp_max", np.minimum, input, max, input)
 
@@ -100,17 +103,13 @@ def _min_max(op: str, fn: np.ufunc, input: Any, other: Any, out: Tensor | None) 
     return pointwise(op, fn, [x, y], promo=promo, result=promo, out=out)
 
 
+@op(POINTWISE, method=True)
 def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise min; NaN propagates."""
     return _min_max("minimum", np.minimum, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise max; NaN propagates."""
     return _min_max("maximum", np.maximum, input, other, out)
-
-
-__all__ = [
-    "clamp", "clamp_", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "clip", "clip_",
-    "maximum", "minimum",
-]

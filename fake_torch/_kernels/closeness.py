@@ -28,6 +28,7 @@ from fake_torch._kernels.compare import (
     le,
 )
 from fake_torch._kernels.pointwise_math import abs as abs_
+from fake_torch._opdef import COMPOSITE, HOST, data_dependent, op
 from fake_torch._tensor import Tensor
 
 
@@ -39,6 +40,7 @@ def _check_close_args(a: Tensor, b: Tensor, rtol: float, atol: float) -> None:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol:g}")
 
 
+@op(COMPOSITE, method=True)
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other|, elementwise. Built from the same ops as
@@ -83,6 +85,7 @@ def _allclose_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *, rtol: flo
     quiet_call(run)
 
 
+@op(HOST, method=True, graph_break=data_dependent("aten.allclose.default"))
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """Whether every element isclose: one "allclose" launch, then the host reads the answer."""
@@ -108,6 +111,7 @@ def _equal_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,
     quiet_call(run)
 
 
+@op(HOST, method=True, graph_break=data_dependent("aten.equal.default"))
 def equal(input: Tensor, other: Tensor) -> bool:
     """Same shape and equal elements (after type promotion; NaN is unequal to itself):
     one "equal" launch, then the host reads the answer."""
@@ -120,6 +124,3 @@ def equal(input: Tensor, other: Tensor) -> bool:
     if dev.type == "cuda":
         _dispatch.host_sync("equal")
     return bool(answer._a)
-
-
-__all__ = ["allclose", "equal", "isclose"]

@@ -28,6 +28,7 @@ from fake_torch._kernels.arith import mul
 from fake_torch._kernels.cast import check_fits, scalar_tensor, to
 from fake_torch._kernels.pointwise_math import abs as abs_
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, method, op
 from fake_torch._tensor import Number, Tensor
 
 # --- comparisons -------------------------------------------------------------------------------
@@ -45,53 +46,62 @@ def _compare(op: str, fn: np.ufunc, input: Any, other: Any, out: Tensor | None) 
     return pointwise(op, fn, [input, y], promo=promo, result=bool_, out=out, bool_result=True)
 
 
+@op(POINTWISE, method=True)
 def eq(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _compare("eq", np.equal, input, other, out)
 
 
+@op(POINTWISE, method=True, aliases=("not_equal",))
 def ne(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _compare("ne", np.not_equal, input, other, out)
 
 
+@op(POINTWISE, method=True, aliases=("less",))
 def lt(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _compare("lt", np.less, input, other, out)
 
 
+@op(POINTWISE, method=True, aliases=("less_equal",))
 def le(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _compare("le", np.less_equal, input, other, out)
 
 
+@op(POINTWISE, method=True, aliases=("greater",))
 def gt(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _compare("gt", np.greater, input, other, out)
 
 
+@op(POINTWISE, method=True, aliases=("greater_equal",))
 def ge(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _compare("ge", np.greater_equal, input, other, out)
 
 
-not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
-
-
+@method(POINTWISE)
 def eq_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _compare("eq_", np.equal, self, other, self)
 
 
+@method(POINTWISE, aliases=("not_equal_",))
 def ne_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _compare("ne_", np.not_equal, self, other, self)
 
 
+@method(POINTWISE, aliases=("less_",))
 def lt_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _compare("lt_", np.less, self, other, self)
 
 
+@method(POINTWISE, aliases=("less_equal_",))
 def le_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _compare("le_", np.less_equal, self, other, self)
 
 
+@method(POINTWISE, aliases=("greater_",))
 def gt_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _compare("gt_", np.greater, self, other, self)
 
 
+@method(POINTWISE, aliases=("greater_equal_",))
 def ge_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _compare("ge_", np.greater_equal, self, other, self)
 
@@ -125,35 +135,43 @@ def _logical(op: str, fn: Any, input: Any, other: Any, out: Tensor | None) -> Te
     return pointwise(op, fn, [x, y], promo=x.dtype, result=bool_, out=out, keep=(0, 1))
 
 
+@op(POINTWISE, method=True)
 def logical_and(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _logical("logical_and", _and, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def logical_or(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _logical("logical_or", _or, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def logical_xor(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _logical("logical_xor", _xor, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     x = tensor_arg(input, "logical_not")
     return pointwise("logical_not", _not, [x], promo=x.dtype, result=bool_, out=out, keep=(0,))
 
 
+@method(POINTWISE)
 def logical_and_(self: Tensor, other: Tensor) -> Tensor:
     return _logical("logical_and_", _and, self, other, self)
 
 
+@method(POINTWISE)
 def logical_or_(self: Tensor, other: Tensor) -> Tensor:
     return _logical("logical_or_", _or, self, other, self)
 
 
+@method(POINTWISE)
 def logical_xor_(self: Tensor, other: Tensor) -> Tensor:
     return _logical("logical_xor_", _xor, self, other, self)
 
 
+@method(POINTWISE)
 def logical_not_(self: Tensor) -> Tensor:
     x = tensor_arg(self, "logical_not_")
     return pointwise("logical_not_", _not, [x], promo=x.dtype, result=bool_, out=x, keep=(0,))
@@ -192,23 +210,28 @@ def _bitwise(op: str, kernel: str, fn: Any, input: Any, other: Any,
     return pointwise(op, fn, [a, b], promo=promo, result=promo, out=out)
 
 
+@op(POINTWISE, method=True)
 def bitwise_and(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _bitwise("bitwise_and", "bitwise_and", np.bitwise_and, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def bitwise_or(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _bitwise("bitwise_or", "bitwise_or", np.bitwise_or, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def bitwise_xor(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     return _bitwise("bitwise_xor", "bitwise_xor", np.bitwise_xor, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number, *,
                        out: Tensor | None = None) -> Tensor:
     return _bitwise("bitwise_left_shift", "lshift", _lshift, input, other, out)
 
 
+@op(POINTWISE, method=True)
 def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number, *,
                         out: Tensor | None = None) -> Tensor:
     return _bitwise("bitwise_right_shift", "rshift", _rshift, input, other, out)
@@ -224,14 +247,21 @@ def rshift_op(op: str, input: Any, other: Any) -> Tensor:
     return _bitwise(op, "rshift", _rshift, input, other, input if op.startswith("__i") else None)
 
 
+for _name in ("__lshift__", "__ilshift__", "__rshift__", "__irshift__"):  # the shift operators'
+    aten_op(_name, POINTWISE)  # launches, named as torch's dispatcher names them
+
+
+@method(POINTWISE)
 def bitwise_and_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _bitwise("bitwise_and_", "bitwise_and", np.bitwise_and, self, other, self)
 
 
+@method(POINTWISE)
 def bitwise_or_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _bitwise("bitwise_or_", "bitwise_or", np.bitwise_or, self, other, self)
 
 
+@method(POINTWISE)
 def bitwise_xor_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _bitwise("bitwise_xor_", "bitwise_xor", np.bitwise_xor, self, other, self)
 
@@ -244,26 +274,31 @@ def _bitwise_not(op: str, input: Any, out: Tensor | None) -> Tensor:
     return pointwise(op, fn, [x], promo=x.dtype, result=x.dtype, out=out)
 
 
+@op(POINTWISE, method=True)
 def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _bitwise_not("bitwise_not", input, out)
 
 
+@method(POINTWISE)
 def bitwise_not_(self: Tensor) -> Tensor:
     return _bitwise_not("bitwise_not_", self, self)
 
 
 # --- isnan, isinf, isfinite --------------------------------------------------------------------
 
+@op(POINTWISE, method=True)
 def isnan(input: Tensor) -> Tensor:
     x = tensor_arg(input, "isnan")
     return pointwise("isnan", np.isnan, [x], promo=x.dtype, result=bool_, bool_result=True)
 
 
+@op(POINTWISE, method=True)
 def isinf(input: Tensor) -> Tensor:
     x = tensor_arg(input, "isinf")
     return pointwise("isinf", np.isinf, [x], promo=x.dtype, result=bool_, bool_result=True)
 
 
+@op(COMPOSITE, method=True)
 def isfinite(input: Tensor) -> Tensor:
     """torch's composite: (x == x) * (x.abs() != inf) for floats (4 launches, abs first);
     integers are always finite (one ones_like launch)."""
@@ -282,6 +317,7 @@ def _where_fn(c: np.ndarray, a: Any, b: Any) -> Any:
     return np.where(c, a, b)
 
 
+@op(POINTWISE)
 def where(condition: Tensor, input: Tensor | Number | None = None,
           other: Tensor | Number | None = None, *, out: Tensor | None = None) -> Any:
     """Elementwise `input if condition else other`. A Python scalar becomes a scalar_tensor
@@ -289,7 +325,7 @@ def where(condition: Tensor, input: Tensor | Number | None = None,
     With only `condition`: torch.nonzero(condition, as_tuple=True)."""
     cond = tensor_arg(condition, "where", "condition", 1)
     if input is None and other is None:
-        from fake_torch._kernels.indexing import nonzero  # on use: keeps the op modules acyclic
+        from fake_torch._kernels.masked import nonzero  # on use: keeps the op modules acyclic
 
         return nonzero(cond, as_tuple=True)
     if input is None or other is None:
@@ -311,14 +347,12 @@ def where(condition: Tensor, input: Tensor | Number | None = None,
                      keep=(0,))
 
 
+@method(POINTWISE, name="where", aten=())
+def where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
+    """Tensor.where(condition, other): `self` where condition holds, else other."""
+    return where(condition, self, other)  # type: ignore[no-any-return]
+
+
 def _scalar_operand(v: Number, rt: dtype, ref: Tensor) -> Tensor:
     check_fits(v, rt)
     return scalar_tensor(v, dtype=rt, device=ref.device)
-
-
-__all__ = [
-    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "eq", "ge", "greater", "greater_equal", "gt",
-    "isfinite", "isinf", "isnan", "le", "less", "less_equal", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "lt", "ne", "not_equal", "where",
-]

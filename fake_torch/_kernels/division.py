@@ -23,6 +23,7 @@ from fake_torch._kernels._elementwise import (
     promote,
 )
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Number, Tensor
 
 
@@ -100,6 +101,7 @@ def _div(op: str, input: Any, other: Any, rounding_mode: Any, out: Tensor | None
                      kw={"dt": _rounding_dtype(promo, b)})
 
 
+@op(POINTWISE, method=True, aliases=("divide",))
 def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None,
         out: Tensor | None = None) -> Tensor:
     """True division (integers promote to the default float dtype), or rounded by
@@ -107,18 +109,18 @@ def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | 
     return _div("div", input, other, rounding_mode, out)
 
 
-divide = div
-
-
+@method(POINTWISE, aliases=("divide_",))
 def div_(self: Tensor, other: Tensor | Number, *, rounding_mode: str | None = None) -> Tensor:
     return _div("div_", self, other, rounding_mode, self)
 
 
+@op(POINTWISE, method=True, aten=())
 def true_divide(dividend: Tensor | Number, divisor: Tensor | Number, *,
                 out: Tensor | None = None) -> Tensor:
     return _div("div", dividend, divisor, None, out)
 
 
+@method(POINTWISE, aten=())
 def true_divide_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _div("div_", self, other, None, self)
 
@@ -133,12 +135,14 @@ def _floor_divide(op: str, input: Any, other: Any, out: Tensor | None) -> Tensor
                      kw={"dt": _rounding_dtype(promo, b)})
 
 
+@op(POINTWISE, method=True)
 def floor_divide(input: Tensor | Number, other: Tensor | Number, *,
                  out: Tensor | None = None) -> Tensor:
     """Division rounded toward negative infinity (Python's //)."""
     return _floor_divide("floor_divide", input, other, out)
 
 
+@method(POINTWISE)
 def floor_divide_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _floor_divide("floor_divide_", self, other, self)
 
@@ -152,14 +156,13 @@ def _remainder_op(op: str, input: Any, other: Any, out: Tensor | None) -> Tensor
     return pointwise(op, _remainder, [a, b], promo=promo, result=promo, out=out)
 
 
+@op(POINTWISE, method=True)
 def remainder(input: Tensor | Number, other: Tensor | Number, *,
               out: Tensor | None = None) -> Tensor:
     """Python's modulus: the result takes the divisor's sign."""
     return _remainder_op("remainder", input, other, out)
 
 
+@method(POINTWISE)
 def remainder_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _remainder_op("remainder_", self, other, self)
-
-
-__all__ = ["div", "divide", "floor_divide", "remainder", "true_divide"]

@@ -9,10 +9,12 @@ from typing import Any
 
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import int_sizes, numel, restride, storage_nbytes, type_string
+from fake_torch._opdef import VIEW, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 # --- expand and broadcasting --------------------------------------------------------------------
 
+@method(VIEW)
 def expand(self: Tensor, *sizes: Any) -> Tensor:
     """A stride-0 view that repeats size-1 dims (and new leading dims); -1 keeps a size."""
     if not sizes:
@@ -48,14 +50,17 @@ def expand(self: Tensor, *sizes: Any) -> Tensor:
     return restride(self, out_shape, out_strides)
 
 
+@method(VIEW)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, other.shape)
 
 
+@op(VIEW, method=True)
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     return expand(input, tuple(size))
 
 
+@op(VIEW)
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """Expand every tensor (as a view) to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -87,6 +92,7 @@ def broadcast_shapes(*shapes: int | Sequence[int]) -> tuple[int, ...]:
 
 # --- raw strides ----------------------------------------------------------------------------
 
+@op(VIEW, method=True)
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
                storage_offset: int | None = None) -> Tensor:
     """A view with explicit sizes, strides and (storage-absolute) offset."""
@@ -109,6 +115,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
     return restride(input, size, stride, (offset - input.storage_offset()) * itemsize)
 
 
+@op(VIEW, method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """A view of the diagonal of the (dim1, dim2) planes, appended as the last dim."""
     ndim = input.dim()

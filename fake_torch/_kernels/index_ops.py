@@ -21,6 +21,7 @@ from fake_torch._kernels._strides import (
     scalar_type_name,
 )
 from fake_torch._kernels.shape import expand, view
+from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
 
 
@@ -53,6 +54,7 @@ def _index_select_kernel(out: np.ndarray, src: np.ndarray, idx: np.ndarray, *, d
     out[...] = np.take(_nd(src), _nd(idx), axis=dim).reshape(out.shape)
 
 
+@op(POINTWISE, method=True)
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The slices of `input` at `index` (a vector) along `dim`: one "index_select" launch."""
     _no_out(out, "index_select")
@@ -89,6 +91,7 @@ def _gather_kernel(out: np.ndarray, src: np.ndarray, idx: np.ndarray, *, dim: in
     out[...] = np.take_along_axis(src[region], idx, axis=dim).reshape(out.shape)
 
 
+@op(POINTWISE, method=True)
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out: Tensor | None = None) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] (for dim=1): one "gather" launch."""
@@ -199,12 +202,14 @@ def _scatter_copy_kernel(out: np.ndarray, init: np.ndarray, idx: np.ndarray, *sr
     _scatter_kernel(out, idx, *src, dim=dim, value=value, reduce=reduce, init=init)
 
 
+@op(POINTWISE, method=True)
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
             reduce: str | None = None) -> Tensor:
     """A copy of input with src (a tensor) or value written at index along dim."""
     return _scatter(input, dim, index, value if src is None else src, reduce, "scatter", False)
 
 
+@method(POINTWISE)
 def scatter_(self: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
              reduce: str | None = None) -> Tensor:
     """In place: self[...index[i][j][k]...] = src[i][j][k] (or value); reduce "add" or
@@ -218,11 +223,13 @@ def _need_tensor(src: Any, fn: str) -> None:
                         f"{type(src).__name__}")
 
 
+@op(POINTWISE, method=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     _need_tensor(src, "scatter_add")
     return _scatter(input, dim, index, src, "add", "scatter_add", False)
 
 
+@method(POINTWISE)
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     _need_tensor(src, "scatter_add_")
     return _scatter(self, dim, index, src, "add", "scatter_add_", True)
@@ -273,6 +280,7 @@ def _index_copy_checks(self: Tensor, dim: int, index: Tensor, source: Tensor) ->
     return d
 
 
+@method(POINTWISE)
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """In place: the slices of self at `index` along dim become source's slices."""
     assert_no_internal_overlap(self)
@@ -288,6 +296,7 @@ def _index_copy_copy_kernel(out: np.ndarray, init: np.ndarray, idx: np.ndarray,
     _index_copy_kernel(out, idx, src, dim=dim, init=init)
 
 
+@op(POINTWISE, method=True)
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
                out: Tensor | None = None) -> Tensor:
     _no_out(out, "index_copy")
@@ -339,11 +348,13 @@ def _index_fill_copy_kernel(out: np.ndarray, init: np.ndarray, idx: np.ndarray,
     _index_fill_kernel(out, idx, *value_t, dim=dim, value=value, init=init)
 
 
+@method(POINTWISE)
 def index_fill_(self: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """In place: the slices of self at `index` along dim are set to value."""
     return _index_fill(self, dim, index, value, "index_fill_", True)
 
 
+@op(POINTWISE, method=True)
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return _index_fill(input, dim, index, value, "index_fill", False)
 
@@ -354,6 +365,7 @@ def _remainder_kernel(out: np.ndarray, idx: np.ndarray, *, n: int) -> None:
     np.remainder(idx, n, out=out)
 
 
+@op(POINTWISE, method=True, aten=())
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
                    out: Tensor | None = None) -> Tensor:
     """Pick values along dim at `indices` (broadcast against input), as numpy's
@@ -390,6 +402,7 @@ def _take_kernel(out: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
     out[...] = src.reshape(-1)[idx]
 
 
+@op(POINTWISE, method=True)
 def take(input: Tensor, index: Tensor) -> Tensor:
     """input as if flattened, at `index` (negative wraps): one "take" launch."""
     if index.dtype is not int64:
@@ -398,4 +411,3 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     result = _common.new_tensor(index.shape, input.dtype, _common.common_device(input, index))
     _common.launch("take", _take_kernel, result, (input, index))
     return result
-

@@ -30,25 +30,10 @@ from fake_torch._kernels._strides import (
     type_string,
     wrap,
 )
-from fake_torch._kernels.advanced_index import index_put, index_put_, index_tensor
-from fake_torch._kernels.index_ops import (
-    gather,
-    index_copy,
-    index_fill,
-    index_select,
-    scatter,
-    scatter_add,
-    take,
-    take_along_dim,
-)
-from fake_torch._kernels.index_ops import index_copy_ as index_copy_
-from fake_torch._kernels.index_ops import index_fill_ as index_fill_
-from fake_torch._kernels.index_ops import scatter_ as scatter_
-from fake_torch._kernels.index_ops import scatter_add_ as scatter_add_
-from fake_torch._kernels.masked import argwhere, masked_fill, masked_select, nonzero
-from fake_torch._kernels.masked import masked_fill_ as masked_fill_
+from fake_torch._kernels.advanced_index import index_put_, index_tensor
 from fake_torch._kernels.shape import expand, unsqueeze, view
 from fake_torch._kernels.split import slice_dim
+from fake_torch._opdef import COMPOSITE, VIEW, Break, dynamic_shape, method
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
 
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
@@ -288,6 +273,16 @@ def _value_tensor(t: Tensor, value: Any) -> Tensor:
 
 # --- the two entry points -----------------------------------------------------------------------
 
+def _mask_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:
+    """A bool (or uint8) mask among the indices: the result's size depends on its values."""
+    index = args[1] if len(args) > 1 else kwargs.get("index")
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, Tensor) and i.dtype in (bool_, uint8) for i in items):
+        return dynamic_shape("aten.nonzero.default")
+    return None
+
+
+@method(VIEW, name="__getitem__", fx_target=operator.getitem, graph_break=_mask_break)
 def getitem(self: Tensor, index: Any) -> Tensor:
     """Tensor.__getitem__."""
     if index is None:
@@ -307,6 +302,7 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     return index_tensor(sliced, indices)
 
 
+@method(COMPOSITE, name="__setitem__", fx_target=operator.setitem, graph_break=_mask_break)
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """Tensor.__setitem__."""
     v = _value_tensor(self, value)
@@ -329,8 +325,3 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         index_put_(sliced, indices, view(v, stripped) if stripped != v.shape else v)
 
 
-__all__ = [
-    "argwhere", "gather", "index_copy", "index_fill", "index_put", "index_put_", "index_select",
-    "masked_fill", "masked_select", "nonzero", "scatter", "scatter_add", "take",
-    "take_along_dim",
-]

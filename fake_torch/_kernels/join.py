@@ -18,6 +18,7 @@ from fake_torch._kernels import _common
 from fake_torch._kernels._strides import empty_like_preserve, int_sizes, scalar_type_name
 from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
+from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 
@@ -43,6 +44,7 @@ def _cat_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
         start += n
 
 
+@op(POINTWISE, aliases=("concat",))
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """Join tensors along an existing dim (1-D empty tensors are skipped, as in torch); the
     result has the promoted dtype. One "cat" launch."""
@@ -87,6 +89,7 @@ def concat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
     return cat(tensors, dim, out=out)
 
 
+@op(COMPOSITE)
 def concatenate(tensors: Sequence[Tensor], axis: int = 0, out: Tensor | None = None) -> Tensor:
     return cat(tensors, axis, out=out)
 
@@ -96,6 +99,7 @@ def _stack_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
         out[(slice(None),) * axis + (i,)] = p
 
 
+@op(POINTWISE)
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """Join equal-shaped tensors along a new dim: one "stack" launch."""
     _no_out(out, "stack")
@@ -117,6 +121,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     return result
 
 
+@op(COMPOSITE)
 def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "hstack")
     if not ts:
@@ -125,6 +130,7 @@ def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
+@op(COMPOSITE)
 def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "vstack")
     if not ts:
@@ -132,6 +138,7 @@ def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     return cat(list(atleast_2d(ts)), 0, out=out)
 
 
+@op(COMPOSITE)
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "dstack")
     if not ts:
@@ -146,6 +153,7 @@ def _repeat_kernel(out: np.ndarray, src: np.ndarray, *, reps: tuple[int, ...]) -
     out[...] = np.tile(src.reshape(lead + src.shape), reps)
 
 
+@method(POINTWISE)
 def repeat(self: Tensor, *sizes: Any) -> Tensor:
     """Tensor.repeat: tile the whole tensor `sizes` times per dim: one "repeat" launch."""
     reps = int_sizes(sizes, "repeat", "repeats")
@@ -162,6 +170,13 @@ def repeat(self: Tensor, *sizes: Any) -> Tensor:
     return result
 
 
+@method(COMPOSITE, name="tile")
+def tile_method(self: Tensor, *dims: Any) -> Tensor:
+    """Tensor.tile(*dims): the repeats as arguments, or one sequence of them."""
+    return tile(self, dims)
+
+
+@op(COMPOSITE)
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Tensor.repeat with `dims` padded by leading 1s to input's rank."""
     reps = int_sizes(tuple(dims), "tile", "dims")
@@ -200,6 +215,15 @@ def _repeats_index(repeats: Tensor, output_size: int | None) -> Tensor:
     return result
 
 
+def _repeats_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:
+    """Tensor repeats without `output_size`: the output's size depends on their values."""
+    repeats = kwargs.get("repeats", args[1] if len(args) > 1 else None)
+    if isinstance(repeats, Tensor) and kwargs.get("output_size") is None:
+        return dynamic_shape("aten.repeat_interleave.Tensor")
+    return None
+
+
+@op(EXTERN, method=True, graph_break=_repeats_break)
 def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None,
                       dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Repeat each element (or slice along dim) `repeats` times. An int repeat is views plus
@@ -252,6 +276,7 @@ def _flip_kernel(out: np.ndarray, src: np.ndarray, *, axes: tuple[int, ...]) -> 
     out[...] = np.flip(src, axes) if axes and src.ndim else src
 
 
+@op(POINTWISE, method=True)
 def flip(input: Tensor, *dims: Any) -> Tensor:
     """Reverse the order along `dims`: one "flip" launch (the result keeps input's layout)."""
     if not dims:
@@ -262,12 +287,14 @@ def flip(input: Tensor, *dims: Any) -> Tensor:
     return result
 
 
+@op(COMPOSITE, method=True)
 def fliplr(input: Tensor) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
+@op(COMPOSITE, method=True)
 def flipud(input: Tensor) -> Tensor:
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
@@ -279,6 +306,7 @@ def _roll_kernel(out: np.ndarray, src: np.ndarray, *, shifts: tuple[int, ...],
     out[...] = np.roll(src, shifts if axes is not None else shifts[0], axes)
 
 
+@op(POINTWISE, method=True)
 def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
          ) -> Tensor:
     """Rotate along dims (or over the flattened tensor): one "roll" launch."""
@@ -321,22 +349,26 @@ def _tri(input: Tensor, k: int, lower: bool, inplace: bool) -> Tensor:
     return result
 
 
+@op(POINTWISE, method=True)
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """The lower triangle (on and below `diagonal`) of the last two dims; the rest zeroed."""
     _no_out(out, "tril")
     return _tri(input, diagonal, True, False)
 
 
+@op(POINTWISE, method=True)
 def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """The upper triangle (on and above `diagonal`) of the last two dims; the rest zeroed."""
     _no_out(out, "triu")
     return _tri(input, diagonal, False, False)
 
 
+@method(POINTWISE)
 def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
     return _tri(self, diagonal, True, True)
 
 
+@method(POINTWISE)
 def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     return _tri(self, diagonal, False, True)
 
@@ -345,6 +377,7 @@ def _diag_kernel(out: np.ndarray, src: np.ndarray, *, k: int) -> None:
     out[...] = np.diag(src, k)
 
 
+@op(POINTWISE, method=True, aten=("diag_embed", "diagonal_copy"))
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """1-D in: a square matrix with it on the `diagonal`-th diagonal ("diag_embed").
     2-D in: a copy of that diagonal ("diagonal_copy")."""
@@ -362,9 +395,3 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     result = _common.new_tensor((n,), input.dtype, input.device)
     _common.launch("diagonal_copy", _diag_kernel, result, (input,), {"k": k})
     return result
-
-
-__all__ = [
-    "cat", "concat", "concatenate", "diag", "dstack", "flip", "fliplr", "flipud", "hstack",
-    "repeat_interleave", "roll", "stack", "tile", "tril", "triu", "vstack",
-]

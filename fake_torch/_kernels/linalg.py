@@ -28,7 +28,7 @@ from fake_torch._kernels._common import (
     result_type,
 )
 from fake_torch._kernels._reduce_util import acc_np, check_out
-from fake_torch._kernels.linalg_einsum import einsum
+from fake_torch._opdef import COMPOSITE, EXTERN, method, op
 from fake_torch._tensor import Number, Tensor
 
 
@@ -50,6 +50,7 @@ def _shape_text(t: Tensor) -> str:
 # --- the GEMM entry points -------------------------------------------------------------------
 
 
+@op(EXTERN, method=True)
 def mm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
     """(n, m) @ (m, p) -> (n, p)."""
     check_out(out, "mm")
@@ -73,6 +74,7 @@ def mm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
     return result
 
 
+@op(EXTERN, method=True)
 def bmm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
     """(b, n, m) @ (b, m, p) -> (b, n, p)."""
     check_out(out, "bmm")
@@ -99,6 +101,7 @@ def _check_batches(batch1: Tensor, batch2: Tensor) -> None:
     _refuse_bool("bmm", batch1.dtype)
 
 
+@op(EXTERN, method=True)
 def dot(input: Tensor, tensor: Tensor, *, out: None = None) -> Tensor:
     """The inner product of two 1-D tensors (a 0-dim tensor)."""
     check_out(out, "dot")
@@ -121,6 +124,7 @@ def dot(input: Tensor, tensor: Tensor, *, out: None = None) -> Tensor:
     return result
 
 
+@op(EXTERN, method=True)
 def mv(input: Tensor, vec: Tensor, *, out: None = None) -> Tensor:
     """(n, m) @ (m,) -> (n,)."""
     check_out(out, "mv")
@@ -153,6 +157,7 @@ def _matmul_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,
 # --- addmm, baddbmm: beta * input + alpha * (product) ------------------------------------------
 
 
+@op(EXTERN, method=True)
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha: Number = 1,
           out: None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), `input` broadcast to (n, p); beta=0 ignores it
@@ -165,6 +170,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     return result
 
 
+@method(EXTERN)
 def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
            alpha: Number = 1) -> Tensor:
     """In-place addmm into `input` (Tensor.addmm_)."""
@@ -192,6 +198,7 @@ def _check_addmm(input: Tensor, mat1: Tensor, mat2: Tensor) -> device:
     return dev
 
 
+@op(EXTERN, method=True)
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
             alpha: Number = 1, out: None = None) -> Tensor:
     """beta * input + alpha * bmm(batch1, batch2), `input` broadcast to (b, n, p)."""
@@ -204,6 +211,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
     return result
 
 
+@method(EXTERN)
 def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
              alpha: Number = 1) -> Tensor:
     """In-place baddbmm into `input` (Tensor.baddbmm_)."""
@@ -252,11 +260,12 @@ def _addmm_kernel(out: np.ndarray, bias: np.ndarray, a: np.ndarray, b: np.ndarra
 # --- matmul ------------------------------------------------------------------------------------
 
 
+@op(COMPOSITE, method=True)
 def matmul(input: Tensor, other: Tensor, *, out: None = None) -> Tensor:
     """torch.matmul: dot, mv, mm, folded mm or broadcast bmm, by the operands' dims."""
     check_out(out, "matmul")
     _need_tensor("matmul", "other", 2, other)
-    d1, d2 = input.dim(), other.dim()
+    d1, d2 = input._a.ndim, other._a.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{d1}D and {d2}D")
@@ -343,6 +352,7 @@ def rmatmul(self: Tensor, other: object) -> Any:
     return NotImplemented
 
 
+@op(COMPOSITE, method=True)
 def outer(input: Tensor, vec2: Tensor, *, out: None = None) -> Tensor:
     """input[i] * vec2[j]: torch launches one broadcast `mul`."""
     check_out(out, "outer")
@@ -360,6 +370,3 @@ def outer(input: Tensor, vec2: Tensor, *, out: None = None) -> Tensor:
 def _outer_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,
                   acc: np.dtype[Any]) -> None:
     out[...] = np.multiply.outer(a.astype(acc, copy=False), b.astype(acc, copy=False))
-
-
-__all__ = ["addmm", "baddbmm", "bmm", "dot", "einsum", "matmul", "mm", "mv", "outer"]

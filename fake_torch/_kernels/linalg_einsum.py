@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch import _opdef
 from fake_torch._kernels import _linalg_views as v
 from fake_torch._kernels._common import common_device, launch, new_tensor, result_type
 from fake_torch._kernels._reduce_util import acc_np
@@ -33,6 +34,7 @@ def _label(subscript: int) -> str:
     return chr(subscript + ord("A")) if subscript < _LETTERS else chr(subscript - _LETTERS + 97)
 
 
+@_opdef.op(_opdef.COMPOSITE)
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Sum of products over the labels in `equation`, e.g. "bhqd,bhkd->bhqk"."""
     if not operands:
@@ -310,6 +312,3 @@ def _mul(a: Tensor, b: Tensor) -> Tensor:
 
 def _mul_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *, acc: np.dtype[Any]) -> None:
     out[...] = np.multiply(a.astype(acc, copy=False), b.astype(acc, copy=False))
-
-
-__all__ = ["einsum"]

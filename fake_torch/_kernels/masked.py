@@ -15,6 +15,7 @@ from fake_torch import _dispatch
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import assert_no_partial_overlap, check_scalar_fits
+from fake_torch._opdef import DATA_DEPENDENT, POINTWISE, dynamic_shape, method, op
 from fake_torch._tensor import Scalar, Tensor
 
 
@@ -38,6 +39,7 @@ def _masked_fill_kernel(out: np.ndarray, mask: np.ndarray, *value_t: np.ndarray,
     np.copyto(out, fill, where=np.broadcast_to(mask, out.shape), casting="unsafe")
 
 
+@method(POINTWISE)
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In place: self where mask (broadcast to self) is True becomes value."""
     value_t, value = _check_fill(self, mask, value)
@@ -54,6 +56,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return self
 
 
+@op(POINTWISE, method=True)
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """A contiguous copy of input (broadcast with mask) where mask is True becomes value."""
     value_t, value = _check_fill(input, mask, value)
@@ -81,6 +84,7 @@ def _masked_select_kernel(out: np.ndarray, src: np.ndarray, mask: np.ndarray) ->
     out[...] = np.broadcast_to(src, shape)[np.broadcast_to(mask, shape)]
 
 
+@op(DATA_DEPENDENT, method=True, graph_break=dynamic_shape("aten.masked_select.default"))
 def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elements of input (broadcast with mask) where mask is True, as a 1-D tensor."""
     if out is not None:
@@ -101,6 +105,7 @@ def _nonzero_kernel(out: np.ndarray, src: np.ndarray) -> None:
     out[...] = np.argwhere(src)
 
 
+@op(DATA_DEPENDENT, method=True, graph_break=dynamic_shape("aten.nonzero.default"))
 def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False) -> Any:
     """The (n, ndim) int64 indices of the non-zero elements; as_tuple: one 1-D tensor per dim
     (views of that result)."""
@@ -117,5 +122,6 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
     return unbind(result, 1) if as_tuple else result
 
 
+@op(DATA_DEPENDENT, method=True, aten=(), graph_break=dynamic_shape("aten.nonzero.default"))
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)  # type: ignore[no-any-return]

@@ -7,10 +7,12 @@ Reflected forms launch what torch's do: `1 - x` is one "rsub", `2 / x` is recipr
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
-from fake_torch._kernels import arith, compare, division, pointwise_math
+from fake_torch._kernels import arith, compare, division, linalg, pointwise_math
 from fake_torch._kernels._elementwise import is_number
+from fake_torch._opdef import COMPOSITE, method
 from fake_torch._tensor import Tensor
 
 
@@ -18,38 +20,49 @@ def _takes(other: object) -> bool:
     return isinstance(other, Tensor) or is_number(other)
 
 
+@method(COMPOSITE, name="__radd__", torch_function="add", fx_target=operator.add, reflected=True)
+@method(COMPOSITE, name="__add__", torch_function="add", fx_target=operator.add)
 def add(self: Tensor, other: Any) -> Any:
     return arith.add(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__iadd__", torch_function="add_", fx_target=operator.iadd)
 def iadd(self: Tensor, other: Any) -> Any:
     return arith.add_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__sub__", torch_function="sub", fx_target=operator.sub)
 def sub(self: Tensor, other: Any) -> Any:
     return arith.sub(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rsub__", fx_target=operator.sub, reflected=True)
 def rsub(self: Tensor, other: Any) -> Any:
     return arith.rsub(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__isub__", torch_function="sub_", fx_target=operator.isub)
 def isub(self: Tensor, other: Any) -> Any:
     return arith.sub_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rmul__", torch_function="mul", fx_target=operator.mul, reflected=True)
+@method(COMPOSITE, name="__mul__", torch_function="mul", fx_target=operator.mul)
 def mul(self: Tensor, other: Any) -> Any:
     return arith.mul(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__imul__", torch_function="mul_", fx_target=operator.imul)
 def imul(self: Tensor, other: Any) -> Any:
     return arith.mul_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__truediv__", torch_function="div", fx_target=operator.truediv)
 def truediv(self: Tensor, other: Any) -> Any:
     return division.div(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rtruediv__", fx_target=operator.truediv, reflected=True)
 def rtruediv(self: Tensor, other: Any) -> Any:
     """`other / self` is `self.reciprocal() * other` in torch: two launches."""
     if not _takes(other):
@@ -57,94 +70,121 @@ def rtruediv(self: Tensor, other: Any) -> Any:
     return arith.mul(pointwise_math.reciprocal(self), other)
 
 
+@method(COMPOSITE, name="__itruediv__", torch_function="div_", fx_target=operator.itruediv)
 def itruediv(self: Tensor, other: Any) -> Any:
     return division.div_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__floordiv__", fx_target=operator.floordiv)
 def floordiv(self: Tensor, other: Any) -> Any:
     return division.floor_divide(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rfloordiv__", fx_target=operator.floordiv, reflected=True)
 def rfloordiv(self: Tensor, other: Any) -> Any:
     return division.floor_divide(other, self) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ifloordiv__", torch_function="floor_divide_",
+        fx_target=operator.ifloordiv)
 def ifloordiv(self: Tensor, other: Any) -> Any:
     return division.floor_divide_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__mod__", torch_function="remainder", fx_target=operator.mod)
 def mod(self: Tensor, other: Any) -> Any:
     return division.remainder(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rmod__", fx_target=operator.mod, reflected=True)
 def rmod(self: Tensor, other: Any) -> Any:
     return division.remainder(other, self) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__imod__", torch_function="remainder_", fx_target=operator.imod)
 def imod(self: Tensor, other: Any) -> Any:
     return division.remainder_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__pow__", torch_function="pow", fx_target=operator.pow)
 def pow(self: Tensor, other: Any) -> Any:
     return arith.pow(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rpow__", fx_target=operator.pow, reflected=True)
 def rpow(self: Tensor, other: Any) -> Any:
     return arith.pow(other, self) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ipow__", torch_function="pow_", fx_target=operator.ipow)
 def ipow(self: Tensor, other: Any) -> Any:
     return arith.pow_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rand__", fx_target=operator.and_, reflected=True)
+@method(COMPOSITE, name="__and__", fx_target=operator.and_)
 def and_(self: Tensor, other: Any) -> Any:
     return compare.bitwise_and(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__iand__", fx_target=operator.iand)
 def iand(self: Tensor, other: Any) -> Any:
     return compare.bitwise_and_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ror__", fx_target=operator.or_, reflected=True)
+@method(COMPOSITE, name="__or__", fx_target=operator.or_)
 def or_(self: Tensor, other: Any) -> Any:
     return compare.bitwise_or(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ior__", fx_target=operator.ior)
 def ior(self: Tensor, other: Any) -> Any:
     return compare.bitwise_or_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rxor__", fx_target=operator.xor, reflected=True)
+@method(COMPOSITE, name="__xor__", fx_target=operator.xor)
 def xor(self: Tensor, other: Any) -> Any:
     return compare.bitwise_xor(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ixor__", fx_target=operator.ixor)
 def ixor(self: Tensor, other: Any) -> Any:
     return compare.bitwise_xor_(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__lshift__", fx_target=operator.lshift)
 def lshift(self: Tensor, other: Any) -> Any:
     return compare.lshift_op("__lshift__", self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rlshift__", fx_target=operator.lshift, reflected=True)
 def rlshift(self: Tensor, other: Any) -> Any:
     return compare.bitwise_left_shift(other, self) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ilshift__", fx_target=operator.ilshift)
 def ilshift(self: Tensor, other: Any) -> Any:
     return compare.lshift_op("__ilshift__", self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rshift__", fx_target=operator.rshift)
 def rshift(self: Tensor, other: Any) -> Any:
     return compare.rshift_op("__rshift__", self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__rrshift__", fx_target=operator.rshift, reflected=True)
 def rrshift(self: Tensor, other: Any) -> Any:
     return compare.bitwise_right_shift(other, self) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__irshift__", fx_target=operator.irshift)
 def irshift(self: Tensor, other: Any) -> Any:
     return compare.rshift_op("__irshift__", self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__invert__", fx_target=operator.invert)
 def invert(self: Tensor) -> Tensor:
     if self.dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
@@ -152,25 +192,56 @@ def invert(self: Tensor) -> Tensor:
     return compare.bitwise_not(self)
 
 
+@method(COMPOSITE, name="__eq__", fx_target=operator.eq)
 def eq(self: Tensor, other: Any) -> Any:
     return compare.eq(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ne__", torch_function="ne", fx_target=operator.ne)
 def ne(self: Tensor, other: Any) -> Any:
     return compare.ne(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__lt__", torch_function="lt", fx_target=operator.lt)
 def lt(self: Tensor, other: Any) -> Any:
     return compare.lt(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__le__", torch_function="le", fx_target=operator.le)
 def le(self: Tensor, other: Any) -> Any:
     return compare.le(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__gt__", torch_function="gt", fx_target=operator.gt)
 def gt(self: Tensor, other: Any) -> Any:
     return compare.gt(self, other) if _takes(other) else NotImplemented
 
 
+@method(COMPOSITE, name="__ge__", torch_function="ge", fx_target=operator.ge)
 def ge(self: Tensor, other: Any) -> Any:
     return compare.ge(self, other) if _takes(other) else NotImplemented
+
+
+@method(COMPOSITE, name="__neg__", torch_function="neg", fx_target=operator.neg)
+def neg(self: Tensor) -> Tensor:
+    return pointwise_math.neg(self)
+
+
+@method(COMPOSITE, name="__pos__", torch_function="positive", fx_target=operator.pos)
+def pos(self: Tensor) -> Tensor:
+    return arith.positive(self)
+
+
+@method(COMPOSITE, name="__abs__", torch_function="abs", fx_target=operator.abs)
+def abs(self: Tensor) -> Tensor:
+    return pointwise_math.abs(self)
+
+
+@method(COMPOSITE, name="__matmul__", torch_function="matmul", fx_target=operator.matmul)
+def matmul(self: Tensor, other: Any) -> Any:
+    return linalg.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+@method(COMPOSITE, name="__rmatmul__", fx_target=operator.matmul, reflected=True)
+def rmatmul(self: Tensor, other: Any) -> Any:
+    return linalg.rmatmul(self, other)

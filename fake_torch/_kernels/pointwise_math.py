@@ -19,6 +19,7 @@ from fake_torch._kernels._elementwise import (
     tensor_arg,
 )
 from fake_torch._kernels._erf import erf as _erf64
+from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Tensor
 
 
@@ -65,100 +66,124 @@ def _erf(x: np.ndarray) -> Any:
     return _erf64(x).astype(x.dtype)
 
 
+@op(POINTWISE, method=True)
 def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("exp", np.exp, input, out)
 
 
+@op(POINTWISE, method=True)
 def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("log", np.log, input, out)
 
 
+@op(POINTWISE, method=True)
 def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("log1p", np.log1p, input, out)
 
 
+@op(POINTWISE, method=True)
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("sqrt", np.sqrt, input, out)
 
 
+@op(POINTWISE, method=True)
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("rsqrt", _rsqrt, input, out)
 
 
+@op(POINTWISE, method=True)
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("reciprocal", np.reciprocal, input, out)
 
 
+@op(POINTWISE, method=True)
 def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("sin", np.sin, input, out)
 
 
+@op(POINTWISE, method=True)
 def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("cos", np.cos, input, out)
 
 
+@op(POINTWISE, method=True)
 def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("tanh", np.tanh, input, out)
 
 
+@op(POINTWISE, method=True)
 def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("sigmoid", _sigmoid, input, out)
 
 
+@op(POINTWISE, method=True)
 def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("erf", _erf, input, out)
 
 
+@op(POINTWISE, method=True)
 def exp_(input: Tensor) -> Tensor:
     return _int_to_float("exp_", np.exp, input, input)
 
 
+@op(POINTWISE, method=True)
 def log_(input: Tensor) -> Tensor:
     return _int_to_float("log_", np.log, input, input)
 
 
+@op(POINTWISE, method=True)
 def log1p_(input: Tensor) -> Tensor:
     return _int_to_float("log1p_", np.log1p, input, input)
 
 
+@op(POINTWISE, method=True)
 def sqrt_(input: Tensor) -> Tensor:
     return _int_to_float("sqrt_", np.sqrt, input, input)
 
 
+@op(POINTWISE, method=True)
 def rsqrt_(input: Tensor) -> Tensor:
     return _int_to_float("rsqrt_", _rsqrt, input, input)
 
 
+@op(POINTWISE, method=True)
 def reciprocal_(input: Tensor) -> Tensor:
     return _int_to_float("reciprocal_", np.reciprocal, input, input)
 
 
+@op(POINTWISE, method=True)
 def sin_(input: Tensor) -> Tensor:
     return _int_to_float("sin_", np.sin, input, input)
 
 
+@op(POINTWISE, method=True)
 def cos_(input: Tensor) -> Tensor:
     return _int_to_float("cos_", np.cos, input, input)
 
 
+@op(POINTWISE, method=True)
 def tanh_(input: Tensor) -> Tensor:
     return _int_to_float("tanh_", np.tanh, input, input)
 
 
+@op(POINTWISE, method=True)
 def sigmoid_(input: Tensor) -> Tensor:
     return _int_to_float("sigmoid_", _sigmoid, input, input)
 
 
+@op(POINTWISE, method=True)
 def erf_(input: Tensor) -> Tensor:
     return _int_to_float("erf_", _erf, input, input)
 
 
 # --- activations ------------------------------------------------------------------------------
 
+@op(POINTWISE, method=True)
 def relu(input: Tensor) -> Tensor:
     return _relu("relu", input, None)
 
 
+@op(POINTWISE, method=True)
 def relu_(input: Tensor) -> Tensor:
     return _relu("relu_", input, input)
 
@@ -208,11 +233,13 @@ def _check_neg(x: Any) -> None:
                            "operator instead.")
 
 
+@op(POINTWISE, method=True, aliases=("negative",))
 def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_neg(input)
     return _same_dtype("neg", np.negative, input, out)
 
 
+@op(POINTWISE, method=True, aliases=("negative_",))
 def neg_(input: Tensor) -> Tensor:
     _check_neg(input)
     return _same_dtype("neg_", np.negative, input, input)
@@ -223,11 +250,13 @@ def _check_abs(x: Any) -> None:
         raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), x.dtype)
 
 
+@op(POINTWISE, method=True, aliases=("absolute",))
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     _check_abs(input)
     return _same_dtype("abs", np.abs, input, out)
 
 
+@op(POINTWISE, method=True, method_aliases=("absolute_",))
 def abs_(input: Tensor) -> Tensor:
     _check_abs(input)
     return _same_dtype("abs_", np.abs, input, input)
@@ -240,10 +269,12 @@ def _sign(x: np.ndarray) -> Any:
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
+@op(POINTWISE, method=True)
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _same_dtype("sign", _sign, input, out)
 
 
+@method(POINTWISE)
 def sign_(input: Tensor) -> Tensor:
     return _same_dtype("sign_", _sign, input, input)
 
@@ -257,39 +288,43 @@ def _rounding(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
     return _same_dtype(op, fn if x.dtype.is_floating_point else np.positive, x, out)
 
 
+@op(POINTWISE, method=True)
 def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _rounding("floor", np.floor, input, out)
 
 
+@op(POINTWISE, method=True)
 def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _rounding("ceil", np.ceil, input, out)
 
 
+@op(POINTWISE, method=True, aliases=("fix",))
 def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _rounding("trunc", np.trunc, input, out)
 
 
-def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _rounding("trunc", np.trunc, input, out)
-
-
+@op(POINTWISE, method=True)
 def floor_(input: Tensor) -> Tensor:
     return _rounding("floor_", np.floor, input, input)
 
 
+@op(POINTWISE, method=True)
 def ceil_(input: Tensor) -> Tensor:
     return _rounding("ceil_", np.ceil, input, input)
 
 
+@op(POINTWISE, method=True, aliases=("fix_",))
 def trunc_(input: Tensor) -> Tensor:
     return _rounding("trunc_", np.trunc, input, input)
 
 
+@op(POINTWISE, method=True)
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
     """Half to even; with `decimals`, torch's nearbyint(x * 10^d) / 10^d."""
     return _round("round", input, decimals, out)
 
 
+@op(POINTWISE, method=True)
 def round_(input: Tensor, *, decimals: int = 0) -> Tensor:
     return _round("round_", input, decimals, input)
 
@@ -312,11 +347,3 @@ def _round_decimals(x: np.ndarray, decimals: int) -> Any:
     if decimals < 0:
         return np.rint(x / ten_pow) * ten_pow
     return np.rint(x * ten_pow) / ten_pow
-
-
-__all__ = [
-    "abs", "abs_", "ceil", "ceil_", "cos", "cos_", "erf", "erf_", "exp", "exp_", "fix", "floor",
-    "floor_", "log", "log1p", "log1p_", "log_", "neg", "neg_", "reciprocal", "reciprocal_",
-    "relu", "relu_", "round", "round_", "rsqrt", "rsqrt_", "sigmoid", "sigmoid_", "sign",
-    "sin", "sin_", "sqrt", "sqrt_", "tanh", "tanh_", "trunc", "trunc_",
-]

@@ -1,7 +1,6 @@
 """Random sampling, continuous draws: rand, randn, normal, bernoulli, the *_like forms and the
 in-place fills uniform_, normal_, exponential_, bernoulli_. Discrete draws (randint, randperm,
-random_, multinomial) live in _ops/sampling.py; the generator and seeding in _generator.py.
-All are re-exported here (the package star-imports this module).
+random_, multinomial) live in sampling.py; the generator and seeding in _generator.py.
 
 Each call is ONE launch named as torch's aten op; the generator hands the kernel its
 (seed, offset) as a buffer read at run time, so a captured draw replays correctly.
@@ -13,15 +12,7 @@ from typing import Any
 
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
-from fake_torch._generator import (
-    Generator,
-    default_generator,
-    get_rng_state,
-    initial_seed,
-    manual_seed,
-    seed,
-    set_rng_state,
-)
+from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
 from fake_torch._kernels._random_common import (
@@ -35,8 +26,7 @@ from fake_torch._kernels._random_common import (
     require_float,
     type_range,
 )
-from fake_torch._kernels.sampling import multinomial, randint, randint_like, randperm
-from fake_torch._kernels.sampling import random_ as random_  # re-exported for Tensor.random_
+from fake_torch._opdef import RANDOM, method, op
 from fake_torch._tensor import Tensor
 
 # --- uniform -----------------------------------------------------------------------------------
@@ -56,6 +46,7 @@ def _uniform(op: str, out: Tensor, low: float, high: float, generator: Generator
                         "digits": K.mantissa_digits(out.dtype)})
 
 
+@op(RANDOM)
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
          dtype: dtype | None = None, device: DeviceLike | None = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -65,6 +56,7 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
     return finish(t, requires_grad)
 
 
+@op(RANDOM)
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False,
               memory_format: object = None) -> Tensor:
@@ -72,6 +64,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype
     return finish(t, requires_grad)
 
 
+@method(RANDOM)
 def uniform_(input: Tensor, *args: float, generator: Generator | None = None,
              **kwargs: float) -> Tensor:
     """Tensor.uniform_(from=0, to=1, *, generator=None): fill in place from U[from, to).
@@ -96,6 +89,7 @@ def _normal_fill(op: str, out: Tensor, mean: float, std: float,
     return draw(op, K.normal_kernel, out, generator, (float(mean), float(std)))
 
 
+@op(RANDOM)
 def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
           dtype: dtype | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -105,6 +99,7 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
     return finish(t, requires_grad)
 
 
+@op(RANDOM)
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype | None = None,
                device: DeviceLike | None = None, requires_grad: bool = False,
                memory_format: object = None) -> Tensor:
@@ -112,12 +107,14 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dtyp
     return finish(_normal_fill("randn_like", out, 0.0, 1.0, generator), requires_grad)
 
 
+@method(RANDOM)
 def normal_(input: Tensor, mean: float = 0, std: float = 1, *,
             generator: Generator | None = None) -> Tensor:
     """Tensor.normal_: fill in place from N(mean, std**2)."""
     return _normal_fill("normal_", input, mean, std, generator)
 
 
+@op(RANDOM)
 def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
            generator: Generator | None = None, out: Tensor | None = None,
            dtype: dtype | None = None, device: DeviceLike | None = None,
@@ -149,6 +146,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
 
 # --- exponential -------------------------------------------------------------------------------
 
+@method(RANDOM)
 def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Tensor.exponential_: fill in place from Exp(lambd); never exactly 0, as on cuda."""
     if not lambd > 0:
@@ -164,6 +162,7 @@ def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None
 
 # --- bernoulli ---------------------------------------------------------------------------------
 
+@method(RANDOM)
 def bernoulli_(input: Tensor, p: Tensor | float = 0.5, *,
                generator: Generator | None = None) -> Tensor:
     """Tensor.bernoulli_: each element 1 with probability p (a float, or a tensor that
@@ -180,6 +179,7 @@ def bernoulli_(input: Tensor, p: Tensor | float = 0.5, *,
     return draw("bernoulli_", K.bernoulli_kernel, input, generator, (float(p),))
 
 
+@op(RANDOM, method=True)
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None,
               out: Tensor | None = None) -> Tensor:
     """torch.bernoulli: 0/1 samples with probabilities `input` (or the constant p), in
@@ -192,10 +192,3 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
         return draw("bernoulli", K.bernoulli_kernel, result, generator, (float(p),))
     require_float(input.dtype, device_kernel("bernoulli_tensor_{dev}_p_", input.device))
     return draw("bernoulli", K.bernoulli_kernel, result, generator, (input,))
-
-
-__all__ = [
-    "Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed",
-    "manual_seed", "multinomial", "normal", "rand", "rand_like", "randint", "randint_like",
-    "randn", "randn_like", "randperm", "seed", "set_rng_state",
-]

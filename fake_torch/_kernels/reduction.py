@@ -1,8 +1,7 @@
 """Reductions: sum, mean, prod, amax/amin, max/min, argmax/argmin, all/any (one launch each).
 
-The statistics (var, std, norm), the ops along one dim (softmax, log_softmax, cumsum) and
-sorting (sort, argsort, topk) live in sibling modules and are re-exported here, so that this
-module's `__all__` lists every public reduction.
+The statistics (var, std, norm) are in reduction_stats.py, the ops along one dim (softmax,
+log_softmax, cumsum) in reduction_scan.py, sorting (sort, argsort, topk) in reduction_sort.py.
 
 Kernels fold with `keepdims=True` and reshape into the output, so one kernel serves both
 `keepdim` settings. float16/bfloat16 accumulate in float32 and round once, as torch does.
@@ -26,17 +25,14 @@ from fake_torch._kernels._reduce_util import (
     out_shape,
     reduce_dims,
 )
-from fake_torch._kernels.reduction_scan import cumsum, log_softmax, softmax
-from fake_torch._kernels.reduction_scan import cumsum_ as cumsum_  # Tensor.cumsum_ only
-from fake_torch._kernels.reduction_sort import argsort, sort, topk
-from fake_torch._kernels.reduction_stats import norm, std, var
+from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 
 def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: bool, dt: dtype,
             **params: Any) -> Tensor:
     """One launch of `kernel` folding `axes` of `x` into a new tensor of dtype `dt`."""
-    out = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
+    out = new_tensor(out_shape(x._a.shape, axes, keepdim), dt, x._device)
     launch(op, kernel, out, (x,), {"axes": axes, **params})
     return out
 
@@ -49,12 +45,13 @@ def _int_to_long(dt: dtype) -> dtype:
 # --- sum, mean, prod -----------------------------------------------------------------------
 
 
+@op(REDUCTION, method=True)
 def sum(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
         dtype: dtype | None = None, out: None = None) -> Tensor:
     """Sum over `dim` (all dims when None); ints and bools sum into int64."""
     check_out(out, "sum")
-    dt = dtype or _int_to_long(input.dtype)
-    axes = reduce_dims(input.dim(), dim)
+    dt = dtype or _int_to_long(input._dtype)
+    axes = reduce_dims(input._a.ndim, dim)
     return _reduce("sum", _sum_kernel, input, axes, keepdim, dt, acc=acc_np(dt))
 
 
@@ -63,6 +60,7 @@ def _sum_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
     out[...] = np.sum(x.astype(acc, copy=False), axis=axes, keepdims=True).reshape(out.shape)
 
 
+@op(REDUCTION, method=True)
 def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
          dtype: dtype | None = None, out: None = None) -> Tensor:
     """Mean over `dim`; floating dtypes only (pass `dtype=` to average an integer tensor)."""
@@ -85,6 +83,7 @@ def _mean_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], acc: 
         out[...] = (total / acc.type(count)).reshape(out.shape)
 
 
+@op(REDUCTION, method=True)
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: dtype | None = None, out: None = None) -> Tensor:
     """Product over one dim (or all); ints and bools multiply into int64."""
@@ -122,12 +121,14 @@ def _check_nonempty(fn: str, x: Tensor, axes: tuple[int, ...], dim_given: bool) 
             raise IndexError(f"{fn}(): Expected reduction dim {a} to have non-zero size.")
 
 
+@op(REDUCTION, method=True)
 def amax(input: Tensor, dim: DimArg = (), keepdim: bool = False, *,
          out: None = None) -> Tensor:
     """The largest value over `dim` (all dims by default); NaN propagates."""
     return _amax_amin("amax", input, dim, keepdim, out)
 
 
+@op(REDUCTION, method=True)
 def amin(input: Tensor, dim: DimArg = (), keepdim: bool = False, *,
          out: None = None) -> Tensor:
     """The smallest value over `dim` (all dims by default); NaN propagates."""
@@ -154,12 +155,13 @@ def max(input: Tensor, dim: Tensor) -> Tensor: ...
 @overload
 def max(input: Tensor, dim: int, keepdim: bool = False, *,
         out: None = None) -> return_types.max: ...
+@op(REDUCTION, method=True)
 def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         out: None = None) -> Tensor | return_types.max:
     """max(input) -> the largest value; max(input, dim) -> (values, indices) with the first
     maximal index; max(input, other) -> maximum(input, other)."""
     if isinstance(dim, Tensor):
-        from fake_torch._kernels.pointwise import maximum  # the binary form is a pointwise op
+        from fake_torch._kernels.clamp import maximum  # the binary form is a pointwise op
 
         result: Tensor = maximum(input, dim)
         return result
@@ -174,12 +176,13 @@ def min(input: Tensor, dim: Tensor) -> Tensor: ...
 @overload
 def min(input: Tensor, dim: int, keepdim: bool = False, *,
         out: None = None) -> return_types.min: ...
+@op(REDUCTION, method=True)
 def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
         out: None = None) -> Tensor | return_types.min:
     """min(input) -> the smallest value; min(input, dim) -> (values, indices) with the first
     minimal index; min(input, other) -> minimum(input, other)."""
     if isinstance(dim, Tensor):
-        from fake_torch._kernels.pointwise import minimum  # the binary form is a pointwise op
+        from fake_torch._kernels.clamp import minimum  # the binary form is a pointwise op
 
         result: Tensor = minimum(input, dim)
         return result
@@ -217,11 +220,13 @@ def _extreme_dim_kernel(values: np.ndarray, indices: np.ndarray, x: np.ndarray, 
     values[...] = np.take_along_axis(x, idx, axis).reshape(values.shape)
 
 
+@op(REDUCTION, method=True)
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first maximal value over `dim` (of the flattened tensor when None)."""
     return _arg_extreme("argmax", input, dim, keepdim)
 
 
+@op(REDUCTION, method=True)
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first minimal value over `dim` (of the flattened tensor when None)."""
     return _arg_extreme("argmin", input, dim, keepdim)
@@ -248,12 +253,14 @@ def _arg_extreme_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None,
 # --- all, any --------------------------------------------------------------------------------
 
 
+@op(REDUCTION, method=True)
 def all(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
         out: None = None) -> Tensor:
     """True where every element over `dim` is non-zero (uint8 in, uint8 out)."""
     return _all_any("all", input, dim, keepdim, out)
 
 
+@op(REDUCTION, method=True)
 def any(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
         out: None = None) -> Tensor:
     """True where some element over `dim` is non-zero (uint8 in, uint8 out)."""
@@ -271,9 +278,3 @@ def _all_any_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
                     every: bool) -> None:
     fold = np.all if every else np.any
     out[...] = fold(x, axis=axes, keepdims=True).reshape(out.shape)
-
-
-__all__ = [
-    "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "cumsum", "log_softmax", "max",
-    "mean", "min", "norm", "prod", "softmax", "sort", "std", "sum", "topk", "var",
-]

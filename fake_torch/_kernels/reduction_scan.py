@@ -13,14 +13,17 @@ from fake_torch._dtype import dtype, float16, float32, int64
 from fake_torch._kernels._common import launch, new_tensor, new_tensor_exact
 from fake_torch._kernels._elementwise import enter_quiet, exit_quiet
 from fake_torch._kernels._reduce_util import CPP_NAME, SCALAR_NAME, acc_np, cast, check_out
+from fake_torch._opdef import EXTERN, REDUCTION, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 
+@op(REDUCTION, method=True, aten=("_softmax",))
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`; launches `_softmax`."""
     return _softmax_like("_softmax", "softmax_kernel_impl", input, dim, dtype)
 
 
+@op(REDUCTION, method=True, aten=("_log_softmax",))
 def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """(x - max) - log(sum(exp(x - max))) along `dim`; launches `_log_softmax`."""
     return _softmax_like("_log_softmax", "log_softmax_kernel_impl", input, dim, dtype)
@@ -72,6 +75,7 @@ def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np
         exit_quiet(token)
 
 
+@op(EXTERN, method=True)
 def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
            out: None = None) -> Tensor:
     """Running sum along `dim`; ints and bools accumulate into int64."""
@@ -86,6 +90,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
     return result
 
 
+@method(EXTERN)
 def cumsum_(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """In-place running sum along `dim` (Tensor.cumsum_); keeps input's dtype."""
     if dtype is not None and dtype is not input.dtype:

@@ -15,9 +15,11 @@ from fake_torch import return_types
 from fake_torch._dtype import bool_, int64
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels._reduce_util import check_out, exact_np
+from fake_torch._opdef import EXTERN, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 
+@op(EXTERN, method=True)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False,
          out: None = None) -> return_types.sort:
     """(values, indices) sorted along `dim`; equal values keep their order (see above)."""
@@ -26,12 +28,14 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     return return_types.sort((values, indices))
 
 
+@op(EXTERN, method=True, aten=())
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
             stable: bool = False) -> Tensor:
     """The indices that sort `input` along `dim` (torch launches a full `sort`)."""
     return _sorted("sort", input, dim, descending, None)[1]
 
 
+@op(EXTERN, method=True)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
          out: None = None) -> return_types.topk:
     """The `k` largest (or smallest) values along `dim` and their indices, best first; with
@@ -79,6 +83,3 @@ def _stable_order(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     if a.dtype.kind == "f":  # NaN first, then by falling value; lexsort is stable
         return np.lexsort((-a, ~np.isnan(a)), axis=axis)
     return np.argsort(~a, axis=axis, kind="stable")  # ~ reverses ints (and bools), no overflow
-
-
-__all__ = ["argsort", "sort", "topk"]

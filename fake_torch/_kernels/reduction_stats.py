@@ -22,9 +22,11 @@ from fake_torch._kernels._reduce_util import (
     out_shape,
     reduce_dims,
 )
+from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Number, Tensor
 
 
+@op(REDUCTION, method=True)
 def var(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None,
         out: None = None) -> Tensor:
@@ -32,6 +34,7 @@ def var(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
     return _var_std("var", input, dim, unbiased, keepdim, correction, out)
 
 
+@op(REDUCTION, method=True)
 def std(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None,
         out: None = None) -> Tensor:
@@ -72,6 +75,7 @@ def _var_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], dof: f
         out[...] = (np.sqrt(v) if root else v).reshape(out.shape)
 
 
+@op(REDUCTION, method=True, aten=("linalg_vector_norm",))
 def norm(input: Tensor, p: float | str | None = "fro", dim: DimArg = None,
          keepdim: bool = False, out: None = None, dtype: dtype | None = None) -> Tensor:
     """torch.norm: a vector p-norm over `dim` ("fro" is the 2-norm over at most two dims)."""
@@ -91,6 +95,7 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: DimArg = None,
     return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
+@op(REDUCTION, namespace="torch.linalg", aten=("linalg_vector_norm",))
 def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
                 keepdim: bool = False, *, dtype: dtype | None = None,
                 out: None = None) -> Tensor:
@@ -141,6 +146,3 @@ def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...]
         else:
             r = np.sum(a ** acc.type(ord), **kw) ** acc.type(1.0 / ord)
     out[...] = r.reshape(out.shape)
-
-
-__all__ = ["norm", "std", "var", "vector_norm"]

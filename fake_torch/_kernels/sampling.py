@@ -23,6 +23,7 @@ from fake_torch._kernels._random_common import (
     no_out,
     type_range,
 )
+from fake_torch._opdef import RANDOM, data_dependent, method, op
 from fake_torch._tensor import Tensor
 
 _MAX_CATEGORIES = 1 << 24  # float32 represents every integer up to here
@@ -57,6 +58,7 @@ def _int_range(out: Tensor, low: int, high: int) -> dict[str, int]:
     return {"low": low, "high": high}
 
 
+@op(RANDOM)
 def randint(*args: Any, size: Any = None, low: int | None = None, high: int | None = None,
             generator: Generator | None = None, out: Tensor | None = None,
             dtype: dtype | None = None, device: DeviceLike | None = None,
@@ -83,6 +85,7 @@ def randint(*args: Any, size: Any = None, low: int | None = None, high: int | No
     return finish(t, requires_grad)
 
 
+@op(RANDOM)
 def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | None = None,
                  generator: Generator | None = None, dtype: dtype | None = None,
                  device: DeviceLike | None = None, requires_grad: bool = False,
@@ -102,6 +105,7 @@ def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | 
     return finish(t, requires_grad)
 
 
+@method(RANDOM)
 def random_(input: Tensor, *args: int | None, generator: Generator | None = None,
             **kwargs: int | None) -> Tensor:
     """Tensor.random_(from=0, to=None): integers uniform on [from, to) in place; with no `to`,
@@ -129,6 +133,7 @@ def random_(input: Tensor, *args: int | None, generator: Generator | None = None
                 params=_int_range(input, lo, hi))
 
 
+@op(RANDOM)
 def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,
              dtype: dtype | None = None, device: DeviceLike | None = None,
              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -150,6 +155,7 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     return finish(t, requires_grad)
 
 
+@op(RANDOM, method=True, graph_break=data_dependent("aten.multinomial.default"))
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
     """Sample category indices from the rows of `input` (unnormalised probabilities, 1-D or
@@ -182,6 +188,3 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         K.check_probabilities(input._a.astype(np.float64))
     return draw("multinomial", K.multinomial_kernel, result, generator, (input,),
                 {"replacement": bool(replacement)})
-
-
-__all__ = ["multinomial", "randint", "randint_like", "random_", "randperm"]

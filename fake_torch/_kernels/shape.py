@@ -31,24 +31,9 @@ from fake_torch._kernels._strides import (
     view_strides,
     wrap,
 )
-from fake_torch._kernels.expand import (
-    as_strided,
-    broadcast_shapes,
-    broadcast_tensors,
-    broadcast_to,
-    diagonal,
-)
 from fake_torch._kernels.expand import expand as expand  # Tensor methods only (no torch.expand)
 from fake_torch._kernels.expand import expand_as as expand_as
-from fake_torch._kernels.split import (
-    chunk,
-    narrow,
-    select,
-    split,
-    split_with_sizes,
-    tensor_split,
-    unbind,
-)
+from fake_torch._opdef import POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor, wrap_dim
 
 _VIEW_HINT = ("view size is not compatible with input tensor's size and stride (at least one "
@@ -57,6 +42,7 @@ _VIEW_HINT = ("view size is not compatible with input tensor's size and stride (
 
 # --- view / reshape / flatten -------------------------------------------------------------------
 
+@method(VIEW)
 def view(self: Tensor, *shape: Any) -> Tensor:
     """Tensor.view(*shape) or Tensor.view(dtype): same storage, new shape (or element type)."""
     if len(shape) == 1 and type(shape[0]) is dtype:
@@ -108,10 +94,12 @@ def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
     return restride(self, shape, strides, dt=dt)
 
 
+@method(VIEW)
 def view_as(self: Tensor, other: Tensor) -> Tensor:
     return view(self, other.shape)
 
 
+@op(VIEW)
 def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     """A view when torch's stride rule allows it, else one "clone" launch into a fresh
     contiguous buffer (torch: clone + _unsafe_view)."""
@@ -127,6 +115,13 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     return out
 
 
+@method(VIEW, name="reshape")
+def reshape_method(self: Tensor, *shape: Any) -> Tensor:
+    """Tensor.reshape(*shape): the sizes as arguments, or one sequence of them."""
+    return reshape(self, shape)
+
+
+@method(VIEW)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return reshape(self, other.shape)
 
@@ -135,6 +130,7 @@ def _copy_reshaped_kernel(out: np.ndarray, src: np.ndarray) -> None:
     np.copyto(out.reshape(src.shape), src)  # out is contiguous: its reshape is a view
 
 
+@op(VIEW, method=True)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if input.dim() == 0:
         return reshape(input, (1,))
@@ -147,6 +143,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, (*shape[:start], numel(shape[start:end + 1]), *shape[end + 1:]))
 
 
+@op(VIEW, method=True)
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     d = wrap_dim(dim, input.dim())
     parts = int_sizes(tuple(sizes), "unflatten", "sizes")
@@ -163,6 +160,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 # --- adding, removing and reordering dims -------------------------------------------------------
 
+@op(VIEW, method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     ndim = input.dim()
     d = wrap_dim(dim, ndim + 1)
@@ -172,6 +170,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     return reshaped(input, shape, strides)
 
 
+@op(VIEW, method=True)
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Drop size-1 dims (all of them, or those named in `dim`; a named dim of another size
     stays)."""
@@ -191,20 +190,24 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     return wrap(input, input._a.squeeze(axes) if axes else input._a.view())
 
 
+@op(VIEW, method=True)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = input.dim()
     d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
     return wrap(input, np.swapaxes(input._a, d0, d1) if ndim else input._a.view())
 
 
+@op(VIEW, method=True)
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose(input, axis0, axis1)
 
 
+@op(VIEW, method=True)
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
+@op(VIEW, method=True)
 def permute(input: Tensor, *dims: Any) -> Tensor:
     order = int_sizes(dims, "permute", "dims")
     ndim = input.dim()
@@ -218,6 +221,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     return wrap(input, input._a.transpose(wrapped))
 
 
+@op(VIEW, method=True)
 def t(input: Tensor) -> Tensor:
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -225,6 +229,7 @@ def t(input: Tensor) -> Tensor:
     return transpose(input, 0, -1) if input.dim() == 2 else wrap(input, input._a.view())
 
 
+@tensor_property(VIEW, "T")
 def numpy_T(input: Tensor) -> Tensor:
     """Tensor.T: all dims reversed (torch warns for anything but a matrix)."""
     if input.dim() > 2:
@@ -236,6 +241,7 @@ def numpy_T(input: Tensor) -> Tensor:
     return wrap(input, input._a.T)
 
 
+@tensor_property(VIEW, "mT")
 def mT(input: Tensor) -> Tensor:
     """Tensor.mT: the last two dims swapped."""
     if input.dim() < 2:
@@ -244,6 +250,7 @@ def mT(input: Tensor) -> Tensor:
     return transpose(input, -2, -1)
 
 
+@op(VIEW, method=True)
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (real dtypes only here: a transpose)."""
     if input.dim() < 2:
@@ -252,6 +259,7 @@ def adjoint(input: Tensor) -> Tensor:
     return transpose(input, -2, -1)
 
 
+@op(VIEW, method=True)
 def movedim(input: Tensor, source: int | Sequence[int],
             destination: int | Sequence[int]) -> Tensor:
     src = [source] if isinstance(source, int) else list(source)
@@ -272,6 +280,7 @@ def movedim(input: Tensor, source: int | Sequence[int],
     return wrap(input, input._a.transpose(order))
 
 
+@op(VIEW, method=True)
 def moveaxis(input: Tensor, source: int | Sequence[int],
              destination: int | Sequence[int]) -> Tensor:
     return movedim(input, source, destination)
@@ -279,14 +288,17 @@ def moveaxis(input: Tensor, source: int | Sequence[int],
 
 # --- at least n dims ----------------------------------------------------------------------------
 
+@op(VIEW)
 def atleast_1d(*tensors: Any) -> Any:
     return _atleast(tensors, 1)
 
 
+@op(VIEW)
 def atleast_2d(*tensors: Any) -> Any:
     return _atleast(tensors, 2)
 
 
+@op(VIEW)
 def atleast_3d(*tensors: Any) -> Any:
     return _atleast(tensors, 3)
 
@@ -311,6 +323,7 @@ def _lift(t: Tensor, n: int) -> Tensor:
 
 # --- dense copies -------------------------------------------------------------------------------
 
+@method(POINTWISE, aten=())
 def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
     """`self` when already contiguous (no launch), else one "clone" into a dense buffer."""
     is_contiguous_format(memory_format, "contiguous")  # (refuses the formats not emulated)
@@ -321,6 +334,7 @@ def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
     return out
 
 
+@op(POINTWISE, method=True)
 def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
     """One "clone" launch. torch.preserve_format (the default) keeps the dim order: a dense
     input's strides are kept exactly; torch.contiguous_format gives row-major strides."""
@@ -336,11 +350,3 @@ def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
 
 def copy_kernel(out: np.ndarray, src: np.ndarray) -> None:
     np.copyto(out, src, casting="unsafe")
-
-
-__all__ = [
-    "adjoint", "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
-    "broadcast_tensors", "broadcast_to", "chunk", "clone", "diagonal", "flatten", "moveaxis",
-    "movedim", "narrow", "permute", "reshape", "select", "split", "split_with_sizes", "squeeze",
-    "swapaxes", "swapdims", "t", "tensor_split", "transpose", "unbind", "unflatten", "unsqueeze",
-]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fake_torch._kernels._strides import restride, scalar_type_name, wrap
+from fake_torch._opdef import VIEW, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 
@@ -31,6 +32,7 @@ def slice_dim(t: Tensor, dim: int, start: int | None, stop: int | None, step: in
     return restride(t, shape, strides, lo * t.stride()[dim] * t.element_size())
 
 
+@op(VIEW, method=True)
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, with that dim removed."""
     if input.dim() == 0:
@@ -44,6 +46,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return wrap(input, input._a[(slice(None),) * d + (index, Ellipsis)])
 
 
+@op(VIEW, method=True)
 def narrow(input: Tensor, dim: int, start: int | Tensor, length: int) -> Tensor:
     """`length` elements of `dim` from `start` (a view)."""
     if input.dim() == 0:
@@ -80,6 +83,7 @@ def _split_sizes(tensor: Tensor, d: int, sizes: Sequence[int]) -> tuple[Tensor, 
     return tuple(pieces)
 
 
+@op(VIEW, method=True)
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
           dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along `dim` (the last may be smaller), or pieces of the listed
@@ -100,6 +104,7 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
     return tuple(slice_dim(tensor, d, i * step, min((i + 1) * step, size)) for i in range(n))
 
 
+@op(VIEW, method=True)
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int],
                      dim: int = 0) -> tuple[Tensor, ...]:
     if input.dim() == 0:
@@ -107,6 +112,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int],
     return _split_sizes(input, wrap_dim(dim, input.dim()), list(split_sizes))
 
 
+@op(VIEW, method=True)
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """At most `chunks` equal pieces (ceil-sized) along `dim`."""
     if input.dim() == 0:
@@ -121,6 +127,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, step, d)
 
 
+@op(VIEW, method=True)
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     if input.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -128,6 +135,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(select(input, d, i) for i in range(input.shape[d]))
 
 
+@op(VIEW, method=True)
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """numpy.array_split along `dim`: `n` near-equal sections, or cuts at the given indices."""
     if input.dim() == 0:
@@ -158,8 +166,3 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     cuts = [operator.index(i) for i in spec]
     bounds = [0, *cuts, size]
     return tuple(slice_dim(input, d, a, b) for a, b in itertools.pairwise(bounds))
-
-
-__all__ = [
-    "chunk", "narrow", "select", "split", "split_with_sizes", "tensor_split", "unbind",
-]

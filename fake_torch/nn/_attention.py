@@ -29,15 +29,20 @@ from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, flo
 from fake_torch._factories import ones
 from fake_torch._generator import generator_for
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._opdef import EXTERN, REDUCTION, aten_op, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
 from fake_torch.nn._pad import constant_pad_nd
+
+aten_op("_safe_softmax", REDUCTION)  # the math backend's softmax (a row of -inf gives 0s)
 
 _HALF = (float16, bfloat16)
 _MEM_EFF_ALIGNMENT = 8  # attention.cpp preprocess_mask: mask strides must be multiples of 8
 _warned_mask_alignment = False
 
 
+@op(EXTERN, namespace="torch.nn.functional", aten=("_scaled_dot_product_flash_attention",
+                                                   "_scaled_dot_product_efficient_attention"))
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -219,7 +224,7 @@ def _math(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float
         attn = dropout(attn, dropout_p)
     if origin in _HALF:
         attn.to(origin)  # torch also returns the weights in the input dtype: one more copy
-    out = attn @ v
+    out: Tensor = attn @ v
     return out.to(origin) if origin in _HALF else out
 
 

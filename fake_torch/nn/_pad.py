@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Number, Tensor
 from fake_torch.nn import _kernels
 
@@ -13,6 +14,9 @@ _NON_CONSTANT = {"reflect": ("reflection", "reflect"), "replicate": ("replicatio
 _SUPPORTED_DIMS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}  # pads per side -> input dims torch accepts
 
 
+@op(POINTWISE, namespace="torch.nn.functional",
+    aten=("constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+          "replication_pad1d", "replication_pad2d", "replication_pad3d"))
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """Pad the last len(pad)//2 dims; `pad` lists (left, right) pairs from the last dim back.

@@ -43,15 +43,17 @@ from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._kernels import pointwise_math as _pointwise_math
 from fake_torch._kernels._common import common_device, launch, new_tensor
+from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
-from fake_torch.nn._attention import scaled_dot_product_attention
+from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
 from fake_torch.nn._names import typename
-from fake_torch.nn._pad import pad
+from fake_torch.nn._pad import pad as pad
 
 # --- linear and embedding ---------------------------------------------------------------------
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias: (*, in) x (out, in) -> (*, out), as torch's at::linear."""
     if input.dim() == 2 and bias is not None:
@@ -66,6 +68,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out
 
 
+@op(POINTWISE, namespace="torch.nn.functional", aten=("embedding",))
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -94,28 +97,34 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 # --- activations ------------------------------------------------------------------------------
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def relu_(input: Tensor) -> Tensor:
     return input.relu_()
 
 
+@op(POINTWISE, namespace="torch.nn.functional", aten=("silu", "silu_"))
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x): one `silu` launch (`silu_` in place)."""
     return _pointwise_math.silu(input, inplace=inplace)
 
 
+@op(POINTWISE, namespace="torch.nn.functional", aten=("gelu",))
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """One `gelu` launch; approximate='tanh' uses the tanh formula."""
     return _pointwise_math.gelu(input, approximate=approximate)
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
 
@@ -129,12 +138,14 @@ def _softmax_dim(name: str, ndim: int, dim: int | None) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dtype | None = None) -> Tensor:
     """exp(x - max) / sum along `dim`: one `_softmax` (after a `_to_copy` if dtype is given)."""
     return input.softmax(_softmax_dim("softmax", input.dim(), dim), dtype=dtype)
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dtype | None = None) -> Tensor:
     """One `_log_softmax` (after a `_to_copy` if dtype is given)."""
@@ -167,6 +178,7 @@ def _check_norm_args(input: Tensor, shape: list[int], weight: Tensor | None,
                            f"size{list(input.shape)}")
 
 
+@op(REDUCTION, namespace="torch.nn.functional", aten=("native_layer_norm",))
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
@@ -208,6 +220,7 @@ def _warn_mixed_dtypes(input: Tensor, weight: Tensor) -> None:
                       "Cannot dispatch to fused implementation.", UserWarning, stacklevel=3)
 
 
+@op(REDUCTION, namespace="torch.nn.functional", aten=("_fused_rms_norm",))
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
              weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims, computed
@@ -248,6 +261,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     return out.type_as(input)
 
 
+@op(COMPOSITE, namespace="torch.nn.functional")
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """input / max(||input||_p over dim, eps)."""
@@ -262,6 +276,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 # --- dropout ----------------------------------------------------------------------------------
 
 
+@op(RANDOM, namespace="torch.nn.functional", aten=("native_dropout",))
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1-p); identity (the
@@ -286,8 +301,6 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     return out
 
 
-__all__ = [
-    "dropout", "embedding", "gelu", "layer_norm", "linear", "log_softmax", "normalize", "pad",
-    "relu", "relu_", "rms_norm", "scaled_dot_product_attention", "sigmoid", "silu", "softmax",
-    "tanh",
-]
+aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first
+globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
+__all__ = sorted(exports("torch.nn.functional"))

@@ -1,8 +1,9 @@
 """torch.nn.Parameter and torch.nn.Buffer: markers that tell a Module what a tensor is.
 
 A Parameter is a Tensor subclass over the SAME numpy view as the tensor it wraps (no copy, no
-launch); ops on it return plain Tensors, as in torch. A Buffer is a plain Tensor carrying a
-`persistent` flag that `Module.__setattr__` reads.
+launch); ops on it return plain Tensors, as in torch: its `__torch_function__` is torch's
+`_disabled_torch_function_impl`, so it takes no part in dispatch. A Buffer is a plain Tensor
+carrying a `persistent` flag that `Module.__setattr__` reads.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from typing import Any
 
 from fake_torch._factories import empty
 from fake_torch._tensor import Tensor
+from fake_torch._torch_function import _disabled_torch_function_impl
 
 
 class Parameter(Tensor):
     """A Tensor that a Module registers as a parameter when assigned as an attribute.
     `requires_grad` defaults to True (it is stored only: fake_torch has no autograd)."""
+
+    __torch_function__ = _disabled_torch_function_impl  # type: ignore[assignment]
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:

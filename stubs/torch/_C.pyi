@@ -2,3 +2,4 @@
 from fake_torch._C import (
     _construct_storage_from_data_pointer as _construct_storage_from_data_pointer,
 )
+from fake_torch._C import *

@@ -6,116 +6,28 @@ from fake_torch import (
     Size as Size,
     Tensor as Tensor,
     UntypedStorage as UntypedStorage,
-    abs as abs,
-    abs_ as abs_,
-    add as add,
-    addmm as addmm,
-    adjoint as adjoint,
-    all as all,
-    allclose as allclose,
-    amax as amax,
-    amin as amin,
-    any as any,
-    arange as arange,
-    argmax as argmax,
-    argmin as argmin,
-    argsort as argsort,
-    argwhere as argwhere,
-    as_strided as as_strided,
-    as_tensor as as_tensor,
-    atleast_1d as atleast_1d,
-    atleast_2d as atleast_2d,
-    atleast_3d as atleast_3d,
-    baddbmm as baddbmm,
-    bernoulli as bernoulli,
     bfloat16 as bfloat16,
-    bitwise_and as bitwise_and,
-    bitwise_left_shift as bitwise_left_shift,
-    bitwise_not as bitwise_not,
-    bitwise_or as bitwise_or,
-    bitwise_right_shift as bitwise_right_shift,
-    bitwise_xor as bitwise_xor,
-    bmm as bmm,
     bool as bool,
     broadcast_shapes as broadcast_shapes,
-    broadcast_tensors as broadcast_tensors,
-    broadcast_to as broadcast_to,
     can_cast as can_cast,
-    cat as cat,
-    ceil as ceil,
-    ceil_ as ceil_,
-    chunk as chunk,
-    clamp as clamp,
-    clamp_ as clamp_,
-    clamp_max as clamp_max,
-    clamp_max_ as clamp_max_,
-    clamp_min as clamp_min,
-    clamp_min_ as clamp_min_,
-    clip as clip,
-    clip_ as clip_,
-    clone as clone,
     compile as compile,
     compiler as compiler,
-    concat as concat,
-    concatenate as concatenate,
-    cos as cos,
-    cos_ as cos_,
     cuda as cuda,
-    cumsum as cumsum,
     default_generator as default_generator,
     device as device,
-    diag as diag,
-    diagonal as diagonal,
-    div as div,
-    divide as divide,
-    dot as dot,
     double as double,
-    dstack as dstack,
     dtype as dtype,
-    einsum as einsum,
-    empty as empty,
-    empty_like as empty_like,
     enable_grad as enable_grad,
-    eq as eq,
-    equal as equal,
-    erf as erf,
-    erf_ as erf_,
-    exp as exp,
-    exp_ as exp_,
-    eye as eye,
-    fill_ as fill_,
     finfo as finfo,
-    fix as fix,
-    flatten as flatten,
-    flip as flip,
-    fliplr as fliplr,
-    flipud as flipud,
     float as float,
     float16 as float16,
     float32 as float32,
     float64 as float64,
-    floor as floor,
-    floor_ as floor_,
-    floor_divide as floor_divide,
-    from_numpy as from_numpy,
-    full as full,
-    full_like as full_like,
     fx as fx,
-    gather as gather,
-    ge as ge,
     get_default_dtype as get_default_dtype,
     get_rng_state as get_rng_state,
-    greater as greater,
-    greater_equal as greater_equal,
-    gt as gt,
     half as half,
-    hstack as hstack,
     iinfo as iinfo,
-    index_copy as index_copy,
-    index_fill as index_fill,
-    index_put as index_put,
-    index_put_ as index_put_,
-    index_select as index_select,
     inference_mode as inference_mode,
     initial_seed as initial_seed,
     install as install,
@@ -130,146 +42,240 @@ from fake_torch import (
     is_inference_mode_enabled as is_inference_mode_enabled,
     is_installed as is_installed,
     is_tensor as is_tensor,
-    isclose as isclose,
-    isfinite as isfinite,
-    isinf as isinf,
-    isnan as isnan,
-    le as le,
-    lerp as lerp,
-    less as less,
-    less_equal as less_equal,
     library as library,
     linalg as linalg,
-    linspace as linspace,
-    log as log,
-    log1p as log1p,
-    log1p_ as log1p_,
-    log_ as log_,
-    log_softmax as log_softmax,
-    logical_and as logical_and,
-    logical_not as logical_not,
-    logical_or as logical_or,
-    logical_xor as logical_xor,
     long as long,
-    lt as lt,
     manual_seed as manual_seed,
-    masked_fill as masked_fill,
-    masked_select as masked_select,
-    matmul as matmul,
-    max as max,
-    maximum as maximum,
-    mean as mean,
-    min as min,
-    minimum as minimum,
-    mm as mm,
-    moveaxis as moveaxis,
-    movedim as movedim,
-    mul as mul,
-    multinomial as multinomial,
-    multiply as multiply,
-    mv as mv,
-    narrow as narrow,
-    ne as ne,
-    neg as neg,
-    neg_ as neg_,
     nn as nn,
     no_grad as no_grad,
-    nonzero as nonzero,
-    norm as norm,
-    normal as normal,
-    not_equal as not_equal,
     numel as numel,
-    ones as ones,
-    ones_like as ones_like,
     ops as ops,
-    outer as outer,
-    permute as permute,
-    positive as positive,
-    pow as pow,
-    prod as prod,
     profiler as profiler,
     promote_types as promote_types,
-    rand as rand,
-    rand_like as rand_like,
-    randint as randint,
-    randint_like as randint_like,
-    randn as randn,
-    randn_like as randn_like,
-    randperm as randperm,
-    reciprocal as reciprocal,
-    reciprocal_ as reciprocal_,
-    relu as relu,
-    relu_ as relu_,
-    remainder as remainder,
-    repeat_interleave as repeat_interleave,
-    reshape as reshape,
     result_type as result_type,
     return_types as return_types,
-    roll as roll,
-    round as round,
-    round_ as round_,
-    rsqrt as rsqrt,
-    rsqrt_ as rsqrt_,
-    rsub as rsub,
-    scalar_tensor as scalar_tensor,
-    scatter as scatter,
-    scatter_add as scatter_add,
     seed as seed,
-    select as select,
     set_default_dtype as set_default_dtype,
     set_grad_enabled as set_grad_enabled,
     set_printoptions as set_printoptions,
     set_rng_state as set_rng_state,
     short as short,
-    sigmoid as sigmoid,
-    sigmoid_ as sigmoid_,
-    sign as sign,
-    sin as sin,
-    sin_ as sin_,
-    softmax as softmax,
-    sort as sort,
-    split as split,
-    split_with_sizes as split_with_sizes,
-    sqrt as sqrt,
-    sqrt_ as sqrt_,
-    square as square,
-    square_ as square_,
-    squeeze as squeeze,
-    stack as stack,
-    std as std,
-    sub as sub,
-    subtract as subtract,
-    sum as sum,
-    swapaxes as swapaxes,
-    swapdims as swapdims,
-    t as t,
-    take as take,
-    take_along_dim as take_along_dim,
-    tanh as tanh,
-    tanh_ as tanh_,
-    tensor as tensor,
-    tensor_split as tensor_split,
     testing as testing,
-    tile as tile,
-    topk as topk,
-    transpose as transpose,
-    tril as tril,
-    triu as triu,
-    true_divide as true_divide,
-    trunc as trunc,
-    trunc_ as trunc_,
     uint8 as uint8,
-    unbind as unbind,
-    unflatten as unflatten,
     uninstall as uninstall,
-    unsqueeze as unsqueeze,
-    var as var,
-    vstack as vstack,
-    where as where,
-    zero_ as zero_,
-    zeros as zeros,
-    zeros_like as zeros_like,
 )
+from fake_torch._kernels.pointwise_math import abs as abs
+from fake_torch._kernels.pointwise_math import abs_ as abs_
+from fake_torch._kernels.pointwise_math import abs as absolute
+from fake_torch._kernels.arith import add as add
+from fake_torch._kernels.linalg import addmm as addmm
+from fake_torch._kernels.shape import adjoint as adjoint
+from fake_torch._kernels.reduction import all as all
+from fake_torch._kernels.closeness import allclose as allclose
+from fake_torch._kernels.reduction import amax as amax
+from fake_torch._kernels.reduction import amin as amin
+from fake_torch._kernels.reduction import any as any
+from fake_torch._factories import arange as arange
+from fake_torch._kernels.reduction import argmax as argmax
+from fake_torch._kernels.reduction import argmin as argmin
+from fake_torch._kernels.reduction_sort import argsort as argsort
+from fake_torch._kernels.masked import argwhere as argwhere
+from fake_torch._kernels.expand import as_strided as as_strided
+from fake_torch._factories import as_tensor as as_tensor
+from fake_torch._kernels.shape import atleast_1d as atleast_1d
+from fake_torch._kernels.shape import atleast_2d as atleast_2d
+from fake_torch._kernels.shape import atleast_3d as atleast_3d
+from fake_torch._kernels.linalg import baddbmm as baddbmm
+from fake_torch._kernels.random import bernoulli as bernoulli
+from fake_torch._kernels.compare import bitwise_and as bitwise_and
+from fake_torch._kernels.compare import bitwise_left_shift as bitwise_left_shift
+from fake_torch._kernels.compare import bitwise_not as bitwise_not
+from fake_torch._kernels.compare import bitwise_or as bitwise_or
+from fake_torch._kernels.compare import bitwise_right_shift as bitwise_right_shift
+from fake_torch._kernels.compare import bitwise_xor as bitwise_xor
+from fake_torch._kernels.linalg import bmm as bmm
+from fake_torch._kernels.expand import broadcast_tensors as broadcast_tensors
+from fake_torch._kernels.expand import broadcast_to as broadcast_to
+from fake_torch._kernels.join import cat as cat
+from fake_torch._kernels.pointwise_math import ceil as ceil
+from fake_torch._kernels.pointwise_math import ceil_ as ceil_
+from fake_torch._kernels.split import chunk as chunk
+from fake_torch._kernels.clamp import clamp as clamp
+from fake_torch._kernels.clamp import clamp_ as clamp_
+from fake_torch._kernels.clamp import clamp_max as clamp_max
+from fake_torch._kernels.clamp import clamp_max_ as clamp_max_
+from fake_torch._kernels.clamp import clamp_min as clamp_min
+from fake_torch._kernels.clamp import clamp_min_ as clamp_min_
+from fake_torch._kernels.clamp import clamp as clip
+from fake_torch._kernels.clamp import clamp_ as clip_
+from fake_torch._kernels.shape import clone as clone
+from fake_torch._kernels.join import cat as concat
+from fake_torch._kernels.join import concatenate as concatenate
+from fake_torch._kernels.pointwise_math import cos as cos
+from fake_torch._kernels.pointwise_math import cos_ as cos_
+from fake_torch._kernels.reduction_scan import cumsum as cumsum
+from fake_torch._kernels.join import diag as diag
+from fake_torch._kernels.expand import diagonal as diagonal
+from fake_torch._kernels.division import div as div
+from fake_torch._kernels.division import div as divide
+from fake_torch._kernels.linalg import dot as dot
+from fake_torch._kernels.join import dstack as dstack
+from fake_torch._kernels.linalg_einsum import einsum as einsum
+from fake_torch._factories import empty as empty
+from fake_torch._factories import empty_like as empty_like
+from fake_torch._kernels.compare import eq as eq
+from fake_torch._kernels.closeness import equal as equal
+from fake_torch._kernels.pointwise_math import erf as erf
+from fake_torch._kernels.pointwise_math import erf_ as erf_
+from fake_torch._kernels.pointwise_math import exp as exp
+from fake_torch._kernels.pointwise_math import exp_ as exp_
+from fake_torch._factories import eye as eye
+from fake_torch._kernels.cast import fill_ as fill_
+from fake_torch._kernels.pointwise_math import trunc as fix
+from fake_torch._kernels.pointwise_math import trunc_ as fix_
+from fake_torch._kernels.shape import flatten as flatten
+from fake_torch._kernels.join import flip as flip
+from fake_torch._kernels.join import fliplr as fliplr
+from fake_torch._kernels.join import flipud as flipud
+from fake_torch._kernels.pointwise_math import floor as floor
+from fake_torch._kernels.pointwise_math import floor_ as floor_
+from fake_torch._kernels.division import floor_divide as floor_divide
+from fake_torch._factories import from_numpy as from_numpy
+from fake_torch._factories import full as full
+from fake_torch._factories import full_like as full_like
+from fake_torch._kernels.index_ops import gather as gather
+from fake_torch._kernels.compare import ge as ge
+from fake_torch._kernels.compare import gt as greater
+from fake_torch._kernels.compare import ge as greater_equal
+from fake_torch._kernels.compare import gt as gt
+from fake_torch._kernels.join import hstack as hstack
+from fake_torch._kernels.index_ops import index_copy as index_copy
+from fake_torch._kernels.index_ops import index_fill as index_fill
+from fake_torch._kernels.advanced_index import index_put as index_put
+from fake_torch._kernels.advanced_index import index_put_ as index_put_
+from fake_torch._kernels.index_ops import index_select as index_select
+from fake_torch._kernels.closeness import isclose as isclose
+from fake_torch._kernels.compare import isfinite as isfinite
+from fake_torch._kernels.compare import isinf as isinf
+from fake_torch._kernels.compare import isnan as isnan
+from fake_torch._kernels.compare import le as le
+from fake_torch._kernels.arith import lerp as lerp
+from fake_torch._kernels.compare import lt as less
+from fake_torch._kernels.compare import le as less_equal
+from fake_torch._factories import linspace as linspace
+from fake_torch._kernels.pointwise_math import log as log
+from fake_torch._kernels.pointwise_math import log1p as log1p
+from fake_torch._kernels.pointwise_math import log1p_ as log1p_
+from fake_torch._kernels.pointwise_math import log_ as log_
+from fake_torch._kernels.reduction_scan import log_softmax as log_softmax
+from fake_torch._kernels.compare import logical_and as logical_and
+from fake_torch._kernels.compare import logical_not as logical_not
+from fake_torch._kernels.compare import logical_or as logical_or
+from fake_torch._kernels.compare import logical_xor as logical_xor
+from fake_torch._kernels.compare import lt as lt
+from fake_torch._kernels.masked import masked_fill as masked_fill
+from fake_torch._kernels.masked import masked_select as masked_select
+from fake_torch._kernels.linalg import matmul as matmul
+from fake_torch._kernels.reduction import max as max
+from fake_torch._kernels.clamp import maximum as maximum
+from fake_torch._kernels.reduction import mean as mean
+from fake_torch._kernels.reduction import min as min
+from fake_torch._kernels.clamp import minimum as minimum
+from fake_torch._kernels.linalg import mm as mm
+from fake_torch._kernels.shape import moveaxis as moveaxis
+from fake_torch._kernels.shape import movedim as movedim
+from fake_torch._kernels.arith import mul as mul
+from fake_torch._kernels.sampling import multinomial as multinomial
+from fake_torch._kernels.arith import mul as multiply
+from fake_torch._kernels.linalg import mv as mv
+from fake_torch._kernels.split import narrow as narrow
+from fake_torch._kernels.compare import ne as ne
+from fake_torch._kernels.pointwise_math import neg as neg
+from fake_torch._kernels.pointwise_math import neg_ as neg_
+from fake_torch._kernels.pointwise_math import neg as negative
+from fake_torch._kernels.pointwise_math import neg_ as negative_
+from fake_torch._kernels.masked import nonzero as nonzero
+from fake_torch._kernels.reduction_stats import norm as norm
+from fake_torch._kernels.random import normal as normal
+from fake_torch._kernels.compare import ne as not_equal
+from fake_torch._factories import ones as ones
+from fake_torch._factories import ones_like as ones_like
+from fake_torch._kernels.linalg import outer as outer
+from fake_torch._kernels.shape import permute as permute
+from fake_torch._kernels.arith import positive as positive
+from fake_torch._kernels.arith import pow as pow
+from fake_torch._kernels.reduction import prod as prod
+from fake_torch._kernels.random import rand as rand
+from fake_torch._kernels.random import rand_like as rand_like
+from fake_torch._kernels.sampling import randint as randint
+from fake_torch._kernels.sampling import randint_like as randint_like
+from fake_torch._kernels.random import randn as randn
+from fake_torch._kernels.random import randn_like as randn_like
+from fake_torch._kernels.sampling import randperm as randperm
+from fake_torch._kernels.pointwise_math import reciprocal as reciprocal
+from fake_torch._kernels.pointwise_math import reciprocal_ as reciprocal_
+from fake_torch._kernels.pointwise_math import relu as relu
+from fake_torch._kernels.pointwise_math import relu_ as relu_
+from fake_torch._kernels.division import remainder as remainder
+from fake_torch._kernels.join import repeat_interleave as repeat_interleave
+from fake_torch._kernels.shape import reshape as reshape
+from fake_torch._kernels.join import roll as roll
+from fake_torch._kernels.pointwise_math import round as round
+from fake_torch._kernels.pointwise_math import round_ as round_
+from fake_torch._kernels.pointwise_math import rsqrt as rsqrt
+from fake_torch._kernels.pointwise_math import rsqrt_ as rsqrt_
+from fake_torch._kernels.arith import rsub as rsub
+from fake_torch._kernels.cast import scalar_tensor as scalar_tensor
+from fake_torch._kernels.index_ops import scatter as scatter
+from fake_torch._kernels.index_ops import scatter_add as scatter_add
+from fake_torch._kernels.split import select as select
+from fake_torch._kernels.pointwise_math import sigmoid as sigmoid
+from fake_torch._kernels.pointwise_math import sigmoid_ as sigmoid_
+from fake_torch._kernels.pointwise_math import sign as sign
+from fake_torch._kernels.pointwise_math import sin as sin
+from fake_torch._kernels.pointwise_math import sin_ as sin_
+from fake_torch._kernels.reduction_scan import softmax as softmax
+from fake_torch._kernels.reduction_sort import sort as sort
+from fake_torch._kernels.split import split as split
+from fake_torch._kernels.split import split_with_sizes as split_with_sizes
+from fake_torch._kernels.pointwise_math import sqrt as sqrt
+from fake_torch._kernels.pointwise_math import sqrt_ as sqrt_
+from fake_torch._kernels.arith import square as square
+from fake_torch._kernels.arith import square_ as square_
+from fake_torch._kernels.shape import squeeze as squeeze
+from fake_torch._kernels.join import stack as stack
+from fake_torch._kernels.reduction_stats import std as std
+from fake_torch._kernels.arith import sub as sub
+from fake_torch._kernels.arith import sub as subtract
+from fake_torch._kernels.reduction import sum as sum
+from fake_torch._kernels.shape import swapaxes as swapaxes
+from fake_torch._kernels.shape import swapdims as swapdims
+from fake_torch._kernels.shape import t as t
+from fake_torch._kernels.index_ops import take as take
+from fake_torch._kernels.index_ops import take_along_dim as take_along_dim
+from fake_torch._kernels.pointwise_math import tanh as tanh
+from fake_torch._kernels.pointwise_math import tanh_ as tanh_
+from fake_torch._factories import tensor as tensor
+from fake_torch._kernels.split import tensor_split as tensor_split
+from fake_torch._kernels.join import tile as tile
+from fake_torch._kernels.reduction_sort import topk as topk
+from fake_torch._kernels.shape import transpose as transpose
+from fake_torch._kernels.join import tril as tril
+from fake_torch._kernels.join import triu as triu
+from fake_torch._kernels.division import true_divide as true_divide
+from fake_torch._kernels.pointwise_math import trunc as trunc
+from fake_torch._kernels.pointwise_math import trunc_ as trunc_
+from fake_torch._kernels.split import unbind as unbind
+from fake_torch._kernels.shape import unflatten as unflatten
+from fake_torch._kernels.shape import unsqueeze as unsqueeze
+from fake_torch._kernels.reduction_stats import var as var
+from fake_torch._kernels.join import vstack as vstack
+from fake_torch._kernels.compare import where as where
+from fake_torch._kernels.cast import zero_ as zero_
+from fake_torch._factories import zeros as zeros
+from fake_torch._factories import zeros_like as zeros_like
+from fake_torch import *
 from torch import _C as _C
 from torch import _dynamo as _dynamo
 from torch import _inductor as _inductor
+from torch import overrides as overrides

@@ -5,3 +5,4 @@ from fake_torch.library import (
     infer_schema as infer_schema,
     register_fake as register_fake,
 )
+from fake_torch.library import *

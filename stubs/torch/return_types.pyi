@@ -5,3 +5,4 @@ from fake_torch.return_types import (
     sort as sort,
     topk as topk,
 )
+from fake_torch.return_types import *

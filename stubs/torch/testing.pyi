@@ -2,3 +2,4 @@
 from fake_torch.testing import (
     assert_close as assert_close,
 )
+from fake_torch.testing import *

@@ -17,14 +17,15 @@ from fake_torch._dynamo import (
     reset as reset,
     utils as utils,
 )
+from fake_torch._dynamo import *
 from torch._dynamo import backends as backends
 from torch._dynamo import convert_frame as convert_frame
 from torch._dynamo import eval_frame as eval_frame
 from torch._dynamo import graph_breaks as graph_breaks
 from torch._dynamo import guards as guards
-from torch._dynamo import hooks as hooks
 from torch._dynamo import mutation_guard as mutation_guard
 from torch._dynamo import segments as segments
 from torch._dynamo import state as state
 from torch._dynamo import sym_number as sym_number
 from torch._dynamo import trace as trace
+from torch._dynamo import tracing_mode as tracing_mode

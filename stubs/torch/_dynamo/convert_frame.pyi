@@ -6,3 +6,4 @@ from fake_torch._dynamo.convert_frame import (
     frame_for as frame_for,
     reset as reset,
 )
+from fake_torch._dynamo.convert_frame import *

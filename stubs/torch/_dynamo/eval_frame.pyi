@@ -6,3 +6,4 @@ from fake_torch._dynamo.eval_frame import (
     is_compiling as is_compiling,
     optimize as optimize,
 )
+from fake_torch._dynamo.eval_frame import *

@@ -13,3 +13,4 @@ from fake_torch._dynamo.exc import (
     UserError as UserError,
     UserErrorType as UserErrorType,
 )
+from fake_torch._dynamo.exc import *

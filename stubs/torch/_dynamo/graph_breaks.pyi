@@ -3,3 +3,4 @@ from fake_torch._dynamo.graph_breaks import (
     GraphBreak as GraphBreak,
     GraphCompileReason as GraphCompileReason,
 )
+from fake_torch._dynamo.graph_breaks import *

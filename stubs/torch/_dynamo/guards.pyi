@@ -7,3 +7,4 @@ from fake_torch._dynamo.guards import (
     flatten as flatten,
     module_tensors as module_tensors,
 )
+from fake_torch._dynamo.guards import *

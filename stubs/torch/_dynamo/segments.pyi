@@ -6,3 +6,4 @@ from fake_torch._dynamo.segments import (
     same as same,
     structure as structure,
 )
+from fake_torch._dynamo.segments import *

@@ -3,3 +3,4 @@ from fake_torch._dynamo.state import (
     active_tracer as active_tracer,
     is_tracing as is_tracing,
 )
+from fake_torch._dynamo.state import *

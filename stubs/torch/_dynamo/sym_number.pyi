@@ -4,3 +4,4 @@ from fake_torch._dynamo.sym_number import (
     SymInt as SymInt,
     SymNumber as SymNumber,
 )
+from fake_torch._dynamo.sym_number import *

@@ -5,3 +5,4 @@ from fake_torch._dynamo.trace import (
     active_tracer as active_tracer,
     is_tracing as is_tracing,
 )
+from fake_torch._dynamo.trace import *

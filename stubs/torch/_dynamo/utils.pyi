@@ -3,3 +3,4 @@ from fake_torch._dynamo.utils import (
     compile_times as compile_times,
     counters as counters,
 )
+from fake_torch._dynamo.utils import *

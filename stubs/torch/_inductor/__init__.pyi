@@ -4,6 +4,7 @@ from fake_torch._inductor import (
     list_mode_options as list_mode_options,
     list_options as list_options,
 )
+from fake_torch._inductor import *
 from torch._inductor import backends as backends
 from torch._inductor import compile_fx as compile_fx
 from torch._inductor import cudagraph_trees as cudagraph_trees

@@ -7,3 +7,4 @@ from fake_torch.compiler import (
     list_backends as list_backends,
     reset as reset,
 )
+from fake_torch.compiler import *

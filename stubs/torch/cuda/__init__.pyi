@@ -47,6 +47,7 @@ from fake_torch.cuda import (
     stream as stream,
     synchronize as synchronize,
 )
+from fake_torch.cuda import *
 from torch.cuda import graphed_callables as graphed_callables
 from torch.cuda import graphs as graphs
 from torch.cuda import memory as memory

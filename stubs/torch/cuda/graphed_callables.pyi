@@ -2,3 +2,4 @@
 from fake_torch.cuda.graphed_callables import (
     make_graphed_callables as make_graphed_callables,
 )
+from fake_torch.cuda.graphed_callables import *

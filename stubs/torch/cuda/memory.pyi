@@ -11,3 +11,4 @@ from fake_torch.cuda.memory import (
     reset_peak_memory_stats as reset_peak_memory_stats,
     set_simulated_device_memory as set_simulated_device_memory,
 )
+from fake_torch.cuda.memory import *

@@ -10,3 +10,4 @@ from fake_torch.cuda.random import (
     set_rng_state as set_rng_state,
     set_rng_state_all as set_rng_state_all,
 )
+from fake_torch.cuda.random import *

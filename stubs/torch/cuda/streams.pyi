@@ -8,3 +8,4 @@ from fake_torch.cuda.streams import (
     set_stream as set_stream,
     stream as stream,
 )
+from fake_torch.cuda.streams import *

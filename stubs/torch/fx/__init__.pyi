@@ -7,6 +7,7 @@ from fake_torch.fx import (
     map_arg as map_arg,
     symbolic_trace as symbolic_trace,
 )
+from fake_torch.fx import *
 from torch.fx import graph as graph
 from torch.fx import graph_module as graph_module
 from torch.fx import interpreter as interpreter

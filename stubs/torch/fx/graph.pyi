@@ -3,3 +3,4 @@ from fake_torch.fx.graph import (
     Graph as Graph,
     PythonCode as PythonCode,
 )
+from fake_torch.fx.graph import *

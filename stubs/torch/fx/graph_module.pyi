@@ -2,3 +2,4 @@
 from fake_torch.fx.graph_module import (
     GraphModule as GraphModule,
 )
+from fake_torch.fx.graph_module import *

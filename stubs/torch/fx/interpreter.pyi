@@ -2,3 +2,4 @@
 from fake_torch.fx.interpreter import (
     Interpreter as Interpreter,
 )
+from fake_torch.fx.interpreter import *

@@ -6,3 +6,4 @@ from fake_torch.fx.node import (
     map_aggregate as map_aggregate,
     map_arg as map_arg,
 )
+from fake_torch.fx.node import *

@@ -24,3 +24,4 @@ from fake_torch.nn import (
     modules as modules,
     parameter as parameter,
 )
+from fake_torch.nn import *

@@ -11,3 +11,4 @@ from fake_torch.nn.init import (
     xavier_uniform_ as xavier_uniform_,
     zeros_ as zeros_,
 )
+from fake_torch.nn.init import *

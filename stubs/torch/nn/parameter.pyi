@@ -3,3 +3,4 @@ from fake_torch.nn.parameter import (
     Buffer as Buffer,
     Parameter as Parameter,
 )
+from fake_torch.nn.parameter import *

@@ -8,4 +8,5 @@ from fake_torch.profiler import (
     record_function as record_function,
     supported_activities as supported_activities,
 )
+from fake_torch.profiler import *
 from torch.profiler import profiler as profiler

@@ -4,3 +4,4 @@ from fake_torch._dynamo.backends.debugging import (
     aot_eager as aot_eager,
     eager as eager,
 )
+from fake_torch._dynamo.backends.debugging import *

@@ -4,3 +4,4 @@ from fake_torch._dynamo.backends.registry import (
     lookup_backend as lookup_backend,
     register_backend as register_backend,
 )
+from fake_torch._dynamo.backends.registry import *

@@ -2,3 +2,4 @@
 from fake_torch.fx.passes import (
     split_module as split_module,
 )
+from fake_torch.fx.passes import *

@@ -3,3 +3,4 @@ from fake_torch.fx.passes.split_module import (
     Partition as Partition,
     split_module as split_module,
 )
+from fake_torch.fx.passes.split_module import *

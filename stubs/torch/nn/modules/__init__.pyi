@@ -18,6 +18,7 @@ from fake_torch.nn.modules import (
     Softmax as Softmax,
     Tanh as Tanh,
 )
+from fake_torch.nn.modules import *
 from torch.nn.modules import activation as activation
 from torch.nn.modules import container as container
 from torch.nn.modules import dropout as dropout

@@ -8,3 +8,4 @@ from fake_torch.nn.modules.activation import (
     Softmax as Softmax,
     Tanh as Tanh,
 )
+from fake_torch.nn.modules.activation import *

@@ -4,3 +4,4 @@ from fake_torch.nn.modules.container import (
     ModuleList as ModuleList,
     Sequential as Sequential,
 )
+from fake_torch.nn.modules.container import *

@@ -2,3 +2,4 @@
 from fake_torch.nn.modules.dropout import (
     Dropout as Dropout,
 )
+from fake_torch.nn.modules.dropout import *

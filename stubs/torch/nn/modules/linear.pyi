@@ -3,3 +3,4 @@ from fake_torch.nn.modules.linear import (
     Identity as Identity,
     Linear as Linear,
 )
+from fake_torch.nn.modules.linear import *

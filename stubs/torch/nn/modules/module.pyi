@@ -2,3 +2,4 @@
 from fake_torch.nn.modules.module import (
     Module as Module,
 )
+from fake_torch.nn.modules.module import *

@@ -3,3 +3,4 @@ from fake_torch.nn.modules.normalization import (
     LayerNorm as LayerNorm,
     RMSNorm as RMSNorm,
 )
+from fake_torch.nn.modules.normalization import *

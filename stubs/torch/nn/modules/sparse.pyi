@@ -2,3 +2,4 @@
 from fake_torch.nn.modules.sparse import (
     Embedding as Embedding,
 )
+from fake_torch.nn.modules.sparse import *

@@ -1,0 +1,98 @@
+"""Host reads: the Tensor methods that copy values to the host and wait for them (`item`,
+`tolist`, `numpy`, `bool(x)`, `float(x)`, `repr(x)`).
+
+On cuda each is a device-to-host copy (`_to_copy`, or `_local_scalar_dense` for one element)
+and a host sync: forbidden while a CUDA graph captures, a graph break while torch.compile
+traces. On cpu they read the memory directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _dispatch
+from fake_torch._opdef import HOST, aten_op, method
+from fake_torch._tensor import Tensor
+
+aten_op("_local_scalar_dense", HOST)  # one element to the host
+
+
+def _noop(*arrays: np.ndarray) -> None:
+    """The kernel of a launch whose data movement happens on the host side (a D2H read)."""
+
+
+def host_array(t: Tensor, what: str) -> np.ndarray:
+    """t's values on the host: on cuda a device-to-host copy into pageable memory, then the
+    host waits; on cpu t's own memory."""
+    if t.is_cuda:
+        host = np.empty(t._a.shape, t._a.dtype)
+        _dispatch.launch("_to_copy", np.copyto, (host,), (t._a,), on_cuda=True,
+                         kind="memcpy_d2h")
+        _dispatch.host_sync(what)
+        return host
+    return t._a
+
+
+@method(HOST, aten=("_local_scalar_dense",))
+def item(self: Tensor) -> Any:
+    """The one element as a Python number."""
+    if self._a.size != 1:
+        raise RuntimeError(f"a Tensor with {self._a.size} elements cannot be converted to "
+                           "Scalar")
+    if self.is_cuda:
+        _dispatch.host_sync("item")
+        _dispatch.launch("_local_scalar_dense", _noop, (), (self._a,), on_cuda=True,
+                         kind="memcpy_d2h")
+    return self._a.item()
+
+
+@method(HOST, aten=())
+def tolist(self: Tensor) -> Any:
+    return host_array(self, "tolist").tolist()
+
+
+@method(HOST, aten=())
+def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:
+    if self.is_cuda and not force:
+        raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                        "Tensor.cpu() to copy the tensor to host memory first.")
+    return host_array(self, "numpy")
+
+
+@method(HOST, name="__array__", aten=())
+def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    a = numpy(self)
+    return a if dtype is None else a.astype(dtype)
+
+
+@method(HOST, name="__bool__", aten=())
+def bool_(self: Tensor) -> bool:
+    if self.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(item(self))
+
+
+@method(HOST, name="__float__", aten=())
+def float_(self: Tensor) -> float:
+    return float(item(self))
+
+
+@method(HOST, name="__int__", aten=())
+def int_(self: Tensor) -> int:
+    return int(item(self))
+
+
+@method(HOST, name="__index__", aten=())
+def index(self: Tensor) -> int:
+    if self.dtype.is_floating_point or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(item(self))
+
+
+@method(HOST, name="__repr__", aten=())
+def repr_(self: Tensor) -> str:
+    from fake_torch._repr import tensor_repr
+
+    return tensor_repr(self)
