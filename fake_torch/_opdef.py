@@ -25,7 +25,10 @@ Forms:
 Kinds (what the scheduler and CUDA graphs make of the launches):
   pointwise, reduction  inductor fuses them (reductions with the pointwise work around them)
   extern                a library kernel of its own: GEMMs, attention, sorts, scans, scatters
-  random                draws from a generator: its own launch, never dead code
+  random                draws from a generator: its own launch (multinomial, randperm, the
+                        in-place fills); the draws inductor generates inside its kernels
+                        (rand, randn, randint, normal, bernoulli) are pointwise with
+                        random=True. Either way never dead code
   data_dependent        output shape or values the host must read (nonzero): a graph break
                         when traced, no CUDA graph around it
   host                  copies to the host and waits (`item`, `tolist`): a graph break
@@ -83,6 +86,7 @@ class OpDef:
     fx_target: Any = None  # what Dynamo records for it, when not the op (`operator.add`)
     reflected: bool = False  # `2 + x`: recorded as operator.add(2, x)
     is_property: bool = False
+    random: bool = False  # draws from a generator: never dead code
     entries: dict[str, Function] = field(default_factory=dict)  # "torch.add" -> its entry
 
     @property
@@ -132,6 +136,7 @@ def _check_kind(kind: str) -> None:
 
 def _add(opdef: OpDef, aten: tuple[str, ...] | None) -> None:
     _check_kind(opdef.kind)
+    opdef.random = opdef.random or opdef.kind == RANDOM
     if aten is None:
         aten = (opdef.name,) if opdef.kind in _LAUNCHING else ()
     opdef.aten = aten
@@ -172,8 +177,8 @@ def _identifier(name: str) -> str:
 
 def op(kind: str, *, name: str | None = None, namespace: str = "torch", method: bool = False,
        aliases: tuple[str, ...] = (), method_aliases: tuple[str, ...] = (),
-       aten: tuple[str, ...] | None = None, graph_break: Break | Rule | None = None
-       ) -> Callable[[F], F]:
+       aten: tuple[str, ...] | None = None, graph_break: Break | Rule | None = None,
+       random: bool = False) -> Callable[[F], F]:
     """Define a function op of `namespace` (and with method=True its Tensor method). Returns
     the implementation itself, for other ops to call (as torch's kernels call each other,
     without dispatching again); the namespace module puts the entries in its namespace with
@@ -182,7 +187,7 @@ def op(kind: str, *, name: str | None = None, namespace: str = "torch", method: 
 
     def define(impl: F) -> F:
         opdef = OpDef(name or impl.__name__, kind, impl, namespace, method, aliases,
-                      graph_break=graph_break)
+                      graph_break=graph_break, random=random)
         _add(opdef, aten)
         space = _namespaces.setdefault(namespace, {})
         for n in opdef.names:

@@ -4,16 +4,18 @@ OptimizedModule, both calling a CompiledFrame; plus optimize(), disable() and ex
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fake_torch._dynamo import convert_frame
 from fake_torch._dynamo import graph_breaks as gb
+from fake_torch._dynamo import output_graph
 from fake_torch._dynamo.backends.debugging import ExplainOutput
 from fake_torch._dynamo.backends.registry import lookup_backend
-from fake_torch._dynamo.convert_frame import CompiledFrame, CompileOptions, frame_for, reset
+from fake_torch._dynamo.convert_frame import CompiledFrame, frame_for, reset
+from fake_torch._dynamo.output_graph import CompileOptions
 from fake_torch._dynamo.state import active_tracer, is_tracing
 from fake_torch._dynamo.utils import compile_times
 from fake_torch.nn.modules.module import Module
@@ -66,7 +68,7 @@ class OptimizedModule(Module):
         super().__init__()
         self._orig_mod = mod
         self._frame = frame
-        self.forward = _compiled_callable(mod.__call__, frame)
+        self.forward = _compiled_callable(mod.__call__, frame, bound=mod)
 
     def __getattr__(self, name: str) -> Any:
         if name == "_orig_mod":
@@ -80,10 +82,18 @@ class OptimizedModule(Module):
             setattr(self._orig_mod, name, value)
 
 
-def _compiled_callable(fn: Callable[..., Any], frame: CompiledFrame) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def compile_wrapper(*args: Any, **kwargs: Any) -> Any:
-        return frame(*args, **kwargs)
+def _compiled_callable(fn: Callable[..., Any], frame: CompiledFrame,
+                       bound: Any = None) -> Callable[..., Any]:
+    """`fn` compiled: calls go to its frame (with `bound`, a module or a bound method's
+    object, as the frame's first argument: `self` is an argument Dynamo guards)."""
+    if bound is not None:
+        @functools.wraps(fn)
+        def compile_wrapper(*args: Any, **kwargs: Any) -> Any:
+            return frame(bound, *args, **kwargs)
+    else:
+        @functools.wraps(fn)
+        def compile_wrapper(*args: Any, **kwargs: Any) -> Any:
+            return frame(*args, **kwargs)
 
     compile_wrapper._torchdynamo_orig_callable = fn  # type: ignore[attr-defined]
     compile_wrapper._frame = frame  # type: ignore[attr-defined]  # fake_torch: the caches
@@ -92,20 +102,24 @@ def _compiled_callable(fn: Callable[..., Any], frame: CompiledFrame) -> Callable
 
 def optimize_callable(model: Any, options: CompileOptions, isolate: bool = False) -> Any:
     """torch.compile's result for `model`: an OptimizedModule or a compiled function."""
-    if isinstance(model, Module):
-        frame = frame_for(model.__call__, model, model, options, isolate)
+    if isinstance(model, Module):  # the frame of its class's forward, shared by instances
+        forward = type(model).forward
+        frame = frame_for(type(model).__call__, forward, options, isolate, user=forward)
         return OptimizedModule(model, frame)
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
-    frame = frame_for(model, model if _weakrefable(model) else None, None, options, isolate)
+    if inspect.ismethod(model):  # its function's frame, with the object as an argument
+        frame = frame_for(model.__func__, model.__func__, options, isolate)
+        return _compiled_callable(model, frame, bound=model.__self__)
+    frame = frame_for(model, model if _weakrefable(model) else None, options, isolate)
     return _compiled_callable(model, frame)
 
 
 def compile_inplace(module: Module, options: CompileOptions) -> None:
     """nn.Module.compile(): later calls of `module` run its forward compiled."""
-    forward = type(module).forward.__get__(module)
-    frame = frame_for(forward, module, module, options, kind="forward")
-    compiled = _compiled_callable(forward, frame)
+    forward = type(module).forward
+    frame = frame_for(forward, forward, options, kind="forward")
+    compiled = _compiled_callable(forward.__get__(module), frame, bound=module)
     module.__dict__["forward"] = compiled
     module.__dict__["_compiled_call_impl"] = compiled
 
@@ -165,11 +179,11 @@ def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any
 
         options = _options(accumulate, False, None, None, None)
         compiled = optimize_callable(f, options, isolate=True)
-        convert_frame.explaining = True
+        output_graph.explaining = True
         try:
             compiled(*args, **kwargs)
         finally:
-            convert_frame.explaining = False
+            output_graph.explaining = False
         frame: CompiledFrame = compiled._frame
         guards = [g for entry in frame.entries for g in entry.guards.leaves]
         reset()

@@ -3,9 +3,13 @@
 A call's arguments are flattened into named leaves (`x`, `xs[0]`, `cfg['n']`). Guards check the
 leaves' structure, every tensor's dtype, device, rank, sizes (a dynamic dim accepts any size
 >= 2, as torch specialises 0 and 1), strides and requires_grad, Python numbers, strings and None
-by value (a dynamic int or float accepts any value of its type), other objects by identity, the
-compiled module's tensors by identity and its modules' training flags, and the simple values
-(int/float/bool/str/None) of the globals and closure cells the code reads. A failure says why in
+by value (a dynamic int or float accepts any value of its type), other objects by identity, and
+the simple values (int/float/bool/str/None) of the globals and closure cells the code reads.
+
+An nn.Module argument (a compiled module is its forward's `self`) is guarded as Dynamo guards
+it, never by identity: its type and its submodules' types, the simple attributes its code reads
+(`self.eps`, a Dropout's `self.training`), and the tensors the graph takes from it by their
+properties, so nine instances of one module class share one graph. A failure says why in
 torch's words ("tensor 'x' size mismatch at index 0. expected 4, actual 8").
 """
 
@@ -182,10 +186,39 @@ class IdGuard:
         return None if v is self.obj else f"___check_obj_id({self.name}, {id(self.obj)})"
 
 
-LeafGuard = TensorGuard | ValueGuard | IdGuard
+@dataclass
+class ModuleGuard:
+    """An nn.Module leaf: its type, its submodules' types, the simple attributes its code
+    reads, and the tensors the graph takes from it (by their properties)."""
+
+    name: str
+    cls: type
+    modules: list[tuple[str, type]]  # qualified submodule name -> its type
+    attrs: list[tuple[str, ValueGuard]]  # qualified attribute -> its value
+    tensors: list[tuple[str, TensorGuard]]  # qualified tensor name -> its properties
+
+    def check(self, v: Any) -> str | None:
+        if type(v) is not self.cls:
+            return f"___check_type_id({self.name}, {id(self.cls)})"
+        for qualname, cls in self.modules:
+            if type(resolve_attr(v, qualname)) is not cls:
+                return f"___check_type_id({self.name}.{qualname}, {id(cls)})"
+        for qualname, value_guard in self.attrs:
+            failure = value_guard.check(resolve_attr(v, qualname))
+            if failure is not None:
+                return failure
+        for qualname, tensor_guard in self.tensors:
+            failure = tensor_guard.check(resolve_attr(v, qualname))
+            if failure is not None:
+                return failure
+        return None
+
+
+LeafGuard = TensorGuard | ValueGuard | IdGuard | ModuleGuard
 
 
 def leaf_guard(leaf: Leaf, dims: frozenset[int], dynamic_scalar: bool) -> LeafGuard:
+    """The guard of a tensor, simple value or other object (a module's: `module_guard`)."""
     v = leaf.value
     if isinstance(v, Tensor):
         return TensorGuard.of(leaf.name, v, dims)
@@ -195,6 +228,39 @@ def leaf_guard(leaf: Leaf, dims: frozenset[int], dynamic_scalar: bool) -> LeafGu
     return IdGuard(leaf.name, v)
 
 
+def module_guard(leaf: Leaf, code: CodeType | None, tensors: list[str]) -> ModuleGuard:
+    """The guard of a module leaf: `code` is the compiled function's (it reads the leaf's
+    attributes too); `tensors`, the qualified names of the tensors the graph took from it."""
+    root: Module = leaf.value
+    modules: list[tuple[str, type]] = []
+    attrs: list[tuple[str, ValueGuard]] = []
+    for qualname, module in root.named_modules():
+        if qualname:
+            modules.append((qualname, type(module)))
+        names = read_names(getattr(type(module).forward, "__code__", None))
+        if not qualname:
+            names |= read_names(code)
+        dot = f"{qualname}." if qualname else ""
+        for name in sorted(names & vars(module).keys()):
+            value = vars(module)[name]
+            if isinstance(value, _SIMPLE) or isinstance(value, (dtype, device)):
+                attrs.append((dot + name, ValueGuard(f"{leaf.name}.{dot}{name}", value)))
+    return ModuleGuard(leaf.name, type(root), modules, attrs,
+                       [(q, TensorGuard.of(f"{leaf.name}.{q}", resolve_attr(root, q)))
+                        for q in tensors])
+
+
+def read_names(code: CodeType | None) -> set[str]:
+    """The attribute and global names a code object (and the functions nested in it) reads."""
+    if code is None:
+        return set()
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= read_names(const)
+    return names
+
+
 @dataclass
 class FrameGuards:
     """Everything one compiled entry checks before it runs."""
@@ -202,8 +268,6 @@ class FrameGuards:
     spec: tuple[Any, ...]
     leaves: list[LeafGuard]
     globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
-    attrs: list[tuple[str, Module, Tensor]] = field(default_factory=list)  # get_attr identity
-    training: tuple[tuple[Module, bool], ...] = ()
 
     def check(self, spec: tuple[Any, ...], leaves: list[Leaf]) -> str | None:
         if spec != self.spec:
@@ -216,12 +280,6 @@ class FrameGuards:
             failure = value_guard.check(read())
             if failure is not None:
                 return failure
-        for qualname, root, t in self.attrs:
-            if resolve_attr(root, qualname) is not t:
-                return f"___check_obj_id(L['self'].{qualname}, {id(t)})"
-        for module, training in self.training:
-            if module.training != training:
-                return f"L['self'].training == {training}"
         return None
 
     def dynamic_key(self, leaves: list[Leaf]) -> tuple[Any, ...]:
@@ -263,17 +321,21 @@ def global_guards(code: CodeType | None, globals_: dict[str, Any],
     return out
 
 
-def module_tensors(root: Module) -> dict[int, str]:
-    """id -> qualified name of every tensor of `root`: parameters, buffers and plain tensor
-    attributes (a KV cache kept as an attribute), first name wins."""
-    found: dict[int, str] = {}
+def module_tensors(root: Module) -> dict[int, tuple[str, str]]:
+    """id -> (qualified name, placeholder path) of every tensor of `root`: parameters,
+    buffers and plain tensor attributes (a KV cache kept as an attribute), first name wins.
+    The path names the placeholder as Dynamo does: `modules_lin_parameters_weight`."""
+    found: dict[int, tuple[str, str]] = {}
     for prefix, module in root.named_modules(remove_duplicate=False):
         dot = f"{prefix}." if prefix else ""
-        for store in (module._parameters, module._buffers, vars(module)):
+        path = "".join(f"modules_{part}_" for part in prefix.split(".")) if prefix else ""
+        for kind, store in (("parameters_", module._parameters), ("buffers_", module._buffers),
+                            ("", vars(module))):
             for name, value in store.items():
                 if isinstance(value, Tensor) and id(value) not in found:
-                    found[id(value)] = dot + name
+                    found[id(value)] = (dot + name, f"{path}{kind}{name}")
     return found
 
 
-__all__ = ["FrameGuards", "Leaf", "TensorGuard", "ValueGuard", "flatten", "module_tensors"]
+__all__ = ["FrameGuards", "Leaf", "ModuleGuard", "TensorGuard", "ValueGuard", "flatten",
+           "module_guard", "module_tensors"]

@@ -4,13 +4,16 @@ At the API door a TracingMode (tracing_mode.py) sees every public call and recor
 outermost one as one FX node; at the kernel door TraceMode runs no kernel and counts nothing:
 every op still allocates its outputs (zero-filled host memory, no allocator block), so shapes,
 dtypes and strides are real but values are not ("meta" tensors). Tensors map to the node that
-made them, to `placeholder`s (graph inputs) or to `get_attr`s (tensors of the compiled
-nn.Module); Python values are baked into the node's args.
+made them or to `placeholder`s (graph inputs: the arguments' tensors, a module argument's
+parameters and buffers, tensors the code found elsewhere); Python values are baked into the
+node's args.
 
 A host read (`.item()`, `print`, `if tensor:`, ...) is a GRAPH BREAK: the graph so far is closed
-(its outputs are the node-made tensors still alive), compiled by the frame's backend, RUN for real
-on the real inputs, and every pending tensor object is rebound to its real value; then the read
-runs eagerly and tracing goes on in a new graph (a new "segment").
+(its outputs are the node-made tensors still alive), handed to the SegmentCompiler
+(output_graph.py: the segment cache, then the backend), RUN for real on the real inputs, and
+every pending tensor object is rebound to its real value; then the read runs eagerly and
+tracing goes on in a new graph (a new "segment"). The tracer knows nothing of the frame that
+made it: the frame reads what the trace found (`breaks`, `final`) when `run` returns.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _generator, _ops, _torch_function
+from fake_torch import _dispatch, _generator, _opdef, _ops, _torch_function
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
@@ -36,7 +40,8 @@ from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, Node
 
 if TYPE_CHECKING:
-    from fake_torch._dynamo.convert_frame import CompiledFrame
+    from fake_torch._dynamo.output_graph import SegmentCompiler
+    from fake_torch._dynamo.segments import SegmentEntry, Spec
 
 
 class DataDependentSync(BaseException):
@@ -55,7 +60,7 @@ class TraceMode(_dispatch.Mode):
     counts_launches = False
 
     def __init__(self, tracer: Tracer) -> None:
-        self.tracer = tracer
+        self._tracer = weakref.ref(tracer)  # weak: no cycle keeps a finished trace alive
         self.meta_roots: dict[int, weakref.ref[np.ndarray]] = {}
 
     def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
@@ -73,7 +78,9 @@ class TraceMode(_dispatch.Mode):
             return
         if _state.depth:
             raise DataDependentSync(what)
-        self.tracer.sync_break(what)
+        tracer = self._tracer()
+        assert tracer is not None, "a trace mode outlived its tracer"
+        tracer.sync_break(what)
 
     def is_meta(self, t: Tensor) -> bool:
         root = t._a
@@ -88,10 +95,21 @@ class Source:
     """Where a placeholder's value comes from on a later call: an argument leaf, a tensor of an
     nn.Module argument (by qualified name), or a tensor object the trace found elsewhere."""
 
-    name: str  # placeholder name, torch style: "L_x_"
+    name: str  # placeholder name, torch style: "L_x_", "L_self_modules_lin_parameters_weight_"
     leaf: int = -1  # index into the flattened arguments (-1: not an argument)
     attr: str = ""  # qualified name inside that argument (an nn.Module), or ""
     obj: Any = None  # the tensor itself, for lifted values
+
+
+@dataclass
+class FinalSegment:
+    """The last graph of a trace (it ended at the return): what a direct entry is made of."""
+
+    segment: Segment
+    entry: SegmentEntry
+    spec: Spec
+    result: Any  # the function's return value
+    holders: list[tuple[Any, Node]]  # the graph's outputs: (value, node)
 
 
 def fake_like(t: Tensor) -> Tensor:
@@ -125,8 +143,6 @@ class Segment:
         self.pending: dict[int, tuple[weakref.ref[Tensor], Node, tuple[int, ...]]] = {}
         self.inputs: list[Tensor] = []  # real values of the placeholders, in order
         self.sources: list[Source] = []
-        self.attrs: dict[str, Tensor] = {}  # get_attr target -> tensor
-        self.attr_nodes: dict[str, Node] = {}
         self.scalars: list[SymNumber] = []
         self.rng = rng  # (generator, seed, offset) when the segment began
         self.num_placeholders = 0
@@ -135,11 +151,11 @@ class Segment:
 class Tracer:
     """One run of a compiled function's Python under tracing: its segments and breaks."""
 
-    def __init__(self, frame: CompiledFrame, inputs: dict[int, Source],
-                 attrs: dict[int, str], fullgraph: bool, capture_scalars: bool) -> None:
-        self.frame = frame
+    def __init__(self, code: CodeType | None, compiler: SegmentCompiler,
+                 inputs: dict[int, Source], fullgraph: bool, capture_scalars: bool) -> None:
+        self.code = code  # the compiled function's: user frames end there
+        self.compiler = compiler
         self.input_sources = inputs  # id(tensor) -> source, for the arguments' tensors
-        self.attr_names = attrs  # id(tensor) -> qualified name, for the compiled module's
         self.fullgraph = fullgraph
         self.capture_scalars = capture_scalars
         self.mode = TraceMode(self)
@@ -156,6 +172,7 @@ class Tracer:
         self._api_mode_on = False  # its mode is on this thread's stack (off while it handles)
         self._builtin_resumes: list[bool] = []  # one per watched builtin running eagerly
         self._scalar_ids = 0
+        self.final: FinalSegment | None = None  # set when the trace reaches the return
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -263,7 +280,7 @@ class Tracer:
 
     def _stack_trace(self) -> str:
         """The user code that made a node, as torch's node.meta["stack_trace"] shows it."""
-        frames = gb.user_frames(self.frame.code)
+        frames = gb.user_frames(self.code)
         return "".join(f'  File "{f.f_code.co_filename}", line {f.f_lineno}, in '
                        f'{f.f_code.co_name}\n    '
                        f'{linecache.getline(f.f_code.co_filename, f.f_lineno or 0).strip()}\n'
@@ -310,15 +327,6 @@ class Tracer:
             node.meta["example_value"] = fake_like(t)
             seg.nodes[key] = (weakref.ref(t), node)
             return node
-        qualname = self.attr_names.get(key)
-        if qualname is not None:
-            attr = seg.attr_nodes.get(qualname)
-            if attr is None:
-                attr = seg.graph.get_attr(qualname)
-                attr.meta["example_value"] = fake_like(t)
-                seg.attr_nodes[qualname] = attr
-                seg.attrs[qualname] = t
-            return attr
         return self._placeholder(t)
 
     def _placeholder(self, t: Tensor) -> Node:
@@ -338,6 +346,8 @@ class Tracer:
             with seg.graph.inserting_before(first):
                 node = seg.graph.placeholder(source.name)
         node.meta["example_value"] = fake_like(t)
+        if source.attr:  # a module's parameter or buffer: its address stays put (cudagraphs)
+            node.meta["tensor_dict"] = {"_dynamo_static_input_type": "unguarded"}
         seg.num_placeholders += 1
         seg.inputs.append(t)
         seg.sources.append(source)
@@ -392,7 +402,7 @@ class Tracer:
 
     def make_break(self, text: str, explain_reason: str | None = None,
                    counter: str = "graph_break") -> gb.GraphBreak:
-        frames = gb.user_frames(self.frame.code)
+        frames = gb.user_frames(self.code)
         stack = gb.summarize(frames)
         site = (stack[0].filename, stack[0].lineno or 0, stack[0].name) if stack else ("", 0, "")
         return gb.GraphBreak(text, explain_reason or text, counter, stack, site)
@@ -433,17 +443,18 @@ class Tracer:
 
     def close_segment(self, reason: gb.GraphCompileReason, *, result: Any = None,
                       brk: gb.GraphBreak | None = None) -> None:
-        """Give the segment's graph its outputs, have the frame compile it (or find it in the
-        cache), run it for real, and rebind every pending tensor to its real value."""
+        """Give the segment's graph its outputs, have the compiler compile it (or find it in
+        the cache), run it for real, and rebind every pending tensor to its real value."""
         seg = self.segment
         assert seg is not None
         holders = self._collect_outputs(seg)
         self.segment = None
         seg.graph.output(tuple(node for _, node in holders))
         _prune(seg)
-        final = not reason.graph_break
-        runner = self.frame.segment_runner(self, seg, reason, brk, result if final else None,
-                                           holders)
+        entry, spec = self.compiler.segment(self, seg, reason, brk)
+        if not reason.graph_break:
+            self.final = FinalSegment(seg, entry, spec, result, holders)
+        runner = entry.compiled
         if runner is None:
             return
         for g, seed, offset in seg.rng:  # the trace advanced them; the real run does it again
@@ -462,7 +473,7 @@ class Tracer:
         still alive (inputs and module tensors are real already: in-place ops on them run in
         the graph) and the captured scalars."""
         out: list[tuple[Any, Node]] = []
-        seen: set[int] = {id(t) for t in seg.inputs} | {id(t) for t in seg.attrs.values()}
+        seen: set[int] = {id(t) for t in seg.inputs}
         for key, (ref, node) in list(seg.nodes.items()):
             t = ref()
             if t is not None and node.op not in ("placeholder", "get_attr") and key not in seen:
@@ -479,24 +490,31 @@ class Tracer:
 
 
 def _is_impure(node: Node) -> bool:
-    """Nodes DCE must keep: in-place ops, setitem, out= calls, custom ops, random draws."""
+    """Nodes DCE must keep: in-place ops (their definitions say they mutate), out= calls,
+    custom ops (they may write their arguments), random draws."""
     target = node.target
-    name = target if isinstance(target, str) else getattr(target, "__name__", "")
     if node.op == "get_attr":
         return False
     if isinstance(target, (_ops.OpOverload, _ops.OpOverloadPacket)):
-        return True  # a custom op may write its arguments (mutates_args)
-    if "out" in node.kwargs or (name.endswith("_") and not name.endswith("__")):
         return True
-    if target in (operator.setitem, operator.iadd, operator.isub, operator.imul,
-                  operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
-                  operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift):
+    if "out" in node.kwargs:
         return True
-    return name in _RANDOM
+    opdef = _IMPURE_TARGETS.get(target) if callable(target) else None
+    if opdef is not None:
+        return opdef
+    if isinstance(target, str):  # call_method: Tensor.<target>
+        found = _opdef.tensor_methods().get(target)
+        return found is not None and (found[0].mutates or found[0].random)
+    found_def = _opdef.def_of(target)
+    return found_def is not None and (found_def.mutates or found_def.random)
 
 
-_RANDOM = frozenset({"rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
-                     "normal", "bernoulli", "multinomial", "randperm"})
+# the operators Dynamo records for in-place Python operators (`x += y`)
+_IMPURE_TARGETS: dict[Any, bool] = {
+    operator.setitem: True, operator.iadd: True, operator.isub: True, operator.imul: True,
+    operator.itruediv: True, operator.ifloordiv: True, operator.imod: True,
+    operator.ipow: True, operator.iand: True, operator.ior: True, operator.ixor: True,
+    operator.ilshift: True, operator.irshift: True}
 
 
 def _prune(seg: Segment) -> None:

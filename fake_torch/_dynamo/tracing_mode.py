@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import weakref
 from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -57,13 +58,13 @@ class TracingMode(TorchFunctionMode):
 
     def __init__(self, tracer: Tracer) -> None:
         super().__init__()
-        self.tracer = tracer
+        self._tracer = weakref.ref(tracer)  # weak: no cycle keeps a finished trace alive
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
-        tracer = self.tracer
+        tracer = self._tracer()
         kwargs = kwargs or {}
-        if _state.tracer is not tracer or _state.depth:
+        if tracer is None or _state.tracer is not tracer or _state.depth:
             return func(*args, **kwargs)  # suspended, or inside a recorded call
         entry = _torch_function.called_entry() or func
         opdef = _opdef.def_of(entry)
@@ -121,7 +122,7 @@ def _host_text(tracer: Tracer, name: str, t: Tensor) -> str:
 
 def _bool_break(tracer: Tracer, t: Tensor) -> gb.GraphBreak:
     """`if t:` (a jump on the tensor) is data-dependent branching; `bool(t)` reads .item()."""
-    frames = gb.user_frames(tracer.frame.code)
+    frames = gb.user_frames(tracer.code)
     frame = frames[0] if frames else None
     opname = dis.opname[frame.f_code.co_code[frame.f_lasti]] if frame is not None else ""
     if "JUMP" not in opname and opname not in ("TO_BOOL", "UNARY_NOT"):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _generator, library
+from fake_torch import _dispatch, _generator, _opdef, library
 from fake_torch._inductor import config, cudagraph_trees
 from fake_torch._inductor.cudagraph_utils import (
     bump_counter,
@@ -35,8 +35,8 @@ from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Interpreter, Node
 from fake_torch.fx.node import Target
 
-# ops whose output size depends on the data: a CUDA graph cannot hold them
-_DATA_DEPENDENT = frozenset({"nonzero", "masked_select", "_local_scalar_dense"})
+# ops whose output size or value the host reads: a CUDA graph cannot hold them
+_HOST_READS = (_opdef.DATA_DEPENDENT, _opdef.HOST)
 _TRANSFERS = frozenset({"to", "copy_"})  # host waits that are device copies, not data reads
 
 
@@ -178,7 +178,7 @@ def analyze(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphInfo:
             continue
         for dev in probe.devices:
             device_nodes.setdefault(dev, n)
-        unsafe = [x.op for x in probe.launches if x.op in _DATA_DEPENDENT] + [
+        unsafe = [x.op for x in probe.launches if _opdef.aten_kind(x.op) in _HOST_READS] + [
             what for what in probe.syncs if what not in _TRANSFERS]
         if incompatible is None and unsafe:
             incompatible = (n, unsafe[0])

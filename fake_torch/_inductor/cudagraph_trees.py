@@ -48,6 +48,7 @@ from fake_torch._inductor.cudagraph_utils import (
     maybe_warning_due_to_dynamic_shape,
 )
 from fake_torch._kernels._strides import empty_like_preserve
+from fake_torch._opdef import POINTWISE, aten_op
 from fake_torch._tensor import Tensor
 from fake_torch.cuda import graphs, streams
 
@@ -256,6 +257,9 @@ class CUDAGraphNode(_Node):
         self.handed_out = [weakref.ref(o) if isinstance(spec, tuple) else None
                            for o, spec in zip(outputs, self.output_specs, strict=True)]
         return outputs
+
+
+aten_op("_foreach_copy_", POINTWISE)  # the copy of new inputs before a replay
 
 
 def _foreach_copy_kernel(*arrays: np.ndarray) -> None:

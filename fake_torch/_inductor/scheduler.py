@@ -1,8 +1,11 @@
 """Which launches inductor fuses into one kernel: the fusion plan of a graph.
 
-Each launch a node made (seen once, at compile time) is pointwise, a reduction or extern:
-  - extern: matmuls, attention, sorts, scatters, random draws, transfers, data-dependent ops
-    and custom ops keep their own launch (torch calls `extern_kernels.mm`, aten fallbacks);
+Each launch a node made (seen once, at compile time) is pointwise, a reduction or extern, as its
+aten op's definition says (fake_torch._opdef: an undefined launch name is an error, never a
+silent pointwise):
+  - extern: matmuls, attention, sorts, scans, random draws other than inductor's own,
+    transfers, data-dependent ops and custom ops keep their own launch (torch calls
+    `extern_kernels.mm`, aten fallbacks);
   - a pointwise node read only by pointwise or reduction nodes (not returned, writing no
     input) is INLINED: its work is done inside the kernels that read it (counted in the first),
     unless several read it and it is big (inductor's realize_reads_threshold);
@@ -29,26 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fake_torch._inductor import config
+from fake_torch._opdef import SCHEDULER_CLASS, aten_kind
 
 POINTWISE, REDUCTION, EXTERN = "pointwise", "reduction", "extern"
 
-_REDUCTIONS = frozenset({
-    "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any",
-    "var", "std", "var_mean", "std_mean", "norm", "linalg_vector_norm", "logsumexp",
-    "_softmax", "_log_softmax", "_safe_softmax", "native_layer_norm", "_fused_rms_norm",
-    "aminmax", "count_nonzero",
-})
-_EXTERN = frozenset({
-    # GEMMs and attention: cuBLAS / flash kernels, never fused (inductor's extern_kernels)
-    "mm", "addmm", "addmm_", "bmm", "baddbmm", "baddbmm_", "mv", "addmv", "dot", "vdot",
-    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention",
-    "_scaled_dot_product_cudnn_attention",
-    # sorts, scans, random draws and data-dependent shapes: aten fallbacks
-    "sort", "argsort", "topk", "cumsum", "cumsum_", "cumprod", "nonzero", "masked_select",
-    "embedding_renorm_", "repeat_interleave", "multinomial", "randperm", "normal_",
-    "uniform_", "exponential_", "bernoulli_", "random_", "native_dropout",
-    "_local_scalar_dense", "equal", "allclose",
-})
 # in-place scatters are pointwise stores over their source (index_copy_ of a KV-cache write
 # fuses with the ops that make the keys)
 _SCATTERS = frozenset({"index_put_", "index_copy_", "scatter_", "scatter_add_"})
@@ -60,12 +47,11 @@ _TRANSFERS = frozenset({"memcpy_h2d", "memcpy_d2h"})
 
 
 def launch_class(op: str, kind: str) -> str:
-    """pointwise, reduction or extern: how inductor treats a launch of `op`."""
-    if kind in _TRANSFERS or op in _EXTERN:
+    """pointwise, reduction or extern: how inductor treats a launch of `op` (of door kind
+    `kind`: a host<->device copy is extern whatever its op)."""
+    if kind in _TRANSFERS:
         return EXTERN
-    if op in _REDUCTIONS:
-        return REDUCTION
-    return POINTWISE
+    return SCHEDULER_CLASS[aten_kind(op)]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from fake_torch._kernels._random_common import (
     require_float,
     type_range,
 )
-from fake_torch._opdef import RANDOM, method, op
+from fake_torch._opdef import POINTWISE, RANDOM, method, op
 from fake_torch._tensor import Tensor
 
 # --- uniform -----------------------------------------------------------------------------------
@@ -46,7 +46,7 @@ def _uniform(op: str, out: Tensor, low: float, high: float, generator: Generator
                         "digits": K.mantissa_digits(out.dtype)})
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
          dtype: dtype | None = None, device: DeviceLike | None = None,
          requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -56,7 +56,7 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
     return finish(t, requires_grad)
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False,
               memory_format: object = None) -> Tensor:
@@ -89,7 +89,7 @@ def _normal_fill(op: str, out: Tensor, mean: float, std: float,
     return draw(op, K.normal_kernel, out, generator, (float(mean), float(std)))
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
           dtype: dtype | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -99,7 +99,7 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
     return finish(t, requires_grad)
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype | None = None,
                device: DeviceLike | None = None, requires_grad: bool = False,
                memory_format: object = None) -> Tensor:
@@ -114,7 +114,7 @@ def normal_(input: Tensor, mean: float = 0, std: float = 1, *,
     return _normal_fill("normal_", input, mean, std, generator)
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
            generator: Generator | None = None, out: Tensor | None = None,
            dtype: dtype | None = None, device: DeviceLike | None = None,
@@ -179,7 +179,7 @@ def bernoulli_(input: Tensor, p: Tensor | float = 0.5, *,
     return draw("bernoulli_", K.bernoulli_kernel, input, generator, (float(p),))
 
 
-@op(RANDOM, method=True)
+@op(POINTWISE, method=True, random=True)
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None,
               out: Tensor | None = None) -> Tensor:
     """torch.bernoulli: 0/1 samples with probabilities `input` (or the constant p), in

@@ -23,7 +23,7 @@ from fake_torch._kernels._random_common import (
     no_out,
     type_range,
 )
-from fake_torch._opdef import RANDOM, data_dependent, method, op
+from fake_torch._opdef import POINTWISE, RANDOM, data_dependent, method, op
 from fake_torch._tensor import Tensor
 
 _MAX_CATEGORIES = 1 << 24  # float32 represents every integer up to here
@@ -58,7 +58,7 @@ def _int_range(out: Tensor, low: int, high: int) -> dict[str, int]:
     return {"low": low, "high": high}
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def randint(*args: Any, size: Any = None, low: int | None = None, high: int | None = None,
             generator: Generator | None = None, out: Tensor | None = None,
             dtype: dtype | None = None, device: DeviceLike | None = None,
@@ -85,7 +85,7 @@ def randint(*args: Any, size: Any = None, low: int | None = None, high: int | No
     return finish(t, requires_grad)
 
 
-@op(RANDOM)
+@op(POINTWISE, random=True)
 def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | None = None,
                  generator: Generator | None = None, dtype: dtype | None = None,
                  device: DeviceLike | None = None, requires_grad: bool = False,

@@ -24,6 +24,7 @@ from torch._dynamo import eval_frame as eval_frame
 from torch._dynamo import graph_breaks as graph_breaks
 from torch._dynamo import guards as guards
 from torch._dynamo import mutation_guard as mutation_guard
+from torch._dynamo import output_graph as output_graph
 from torch._dynamo import segments as segments
 from torch._dynamo import state as state
 from torch._dynamo import sym_number as sym_number

@@ -2,9 +2,11 @@
 from fake_torch._dynamo.guards import (
     FrameGuards as FrameGuards,
     Leaf as Leaf,
+    ModuleGuard as ModuleGuard,
     TensorGuard as TensorGuard,
     ValueGuard as ValueGuard,
     flatten as flatten,
+    module_guard as module_guard,
     module_tensors as module_tensors,
 )
 from fake_torch._dynamo.guards import *
