@@ -7,8 +7,20 @@ import numpy as np
 from fake_torch import _device
 from fake_torch._allocator import DEVICE
 from fake_torch._storage import UntypedStorage
+from fake_torch._tensor_base import TensorBase as TensorBase
+from fake_torch._torch_function import DisableTorchFunction as DisableTorchFunction
+from fake_torch._torch_function import (
+    DisableTorchFunctionSubclass as DisableTorchFunctionSubclass,
+)
+from fake_torch._torch_function import (
+    _disabled_torch_function_impl as _disabled_torch_function_impl,
+)
+from fake_torch._torch_function import is_enabled as _is_torch_function_enabled
+from fake_torch._torch_function import is_mode_enabled as _is_torch_function_mode_enabled
 
-__all__ = ["_construct_storage_from_data_pointer"]
+__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase",
+           "_construct_storage_from_data_pointer", "_disabled_torch_function_impl",
+           "_is_torch_function_enabled", "_is_torch_function_mode_enabled"]
 
 
 def _construct_storage_from_data_pointer(data_ptr: int, device: _device.device, size_bytes: int,

@@ -2,7 +2,18 @@
 
 from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
-from fake_torch import compiler, cuda, fx, library, linalg, nn, profiler, return_types, testing
+from fake_torch import (
+    compiler,
+    cuda,
+    fx,
+    library,
+    linalg,
+    nn,
+    overrides,
+    profiler,
+    return_types,
+    testing,
+)
 from fake_torch._allocator import OutOfMemoryError
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
@@ -110,6 +121,7 @@ __all__ = [
     "no_grad",
     "numel",
     "ops",
+    "overrides",
     "profiler",
     "promote_types",
     "result_type",

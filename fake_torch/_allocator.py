@@ -20,7 +20,8 @@ import bisect
 import itertools
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,11 +229,13 @@ class CachingAllocator:
         return storage
 
     def _release(self, storage: Storage) -> None:
-        """A Storage died: forget its root, and its block goes back to its pool."""
+        """A Storage died: forget its root, and its block goes back to its pool (unless the
+        block is of a device state `fresh()` has since replaced: that memory is gone)."""
         # the key is this storage's own: its root is alive until now, so no other root has its id
         self._by_root.pop(id(storage.root), None)
-        if storage.block is not None:
-            self._free(storage.block)
+        block = storage.block
+        if block is not None and self.pools.get(block.segment.pool.id) is block.segment.pool:
+            self._free(block)
 
     def _best_fit(self, pool: Pool, size: int, small: bool) -> Block | None:
         """The smallest free block that fits, the lowest address among equals (c10's
@@ -300,6 +303,24 @@ class CachingAllocator:
             if block.prev is not None:
                 block.prev.next = block
         self._push_free(block)
+
+    # --- a fresh device (tests) ----------------------------------------------------------------
+
+    @contextmanager
+    def fresh(self, total_bytes: int | None = None) -> Iterator[CachingAllocator]:
+        """Inside the block: an empty device, as a new process sees it (no segments, pool ids
+        from 1, zero statistics). Tensors made before keep their memory but the fresh device
+        does not count them, and blocks freed inside the block never reach the old state;
+        after it the old state is back, as it was."""
+        saved = dict(self.__dict__)
+        size = self.total_bytes if total_bytes is None else total_bytes
+        self.__dict__.clear()
+        self.__init__(size)  # type: ignore[misc]
+        try:
+            yield self
+        finally:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
 
     # --- the cache ----------------------------------------------------------------------------
 

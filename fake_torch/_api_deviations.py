@@ -14,6 +14,7 @@ DEVIATIONS: dict[str, str] = {
     "torch.is_installed": EXTENSION + "whether install() is in effect",
     "torch.uninstall": EXTENSION + "undoes install()",
     "torch.cuda.set_simulated_device_memory": EXTENSION + "sizes the simulated GPU's memory",
+    "torch.cuda.fresh_simulated_device": EXTENSION + "a new simulated GPU for a block (tests)",
     "torch.profiler.FunctionEvent": EXTENSION + "torch keeps it in torch.autograd.profiler_util",
     "torch.profiler.FunctionEventAvg": EXTENSION + "torch keeps it in torch.autograd.profiler_util",
     "torch.profiler.KeyAverages": EXTENSION + "the type of key_averages(); unnamed in torch",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 
@@ -36,6 +38,38 @@ class LaunchCounter:
         if k < 0:
             raise ValueError(f"LaunchCounter.bump(k): k must be >= 0, got {k}")
         cls._add(k, op, kind)
+
+    @classmethod
+    @contextmanager
+    def expect(cls, n: int | None = None, /, **ops: int) -> Iterator[None]:
+        """Assert the launches the block makes: `n` in all (when given) and, for each op name
+        given, exactly that many of it. The counter is not reset: the block's launches are
+        the difference. On a mismatch AssertionError lists what differs, op by op.
+
+            with LaunchCounter.expect(1, cudaGraphLaunch=1):
+                g.replay()
+        """
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise TypeError(f"LaunchCounter.expect(n): n must be an int >= 0, got {n!r}")
+        for op, k in ops.items():
+            if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+                raise TypeError(f"LaunchCounter.expect({op}=...): a count must be an int >= 0, "
+                                f"got {k!r}")
+        with cls._lock:
+            n_before, ops_before = cls.n, Counter(cls.by_op)
+        yield
+        with cls._lock:
+            made = cls.n - n_before
+            by_op = Counter(cls.by_op)
+        by_op.subtract(ops_before)
+        wrong = [f"  {op}: expected {k}, got {by_op[op]}" for op, k in ops.items()
+                 if by_op[op] != k]
+        if (n is not None and made != n) or wrong:
+            seen = ", ".join(f"{op} {k}" for op, k in sorted(by_op.items()) if k) or "none"
+            head = (f"expected {n} launches, got {made}" if n is not None
+                    else f"{made} launches")
+            raise AssertionError("\n".join([f"LaunchCounter.expect: {head}", *wrong,
+                                            f"  launched: {seen}"]))
 
     @classmethod
     def _add(cls, k: int, op: str, kind: str) -> None:

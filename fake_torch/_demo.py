@@ -19,7 +19,6 @@ eager's.
 
 from __future__ import annotations
 
-import gc
 import importlib
 import sys
 from collections.abc import Callable, Iterator
@@ -177,7 +176,6 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[
                                     torch.cuda.memory_reserved() - reserved, padded(bs),
                                     bool(same)))
             del step, padded  # the mode's graphs and pools go before the next one's baseline
-            gc.collect()
     reset()
     return rows
 

@@ -1,16 +1,25 @@
-"""The one door: every would-be GPU launch (kernel, memcpy, memset) passes through `launch`.
+"""The one door: every would-be GPU launch (kernel, memcpy, memset, CUDA graph) passes through
+`launch`.
 
 It is the only place that counts launches, and it asks the current mode what to do:
   - eager: run the numpy kernel now, into the output buffer it was given;
-  - capture / trace modes (later) push themselves on the mode stack and record instead.
+  - capture (cuda/graphs.py), trace (torch.compile, _dynamo/trace.py) and probe (inductor,
+    _inductor/compile_fx.py) modes push themselves on this THREAD's mode stack and record,
+    or skip, instead.
 Views and metadata never come here: on a GPU they launch nothing.
 
 A kernel is a plain function `kernel(*outs, *inputs, **params) -> None` that writes into the
 numpy buffers it is given. Nothing in this module knows about Tensor.
+
+Who else may watch: observers (`add_observer`, or `observe` for a block) hear of each counted
+launch, `launch_source()` naming the CUDA graph of a graph launch; input checks
+(`add_input_check`: the sanitizer) see every launch's buffers before it runs. Both are
+registered here, by these functions only.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,10 +32,11 @@ from fake_torch._counter import LaunchCounter
 
 Kernel = Callable[..., None]
 Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch
+InputCheck = Callable[[str, tuple[np.ndarray, ...], tuple[Any, ...], str], None]
 
 
 class Mode:
-    """What happens to a launch. Eager runs it now; later modes record it."""
+    """What happens to a launch. Eager runs it now; other modes record or skip it."""
 
     name = "eager"
     counts_launches = True  # a tracing mode runs nothing and counts nothing
@@ -45,24 +55,55 @@ class Mode:
         """Called before the host waits on the device (`.item()`, synchronize, D2H copies)."""
 
 
-_EAGER = Mode()
-_modes: list[Mode] = [_EAGER]
-_observers: list[Observer] = []
-# the sanitizer's hook while it is on: (op, outs, inputs, kind) of every launch
-_input_checks: list[Callable[[str, tuple[np.ndarray, ...], tuple[Any, ...], str], None]] = []
+@dataclass
+class FusedKernel:
+    """A group of launches that a compiler fused into one kernel (see `fused`)."""
 
+    name: str
+    launched: bool = False
+    absorbed: list[str] = field(default_factory=list)  # the op names it stands for
+
+
+_EAGER = Mode()
+
+
+class _Local(threading.local):
+    """One thread's door state: its modes (a capture or trace on another thread does not
+    take this thread's launches), the fused kernel it is inside, the launch being counted."""
+
+    def __init__(self) -> None:
+        self.modes: list[Mode] = [_EAGER]
+        self.fused: list[FusedKernel] = []
+        self.source: Any = None  # what the launch being counted runs (a CUDAGraph), or None
+
+
+_local = _Local()
+_observers: list[Observer] = []
+_input_checks: list[InputCheck] = []
+_registry_lock = threading.Lock()
+
+
+# --- modes ------------------------------------------------------------------------------------
 
 def current_mode() -> Mode:
-    return _modes[-1]
+    return _local.modes[-1]
 
 
 def enter_mode(mode: Mode) -> None:
-    """Make `mode` current until `exit_mode(mode)` (capture_begin / capture_end use this)."""
-    _modes.append(mode)
+    """Make `mode` current on this thread until `exit_mode(mode)` (capture_begin / capture_end
+    use this)."""
+    _local.modes.append(mode)
 
 
 def exit_mode(mode: Mode) -> None:
-    _modes.remove(mode)
+    _local.modes.remove(mode)
+
+
+def reset_modes() -> list[Mode]:
+    """Back to eager on this thread; the modes that were left entered (for tests' cleanup)."""
+    left = _local.modes[1:]
+    del _local.modes[1:]
+    return left
 
 
 @contextmanager
@@ -75,11 +116,65 @@ def push_mode(mode: Mode) -> Iterator[Mode]:
         exit_mode(mode)
 
 
+# --- watchers -----------------------------------------------------------------------------------
+
+class Registration:
+    """A registered observer or input check: `remove()` unregisters it."""
+
+    def __init__(self, registry: list[Any], item: Any) -> None:
+        self._registry = registry
+        self._item = item
+
+    def remove(self) -> None:
+        with _registry_lock:
+            if self._item in self._registry:
+                self._registry.remove(self._item)
+
+
+def add_observer(observer: Observer) -> Registration:
+    """Call `observer(op, kind)` for every counted launch from now on."""
+    with _registry_lock:
+        _observers.append(observer)
+    return Registration(_observers, observer)
+
+
+def add_input_check(check: InputCheck) -> Registration:
+    """Call `check(op, outs, inputs, kind)` before every launch runs (it may raise)."""
+    with _registry_lock:
+        _input_checks.append(check)
+    return Registration(_input_checks, check)
+
+
+@contextmanager
+def observe(observer: Observer) -> Iterator[None]:
+    """Call `observer(op, kind)` for every counted launch inside the block."""
+    registration = add_observer(observer)
+    try:
+        yield
+    finally:
+        registration.remove()
+
+
+@contextmanager
+def record_ops() -> Iterator[list[str]]:
+    """Collect the op names of the counted launches inside the block, in order."""
+    names: list[str] = []
+    with observe(lambda op, kind: names.append(op)):
+        yield names
+
+
+def launch_source() -> Any:
+    """While observers hear of a launch: the CUDAGraph a graph launch replays, else None."""
+    return _local.source
+
+
+# --- the door -----------------------------------------------------------------------------------
+
 def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any],
              on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
     """A fresh output buffer from the current mode (capture takes it from the graph's pool),
     with the allocator Storage that owns it (None on cpu)."""
-    return _modes[-1].allocate(shape, np_dtype, on_cuda)  # (current_mode(), one call less)
+    return _local.modes[-1].allocate(shape, np_dtype, on_cuda)
 
 
 def device_buffer(storage: Storage, shape: tuple[int, ...],
@@ -97,41 +192,37 @@ def _nbytes(shape: tuple[int, ...], np_dtype: np.dtype[Any]) -> int:
 
 
 def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
-           params: dict[str, Any] | None = None, *, on_cuda: bool, kind: str = "kernel") -> None:
-    """THE door. Count one launch of `op` (on the cuda device only) and let the mode run it."""
+           params: dict[str, Any] | None = None, *, on_cuda: bool, kind: str = "kernel",
+           source: Any = None) -> None:
+    """THE door. Count one launch of `op` (on the cuda device only) and let the mode run it.
+    `source`: what a graph launch replays (observers read it through `launch_source`)."""
     for check in _input_checks:
         check(op, outs, inputs, kind)
-    mode = _modes[-1]  # current_mode(), one call less: this runs for every launch
+    local = _local
+    mode = local.modes[-1]
     if on_cuda and mode.counts_launches:
-        if _fused:  # inside one fused kernel: only its first launch is counted, under its name
-            group = _fused[-1]
-            if group.launched:
-                group.absorbed.append(op)
-            else:
+        fused = local.fused
+        if fused:  # inside one fused kernel: only its first launch is counted, under its name
+            group = fused[-1]
+            group.absorbed.append(op)
+            if not group.launched:
                 group.launched = True
-                group.absorbed.append(op)
-                _count(group.name, "kernel")
+                _count(group.name, "kernel", None)
         else:
-            _count(op, kind)
+            _count(op, kind, source)
     mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
 
 
-def _count(op: str, kind: str) -> None:
+def _count(op: str, kind: str, source: Any) -> None:
     LaunchCounter._add(1, op, kind)  # unchecked: the door always counts one valid launch
-    for observer in _observers:
-        observer(op, kind)
-
-
-@dataclass
-class FusedKernel:
-    """A group of launches that a compiler fused into one kernel (see `fused`)."""
-
-    name: str
-    launched: bool = False
-    absorbed: list[str] = field(default_factory=list)  # the op names it stands for
-
-
-_fused: list[FusedKernel] = []
+    if _observers:
+        local = _local
+        saved, local.source = local.source, source
+        try:
+            for observer in list(_observers):
+                observer(op, kind)
+        finally:
+            local.source = saved
 
 
 @contextmanager
@@ -139,31 +230,13 @@ def fused(name: str) -> Iterator[FusedKernel]:
     """The launches inside the block are ONE kernel named `name` (torch.compile's fusion):
     the first counts, the rest are absorbed. The numpy work still runs op by op."""
     group = FusedKernel(name)
-    _fused.append(group)
+    _local.fused.append(group)
     try:
         yield group
     finally:
-        _fused.pop()
+        _local.fused.pop()
 
 
 def host_sync(what: str) -> None:
     """The host waits for the device: forbidden while capturing."""
     current_mode().host_sync(what)
-
-
-@contextmanager
-def observe(observer: Observer) -> Iterator[None]:
-    """Call `observer(op, kind)` for every counted launch inside the block."""
-    _observers.append(observer)
-    try:
-        yield
-    finally:
-        _observers.remove(observer)
-
-
-@contextmanager
-def record_ops() -> Iterator[list[str]]:
-    """Collect the op names of the counted launches inside the block, in order."""
-    names: list[str] = []
-    with observe(lambda op, kind: names.append(op)):
-        yield names

@@ -40,6 +40,7 @@ so an op missing here cannot silently fuse as pointwise.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -156,17 +157,48 @@ def _install_method(opdef: OpDef, name: str, renamed: bool) -> Function:
                              f"{opdef.torch_function}, which is not defined yet")
     entry = _torch_function.make_entry(opdef.impl, name=_identifier(name),
                                        qualname=f"TensorBase.{name}", module="torch",
-                                       func=func, first="self" if renamed else None)
+                                       func=func, first="self" if renamed else None,
+                                       cpp_name=f"torch.Tensor.{opdef.torch_function or name}",
+                                       operator=name in _BINARY_OPERATORS)
     entry._opdef = opdef  # type: ignore[attr-defined]
     opdef.entries[f"Tensor.{name}"] = entry
     _methods[name] = (opdef, renamed)
     if opdef.is_property:
         prop = property(entry, doc=opdef.impl.__doc__)
+        _torch_function.show_as(entry, prop.__get__)  # torch shows `Tensor.T.__get__`
         _properties[id(prop)] = opdef
         setattr(TensorBase, name, prop)
     else:
         setattr(TensorBase, name, entry)
     return entry
+
+
+_MODULES = {"torch": "fake_torch", "torch.nn.functional": "fake_torch.nn.functional",
+            "torch.linalg": "fake_torch.linalg"}
+
+
+def _publish(namespace: str, name: str, entry: Function | None) -> None:
+    """An op defined once its namespace module exists (its import puts every entry it has
+    in place at its end): into the module, and its `__all__`, at once."""
+    module = sys.modules.get(_MODULES.get(namespace, ""))
+    exported = getattr(module, "__all__", None)
+    if module is None or exported is None:
+        return
+    if entry is None:
+        if getattr(module, name, None) is not None:
+            delattr(module, name)
+        if name in exported:
+            exported.remove(name)
+        return
+    setattr(module, name, entry)
+    if name not in exported:
+        exported.append(name)
+
+
+_BINARY_OPERATORS = frozenset(
+    f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                              "and", "or", "xor", "lshift", "rshift") for r in ("", "r", "i")
+) | {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 
 
 def _identifier(name: str) -> str:
@@ -191,10 +223,13 @@ def op(kind: str, *, name: str | None = None, namespace: str = "torch", method: 
         _add(opdef, aten)
         space = _namespaces.setdefault(namespace, {})
         for n in opdef.names:
-            made = _torch_function.make_entry(impl, name=n, qualname=n, module=namespace)
+            made = _torch_function.make_entry(
+                impl, name=n, qualname=n, module=namespace,
+                cpp_name=f"torch.{n}" if namespace == "torch" else None)
             made._opdef = opdef  # type: ignore[attr-defined]
             opdef.entries[f"{namespace}.{n}"] = made
             space[n] = made
+            _publish(namespace, n, made)
         if method:
             for n in (*opdef.names, *method_aliases):
                 _install_method(opdef, n, renamed=True)
@@ -317,6 +352,7 @@ def forget(opdef: OpDef) -> None:
                 delattr(TensorBase, n)
         else:
             _namespaces.get(space, {}).pop(n, None)
+            _publish(space, n, None)
     for name in (*opdef.aten, opdef.name):
         known = _aten.get(name)
         if known is not None and (known[1] is opdef or not any(

@@ -122,8 +122,8 @@ class Tensor(TensorBase):
         """The same memory and metadata as an instance of `cls` (a Tensor subclass); nothing
         is copied and cls.__init__ does not run."""
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-            raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, got "
-                            f"{cls!r}")
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                            "Tensor is not possible. Make sure your class inherits from Tensor.")
         t = object.__new__(cls)
         t._set(self._a, self._device, self._storage, self._dtype)
         t.requires_grad = self.requires_grad

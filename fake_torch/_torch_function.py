@@ -225,12 +225,27 @@ def handle(func: Function, impl: Function | None, args: tuple[Any, ...],
         result = type(arg).__torch_function__(func, types, args, kwargs)
         if result is not NotImplemented:
             return result
+    mode = _local.stack[-1] if mode_on else None
+    raise TypeError(_no_implementation(func, called, overloaded, mode))
+
+
+def _no_implementation(func: Function, called: Function | None, overloaded: list[Any],
+                       mode: Any) -> str:
+    """torch's text when every handler declined: its C++ dispatcher's for the ops torch
+    implements in C++ (torch.add, Tensor.add), its Python one's otherwise (F.silu)."""
+    cpp_name = getattr(called, "_cpp_name", None)
+    if cpp_name is not None:
+        handlers = ([f"  - mode object {mode!r}"] if mode is not None else []) + [
+            f"  - tensor subclass {type(a)!r}" for a in overloaded]
+        return (f"Multiple dispatch failed for '{cpp_name}'; all __torch_function__ handlers "
+                "returned NotImplemented:\n\n" + "\n".join(handlers) + "\n\nFor more "
+                "information, try re-running with TORCH_LOGS=not_implemented")
     name = f"{getattr(func, '__module__', '')}.{getattr(func, '__name__', func)}"
     msg = (f"no implementation found for '{name}' on types that implement __torch_function__: "
            f"{[type(a) for a in overloaded]}")
-    if mode_on:
-        msg += f" nor in mode {_local.stack[-1]}"
-    raise TypeError(msg)
+    if mode is not None:
+        msg += f" nor in mode {mode}"
+    return msg
 
 
 def called_entry() -> Function | None:
@@ -251,12 +266,16 @@ _KIND_TEXT = {
 
 
 def make_entry(impl: Function, *, name: str, qualname: str, module: str,
-               func: Function | None = None, first: str | None = None) -> Function:
+               func: Function | None = None, first: str | None = None,
+               cpp_name: str | None = None, operator: bool = False) -> Function:
     """A public entry calling `impl`, with impl's signature (its first parameter renamed
     `first` for a method). Under a mode or a subclass it goes through `handle` with `func`
     as the function modes are shown (default: the entry itself), passing only the arguments
     given: trailing positional ones and keyword-only ones still at their default (by
-    identity) are left out, as the caller left them out."""
+    identity) are left out, as the caller left them out. `cpp_name`: the name torch's C++
+    dispatcher gives the op in its errors ('torch.Tensor.add'); `operator`: a binary Python
+    operator, whose TypeError there becomes NotImplemented (Python then tries the other
+    operand, and raises its own TypeError), as torch's do."""
     params = list(inspect.signature(impl).parameters.values())
     if first is not None and params:
         params[0] = params[0].replace(name=first)
@@ -295,9 +314,13 @@ def make_entry(impl: Function, *, name: str, qualname: str, module: str,
     kw_text = "{" + ", ".join(f"{k!r}: ({k}, {d})" for k, d in keywords) + "}"
     slow = (f"_given({pos_text}, ({', '.join(defaults)}{',' if defaults else ''}), "
             f"{var_pos or '()'}, {kw_text}, {var_kw or '{}'})")
+    dispatch = f"_handle(_func, _impl, *{slow}, _entry)"
+    if operator:
+        dispatch = f"_not_implemented_on_type_error(lambda: {dispatch})"
+    env["_not_implemented_on_type_error"] = _not_implemented_on_type_error
     src = (f"def {name}({', '.join(decl)}):\n"
            f"    if _state.enabled:\n"
-           f"        return _handle(_func, _impl, *{slow}, _entry)\n"
+           f"        return {dispatch}\n"
            f"    return _impl({', '.join(call)})\n")
     exec(compile(src, f"<fake_torch entry {module}.{qualname}>", "exec"), env)
     entry: Function = env[name]
@@ -305,9 +328,23 @@ def make_entry(impl: Function, *, name: str, qualname: str, module: str,
     env["_func"] = func if func is not None else entry
     entry.__qualname__ = qualname
     entry.__module__ = module
+    entry._cpp_name = cpp_name  # type: ignore[attr-defined]
     entry.__doc__ = impl.__doc__
     entry.__wrapped__ = impl  # type: ignore[attr-defined]
     return entry
+
+
+def _not_implemented_on_type_error(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except TypeError:
+        return NotImplemented
+
+
+def show_as(entry: Function, func: Function) -> None:
+    """Modes are shown `func` for calls of `entry` (a property's getter: its `__get__`,
+    which exists only once the property does)."""
+    entry.__globals__["_func"] = func
 
 
 class _NoDefault:

@@ -1,9 +1,10 @@
 """Shared fixtures for the CUDA-graph, memory and stream tests.
 
-`fresh_device` gives a test the simulated GPU as a new process would see it: an empty caching
-allocator (so memory figures and block addresses follow from the test alone, whatever other test
-modules still hold), pool ids counting from 1, the default stream current, no capture underway.
-It puts the previous state back afterwards and fails a test that leaks a capture or a stream.
+`fresh_device` gives a test the simulated GPU as a new process would see it
+(`torch.cuda.fresh_simulated_device()`: an empty caching allocator, so memory figures and block
+addresses follow from the test alone, whatever other test modules still hold; pool ids counting
+from 1; the default stream current; no capture underway). The previous device comes back
+afterwards, and a test that leaks a capture or a stream fails.
 
 This folder goes on sys.path so that test modules, imported by path (--import-mode=importlib),
 can `from oracles import ...`: the oracles they share (tests/oracles.py).
@@ -11,7 +12,6 @@ can `from oracles import ...`: the oracles they share (tests/oracles.py).
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +20,7 @@ import pytest
 
 from fake_torch import _dispatch
 from fake_torch._allocator import DEVICE, CachingAllocator
-from fake_torch.cuda import _sanitizer, graphs, streams
+from fake_torch.cuda import _sanitizer, fresh_simulated_device, streams
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
@@ -29,28 +29,15 @@ if _TESTS not in sys.path:
 
 @pytest.fixture
 def fresh_device() -> Iterator[CachingAllocator]:
-    gc.collect()  # nothing of an earlier test may die (and free into our allocator) mid-test
-    saved_state = dict(DEVICE.__dict__)
-    saved_graphs = dict(graphs._graphs_by_pool)
-    saved_debug = graphs._debug_mode
-    DEVICE.__init__(saved_state["total_bytes"])  # type: ignore[misc]
-    graphs._graphs_by_pool.clear()
-    try:
-        yield DEVICE
-    finally:
-        leaked_mode = _dispatch.current_mode()
-        leaked_stream = streams.current_stream()
-        while _dispatch.current_mode() is not _dispatch._EAGER:  # never poison later tests
-            _dispatch.exit_mode(_dispatch.current_mode())
-        streams.set_stream(streams.default_stream())
-        gc.collect()
-        DEVICE.__dict__.clear()
-        DEVICE.__dict__.update(saved_state)
-        graphs._graphs_by_pool.clear()
-        graphs._graphs_by_pool.update(saved_graphs)
-        graphs._debug_mode = saved_debug
-        assert leaked_mode.name == "eager", "the test left a capture underway"
-        assert leaked_stream == streams.default_stream(), "the test left a side stream current"
+    with fresh_simulated_device():
+        try:
+            yield DEVICE
+        finally:
+            leaked_modes = _dispatch.reset_modes()  # never poison later tests
+            leaked_stream = streams.current_stream()
+            streams.set_stream(streams.default_stream())
+            assert not leaked_modes, "the test left a capture underway"
+            assert leaked_stream == streams.default_stream(), "the test left a side stream current"
 
 
 @pytest.fixture

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import io
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -144,6 +145,131 @@ def test_compile_results_and_counters_match_torch(program: Callable[[Any], list[
     assert our_out.getvalue() == their_out.getvalue()
     _same_values(ours, theirs)
     assert our_counts == their_counts, "(unique_graphs, frames total, frames ok)"
+
+
+# --- what the tracer sees: ops through any reference; modules guarded as Dynamo guards them ----
+
+
+def _graphs_and_counts(lib: Any, build: Callable[[Any, Any], Callable[..., Any]],
+                       calls: Callable[[Any], list[tuple[Any, ...]]]
+                       ) -> tuple[list[list[tuple[str, str]]], tuple[int, int, int]]:
+    """Every graph the backend got, as (call kind, target name) per node, and the counters."""
+    graphs: list[list[tuple[str, str]]] = []
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        graphs.append([("method" if n.op == "call_method" else "function",
+                        n.target if n.op == "call_method" else n.target.__name__)
+                       for n in gm.graph.nodes if n.op in ("call_function", "call_method")])
+        return gm.forward
+
+    lib.manual_seed(0)
+    fn = build(lib, backend)
+    for args in calls(lib):
+        fn(*args)
+    return graphs, _counts(lib)
+
+
+def _stored_callables(lib: Any, backend: Any) -> Callable[..., Any]:
+    """A module holding F.silu, a functools.partial of F.gelu and a lambda as attributes."""
+    F = lib.nn.functional
+
+    class Stored(lib.nn.Module):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.act = F.silu
+            self.g = functools.partial(F.gelu, approximate="tanh")
+            self.double = lambda t: t * 2
+            self.lin = lib.nn.Linear(4, 4)
+
+        def forward(self, x: Any) -> Any:
+            return self.double(self.g(self.act(self.lin(x))))
+
+    return cast(Callable[..., Any], lib.compile(Stored(), backend=backend))
+
+
+_ALIASES: dict[str, Any] = {}
+
+
+def _aliased_before_compile(lib: Any, backend: Any) -> Callable[..., Any]:
+    """Functions bound to other names (a module global, a default argument) before compile."""
+    _ALIASES["relu"] = lib.relu
+
+    def f(x: Any, act: Any = lib.sigmoid) -> Any:
+        return _ALIASES["relu"](x) + act(x)
+
+    return cast(Callable[..., Any], lib.compile(f, backend=backend))
+
+
+def _compiled_method_on_instances(lib: Any, backend: Any) -> Callable[..., Any]:
+    """nano-vllm's RMSNorm: @torch.compile on a method, called on nine instances."""
+    class RMSNorm(lib.nn.Module):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = lib.nn.Parameter(lib.ones(4))
+            self.eps = 1e-6
+
+        @lib.compile(backend=backend)
+        def rms_forward(self, x: Any) -> Any:
+            x = x.float()
+            var = x.pow(2).mean(dim=-1, keepdim=True)
+            return x * lib.rsqrt(var + self.eps) * self.weight
+
+    norms = [RMSNorm() for _ in range(9)]
+    return lambda x: [n.rms_forward(x) for n in norms]
+
+
+def _two_instances(lib: Any, backend: Any) -> Callable[..., Any]:
+    """torch.compile of two instances of one module class; then an attribute the forward
+    reads changes (a recompile), one it does not read changes, a parameter is replaced by one
+    alike, and the module goes to eval mode (none of which recompiles)."""
+    class Block(lib.nn.Module):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = lib.nn.Linear(4, 4)
+            self.scale = 1
+            self.steps = 0
+
+        def forward(self, x: Any) -> Any:
+            return self.lin(x) * self.scale
+
+    a, b = Block(), Block()
+    fa, fb = lib.compile(a, backend=backend), lib.compile(b, backend=backend)
+
+    def run(x: Any) -> Any:
+        outs = [fa(x), fb(x)]
+        a.scale = 2
+        outs.append(fa(x))
+        a.steps = 5
+        outs.append(fa(x))
+        a.lin.weight = lib.nn.Parameter(lib.ones(4, 4))
+        outs.append(fa(x))
+        a.eval()
+        outs.append(fa(x))
+        return outs
+
+    return run
+
+
+REFERENCE_PROGRAMS = [
+    ("stored attributes, partial, lambda", _stored_callables),
+    ("aliased before compile", _aliased_before_compile),
+    ("compiled method on nine instances", _compiled_method_on_instances),
+    ("two instances, attribute changes", _two_instances),
+]
+
+
+@pytest.mark.parametrize("build", [b for _, b in REFERENCE_PROGRAMS],
+                         ids=[n for n, _ in REFERENCE_PROGRAMS])
+def test_graphs_and_recompiles_match_torch(build: Callable[[Any, Any], Callable[..., Any]]
+                                           ) -> None:
+    """The same graphs (op lists), graphs compiled, frames: the tracer sees ops reached through
+    any reference, and guards a module by type, the attributes read and its tensors."""
+    def calls(lib: Any) -> list[tuple[Any, ...]]:
+        return [(lib.ones(2, 4),), (lib.ones(2, 4),)]
+
+    theirs = _graphs_and_counts(torch, build, calls)
+    ours = _graphs_and_counts(ft, build, calls)
+    assert ours == theirs, "(graphs as (kind, target) lists, (unique_graphs, total, ok))"
 
 
 # --- explain and fullgraph ----------------------------------------------------------------------

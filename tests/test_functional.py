@@ -289,11 +289,11 @@ def every_launch() -> Iterator[list[str]]:
     def note(op: str, outs: Any, inputs: Any, kind: str) -> None:
         names.append(op)
 
-    _dispatch._input_checks.append(note)
+    registration = _dispatch.add_input_check(note)
     try:
         yield names
     finally:
-        _dispatch._input_checks.remove(note)
+        registration.remove()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

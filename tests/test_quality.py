@@ -36,3 +36,20 @@ def test_ruff_check_is_clean() -> None:
     if done.returncode != 0:
         pytest.fail(f"ruff check . exited {done.returncode}:\n{done.stdout}{done.stderr}",
                     pytrace=False)
+
+
+def test_only_the_door_counts_and_owns_its_registries() -> None:
+    """The door (fake_torch/_dispatch.py) is the one place that bumps LaunchCounter and
+    keeps the observers, input checks and per-thread modes; others register through its
+    functions (add_observer, add_input_check, enter_mode). mini_vllm, the seed's hand-counted
+    toy, bumps the counter by design and is not scanned."""
+    forbidden = ("LaunchCounter.bump(", "LaunchCounter._add(", "_dispatch._observers",
+                 "_dispatch._input_checks", "_dispatch._local", "_dispatch._count(")
+    offenders = []
+    for root in ("fake_torch", "examples"):
+        for path in sorted((REPO_ROOT / root).rglob("*.py")):
+            if path.name in ("_dispatch.py", "_counter.py"):
+                continue
+            text = path.read_text()
+            offenders += [f"{path.relative_to(REPO_ROOT)}: {f}" for f in forbidden if f in text]
+    assert not offenders, "only the door may count:\n" + "\n".join(offenders)

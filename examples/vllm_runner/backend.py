@@ -85,19 +85,35 @@ class CompiledModel:
 
     def __init__(self, module: nn.Module, config: CompilationConfig, pool: Any,
                  compile: bool = True) -> None:
-        self.module = module
         self.config = config
-        self.backend = VllmBackend(config, pool)
-        self.compile = compile
-        self.single_output = True  # forward returned one tensor; the split graph, a 1-tuple
+        self.run = _Run(module, VllmBackend(config, pool), compile)
+        # the wrapper holds the run, never this object: no reference cycle keeps the graphs
+        # (and their pool) alive past the model's last user
         self.forward: Callable[..., Any] = (
-            CUDAGraphWrapper(self._run, CUDAGraphMode.FULL, pool, config.debug_mode,
+            CUDAGraphWrapper(self.run, CUDAGraphMode.FULL, pool, config.debug_mode,
                              config.weak_ref_outputs, weak_ref_output=True)
-            if config.cudagraph_mode.has_full_cudagraphs() else self._run)
+            if config.cudagraph_mode.has_full_cudagraphs() else self.run)
         if compile:
             compilation_counter.num_models_seen += 1
 
-    def _run(self, *args: torch.Tensor) -> Any:
+    @property
+    def backend(self) -> VllmBackend:
+        return self.run.backend
+
+    def __call__(self, *args: torch.Tensor) -> Any:
+        return self.forward(*args)
+
+
+class _Run:
+    """One forward pass: the first compiles (trace and split), later ones run the split graph."""
+
+    def __init__(self, module: nn.Module, backend: VllmBackend, compile: bool) -> None:
+        self.module = module
+        self.backend = backend
+        self.compile = compile
+        self.single_output = True  # forward returned one tensor; the split graph, a 1-tuple
+
+    def __call__(self, *args: torch.Tensor) -> Any:
         if not self.compile:
             return self.module(*args)
         if self.backend.split_gm is None:  # first call: trace and split
@@ -110,6 +126,3 @@ class CompiledModel:
         inputs = [args[i] if isinstance(i, int) else i for i in self.backend.inputs]
         out = self.backend.split_gm(*inputs)
         return out[0] if self.single_output else out
-
-    def __call__(self, *args: torch.Tensor) -> Any:
-        return self.forward(*args)

@@ -29,6 +29,7 @@ from fake_torch.cuda.graphs import (
 )
 from fake_torch.cuda.memory import (
     empty_cache,
+    fresh_simulated_device,
     max_memory_allocated,
     max_memory_reserved,
     mem_get_info,
@@ -62,7 +63,8 @@ from fake_torch.cuda.streams import (
 __all__ = [
     "CUDAGraph", "Event", "OutOfMemoryError", "Stream", "StreamContext", "_sanitizer",
     "current_device", "current_stream", "default_generators", "default_stream", "device",
-    "device_count", "device_of", "empty_cache", "get_device_capability", "get_device_name",
+    "device_count", "device_of", "empty_cache", "fresh_simulated_device",
+    "get_device_capability", "get_device_name",
     "get_device_properties", "get_rng_state", "get_rng_state_all", "graph", "graph_pool_handle",
     "init", "initial_seed", "is_available", "is_bf16_supported", "is_current_stream_capturing",
     "is_initialized", "make_graphed_callables", "manual_seed", "manual_seed_all",

@@ -22,27 +22,26 @@ from fake_torch._allocator import DEVICE, Storage
 if TYPE_CHECKING:
     from fake_torch.cuda.graphs import CUDAGraph
 
-_enabled = False
+_registration: _dispatch.Registration | None = None  # the door's input check, while on
 
 
 def enable_cuda_sanitizer() -> None:
     """Check every kernel's inputs and every host read for CUDA-graph hazards."""
-    global _enabled
-    if not _enabled:
-        _dispatch._input_checks.append(_check_inputs)
-        _enabled = True
+    global _registration
+    if _registration is None:
+        _registration = _dispatch.add_input_check(_check_inputs)
 
 
 def disable_cuda_sanitizer() -> None:
     """fake_torch only: turn the checks off again."""
-    global _enabled
-    if _enabled:
-        _dispatch._input_checks.remove(_check_inputs)
-        _enabled = False
+    global _registration
+    if _registration is not None:
+        _registration.remove()
+        _registration = None
 
 
 def is_enabled() -> bool:
-    return _enabled
+    return _registration is not None
 
 
 def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
@@ -85,7 +84,7 @@ def capture_ended(graph: CUDAGraph, made: list[weakref.ref[Storage]]) -> None:
 
 def before_replay(graph: CUDAGraph, inputs: list[weakref.ref[Storage]],
                   check_liveness: bool) -> None:
-    if not (_enabled or check_liveness):
+    if not (is_enabled() or check_liveness):
         return
     num_dead = sum(ref() is None for ref in inputs)
     if num_dead:  # torch's leading text (check_input_liveness), then the fix
@@ -104,7 +103,7 @@ def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]],
         storage = ref()
         if storage is not None:
             storage.hazard = None
-    if not _enabled:
+    if not is_enabled():
         return
     for other in others:
         for ref in other._made:

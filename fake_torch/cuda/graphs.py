@@ -17,7 +17,6 @@ import numpy as np
 
 from fake_torch import _dispatch
 from fake_torch._allocator import DEVICE, PoolId, Storage
-from fake_torch._counter import LaunchCounter
 from fake_torch._generator import cuda_default_generators
 from fake_torch.cuda import _sanitizer, streams
 
@@ -200,11 +199,9 @@ class CUDAGraph:
         _sanitizer.before_replay(self, self._inputs, self._check_liveness)
         for gen, increment in zip(cuda_default_generators, self._rng_increments, strict=True):
             gen.replay_prologue(increment)  # the graph's draws continue the eager stream
-        LaunchCounter.bump(1, op="cudaGraphLaunch", kind="graph")
-        if _dispatch._observers:
-            _notify_replay(self)
-        for kernel, args, params in self._calls:
-            kernel(*args, **params)
+        # ONE launch through the door: the graph (its kernels are bound to their buffers)
+        _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._calls,), on_cuda=True,
+                         kind="graph", source=self)
         self.num_replays += 1
         assert self._pool_id is not None
         peers = [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]
@@ -280,19 +277,12 @@ class CUDAGraph:
 
 
 _graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}
-replaying: CUDAGraph | None = None  # the graph whose launch observers are being told of
 
 
-def _notify_replay(g: CUDAGraph) -> None:
-    """Tell the door's observers of one cudaGraphLaunch; `replaying` names the graph meanwhile
-    (the profiler reads it to say which graph ran which kernels)."""
-    global replaying
-    replaying = g
-    try:
-        for observer in _dispatch._observers:
-            observer("cudaGraphLaunch", "graph")
-    finally:
-        replaying = None
+def _run_graph(calls: list[BoundKernel]) -> None:
+    """The kernel of a graph launch: the captured kernels, in order, into their buffers."""
+    for kernel, args, params in calls:
+        kernel(*args, **params)
 
 
 def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Storage]]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fake_torch._allocator import DEVICE, OutOfMemoryError
@@ -69,6 +71,29 @@ def set_simulated_device_memory(total_bytes: int) -> None:
     DEVICE.total_bytes = total_bytes
 
 
-__all__ = ["OutOfMemoryError", "empty_cache", "max_memory_allocated", "max_memory_reserved",
-           "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats",
-           "reset_peak_memory_stats", "set_simulated_device_memory"]
+@contextmanager
+def fresh_simulated_device(total_bytes: int | None = None) -> Iterator[None]:
+    """fake_torch only: inside the block the simulated GPU is as a new process finds it (empty
+    memory, graph pool ids from 1, no graphs, the default stream current on this thread), so
+    memory figures and addresses follow from the block alone; the device before it comes back
+    after. For tests."""
+    from fake_torch.cuda import graphs, streams
+
+    saved_graphs = dict(graphs._graphs_by_pool)
+    saved_debug = graphs._debug_mode
+    saved_stream = streams.current_stream()
+    graphs._graphs_by_pool.clear()
+    streams.set_stream(streams.default_stream())
+    try:
+        with DEVICE.fresh(total_bytes):
+            yield
+    finally:
+        graphs._graphs_by_pool.clear()
+        graphs._graphs_by_pool.update(saved_graphs)
+        graphs._debug_mode = saved_debug
+        streams.set_stream(saved_stream)
+
+
+__all__ = ["OutOfMemoryError", "empty_cache", "fresh_simulated_device", "max_memory_allocated",
+           "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
+           "memory_stats", "reset_peak_memory_stats", "set_simulated_device_memory"]

@@ -8,6 +8,7 @@ stream, and waiting on the device from the host (`synchronize`) is illegal while
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, NoReturn
 
 from fake_torch import _dispatch
@@ -83,11 +84,19 @@ class Event:
 
 
 _DEFAULT = Stream(stream_id=0)
-_current = _DEFAULT
+
+
+class _Current(threading.local):
+    """The current stream is per thread, as in torch (a new thread starts on the default)."""
+
+    stream: Stream = _DEFAULT
+
+
+_current = _Current()
 
 
 def current_stream(device: DeviceLike | None = None) -> Stream:
-    return _current
+    return _current.stream
 
 
 def default_stream(device: DeviceLike | None = None) -> Stream:
@@ -95,9 +104,8 @@ def default_stream(device: DeviceLike | None = None) -> Stream:
 
 
 def set_stream(stream: Stream) -> None:
-    global _current
     if stream is not None:
-        _current = stream
+        _current.stream = stream
 
 
 class StreamContext:
@@ -110,7 +118,7 @@ class StreamContext:
     def __enter__(self) -> None:
         if self.stream is None:
             return
-        self._prev = _current
+        self._prev = _current.stream
         set_stream(self.stream)
 
     def __exit__(self, *args: object) -> None:

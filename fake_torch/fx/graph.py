@@ -12,6 +12,7 @@ import builtins
 import inspect
 import keyword
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -130,18 +131,19 @@ class Graph:
         self._insert: Callable[[Node], None] = self._root.prepend
         self._len = 0
         self._graph_namespace = _Namespace()
-        self._owning_module = owning_module
+        self.owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
 
     @property
     def owning_module(self) -> GraphModule | None:
-        """The GraphModule this graph belongs to, if any."""
-        return self._owning_module
+        """The GraphModule this graph belongs to, if any (held weakly: the module holds its
+        graph, and no cycle keeps what the module holds, CUDA graphs, alive past its users)."""
+        return self._owning_module() if self._owning_module is not None else None
 
     @owning_module.setter
     def owning_module(self, mod: GraphModule | None) -> None:
-        self._owning_module = mod
+        self._owning_module = weakref.ref(mod) if mod is not None else None
 
     @property
     def nodes(self) -> _node_list:

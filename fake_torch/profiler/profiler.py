@@ -1,6 +1,6 @@
 """torch.profiler.profile and record_function, over the door's launch observers.
 
-A profile watches `_dispatch.observe` for every counted launch, and `graphs.replaying` to learn
+A profile watches `_dispatch.observe` for every counted launch, and `launch_source()` to learn
 which graph a cudaGraphLaunch replays (and so which kernels ran inside it). It counts nothing
 itself: its numbers are the LaunchCounter's, split by op and by where the op ran.
 """
@@ -138,7 +138,7 @@ class profile:  # lower case: torch's name
         now = time.perf_counter_ns()
         self._close_launch(now)
         if kind == "graph":
-            g = graphs.replaying
+            g = _dispatch.launch_source()
             where = self._label(g) if g is not None else "graph ?"
             ev = FunctionEvent(op, kind, where, now, now, graph_launches=1,
                                kernels=tuple(g.kernel_names) if g is not None else ())

@@ -50,6 +50,7 @@ from fake_torch import (
     no_grad as no_grad,
     numel as numel,
     ops as ops,
+    overrides as overrides,
     profiler as profiler,
     promote_types as promote_types,
     result_type as result_type,
@@ -278,4 +279,3 @@ from fake_torch import *
 from torch import _C as _C
 from torch import _dynamo as _dynamo
 from torch import _inductor as _inductor
-from torch import overrides as overrides

@@ -14,6 +14,7 @@ from fake_torch.cuda import (
     device_count as device_count,
     device_of as device_of,
     empty_cache as empty_cache,
+    fresh_simulated_device as fresh_simulated_device,
     get_device_capability as get_device_capability,
     get_device_name as get_device_name,
     get_device_properties as get_device_properties,

@@ -2,6 +2,7 @@
 from fake_torch.cuda.memory import (
     OutOfMemoryError as OutOfMemoryError,
     empty_cache as empty_cache,
+    fresh_simulated_device as fresh_simulated_device,
     max_memory_allocated as max_memory_allocated,
     max_memory_reserved as max_memory_reserved,
     mem_get_info as mem_get_info,
