@@ -233,6 +233,29 @@ def test_reading_an_output_after_the_next_run_raises_torchs_error() -> None:
     assert close(y3, gm(x)[0])
 
 
+def test_a_warmups_outputs_are_freed_by_storage_through_torch_compile() -> None:
+    """As torch 2.13's try_end_curr_warmup -> dealloc_current_path_weakrefs: the next
+    invocation frees the warmup's output STORAGES, so the tensor torch.compile returned (not
+    the object the trees handed out: the frame rebinds its own) and a view of it both raise;
+    a clone taken before stays good. The recording's outputs are freed the same way."""
+    f = torch.compile(lambda x: (x @ x.T).relu() + 1, mode="reduce-overhead")
+    x = torch.randn(4, 4, device="cuda")
+    expected = (x @ x.T).relu() + 1
+    warm = f(x)  # warmup (the first call compiles, then warms up)
+    row, kept = warm[1], warm.clone()
+    recorded = f(x)  # record: a new invocation
+    for freed in (warm, row):
+        with pytest.raises(RuntimeError, match="overwritten by a subsequent run"):
+            freed.sum()
+    assert close(kept, expected) and close(recorded, expected)
+    recorded_view = recorded.view(16)
+    replayed = f(x)  # replay: frees the recording's outputs, view and all
+    for freed in (recorded, recorded_view):
+        with pytest.raises(RuntimeError, match="overwritten by a subsequent run"):
+            freed.tolist()
+    assert close(replayed, expected)
+
+
 def test_a_replay_output_held_across_calls_is_overwritten_silently() -> None:
     gm = graph_module(lambda g, x: g.call_function(torch.mul, (x, 2.0)), 1)
     f = reduce_overhead(gm, torch.ones(3, device="cuda"))

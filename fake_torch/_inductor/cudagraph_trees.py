@@ -14,19 +14,21 @@ and outputs of an earlier graph on the current path are not copied.
 Outputs live in graph memory. A new "generation" begins at each call of a compiled frame
 (`GenerationTracker.generation`, bumped by torch.compile) or at each
 `torch.compiler.cudagraph_mark_step_begin()`. When a generation begins after a warmup or a
-recording, the outputs of the current path are freed: reading one raises torch's "accessing
-tensor output of CUDAGraphs that has been overwritten by a subsequent run" error. A replay's
-outputs are the graph's buffers again, so holding one across calls sees it overwritten. Within
-one generation, calls that follow each other form a path of the tree: each call is recorded as a
-child of the previous one, in its own memory, so all of the step's outputs stay valid.
+recording, the outputs of the current path are freed, by STORAGE as torch frees them: every
+tensor over an output's storage (the one the compiled frame returned, a view the user made)
+then raises torch's "accessing tensor output of CUDAGraphs that has been overwritten by a
+subsequent run" error when read. A replay's outputs are the graph's buffers again, so holding
+one across calls sees it overwritten, silently, as on a GPU. Within one generation, calls that
+follow each other form a path of the tree: each call is recorded as a child of the previous one,
+in its own memory, so all of the step's outputs stay valid.
 
 Simplifications, said here once: a node keeps its output memory for as long as the tree lives
-(torch gives it back to the pool between recordings), liveness is tracked per returned tensor
-object (torch tracks storages), and there is no re-record limit.
+(torch gives it back to the pool between recordings), and there is no re-record limit.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 import weakref
 from collections import defaultdict
@@ -104,6 +106,13 @@ def _free_output(t: Tensor, msg: str) -> None:
     t._set(freed, t._device, None)
 
 
+def _tensors_over(storage: Storage) -> list[Tensor]:
+    """Every tensor over `storage` (each holds it): what freeing a storage reaches. Found by
+    the interpreter's referrers, at a generation's start, not on any hot path."""
+    return [t for t in gc.get_referrers(storage)
+            if isinstance(t, Tensor) and t._storage is storage]
+
+
 def format_dealloc_msg(stack_trace: str | None) -> str:
     trace = stack_trace.strip() if stack_trace else "[Could not find stack trace]"
     return ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a "
@@ -151,8 +160,8 @@ class _Node:
         self.parent = parent
         self.id = node_id
         self.children: dict[int, list[CUDAGraphNode]] = defaultdict(list)
-        # the tensors the latest run handed out (None where an output is not graph memory)
-        self.handed_out: list[weakref.ref[Tensor] | None] = []
+        # the storages of the outputs the latest run handed out (None: not the trees' memory)
+        self.handed_out: list[weakref.ref[Storage] | None] = []
 
     @property
     def path_from_root(self) -> list[_Node]:
@@ -163,23 +172,24 @@ class _Node:
             node = node.parent
         return path[::-1]
 
-    def live_outputs(self) -> list[Tensor]:
-        return [t for t in (ref() for ref in self.handed_out if ref is not None)
-                if t is not None and not isinstance(t._a, _FreedArray)]
+    def live_outputs(self) -> list[Storage]:
+        """The storages of this node's outputs that some tensor still holds."""
+        return [s for s in (ref() for ref in self.handed_out if ref is not None)
+                if s is not None]
 
-    def path_live_outputs(self) -> list[Tensor]:
-        return [t for node in self.path_from_root for t in node.live_outputs()]
+    def path_live_outputs(self) -> list[Storage]:
+        return [s for node in self.path_from_root for s in node.live_outputs()]
 
     def all_outputs_are_dead(self) -> bool:
         return not self.path_live_outputs()
 
     def is_recorded_tensor(self, t: Tensor) -> bool:
         """Does `t` live in memory an output of this path owns?"""
-        return any(np.may_share_memory(t._a, o._a) for o in self.path_live_outputs())
+        return t._storage is not None and any(t._storage is s for s in self.path_live_outputs())
 
     def _hand_out(self, outputs: Sequence[Any], owned: Callable[[Tensor], bool]) -> None:
-        self.handed_out = [weakref.ref(o) if isinstance(o, Tensor) and owned(o) else None
-                           for o in outputs]
+        self.handed_out = [weakref.ref(o._storage) if isinstance(o, Tensor) and owned(o)
+                           and o._storage is not None else None for o in outputs]
 
 
 class CUDAWarmupNode(_Node):
@@ -254,8 +264,8 @@ class CUDAGraphNode(_Node):
         self.graph.replay()
         outputs = [Tensor._make(*spec) if isinstance(spec, tuple) else spec
                    for spec in self.output_specs]
-        self.handed_out = [weakref.ref(o) if isinstance(spec, tuple) else None
-                           for o, spec in zip(outputs, self.output_specs, strict=True)]
+        self.handed_out = [weakref.ref(spec[2]) if isinstance(spec, tuple) and spec[2] is not None
+                           else None for spec in self.output_specs]
         return outputs
 
 
@@ -427,14 +437,18 @@ class CUDAGraphTreeManager:
             self.current_node = None
 
     def dealloc_current_path_weakrefs(self) -> None:
-        """A new generation: the outputs of the path just warmed up or recorded are freed."""
+        """A new generation: the outputs of the path just warmed up or recorded are freed,
+        storage by storage: every tensor over one (not only the object handed out) is."""
         assert self.current_node is not None
         for node in self.current_node.path_from_root:
             traces = node.fn.stack_traces
             for i, ref in enumerate(node.handed_out):
-                t = ref() if ref is not None else None
-                if t is not None and not isinstance(t._a, _FreedArray):
-                    _free_output(t, format_dealloc_msg(traces[i] if i < len(traces) else None))
+                storage = ref() if ref is not None else None
+                if storage is None:
+                    continue
+                msg = format_dealloc_msg(traces[i] if i < len(traces) else None)
+                for t in _tensors_over(storage):
+                    _free_output(t, msg)
 
     # --- mutation ---------------------------------------------------------------------------
 
