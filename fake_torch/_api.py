@@ -22,6 +22,7 @@ MODULES = {
     "torch.fx": "fake_torch.fx",
     "torch.profiler": "fake_torch.profiler",
     "torch.testing": "fake_torch.testing",
+    "torch.overrides": "fake_torch.overrides",
 }
 
 

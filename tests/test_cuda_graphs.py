@@ -76,9 +76,8 @@ def test_replay_reruns_the_kernels_in_order_against_the_same_buffers() -> None:
     g.replay()
     np.testing.assert_array_equal(_np(y), [3.0, 5.0, 7.0])
     x.copy_(_cuda([10.0, 20.0, 30.0]))  # new data into the captured input buffer
-    LaunchCounter.reset()
-    g.replay()
-    assert LaunchCounter.n == 1
+    with LaunchCounter.expect(1, cudaGraphLaunch=1):
+        g.replay()
     np.testing.assert_array_equal(_np(y), [21.0, 41.0, 61.0])
     assert (x.data_ptr(), y.data_ptr()) == addresses  # the very same buffers
     assert g.kernel_names == ["clone", "mul_", "add_"]
@@ -196,9 +195,8 @@ def test_keep_graph_instantiates_on_demand_and_replays_keep_accumulating() -> No
     g.replay()
     np.testing.assert_array_equal(_np(x), [2.0, 2.0, 2.0])
     g.instantiate()  # again: allowed with keep_graph=True; the state lives in x, not the graph
-    LaunchCounter.reset()
-    g.replay()
-    assert LaunchCounter.n == 1
+    with LaunchCounter.expect(1, cudaGraphLaunch=1):
+        g.replay()
     np.testing.assert_array_equal(_np(x), [3.0, 3.0, 3.0])
     assert isinstance(g.raw_cuda_graph_exec(), int) and isinstance(g.raw_cuda_graph(), int)
 
@@ -208,9 +206,8 @@ def test_keep_graph_replay_without_instantiate_instantiates_first() -> None:
     g = CUDAGraph(keep_graph=True)
     with torch.cuda.graph(g):
         x.add_(5)
-    LaunchCounter.reset()
-    g.replay()
-    assert LaunchCounter.n == 1
+    with LaunchCounter.expect(1, cudaGraphLaunch=1):
+        g.replay()
     np.testing.assert_array_equal(_np(x), [5.0, 5.0])
 
 
