@@ -2,9 +2,9 @@
 
 A public op (a torch function, a Tensor method or property, an nn.functional function, a
 torch.ops operator) is an ENTRY made by `make_entry`: a function with its implementation's
-exact signature that calls the implementation at once, unless `state.enabled` says that some
-thread has a TorchFunctionMode pushed or that a Tensor subclass overriding `__torch_function__`
-exists. Then `handle` does what torch does:
+exact signature that calls the implementation at once, unless `state.dispatch` says that some
+thread has a TorchFunctionMode pushed, or a layer below the modes (autocast), or that a Tensor
+subclass overriding `__torch_function__` exists. Then `handle` does what torch does:
 
   1. the innermost mode of THIS thread's stack, popped while it runs, gets
      `mode.__torch_function__(func, types, args, kwargs)` (calls it makes go to the modes
@@ -12,7 +12,9 @@ exists. Then `handle` does what torch does:
   2. else (or when the mode returned NotImplemented) each overloaded argument's type, subclasses
      first, gets `cls.__torch_function__(...)`; exact Tensors and types whose
      `__torch_function__` is `_disabled_torch_function_impl` (nn.Parameter) do not take part;
-  3. with neither, the implementation runs.
+  3. with neither, the implementation runs: through this thread's layer when it has one
+     (`set_layer`: autocast, which torch's dispatcher runs below Python, so modes see the
+     call as written and never the casts it makes).
 
 `func` is what torch would pass: `torch.add`, `Tensor.add` (also for `x + y`, as torch maps
 `__add__`). The entry the user's code actually called (`Tensor.__add__`) is `called_entry()`
@@ -33,12 +35,17 @@ Function = Callable[..., Any]
 
 
 class _State:
-    """`enabled` is the entries' fast-path switch: False means no thread has a mode and no
-    Tensor subclass takes part, so an entry may call its implementation directly."""
+    """`enabled`: some thread has a mode or a Tensor subclass takes part (Tensor metadata
+    checks it). `dispatch` is the entries' fast-path switch: enabled, or some thread has a
+    layer below the modes (autocast); False means an entry may call its implementation
+    directly."""
 
     enabled = False
+    dispatch = False
     num_modes = 0  # modes pushed, summed over threads
+    num_layers = 0  # threads with a layer below the modes
     subclasses = False  # a Tensor subclass overriding __torch_function__ was defined
+    num_tracing = 0  # fx traces running: their Proxies (no Tensors) take part
     lock = threading.Lock()
 
 
@@ -51,13 +58,35 @@ class _Local(threading.local):
         self.no_subclasses = False  # DisableTorchFunctionSubclass
         self.disabled = False  # DisableTorchFunction: modes and subclasses both
         self.called: Function | None = None  # the entry whose call a mode is handling
+        self.layer: Layer | None = None  # what runs an implementation here (autocast)
 
 
 _local = _Local()
+# a layer below the modes, as torch's dispatcher keys below Python (autocast): it gets
+# (entry, implementation, args, kwargs) where the implementation would run, and runs it
+Layer = Callable[[Function, Function, tuple[Any, ...], dict[str, Any]], Any]
 
 
 def _update() -> None:
-    state.enabled = state.num_modes > 0 or state.subclasses
+    state.enabled = state.num_modes > 0 or state.subclasses or state.num_tracing > 0
+    state.dispatch = state.enabled or state.num_layers > 0
+
+
+def current_layer() -> Layer | None:
+    """This thread's layer below the modes, or None."""
+    return _local.layer
+
+
+def set_layer(layer: Layer | None) -> Layer | None:
+    """Install (None: remove) this thread's layer below the modes; returns the one before."""
+    before = _local.layer
+    _local.layer = layer
+    change = (layer is not None) - (before is not None)
+    if change:
+        with state.lock:
+            state.num_layers += change
+            _update()
+    return before
 
 
 # --- the mode stack ---------------------------------------------------------------------------
@@ -123,6 +152,21 @@ def enable_subclasses() -> None:
     """A Tensor subclass overriding __torch_function__ exists: entries check their args."""
     state.subclasses = True
     _update()
+
+
+@contextmanager
+def tracing_proxies() -> Iterator[None]:
+    """Inside (an fx trace), entries check their args: values of a type that is no Tensor
+    but defines __torch_function__ (torch.fx.Proxy) take part, as in torch."""
+    with state.lock:
+        state.num_tracing += 1
+        _update()
+    try:
+        yield
+    finally:
+        with state.lock:
+            state.num_tracing -= 1
+            _update()
 
 
 class DisableTorchFunctionSubclass:
@@ -209,7 +253,10 @@ def handle(func: Function, impl: Function | None, args: tuple[Any, ...],
     overloaded = overloaded_args((*args, *kwargs.values()) if relevant is None else relevant)
     mode_on = bool(_local.stack) and not _local.disabled
     if not overloaded and not mode_on and impl is not None:
-        return impl(*args, **kwargs)
+        layer = _local.layer
+        if layer is None:
+            return impl(*args, **kwargs)
+        return layer(called or func, impl, args, kwargs)
     types = tuple(type(a) for a in overloaded)
     if mode_on:
         saved = _local.called
@@ -319,7 +366,7 @@ def make_entry(impl: Function, *, name: str, qualname: str, module: str,
         dispatch = f"_not_implemented_on_type_error(lambda: {dispatch})"
     env["_not_implemented_on_type_error"] = _not_implemented_on_type_error
     src = (f"def {name}({', '.join(decl)}):\n"
-           f"    if _state.enabled:\n"
+           f"    if _state.dispatch:\n"
            f"        return {dispatch}\n"
            f"    return _impl({', '.join(call)})\n")
     exec(compile(src, f"<fake_torch entry {module}.{qualname}>", "exec"), env)

@@ -5,6 +5,8 @@ leaves' structure, every tensor's dtype, device, rank, sizes (a dynamic dim acce
 >= 2, as torch specialises 0 and 1), strides and requires_grad, Python numbers, strings and None
 by value (a dynamic int or float accepts any value of its type), other objects by identity, and
 the simple values (int/float/bool/str/None) of the globals and closure cells the code reads.
+First of all, as Dynamo's GLOBAL_STATE guard, the state the trace ran under: grad mode,
+autocast (on, and its dtype, per device type; whether its cache is used) and the default dtype.
 
 An nn.Module argument (a compiled module is its forward's `self`) is guarded as Dynamo guards
 it, never by identity: its type and its submodules' types, the simple attributes its code reads
@@ -22,8 +24,10 @@ from types import CodeType
 from typing import Any
 
 from fake_torch._device import device
-from fake_torch._dtype import dtype
+from fake_torch._dtype import dtype, get_default_dtype
+from fake_torch._grad_mode import is_grad_enabled
 from fake_torch._tensor import Tensor
+from fake_torch.amp import _state as _autocast
 from fake_torch.nn.modules.module import Module
 
 _SIMPLE = (int, float, bool, str, type(None))
@@ -261,6 +265,45 @@ def read_names(code: CodeType | None) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
+class GlobalState:
+    """The global state a graph was traced under (torch's GlobalStateGuard, the part of it
+    fake_torch has)."""
+
+    grad_mode: bool
+    autocast: tuple[tuple[str, bool, dtype], ...]  # (device type, on, dtype), torch's order
+    autocast_cache: bool
+    default_dtype: dtype
+
+    @classmethod
+    def now(cls) -> GlobalState:
+        on = _autocast.enabled_types()
+        return cls(is_grad_enabled(),
+                   tuple((t, t in on, _autocast.get_autocast_dtype(t))
+                         for t in _autocast.DEFAULT_DTYPES),
+                   _autocast.is_autocast_cache_enabled(), get_default_dtype())
+
+    def check(self) -> str | None:
+        """None when the state is unchanged, else the failure in torch's words."""
+        now = GlobalState.now()
+        if now == self:
+            return None
+        changed = ["grad_mode"] if now.grad_mode != self.grad_mode else []
+        for (kind, on, dt), (_, was_on, was_dt) in zip(now.autocast, self.autocast,
+                                                       strict=True):
+            if on != was_on:
+                changed.append(f"autocast({kind})_enabled")
+            elif on and dt is not was_dt:
+                changed.append(f"autocast({kind})_dtype")
+        if now.autocast_cache != self.autocast_cache:
+            changed.append("autocast_cache_enabled")
+        if now.default_dtype is not self.default_dtype:
+            changed.append("default_dtype")
+        if not changed:  # only the dtype of a device type autocast is off for: no change
+            return None
+        return "GLOBAL_STATE changed: " + "".join(f"{c} " for c in changed)
+
+
 @dataclass
 class FrameGuards:
     """Everything one compiled entry checks before it runs."""
@@ -268,8 +311,12 @@ class FrameGuards:
     spec: tuple[Any, ...]
     leaves: list[LeafGuard]
     globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
+    state: GlobalState = field(default_factory=GlobalState.now)
 
     def check(self, spec: tuple[Any, ...], leaves: list[Leaf]) -> str | None:
+        failure = self.state.check()
+        if failure is not None:
+            return failure
         if spec != self.spec:
             return "___check_args_structure(L)"  # a different number or nesting of arguments
         for guard, leaf in zip(self.leaves, leaves, strict=True):
