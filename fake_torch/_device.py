@@ -1,6 +1,9 @@
-"""torch.device: "cpu" and a simulated "cuda" (index 0 only)."""
+"""torch.device: "cpu" and a simulated "cuda" (index 0 only); a context manager that sets the
+default device of a block."""
 
 from __future__ import annotations
+
+from fake_torch import _torch_function
 
 _KNOWN = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
           "vulkan, mps, meta, hpu, mtia, privateuseone")
@@ -52,6 +55,18 @@ class device:
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __enter__(self) -> device:
+        """`with torch.device("cuda"):` factories called without `device=` in the block use
+        this device (a DeviceContext pushed on this thread's mode stack; see
+        fake_torch.utils._device)."""
+        from fake_torch.utils._device import DeviceContext
+
+        _torch_function.push_mode(DeviceContext(self))
+        return self
+
+    def __exit__(self, exc_type: object, exc_val: object, exc_tb: object) -> None:
+        _torch_function.pop_mode()
 
 
 DeviceLike = device | str | int

@@ -3,7 +3,9 @@
 `install()` aliases each imported `fake_torch.X` module as `torch.X` in `sys.modules` and puts a
 finder on `sys.meta_path`, so a submodule imported later (`import torch.nn.functional`) resolves
 to the SAME module object as `fake_torch.nn.functional`, never to a second copy of its file. A
-`torch.X` that fake_torch lacks raises ModuleNotFoundError naming it. `installed()` is the
+`torch.X` that fake_torch lacks raises ModuleNotFoundError naming it. The finder also answers
+for the `torch` distribution (`importlib.metadata.version("torch")` is torch.__version__), which
+is how third-party packages (transformers) decide that torch is installed. `installed()` is the
 context-manager form that puts `sys.modules` back as it found it.
 """
 
@@ -12,10 +14,13 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
+import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 
 _REAL = "torch"
@@ -43,8 +48,36 @@ class _AliasLoader(importlib.abc.Loader):
         module.__spec__ = self.fake_spec
 
 
-class TorchAliasFinder(importlib.abc.MetaPathFinder):
-    """`import torch.X` -> the module `fake_torch.X` (imported on demand)."""
+class _TorchDistribution(importlib.metadata.Distribution):
+    """The `torch` distribution's metadata, as a wheel's dist-info would give it: name, version
+    (torch.__version__), the top-level package, fake_torch's own requirements."""
+
+    def read_text(self, filename: str) -> str | None:
+        from fake_torch.version import __version__
+
+        if filename == "METADATA":
+            return (f"Metadata-Version: 2.1\nName: torch\nVersion: {__version__}\n"
+                    "Summary: fake_torch, a numpy package shaped like torch, installed as "
+                    "torch\nRequires-Dist: numpy>=1.26\nRequires-Dist: typing-extensions>=4.8\n"
+                    "Requires-Dist: ml_dtypes>=0.4\n")
+        if filename == "top_level.txt":
+            return "torch\n"
+        return None
+
+    def locate_file(self, path: str | os.PathLike[str]) -> Path:
+        return Path(__file__).parent.parent / path
+
+
+class TorchAliasFinder(importlib.metadata.DistributionFinder):
+    """`import torch.X` -> the module `fake_torch.X` (imported on demand); the `torch`
+    distribution -> fake_torch's metadata."""
+
+    def find_distributions(self, context: importlib.metadata.DistributionFinder.Context | None
+                           = None) -> Iterable[importlib.metadata.Distribution]:
+        """The `torch` distribution, when asked for it by name or for all of them."""
+        name = None if context is None else context.name
+        if name is None or name.lower().replace("_", "-").replace(".", "-") == _REAL:
+            yield _TorchDistribution()
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:

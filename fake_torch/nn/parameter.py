@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_torch._factories import empty
+from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
 from fake_torch._tensor import Tensor
 from fake_torch._torch_function import _disabled_torch_function_impl
 

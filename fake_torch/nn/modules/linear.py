@@ -7,7 +7,7 @@ from typing import Any
 
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
-from fake_torch._factories import empty
+from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
 from fake_torch._tensor import Tensor
 from fake_torch.nn import functional as F
 from fake_torch.nn import init

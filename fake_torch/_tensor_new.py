@@ -1,0 +1,70 @@
+"""Tensor.new_empty, new_zeros, new_ones, new_full, new_tensor: factories whose dtype and device
+default to self's (never to the default device: torch does not list them).
+
+    x = torch.zeros(2, dtype=torch.int64, device="cuda")
+    x.new_zeros(3)          # int64, cuda: one launch (its fill)
+    x.new_tensor([1.5])     # int64 [1], cuda: one host-to-device copy
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_torch._device import DeviceLike, canonical
+from fake_torch._dtype import dtype
+from fake_torch._factories import _check_dtype, _fill, _sizes, tensor
+from fake_torch._kernels import _common
+from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, method
+from fake_torch._tensor import Number, Tensor
+
+
+def _new(self: Tensor, size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None,
+         fn: str) -> Tensor:
+    """An uninitialised tensor of `size` (`new_empty(2, 3)` or `new_empty((2, 3))`)."""
+    return _common.new_tensor(_sizes(size, fn), _check_dtype(dt, fn) or self.dtype,
+                      self.device if dev is None else canonical(dev))
+
+
+@method(COMPOSITE)
+def new_empty(self: Tensor, *size: Any, dtype: dtype | None = None,
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """Uninitialised memory: no launch."""
+    return _new(self, size, dtype, device, "new_empty").requires_grad_(requires_grad)
+
+
+@method(POINTWISE)
+def new_zeros(self: Tensor, *size: Any, dtype: dtype | None = None,
+              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    out = _new(self, size, dtype, device, "new_zeros")
+    return _fill(out, 0, "new_zeros").requires_grad_(requires_grad)
+
+
+@method(POINTWISE)
+def new_ones(self: Tensor, *size: Any, dtype: dtype | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    out = _new(self, size, dtype, device, "new_ones")
+    return _fill(out, 1, "new_ones").requires_grad_(requires_grad)
+
+
+@method(POINTWISE)
+def new_full(self: Tensor, size: Any, fill_value: Number, *, dtype: dtype | None = None,
+             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    out = _new(self, (size,), dtype, device, "new_full")
+    return _fill(out, fill_value, "new_full").requires_grad_(requires_grad)
+
+
+def _from_tensor_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:
+    """x.new_tensor(t) of a tensor reads its values on the host."""
+    data = args[1] if len(args) > 1 else kwargs.get("data")
+    if isinstance(data, Tensor):
+        return data_dependent("aten._local_scalar_dense.default")
+    return None
+
+
+@method(POINTWISE, aten=(), graph_break=_from_tensor_break)
+def new_tensor(self: Tensor, data: Any, *, dtype: dtype | None = None,
+               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    """A copy of `data` as self's dtype on self's device (unless given): on cuda one
+    host-to-device copy, as torch.tensor."""
+    return tensor(data, dtype=_check_dtype(dtype, "new_tensor") or self.dtype,
+                  device=self.device if device is None else device, requires_grad=requires_grad)

@@ -1,0 +1,112 @@
+"""torch.backends.cuda: whether CUDA was built, and cuBLAS's precision flags (`matmul`).
+
+    torch.backends.cuda.matmul.allow_tf32 = True   # the same switch as
+    torch.set_float32_matmul_precision("high")     # (either reads back through the other)
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+__all__ = ["cuBLASModule", "is_built", "matmul"]
+
+_PRECISIONS = ("highest", "high", "medium")
+
+
+class _State:
+    """cuBLAS's flags, with torch's defaults."""
+
+    float32_matmul_precision = "highest"
+    fp32_precision = "none"  # "none" until set: then "ieee" or "tf32"
+    fp16_reduction = (True, True)  # (allow reduced precision, allow split-k)
+    bf16_reduction = (True, True)
+    fp16_accumulation = False
+
+
+_state = _State()
+
+
+def is_built() -> bool:
+    """True: fake_torch stands in for a CUDA build (torch.version.cuda)."""
+    return True
+
+
+def get_float32_matmul_precision() -> str:
+    """"highest" (float32 matmuls in IEEE float32), "high" or "medium" (TF32 allowed)."""
+    return _state.float32_matmul_precision
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Allow TF32 ("high", "medium") for float32 matmuls, or not ("highest")."""
+    if precision not in _PRECISIONS:
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+        return
+    _state.float32_matmul_precision = precision
+    _state.fp32_precision = "ieee" if precision == "highest" else "tf32"
+
+
+def _bool(value: object, setter: str) -> bool:
+    if not isinstance(value, bool):
+        raise RuntimeError(f"{setter} expects a bool, but got {type(value).__name__}")
+    return value
+
+
+def _reduction(value: object, name: str) -> tuple[bool, bool]:
+    """A flag, or (flag,) / (flag, allow_split_k), as torch parses them."""
+    if isinstance(value, bool):
+        return value, True
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise TypeError(f"{name} expects at least one boolean argument")
+        if len(value) > 2:
+            raise TypeError(f"{name} expects at most two boolean arguments")
+        for flag, which in zip(value, ("allow_reduced_precision", "allow_splitk"), strict=False):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} expects a bool for {which}, but got {type(flag)!r}")
+        return value[0], value[1] if len(value) == 2 else True
+    raise TypeError(f"{name} expects a bool or a tuple/list of bools, but got {type(value)!r}")
+
+
+class cuBLASModule:
+    """`torch.backends.cuda.matmul`: cuBLAS's flags as attributes, settable and read back."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "allow_tf32":
+            return _state.float32_matmul_precision != "highest"
+        if name == "allow_fp16_reduced_precision_reduction":
+            return _state.fp16_reduction[0]
+        if name == "allow_fp16_reduced_precision_reduction_split_k":
+            return _state.fp16_reduction[1]
+        if name == "allow_bf16_reduced_precision_reduction":
+            return _state.bf16_reduction[0]
+        if name == "allow_bf16_reduced_precision_reduction_split_k":
+            return _state.bf16_reduction[1]
+        if name == "allow_fp16_accumulation":
+            return _state.fp16_accumulation
+        if name == "fp32_precision":
+            return _state.fp32_precision
+        raise AttributeError("Unknown attribute " + name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "allow_tf32":
+            tf32 = _bool(value, "set_allow_tf32_cublas")
+            _state.float32_matmul_precision = "high" if tf32 else "highest"
+            _state.fp32_precision = "tf32" if tf32 else "ieee"
+        elif name == "allow_fp16_reduced_precision_reduction":
+            _state.fp16_reduction = _reduction(value, name)
+        elif name == "allow_bf16_reduced_precision_reduction":
+            _state.bf16_reduction = _reduction(value, name)
+        elif name == "allow_fp16_accumulation":
+            _state.fp16_accumulation = _bool(value, "set_allow_fp16_accumulation_cublas")
+        elif name == "fp32_precision":
+            if value not in ("none", "ieee", "tf32"):
+                raise RuntimeError(f"Unknown precision: {value}")
+            _state.fp32_precision = value
+            _state.float32_matmul_precision = "high" if value == "tf32" else "highest"
+        else:
+            raise AttributeError("Unknown attribute " + name)
+
+
+matmul = cuBLASModule()
