@@ -17,9 +17,13 @@ from fake_torch._torch_function import (
 )
 from fake_torch._torch_function import is_enabled as _is_torch_function_enabled
 from fake_torch._torch_function import is_mode_enabled as _is_torch_function_mode_enabled
+from fake_torch.amp._state import is_any_autocast_enabled as _is_any_autocast_enabled
+from fake_torch.amp._state import is_autocast_available as _is_autocast_available
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase",
+           "_accelerator_getAllocatorSettings", "_accelerator_setAllocatorSettings",
            "_construct_storage_from_data_pointer", "_disabled_torch_function_impl",
+           "_is_any_autocast_enabled", "_is_autocast_available",
            "_is_torch_function_enabled", "_is_torch_function_mode_enabled"]
 
 
@@ -52,3 +56,16 @@ def _construct_storage_from_data_pointer(data_ptr: int, device: _device.device, 
         f"(segments: {seen}{', ...' if len(spans) > 8 else ''}). Pass a live cuda storage's "
         "data_ptr() and nbytes()")
 
+
+def _accelerator_setAllocatorSettings(env: str) -> None:
+    """Parse `env` as PYTORCH_CUDA_ALLOC_CONF and apply it to the caching allocator."""
+    from fake_torch.cuda.memory import set_allocator_settings
+
+    set_allocator_settings(env)
+
+
+def _accelerator_getAllocatorSettings() -> str:
+    """The last allocator setting string parsed ("" when none was)."""
+    from fake_torch.cuda.memory import get_allocator_settings
+
+    return get_allocator_settings()

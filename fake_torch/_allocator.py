@@ -1,17 +1,21 @@
-"""The simulated CUDA caching allocator: segments, blocks, pools — with torch's sizes.
+"""The simulated CUDA caching allocator: segments, blocks, pools, streams, with c10's rules.
 
 Device memory is real host memory (numpy byte buffers), so addresses, reuse and aliasing are
 real: a block freed by one tensor and handed to the next has the same `data_ptr()`, and two
 graphs sharing a pool really write into each other's freed intermediates.
 
-Sizes follow c10's CUDACachingAllocator: requests round up to 512 bytes; requests up to 1 MiB
-come from 2 MiB "small" segments, larger ones from 20 MiB segments below 10 MiB, else from a
-segment rounded up to 2 MiB. A free block is split when the rest is >= 512 bytes (small pool)
-or > 1 MiB (large pool); freed neighbours in a segment merge.
+Sizes follow c10's CUDACachingAllocator: requests round up to 512 bytes (or to a power-of-two
+division, `roundup_power2_divisions`); requests up to 1 MiB come from 2 MiB "small" segments,
+larger ones from 20 MiB segments (`large_segment_size_mb`) below 10 MiB, else from a segment
+rounded up to 2 MiB. A free block is split when the rest is >= 512 bytes (small pool) or
+> 1 MiB (large pool, and only below `max_split_size_mb`); freed neighbours in a segment merge.
+A free block is reused only by a request on the stream it was allocated on, as in c10.
 
 A tensor's lifetime is its `Storage`'s lifetime: views share one Storage; when the last tensor
-goes, the block returns to its pool — even if a captured graph still points at the memory, as
-on a GPU.
+goes, the block returns to its pool (even if a captured graph still points at the memory, as on
+a GPU), unless `record_stream` marked it used on another stream: then it waits, "active pending
+free", until the allocator next looks at its events (the next allocation, or empty_cache).
+Streams never lag here, so that wait ends at the first look.
 """
 
 from __future__ import annotations
@@ -22,127 +26,36 @@ import os
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-KB, MB, GB = 1024, 1024**2, 1024**3
-MIN_BLOCK = 512  # kMinBlockSize: every request rounds up to a multiple of this
-SMALL_SIZE = 1 * MB  # kSmallSize: requests up to this come from the small pool
-SMALL_BUFFER = 2 * MB  # kSmallBuffer: the segment size of the small pool
-LARGE_BUFFER = 20 * MB  # kLargeBuffer: the segment size for requests below MIN_LARGE_ALLOC
-MIN_LARGE_ALLOC = 10 * MB  # kMinLargeAlloc
-ROUND_LARGE = 2 * MB  # kRoundLarge: larger segments round up to this
-
-PoolId = tuple[int, int]
-DEFAULT_POOL: PoolId = (0, 0)
-
-
-def round_size(nbytes: int) -> int:
-    """The bytes a request really takes: at least 512, a multiple of 512."""
-    return MIN_BLOCK if nbytes < MIN_BLOCK else -(-nbytes // MIN_BLOCK) * MIN_BLOCK
-
-
-def segment_size(size: int) -> int:
-    """The size of the segment cudaMalloc'd for a (rounded) request that found no free block."""
-    if size <= SMALL_SIZE:
-        return SMALL_BUFFER
-    if size < MIN_LARGE_ALLOC:
-        return LARGE_BUFFER
-    return -(-size // ROUND_LARGE) * ROUND_LARGE
+from fake_torch._allocator_blocks import (
+    DEFAULT_POOL,
+    GB,
+    KB,
+    MB,
+    MIN_BLOCK,
+    SMALL_SIZE,
+    Block,
+    Pool,
+    Segment,
+    round_size,
+    segment_size,
+)
+from fake_torch._allocator_blocks import PoolId as PoolId
+from fake_torch._allocator_blocks import Storage as Storage
+from fake_torch._allocator_config import SIZE_MAX, AllocatorConfig, from_environment
+from fake_torch._allocator_stats import (
+    ALLOCATED_BYTES,
+    RESERVED_BYTES,
+    SEGMENT,
+    DeviceStats,
+)
 
 
 class OutOfMemoryError(RuntimeError):
     """torch.cuda.OutOfMemoryError (torch.OutOfMemoryError)."""
-
-
-@dataclass(eq=False)
-class Segment:
-    buf: np.ndarray  # (size,) uint8: the "device" memory itself
-    pool: Pool
-    is_small: bool
-    # looked up once: a segment never moves or changes pool, and every allocation needs these
-    base: int = field(init=False)  # the address of its first byte
-    mem: memoryview = field(init=False)  # buf's bytes, sliced for each block's root
-    free: list[tuple[int, int, Block]] = field(init=False, repr=False)  # its pool's free list
-
-    def __post_init__(self) -> None:
-        self.base = int(self.buf.__array_interface__["data"][0])
-        self.mem = self.buf.data
-        self.free = self.pool.free_list(self.is_small)
-
-    @property
-    def size(self) -> int:
-        return int(self.buf.shape[0])
-
-
-@dataclass(eq=False, slots=True)
-class Block:
-    """A piece of a segment. A segment's blocks tile it as a list linked in address order
-    (c10's Block::prev / Block::next), so a split or a merge with a neighbour is O(1)."""
-
-    segment: Segment
-    address: int  # of its first byte (the segment's base + its offset in the segment)
-    size: int
-    allocated: bool = False
-    requested: int = 0
-    prev: Block | None = field(default=None, repr=False)
-    next: Block | None = field(default=None, repr=False)
-
-
-@dataclass(eq=False)
-class Pool:
-    id: PoolId
-    segments: list[Segment] = field(default_factory=list)
-    free_small: list[tuple[int, int, Block]] = field(default_factory=list)  # (size, addr, b)
-    free_large: list[tuple[int, int, Block]] = field(default_factory=list)
-    use_count: int = 0  # graphs capturing into or owning this pool
-    released: bool = False  # its last owner let go: empty_cache gives its free segments back
-
-    def free_list(self, small: bool) -> list[tuple[int, int, Block]]:
-        return self.free_small if small else self.free_large
-
-
-class Storage:
-    """The owner of one block. Tensors (and views) hold it; its death frees the block.
-
-    `hazard` is set by the sanitizer when reading the memory would read garbage on a GPU (a
-    capture's output before any replay, an output another graph's replay overwrote)."""
-
-    __slots__ = ("__weakref__", "_on_death", "block", "hazard", "root")
-
-    def __init__(self, block: Block | None, root: np.ndarray,
-                 on_death: Callable[[Storage], None] | None = None) -> None:
-        self.block = block
-        self.root = root
-        self.hazard: str | None = None
-        self._on_death = on_death  # the allocator's bookkeeping for a storage that is gone
-
-    def __del__(self) -> None:
-        # the last tensor or view holding this storage is gone (a __del__, not a
-        # weakref.finalize: one of those per allocation cost more than the allocation itself)
-        if self._on_death is not None:
-            self._on_death(self)
-
-    def span(self) -> tuple[int, int]:
-        """[start, end) addresses of the bytes this storage owns."""
-        start = int(self.root.__array_interface__["data"][0])
-        return start, start + int(self.root.nbytes)
-
-
-@dataclass
-class Stats:
-    allocated: int = 0
-    allocated_peak: int = 0
-    reserved: int = 0
-    reserved_peak: int = 0
-    requested: int = 0
-    num_allocs: int = 0
-    num_frees: int = 0
-    num_segments: int = 0
-    num_ooms: int = 0
-    num_alloc_retries: int = 0
 
 
 def _default_device_bytes() -> int:
@@ -150,18 +63,57 @@ def _default_device_bytes() -> int:
     return int(env) if env else 80 * GB
 
 
+def _default_stream() -> int:
+    return 0
+
+
+# the cuda_stream handle of the calling thread's current stream (cuda/streams.py installs it)
+_current_stream: Callable[[], int] = _default_stream
+
+
+def set_stream_source(source: Callable[[], int]) -> None:
+    """Tell the allocator how to read the current stream (called once by cuda/streams.py)."""
+    global _current_stream
+    _current_stream = source
+
+
 class CachingAllocator:
     """One simulated device's memory: a default pool plus graph pools."""
 
     def __init__(self, total_bytes: int | None = None) -> None:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
-        self.stats = Stats()
+        self.stats = DeviceStats()
         self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL)}
         # id(root) -> its live Storage, weakly (the tensors own a Storage, not this map); a
         # Storage takes its entry out when it dies (`_release`)
         self._by_root: dict[int, weakref.ref[Storage]] = {}
         self._user_pool_ids = itertools.count(1)  # c10 MemPool::uid_: graph_pool_handle()
         self._graph_pool_ids = itertools.count(1)  # c10 MemPool::uuid_: a graph's own pool
+        self._config: AllocatorConfig | None = None  # read from the environment at first use
+        self.captures_underway = 0
+        self.memory_fraction: float | None = None  # set_per_process_memory_fraction
+        self._pending: list[Block] = []  # freed with stream uses: their events are recorded
+        self._deferred: list[Block] = []  # ... freed during a capture: events wait for its end
+
+    @property
+    def config(self) -> AllocatorConfig:
+        """The allocator settings (PYTORCH_CUDA_ALLOC_CONF is read, and checked, at first use)."""
+        if self._config is None:
+            self._config = from_environment()
+            self.settings_changed()
+        return self._config
+
+    def settings_changed(self) -> None:
+        """The settings were parsed again: a per_process_memory_fraction in them caps memory."""
+        fraction = self.config.per_process_memory_fraction
+        if fraction < 1.0:
+            self.memory_fraction = fraction
+
+    @property
+    def allowed_bytes(self) -> int | None:
+        """The per-process cap on reserved memory, when a fraction is set."""
+        fraction = self.memory_fraction
+        return None if fraction is None else int(fraction * self.total_bytes)
 
     # --- pools ------------------------------------------------------------------------------
 
@@ -189,29 +141,114 @@ class CachingAllocator:
         if pool.use_count <= 0:
             pool.released = True
 
-    # --- allocate / free --------------------------------------------------------------------
+    # --- allocate -----------------------------------------------------------------------------
 
     def allocate(self, nbytes: int, pool_id: PoolId = DEFAULT_POOL) -> Storage:
-        """A block of at least `nbytes` from `pool_id`; OutOfMemoryError past the device."""
+        """A block of at least `nbytes` from `pool_id` for the current stream; OutOfMemoryError
+        past the device (or the per-process fraction)."""
         if nbytes == 0:  # torch hands out a null pointer: no block
             return self._register(Storage(None, np.empty(0, np.uint8), self._release))
-        size = round_size(nbytes)
+        if (self._pending or self._deferred) and not self.captures_underway:
+            self._process_events()
+        config = self._config or self.config
+        size = round_size(nbytes, config)
         pool = self.pools.get(pool_id) or self.use_pool(pool_id)
         small = size <= SMALL_SIZE
-        block = self._best_fit(pool, size, small) or self._new_segment(pool, size, small, nbytes)
-        self._split(block, size)
-        block.allocated, block.requested = True, nbytes
-        s = self.stats
-        s.allocated += block.size
-        s.requested += nbytes
-        s.num_allocs += 1
-        if s.allocated > s.allocated_peak:
-            s.allocated_peak = s.allocated
+        stream = _current_stream()
+        block = (self._free_block_for(pool, size, small, stream, config)
+                 or self._alloc_block(pool, size, small, stream, config))
+        self._hand_out(block, size, nbytes, config)
         # a root whose base is a memoryview, not the segment array: numpy then keeps views'
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
         seg = block.segment
         root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
         return self._register(Storage(block, root, self._release))
+
+    def _free_block_for(self, pool: Pool, size: int, small: bool, stream: int,
+                        config: AllocatorConfig) -> Block | None:
+        """The smallest free block of this stream that fits, the lowest address among equals
+        (c10's get_free_block), unless max_split_size rules it out."""
+        if not small and self.memory_fraction is not None:
+            pool.searches += 1
+        free = pool.free_small if small else pool.free_large
+        i = bisect.bisect_left(free, (stream, size, -1))
+        if i == len(free) or free[i][0] != stream:
+            return None
+        block = free[i][3]
+        limit = config.max_split_size
+        if size < limit <= block.size:  # an oversize block never serves a small request
+            return None
+        if size >= limit and block.size >= size + config.max_non_split_rounding_size:
+            return None  # ... nor a large one it would waste too much of
+        del free[i]
+        return block
+
+    def _alloc_block(self, pool: Pool, size: int, small: bool, stream: int,
+                     config: AllocatorConfig) -> Block:
+        """A new segment for the request, after c10's tries to make room: garbage collection
+        (with a memory fraction), releasing oversize cached blocks, then the whole cache."""
+        seg_bytes = segment_size(size, config)
+        if self.memory_fraction is not None and config.garbage_collection_threshold > 0:
+            self._garbage_collect(config)
+        if self._fits(seg_bytes):
+            return self._new_segment(pool, small, stream, seg_bytes, config)
+        if self._release_oversize_blocks(pool, size, stream, config) and self._fits(seg_bytes):
+            return self._new_segment(pool, small, stream, seg_bytes, config)
+        if not self.captures_underway:
+            self._release_cached_blocks()
+            self.stats.num_alloc_retries += 1
+            if self._fits(seg_bytes):
+                return self._new_segment(pool, small, stream, seg_bytes, config)
+        self.stats.num_ooms += 1
+        raise OutOfMemoryError(self._oom_message(seg_bytes))
+
+    def _fits(self, seg_bytes: int) -> bool:
+        reserved = self.stats.current(RESERVED_BYTES) + seg_bytes
+        allowed = self.allowed_bytes
+        return reserved <= self.total_bytes and (allowed is None or reserved <= allowed)
+
+    def _new_segment(self, pool: Pool, small: bool, stream: int, seg_bytes: int,
+                     config: AllocatorConfig) -> Block:
+        seg = Segment(np.empty(seg_bytes, np.uint8), pool, small, stream)
+        block = Block(seg, seg.base, seg_bytes)  # the segment's only block, for now
+        seg.head = block
+        pool.segments.append(seg)
+        stats = self.stats
+        stats.add(SEGMENT, small, 1)
+        stats.add(RESERVED_BYTES, small, seg_bytes)
+        if pool.id != DEFAULT_POOL:
+            stats.add(0, small, seg_bytes, stats.private_pool(pool.id))
+        if seg_bytes >= config.max_split_size:
+            stats.add_oversize(4, 1)
+        stats.num_device_alloc += 1
+        return block
+
+    def _hand_out(self, block: Block, size: int, nbytes: int, config: AllocatorConfig) -> None:
+        """c10's alloc_found_block: split off the rest when worth it; count the block."""
+        seg = block.segment
+        small = seg.is_small
+        stats = self.stats
+        already_split = block.is_split()
+        rest = block.size - size
+        split = rest >= MIN_BLOCK if small else (size < config.max_split_size
+                                                  and rest > SMALL_SIZE)
+        if split:
+            tail = Block(seg, block.address + size, rest, prev=block, next=block.next)
+            if tail.next is not None:
+                tail.next.prev = tail
+            block.next = tail
+            block.size = size
+            self._push_free(tail)
+            if already_split:  # a free piece of a split segment shrinks by `size`
+                stats.inactive_split(small, 0, -size)
+            else:  # the segment is split from now on: its free rest is an inactive split
+                stats.inactive_split(small, 1, rest)
+        elif already_split:  # a free piece of a split segment becomes active, whole
+            stats.inactive_split(small, -1, -block.size)
+        block.allocated, block.requested = True, nbytes
+        stats.block_allocated(small, block.size, nbytes)
+        if block.size >= config.max_split_size:
+            stats.add_oversize(0, 1)
 
     def storage_of(self, a: np.ndarray) -> Storage | None:
         """The Storage a numpy view of device memory belongs to (walks the view's bases)."""
@@ -228,124 +265,222 @@ class CachingAllocator:
         self._by_root[id(storage.root)] = weakref.ref(storage)
         return storage
 
+    # --- free -----------------------------------------------------------------------------------
+
+    def record_stream(self, storage: Storage, stream: int) -> None:
+        """The block was used on `stream` (not its own): when freed, it waits for that
+        stream's work before anything reuses it (c10's recordStream)."""
+        block = storage.block
+        if block is None or stream == block.segment.stream:
+            return
+        if block.stream_uses is None:
+            block.stream_uses = set()
+        block.stream_uses.add(stream)
+
     def _release(self, storage: Storage) -> None:
-        """A Storage died: forget its root, and its block goes back to its pool (unless the
-        block is of a device state `fresh()` has since replaced: that memory is gone)."""
+        """A Storage died: forget its root, and free its block (unless the block is of a device
+        state `fresh()` has since replaced: that memory is gone)."""
         # the key is this storage's own: its root is alive until now, so no other root has its id
         self._by_root.pop(id(storage.root), None)
         block = storage.block
         if block is not None and self.pools.get(block.segment.pool.id) is block.segment.pool:
             self._free(block)
 
-    def _best_fit(self, pool: Pool, size: int, small: bool) -> Block | None:
-        """The smallest free block that fits, the lowest address among equals (c10's
-        get_free_block: the free set is ordered by size, then address)."""
-        free = pool.free_small if small else pool.free_large
-        i = bisect.bisect_left(free, (size, -1))
-        if i == len(free):
-            return None
-        return free.pop(i)[2]
-
-    def _new_segment(self, pool: Pool, size: int, small: bool, nbytes: int) -> Block:
-        seg_bytes = segment_size(size)
-        if self.stats.reserved + seg_bytes > self.total_bytes:
-            self.stats.num_alloc_retries += 1
-            self.empty_cache()  # torch frees cached segments and retries once
-            if self.stats.reserved + seg_bytes > self.total_bytes:
-                self.stats.num_ooms += 1
-                raise OutOfMemoryError(self._oom_message(seg_bytes))
-        seg = Segment(np.empty(seg_bytes, np.uint8), pool, small)
-        block = Block(seg, seg.base, seg_bytes)  # the segment's only block, for now
-        pool.segments.append(seg)
-        self.stats.reserved += seg_bytes
-        self.stats.reserved_peak = max(self.stats.reserved_peak, self.stats.reserved)
-        self.stats.num_segments += 1
-        return block
-
-    def _split(self, block: Block, size: int) -> None:
-        rest = block.size - size
-        if rest < MIN_BLOCK or (not block.segment.is_small and rest <= SMALL_SIZE):
-            return  # torch keeps the whole block (the rest is too small to be worth a block)
-        tail = Block(block.segment, block.address + size, rest, prev=block, next=block.next)
-        if tail.next is not None:
-            tail.next.prev = tail
-        block.next = tail
-        block.size = size
-        self._push_free(tail)
-
-    def _push_free(self, block: Block) -> None:
-        bisect.insort(block.segment.free, (block.size, block.address, block))
-
-    def _remove_free(self, block: Block) -> None:
-        free = block.segment.free
-        i = bisect.bisect_left(free, (block.size, block.address))  # (size, addr) sorts first
-        assert i < len(free) and free[i][2] is block, "a free block is not on its free list"
-        del free[i]
-
     def _free(self, block: Block) -> None:
-        """The block's last tensor died: back to its pool, merged with free neighbours."""
+        """c10's free: no longer allocated; back to the pool now, or after the events of the
+        other streams that used it."""
+        small = block.segment.is_small
         block.allocated = False
-        self.stats.allocated -= block.size
-        self.stats.requested -= block.requested
-        self.stats.num_frees += 1
+        self.stats.block_freed(small, block.size)
+        if block.size >= (self._config or self.config).max_split_size:  # (never, by default)
+            self.stats.add_oversize(0, -1)
+        if block.stream_uses:
+            block.stream_uses, block.pending = None, True
+            (self._deferred if self.captures_underway else self._pending).append(block)
+        else:
+            self._free_block(block)
+
+    def _free_block(self, block: Block) -> None:
+        """c10's free_block: merged with free neighbours, back on its pool's free list."""
+        seg = block.segment
+        small = seg.is_small
+        size, requested = block.size, block.requested
+        net_blocks = net_bytes = 0
         after, before = block.next, block.prev
-        if after is not None and not after.allocated:  # block absorbs its free neighbours
-            self._remove_free(after)
+        if after is not None and not after.allocated and not after.pending:
+            self._remove_free(after)  # block absorbs its free neighbours
             block.size += after.size
             block.next = after.next
             if block.next is not None:
                 block.next.prev = block
-        if before is not None and not before.allocated:
+            net_blocks, net_bytes = net_blocks - 1, net_bytes - after.size
+        if before is not None and not before.allocated and not before.pending:
             self._remove_free(before)
             block.address = before.address
             block.size += before.size
             block.prev = before.prev
             if block.prev is not None:
                 block.prev.next = block
+            else:
+                seg.head = block
+            net_blocks, net_bytes = net_blocks - 1, net_bytes - before.size
+        block.pending = False
         self._push_free(block)
+        if block.is_split():
+            net_blocks, net_bytes = net_blocks + 1, net_bytes + block.size
+        stats = self.stats
+        if net_blocks or net_bytes:
+            stats.inactive_split(small, net_blocks, net_bytes)
+        stats.block_inactive(small, size, requested)
+
+    def _push_free(self, block: Block) -> None:
+        seg = block.segment
+        if self.memory_fraction is not None:  # only garbage collection reads the ages
+            block.gc_base = seg.pool.searches
+        bisect.insort(seg.free, (seg.stream, block.size, block.address, block))
+
+    def _remove_free(self, block: Block) -> None:
+        seg = block.segment
+        free = seg.free
+        i = bisect.bisect_left(free, (seg.stream, block.size, block.address))
+        assert i < len(free) and free[i][3] is block, "a free block is not on its free list"
+        del free[i]
+
+    # --- events of other streams ----------------------------------------------------------------
+
+    def _process_events(self) -> None:
+        """At an allocation outside any capture: the events of blocks freed during a capture
+        are recorded now, and every recorded event has completed (streams never lag here)."""
+        self._pending.extend(self._deferred)
+        self._deferred.clear()
+        done, self._pending = self._pending, []
+        for block in done:
+            self._free_block(block)
+
+    def _synchronize_and_free_events(self) -> None:
+        """c10's synchronize_and_free_events: wait for every outstanding event, free its block."""
+        self.stats.num_sync_all_streams += 1
+        self._process_events()
+
+    # --- giving memory back ---------------------------------------------------------------------
+
+    def empty_cache(self) -> None:
+        """Give back every fully free segment of the default pool (after waiting for the
+        frees other streams hold up) and of released graph pools."""
+        if not self.captures_underway:
+            self._synchronize_and_free_events()
+            self._release_whole_segments(self.pools[DEFAULT_POOL])
+        for pool in self.pools.values():
+            if pool.id != DEFAULT_POOL and pool.released:
+                self._release_whole_segments(pool)
+
+    def _release_cached_blocks(self) -> None:
+        """The OOM retry's flush: what empty_cache frees."""
+        self.empty_cache()
+
+    def _release_whole_segments(self, pool: Pool) -> None:
+        for free in (pool.free_small, pool.free_large):
+            for entry in list(free):
+                if not entry[3].is_split():  # one free block spans its segment
+                    self._release_segment(entry[3])
+
+    def _release_segment(self, block: Block) -> None:
+        """cudaFree the segment of a free, unsplit block (c10's release_block)."""
+        self._remove_free(block)
+        seg = block.segment
+        seg.pool.segments.remove(seg)
+        stats = self.stats
+        stats.add(SEGMENT, seg.is_small, -1)
+        stats.add(RESERVED_BYTES, seg.is_small, -seg.size)
+        if seg.pool.id != DEFAULT_POOL:
+            stats.add(0, seg.is_small, -seg.size, stats.private_pool(seg.pool.id))
+        if seg.size >= self.config.max_split_size:
+            stats.add_oversize(4, -1)
+        stats.num_device_free += 1
+
+    def _release_oversize_blocks(self, pool: Pool, size: int, stream: int,
+                                 config: AllocatorConfig) -> bool:
+        """c10's release_available_cached_blocks: with max_split_size set, give back one cached
+        oversize block that fits the request, else the largest ones until enough is free."""
+        limit = config.max_split_size
+        if limit == SIZE_MAX:
+            return False
+        wanted = max(size, limit)
+        free = pool.free_large
+        i = bisect.bisect_left(free, (stream, wanted, -1))
+        if i < len(free) and free[i][0] == stream:
+            if free[i][3].is_split():
+                return False
+            self._release_segment(free[i][3])
+            return True
+        released = 0
+        i -= 1
+        while (released < wanted and i >= 0 and free[i][0] == stream
+               and free[i][3].size >= limit):
+            block = free[i][3]
+            if not block.is_split():
+                released += block.size
+                self._release_segment(block)
+            i -= 1
+        return released >= wanted
+
+    def _garbage_collect(self, config: AllocatorConfig) -> None:
+        """c10's garbage_collect_cached_blocks: past garbage_collection_threshold of the allowed
+        memory, give back cached whole segments of the default large pool, the longest unused
+        first (age: the pool's block searches since the block was cached), until under it."""
+        allowed = self.allowed_bytes
+        assert allowed is not None
+        threshold = int(config.garbage_collection_threshold * allowed)
+        reserved = self.stats.current(RESERVED_BYTES)
+        if reserved <= threshold:
+            return
+        pool = self.pools[DEFAULT_POOL]
+        ages = {id(e[3]): pool.searches - e[3].gc_base for e in pool.free_large
+                if not e[3].is_split()}
+        total_age, count = sum(ages.values()), len(ages)
+        reclaimed, freed = 0, True
+        while reclaimed < reserved - threshold and freed and count > 0:
+            average = total_age / count
+            freed = False
+            for entry in list(pool.free_large):
+                block = entry[3]
+                age = ages.get(id(block))
+                if age is not None and age >= average and not block.is_split():
+                    freed = True
+                    reclaimed += block.size
+                    total_age -= age
+                    count -= 1
+                    del ages[id(block)]
+                    self._release_segment(block)
 
     # --- a fresh device (tests) ----------------------------------------------------------------
 
     @contextmanager
     def fresh(self, total_bytes: int | None = None) -> Iterator[CachingAllocator]:
         """Inside the block: an empty device, as a new process sees it (no segments, pool ids
-        from 1, zero statistics). Tensors made before keep their memory but the fresh device
-        does not count them, and blocks freed inside the block never reach the old state;
-        after it the old state is back, as it was."""
+        from 1, zero statistics, settings read from the environment again). Tensors made before
+        keep their memory but the fresh device does not count them, and blocks freed inside the
+        block never reach the old state; after it the old state is back, as it was."""
         saved = dict(self.__dict__)
-        size = self.total_bytes if total_bytes is None else total_bytes
-        self.__dict__.clear()
-        self.__init__(size)  # type: ignore[misc]
+        new = CachingAllocator(self.total_bytes if total_bytes is None else total_bytes)
+        self.__dict__.update(new.__dict__)  # one swap: a storage dying meanwhile finds a map
         try:
             yield self
         finally:
             self.__dict__.clear()
             self.__dict__.update(saved)
 
-    # --- the cache ----------------------------------------------------------------------------
-
-    def empty_cache(self) -> None:
-        """Give back every fully free segment of the default pool and of released pools."""
-        for pool in self.pools.values():
-            if pool.id == DEFAULT_POOL or pool.released:
-                self._release_free_segments(pool)
-
-    def _release_free_segments(self, pool: Pool) -> None:
-        for free in (pool.free_small, pool.free_large):
-            for _, _, block in list(free):
-                if block.prev is None and block.next is None:  # one free block spans its segment
-                    self._remove_free(block)
-                    pool.segments.remove(block.segment)
-                    self.stats.reserved -= block.segment.size
-                    self.stats.num_segments -= 1
-
     def _oom_message(self, alloc_size: int) -> str:
         """torch's text; like c10 it names the segment it failed to cudaMalloc, not the request."""
-        free = self.total_bytes - self.stats.reserved
+        reserved = self.stats.current(RESERVED_BYTES)
+        allocated = self.stats.current(ALLOCATED_BYTES)
+        allowed = self.allowed_bytes
+        allowed_info = "" if allowed is None else f"{_fmt(allowed)} allowed; "
         return (f"CUDA out of memory. Tried to allocate {_fmt(alloc_size)}. GPU 0 has a total "
-                f"capacity of {_fmt(self.total_bytes)} of which {_fmt(free)} is free. Of the "
-                f"allocated memory {_fmt(self.stats.allocated)} is allocated by PyTorch, and "
-                f"{_fmt(self.stats.reserved - self.stats.allocated)} is reserved by PyTorch but "
+                f"capacity of {_fmt(self.total_bytes)} of which "
+                f"{_fmt(self.total_bytes - reserved)} is free. {allowed_info}Of the allocated "
+                f"memory {_fmt(allocated)} is allocated by PyTorch, and "
+                f"{_fmt(reserved - allocated)} is reserved by PyTorch but "
                 "unallocated. (fake_torch simulated device; set FAKE_TORCH_DEVICE_MEMORY or "
                 "torch.cuda.set_simulated_device_memory to change its size)")
 

@@ -6,11 +6,12 @@ the host (`torch.tensor(list, device="cuda")`) is one host-to-device copy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from fake_torch import _dispatch, _pinned
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     bool_,
@@ -21,10 +22,11 @@ from fake_torch._dtype import (
 )
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels.host import host_array
-from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, op
+from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
 from fake_torch._tensor import Number, Tensor
 
 SizeArg = int | Sequence[int]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
@@ -46,6 +48,16 @@ def _check_dtype(dt: Any, fn: str) -> dtype | None:
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not "
                         f"{type(dt).__name__}")
     return dt
+
+
+def _pinned_if(out: Tensor, pin_memory: bool) -> Tensor:
+    """pin_memory=True: the new (cpu) tensor in pinned host memory instead, before anything
+    writes it; torch's error for any other device."""
+    if not pin_memory:
+        return out
+    if out.device.type != "cpu":
+        raise RuntimeError("Only dense CPU tensors can be pinned")
+    return Tensor._make(_pinned.pinned_empty_like(out._a), out.device, None, out.dtype)
 
 
 def _fill(out: Tensor, value: Number, op: str) -> Tensor:
@@ -104,8 +116,12 @@ def _from_tensor_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break |
 @op(POINTWISE, aten=(), graph_break=_from_tensor_break)
 def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None = None,
            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """A new tensor copied from `data` (nested lists, scalars, numpy arrays or tensors)."""
+    """A new tensor copied from `data` (nested lists, scalars, numpy arrays or tensors);
+    pin_memory=True builds it in pinned host memory (then copies it to `device`)."""
     _check_dtype(dtype, "tensor")
+    if pin_memory and isinstance(data, (Tensor, np.ndarray)):
+        raise RuntimeError("Can't pin tensor constructed from "
+                           f"{'a variable' if isinstance(data, Tensor) else 'numpy'}")
     if isinstance(data, Tensor):
         host = host_array(data, "tensor")
         dt = dtype or data.dtype
@@ -120,10 +136,14 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
                         dtype=object).reshape(objs.shape) if objs.size else objs
     dev = canonical(device)
     out = new_tensor(host.shape, dt, dev)
-    if dev.type == "cuda":  # the data lives on the host: one host-to-device copy
+    if dev.type == "cuda":  # the data lives on the host: one blocking host-to-device copy
         src = np.array(host, dtype=dt.np)
+        if pin_memory:
+            src = _pinned.pinned_copy(src)
         launch("copy_", np.copyto, out, (src,), kind="memcpy_h2d")
+        _dispatch.host_sync("to")
     else:
+        out = _pinned_if(out, pin_memory)
         out._a[...] = np.asarray(host, dtype=dt.np) if host.dtype == object else host
     out.requires_grad = requires_grad
     return out
@@ -167,26 +187,30 @@ def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = No
           requires_grad: bool = False, pin_memory: bool = False,
           memory_format: object = None) -> Tensor:
     """Uninitialised memory: no launch."""
-    return _new(size, dtype, device, "empty").requires_grad_(requires_grad)
+    out = _pinned_if(_new(size, dtype, device, "empty"), pin_memory)
+    return out.requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def zeros(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
-          requires_grad: bool = False) -> Tensor:
-    return _fill(_new(size, dtype, device, "zeros"), 0, "zeros").requires_grad_(requires_grad)
+          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    out = _pinned_if(_new(size, dtype, device, "zeros"), pin_memory)
+    return _fill(out, 0, "zeros").requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def ones(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
-         requires_grad: bool = False) -> Tensor:
-    return _fill(_new(size, dtype, device, "ones"), 1, "ones").requires_grad_(requires_grad)
+         pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    out = _pinned_if(_new(size, dtype, device, "ones"), pin_memory)
+    return _fill(out, 1, "ones").requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def full(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
-         device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+         device: DeviceLike | None = None, pin_memory: bool = False,
+         requires_grad: bool = False) -> Tensor:
     dt = _check_dtype(dtype, "full") or _scalar_default(fill_value)
-    out = new_tensor(_sizes((size,), "full"), dt, canonical(device))
+    out = _pinned_if(new_tensor(_sizes((size,), "full"), dt, canonical(device)), pin_memory)
     return _fill(out, fill_value, "full").requires_grad_(requires_grad)
 
 
@@ -206,36 +230,40 @@ def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str) -> T
 
 @op(COMPOSITE)
 def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
-               requires_grad: bool = False, memory_format: object = None) -> Tensor:
-    return _like(input, dtype, device, "empty_like").requires_grad_(requires_grad)
+               pin_memory: bool = False, requires_grad: bool = False,
+               memory_format: object = None) -> Tensor:
+    out = _pinned_if(_like(input, dtype, device, "empty_like"), pin_memory)
+    return out.requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
-               requires_grad: bool = False, memory_format: object = None) -> Tensor:
-    out = _like(input, dtype, device, "zeros_like")
+               pin_memory: bool = False, requires_grad: bool = False,
+               memory_format: object = None) -> Tensor:
+    out = _pinned_if(_like(input, dtype, device, "zeros_like"), pin_memory)
     return _fill(out, 0, "zeros_like").requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
-              requires_grad: bool = False, memory_format: object = None) -> Tensor:
-    out = _like(input, dtype, device, "ones_like")
+              pin_memory: bool = False, requires_grad: bool = False,
+              memory_format: object = None) -> Tensor:
+    out = _pinned_if(_like(input, dtype, device, "ones_like"), pin_memory)
     return _fill(out, 1, "ones_like").requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
-              device: DeviceLike | None = None, requires_grad: bool = False,
-              memory_format: object = None) -> Tensor:
-    out = _like(input, dtype, device, "full_like")
+              device: DeviceLike | None = None, pin_memory: bool = False,
+              requires_grad: bool = False, memory_format: object = None) -> Tensor:
+    out = _pinned_if(_like(input, dtype, device, "full_like"), pin_memory)
     return _fill(out, fill_value, "full_like").requires_grad_(requires_grad)
 
 
 @op(POINTWISE)
 def arange(start: Number, end: Number | None = None, step: Number = 1, *,
            dtype: dtype | None = None, device: DeviceLike | None = None,
-           requires_grad: bool = False) -> Tensor:
+           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """[start, end) by step; int64 unless any bound is a float (then the default dtype)."""
     if end is None:
         start, end = 0, start
@@ -246,7 +274,7 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, *,
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = _check_dtype(dtype, "arange") or (int64 if ints else get_default_dtype())
     n = max(0, int(np.ceil((end - start) / step)))
-    out = new_tensor((n,), dt, canonical(device))
+    out = _pinned_if(new_tensor((n,), dt, canonical(device)), pin_memory)
     launch("arange", _arange_kernel, out, (), {"start": start, "step": step})
     return out.requires_grad_(requires_grad)
 
@@ -257,11 +285,12 @@ def _arange_kernel(out: np.ndarray, *, start: Number, step: Number) -> None:
 
 @op(POINTWISE)
 def linspace(start: Number, end: Number, steps: int, *, dtype: dtype | None = None,
-             device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+             device: DeviceLike | None = None, pin_memory: bool = False,
+             requires_grad: bool = False) -> Tensor:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    out = new_tensor((steps,), _check_dtype(dtype, "linspace") or get_default_dtype(),
-                     canonical(device))
+    out = _pinned_if(new_tensor((steps,), _check_dtype(dtype, "linspace") or
+                                get_default_dtype(), canonical(device)), pin_memory)
     launch("linspace", _linspace_kernel, out, (), {"start": start, "end": end})
     return out.requires_grad_(requires_grad)
 
@@ -272,12 +301,24 @@ def _linspace_kernel(out: np.ndarray, *, start: Number, end: Number) -> None:
 
 @op(POINTWISE)
 def eye(n: int, m: int | None = None, *, dtype: dtype | None = None,
-        device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
-    out = new_tensor((n, n if m is None else m), _check_dtype(dtype, "eye") or
-                     get_default_dtype(), canonical(device))
+        device: DeviceLike | None = None, pin_memory: bool = False,
+        requires_grad: bool = False) -> Tensor:
+    out = _pinned_if(new_tensor((n, n if m is None else m), _check_dtype(dtype, "eye") or
+                                get_default_dtype(), canonical(device)), pin_memory)
     launch("eye", _eye_kernel, out)
     return out.requires_grad_(requires_grad)
 
 
 def _eye_kernel(out: np.ndarray) -> None:
     out[...] = np.eye(*out.shape)
+
+
+def public_entry(impl: F) -> F:
+    """`torch.<name>` for the op `impl` defines: its public entry, which goes through
+    __torch_function__ (modes, the default device's among them, see the call)."""
+    return cast(F, exports("torch")[impl.__name__])
+
+
+# torch.empty as Python code calls it: nn.Module constructors and Parameter() create their
+# tensors with it, as torch's call torch.empty, so they follow the default device
+torch_empty = public_entry(empty)

@@ -5,12 +5,16 @@ block's root, or a cpu tensor's outermost numpy array). One made by `Tensor.unty
 owns its memory (it holds the allocator's `Storage`, so the block stays allocated while it
 lives); one made by `torch._C._construct_storage_from_data_pointer` does not: the caching
 allocator may free the block and hand it to the next allocation under it, as on a GPU.
-Everything here is metadata: nothing launches.
+`UntypedStorage.from_file` maps a file (safetensors' loader reads checkpoints so): shared, the
+mapping writes through to the file; private, writes stay in this process. Everything here is
+metadata: nothing launches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import mmap
+import os
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +35,7 @@ class UntypedStorage:
     _owner: Storage | None  # the cuda block's owner, kept alive while this storage lives
     _resizable: bool  # owns its memory (torch grows such a storage on demand)
     _device: device
+    _shared: bool = False  # a file mapping (torch reports those as shared)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError("torch.UntypedStorage(...) construction is not emulated by "
@@ -61,12 +66,92 @@ class UntypedStorage:
     def __len__(self) -> int:
         return int(self._bytes.shape[0])
 
+    def untyped(self) -> UntypedStorage:
+        """Itself (a typed storage's `untyped()` gives its bytes; this one is bytes)."""
+        return self
+
     def resizable(self) -> bool:
         """Whether torch could grow it: True when it owns its memory."""
         return self._resizable
 
-    def __repr__(self) -> str:  # the summary line only: printing cuda bytes would be a D2H copy
-        return f"[torch.storage.UntypedStorage(device={self._device}) of size {len(self)}]"
+    def is_shared(self) -> bool:
+        """Whether the memory is shared with other processes (a file mapping is)."""
+        return self._shared
+
+    @classmethod
+    def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """A cpu storage of `nbytes` bytes mapped from `filename`. shared=True maps it
+        MAP_SHARED (creating or growing the file as needed: writes reach the file);
+        shared=False maps it privately (the file must hold `nbytes`; writes stay here)."""
+        if not isinstance(filename, str):
+            raise TypeError(f"argument 1 must be str, not {type(filename).__name__}")
+        if nbytes < 0:
+            raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: Cannot "
+                               "allocate memory (12)")
+        mode = "read-write" if shared else "read-only"
+        try:
+            fd = os.open(filename, (os.O_RDWR | os.O_CREAT) if shared else os.O_RDONLY, 0o600)
+        except OSError as e:
+            raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: {e.strerror} "
+                               f"({e.errno})") from None
+        try:
+            size = os.fstat(fd).st_size
+            if shared and size < nbytes:
+                os.ftruncate(fd, nbytes)
+            elif size < nbytes:
+                raise RuntimeError(f"file <{filename}> size <{size}> is smaller than the required "
+                                   f"mapping size <{nbytes}>")
+            if nbytes == 0:  # mmap of length 0 would map the whole file
+                data = np.empty(0, np.uint8)
+            else:
+                access = mmap.ACCESS_WRITE if shared else mmap.ACCESS_COPY
+                data = np.frombuffer(mmap.mmap(fd, nbytes, access=access), np.uint8)
+        finally:
+            os.close(fd)
+        storage = cls._wrap(data, device("cpu"), None, resizable=False)
+        storage._shared = True
+        return storage
+
+    # --- the bytes, from Python ---------------------------------------------------------------
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        """One byte as an int, or a slice of the storage (the same memory, step 1 only)."""
+        n = len(self)
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(n)
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of 1 "
+                                   "is supported")
+            part = UntypedStorage._wrap(self._bytes[start:max(start, stop)], self._device,
+                                        self._owner, resizable=False)
+            part._shared = self._shared
+            return part
+        return int(self._bytes[self._index(idx, n)])
+
+    def __setitem__(self, idx: int | slice, value: int) -> None:
+        """Store a byte (or fill a slice); values wrap modulo 256, as torch stores them."""
+        if isinstance(idx, slice):
+            self[idx]._bytes[...] = int(value) % 256
+            return
+        self._bytes[self._index(idx, len(self))] = int(value) % 256
+
+    @staticmethod
+    def _index(idx: int, n: int) -> int:
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} out of range for storage of size {n}")
+        return idx % n
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[int]:
+        return [int(b) for b in self._bytes]
+
+    def __repr__(self) -> str:
+        info = f"[torch.storage.UntypedStorage(device={self._device}) of size {len(self)}]"
+        if self._device.type != "cpu":  # printing cuda bytes would be a D2H copy
+            return info
+        return " " + "\n ".join(str(int(b)) for b in self._bytes) + "\n" + info
 
 
 def as_bytes(root: np.ndarray) -> np.ndarray:

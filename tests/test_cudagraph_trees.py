@@ -100,8 +100,10 @@ def test_warmup_then_record_then_replay_launch_counts() -> None:
     kernels = {"mm": 1, "triton_poi_fused_add_relu_0": 1}
     # warmup: the compiled graph runs as it is
     assert counted(f, x)[0] == kernels
-    # record: copy x into the graph's buffer, capture (each kernel paid once), replay once
-    assert counted(f, x)[0] == {"_foreach_copy_": 1, **kernels, "cudaGraphLaunch": 1}
+    # record: copy x into the graph's buffer, capture (each kernel paid once, after the two
+    # fill_ launches of capture_begin that set up the default generator), replay once
+    assert counted(f, x)[0] == {"_foreach_copy_": 1, "fill_": 2, **kernels,
+                                "cudaGraphLaunch": 1}
     # replay: copy the new input in, ONE launch for the graph
     for _ in range(3):
         x = torch.randn(4, 8, device="cuda")
@@ -391,7 +393,8 @@ def test_the_cudagraphs_backend_graphs_the_unfused_ops() -> None:
     f = cudagraphs(gm, [x])
     eager = {"mm": 1, "add": 1, "relu": 1}
     assert counted(f, x)[0] == eager  # warmup
-    assert counted(f, x)[0] == {"_foreach_copy_": 1, **eager, "cudaGraphLaunch": 1}  # record
+    assert counted(f, x)[0] == {"_foreach_copy_": 1, "fill_": 2, **eager,  # record
+                                "cudaGraphLaunch": 1}
     launches, (y,) = counted(f, x)
     assert launches == {"_foreach_copy_": 1, "cudaGraphLaunch": 1}  # replay
     assert close(y, gm(x)[0])

@@ -71,7 +71,9 @@ def test_graph_replays_count_one_launch_each_and_name_the_graph_kernels_ran_in()
     for op in g.kernel_names:  # recorded once at capture, ran N times inside the replays
         assert rows[(op, "capture graph 0")] == (1, 1, 0)
         assert rows[(op, "graph 0")] == (NUM_REPLAYS, 0, 0)
-    assert "eager" not in {where for _, where in rows}
+    # eager: only capture_begin's two fill_ launches (the default generator's graph-side state)
+    assert rows[("fill_", "eager")][0] == 2
+    assert "eager" not in {where for op, where in rows if op != "fill_"}
     (launch,) = {tuple(ev.kernels) for ev in prof.events() if ev.kind == "graph"}
     assert list(launch) == g.kernel_names
 

@@ -125,22 +125,25 @@ def test_replayed_draws_equal_the_next_eager_draws() -> None:
 
     ft.manual_seed(2024)
     rec = _Recorder()
-    g.capture_prologue()  # capture
+    state = g._state  # what a CUDAGraph drives: the generator's state, registered with it
+    state.register_graph(0)
+    state.capture_prologue()  # capture
     with _dispatch.push_mode(rec):
         a = ft.randn(6, device="cuda")
         b = ft.rand(6, device="cuda")
-    increment = g.capture_epilogue()
+    increment = state.capture_epilogue()
     assert increment == 8 and g.get_offset() == 0  # capture does not move the eager stream
 
-    g.replay_prologue(increment)  # replay 1: the first two draws
+    state.replay_prologue(increment)  # replay 1: the first two draws
     rec.replay()
     np.testing.assert_array_equal(_np(a), eager[0])
     np.testing.assert_array_equal(_np(b), eager[1])
-    g.replay_prologue(increment)  # replay 2: fresh numbers, the next two draws
+    state.replay_prologue(increment)  # replay 2: fresh numbers, the next two draws
     rec.replay()
     np.testing.assert_array_equal(_np(a), eager[2])
     np.testing.assert_array_equal(_np(b), eager[3])
     np.testing.assert_array_equal(_np(ft.randn(6, device="cuda")), eager[4])  # eager follows
+    state.unregister_graph(0)
 
 
 def test_capture_requires_the_generator_in_capture_mode() -> None:
@@ -153,12 +156,14 @@ def test_capture_requires_the_generator_in_capture_mode() -> None:
                                                "not in capture mode"):
             ft.rand(2, device="cuda")
         ft.rand(2)  # the cpu generator is not part of a CUDA graph
-    g.capture_prologue()
+    g._state.register_graph(0)
+    g._state.capture_prologue()
     try:
         with pytest.raises(RuntimeError, match="Offset increment outside graph capture"):
             ft.rand(2, device="cuda")
     finally:
-        g.capture_epilogue()
+        g._state.capture_epilogue()
+        g._state.unregister_graph(0)
 
 
 # --- distributions -----------------------------------------------------------------------------

@@ -455,8 +455,10 @@ def test_weak_ref_outputs_hold_no_pool_memory(mode: str) -> None:
         before = torch.cuda.memory_allocated()
         runner.capture_model()
         held[weak] = torch.cuda.memory_allocated() - before
-    assert held[True] == 0
-    assert held[False] > 0
+    # all that stays allocated with weak references: the default generator's graph-side seed
+    # and offset (two 512-byte blocks while any graph lives, as in torch)
+    assert held[True] == 1024
+    assert held[False] > 1024
 
 
 def test_attention_that_cannot_be_captured_falls_back(capsys: pytest.CaptureFixture[str]

@@ -4,16 +4,25 @@ zero_, scalar_tensor; and the dtype queries torch keeps at top level (result_typ
 A `to` that changes nothing returns self and launches nothing. A dtype change is one
 "_to_copy" kernel; a cpu<->cuda move is one "_to_copy" launch of kind memcpy_h2d / memcpy_d2h.
 Outputs keep the input's dim order (torch.preserve_format).
+
+Host<->device copies follow ATen's copy_kernel_cuda. The DMA reads (or writes) the host tensor
+itself only when no temporary is needed: same shape and contiguous, and (blocking) the same
+dtype; otherwise it goes through a fresh host temporary, which is never pinned. A blocking copy
+then waits for the stream (a host sync, illegal while capturing); `non_blocking=True` does not.
+A capture accepts the copy only when its host side is pinned (fake_torch/_pinned.py), and the
+graph then reads (or writes) those host bytes at every replay. `Tensor.pin_memory()`,
+`is_pinned()` and `.to("cpu", non_blocking=True)` (whose output torch pins) live here too.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._device import DeviceLike, canonical, device
+from fake_torch import _dispatch, _pinned
+from fake_torch._device import CPU, DeviceLike, canonical, device
 from fake_torch._dtype import (
     SCALAR_NAME,
     bfloat16,
@@ -44,8 +53,9 @@ from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     is_contiguous_format,
+    is_non_overlapping_and_dense,
 )
-from fake_torch._opdef import POINTWISE, method, op
+from fake_torch._opdef import COMPOSITE, POINTWISE, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
 _LEGACY = {d: f"{name}Tensor" for d, name in SCALAR_NAME.items()}  # legacy types: "FloatTensor"
@@ -79,11 +89,33 @@ def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
              contiguous: bool = False) -> Tensor:
     out = new_output(x.shape, dt, dev, () if contiguous else (x,))
     kind = _copy_kind(x, out)
-    _common.launch("_to_copy", copy_kernel, out, (x,), kind=kind,
-                   dev=x.device if kind == "memcpy_d2h" else dev)
-    if kind == "memcpy_d2h" and not non_blocking:
-        _dispatch.host_sync("to")
+    if kind == "memcpy_d2h" and non_blocking and _dispatch.current_mode().counts_launches:
+        # torch pins the output of a non-blocking device-to-host copy
+        out = Tensor._make(_pinned.pinned_empty_like(out._a), CPU, None, dt)
+    if kind in ("memcpy_h2d", "memcpy_d2h"):
+        _host_copy("_to_copy", x, out, kind, non_blocking)
+        return out
+    _common.launch("_to_copy", copy_kernel, out, (x,), kind=kind, dev=dev)
     return out
+
+
+def _host_copy(op: str, src: Tensor, dst: Tensor, kind: str, non_blocking: bool) -> None:
+    """One host<->device copy launch, through a host temporary when torch uses one; then,
+    unless non_blocking, the host waits for the copy (a stream synchronize)."""
+    h2d = kind == "memcpy_h2d"
+    host, other = (src, dst) if h2d else (dst, src)
+    if _dma_on_host_tensor(host, src, dst, non_blocking) or not (
+            _dispatch.current_mode().counts_launches):
+        _common.launch(op, copy_kernel, dst, (src,), kind=kind, dev=other.device)
+    elif h2d:  # the DMA reads a contiguous host copy of src, made on the host first
+        staged = np.array(np.broadcast_to(src._a, dst.shape), copy=True)  # a new buffer
+        _common.launch(op, copy_kernel, dst, (staged,), kind=kind, dev=other.device)
+    else:  # the DMA writes a host temporary, copied into dst on the host afterwards
+        temp = Tensor._make(np.empty(dst.shape, src._a.dtype), CPU, None, src.dtype)
+        _common.launch(op, copy_kernel, temp, (src,), kind=kind, dev=other.device)
+        _common.launch(op, copy_kernel, dst, (temp,), dev=CPU)
+    if not non_blocking:
+        _dispatch.host_sync("to" if op == "_to_copy" else "copy_")
 
 
 # --- Tensor.to and its shorthands --------------------------------------------------------------
@@ -277,11 +309,56 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
     assert_no_internal_overlap(self)
     assert_no_partial_overlap(self, s)
     kind = _copy_kind(s, self)
-    _common.launch("copy_", copy_kernel, self, (s,), kind=kind,
-                   dev=s.device if kind == "memcpy_d2h" else self.device)
-    if kind == "memcpy_d2h" and not non_blocking:
-        _dispatch.host_sync("copy_")
+    if kind in ("memcpy_h2d", "memcpy_d2h"):
+        _host_copy("copy_", s, self, kind, non_blocking)
+        return self
+    _common.launch("copy_", copy_kernel, self, (s,), kind=kind, dev=self.device)
     return self
+
+
+def _dma_on_host_tensor(host: Tensor, src: Tensor, dst: Tensor, non_blocking: bool) -> bool:
+    """Whether the DMA reads (or writes) the host tensor itself (ATen's copy_kernel_cuda):
+    with one dtype and one dense layout no temporary is needed; otherwise both sides become
+    row-major contiguous, converted on the host when blocking, on the device when not."""
+    if src.shape != dst.shape:
+        return False  # a broadcast source is expanded into a temporary first
+    if (src.dtype is dst.dtype and src.stride() == dst.stride()
+            and is_non_overlapping_and_dense(host.shape, host.stride())):
+        return True
+    return host.is_contiguous() and (non_blocking or src.dtype is dst.dtype)
+
+
+# --- pinned host memory ------------------------------------------------------------------------
+
+@method(COMPOSITE, aten=())
+def pin_memory(self: Tensor, device: DeviceLike | None = None) -> Tensor:
+    """A copy of this cpu tensor in pinned host memory (self when already pinned); the copy is
+    a host memcpy, no device launch."""
+    if device is not None:
+        warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please do "
+                      "not pass this argument.", DeprecationWarning, stacklevel=2)
+    if is_pinned(self, device):
+        return self
+    if self._device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{_type_string(self)}' only dense CPU tensors can be "
+                           "pinned")
+    out = Tensor._make(_pinned.pinned_copy(self._a), CPU, None, self._dtype)
+    out.requires_grad = self.requires_grad
+    return out
+
+
+@method(COMPOSITE, aten=())
+def is_pinned(self: Tensor, device: DeviceLike | None = None) -> bool:
+    """Whether this tensor's memory is pinned host memory (a cuda tensor's never is)."""
+    if device is not None:
+        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do "
+                      "not pass this argument.", DeprecationWarning, stacklevel=2)
+    return self._device.type == "cpu" and _pinned.is_pinned_array(self._a)
+
+
+def _type_string(t: Tensor) -> str:
+    """ATen's Tensor::toString(): the dispatch key and scalar type, "CUDAFloatType"."""
+    return f"{'CUDA' if t.is_cuda else 'CPU'}{SCALAR_NAME[t.dtype]}Type"
 
 
 def check_fits(value: Scalar, dt: dtype) -> None:

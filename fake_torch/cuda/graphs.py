@@ -4,6 +4,12 @@ While capturing, the door's mode is a `_CaptureMode`: kernels are RECORDED, not 
 buffers allocated from the graph's memory pool (filled with NaN so reading them before a replay
 shows). `replay()` re-runs the recorded kernels, in order, against the very same buffers, and
 counts ONE launch. Python code inside the capture ran once: values it read are baked in.
+
+A host<->device copy may be captured only when its host side is pinned memory (else torch's
+error); the graph then reads (or writes) those host bytes at every replay, as a GPU's DMA does.
+Random draws follow torch's generator protocol (fake_torch/_generator.py): the default
+generator's state, and every state given to `register_generator_state`, is prepared at capture
+and refreshed (two fill_ launches) before each replay of a graph that draws.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _pinned, _streams
 from fake_torch._allocator import DEVICE, PoolId, Storage
-from fake_torch._generator import cuda_default_generators
+from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
 from fake_torch.cuda import _sanitizer, streams
 
 _debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
@@ -27,7 +33,8 @@ _CAPTURE_SYNC_ERROR = ("CUDA error: operation not permitted when stream is captu
                        "call, so the stacktrace below might be incorrect.\n"
                        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
 _CAPTURE_COPY_ERROR = ("Cannot copy between CPU and CUDA tensors during CUDA graph capture "
-                       "unless the CPU tensor is pinned.")
+                       "unless the CPU tensor is pinned. Please use tensor.pin_memory() or "
+                       "allocate the tensor with pin_memory=True.")
 
 
 @dataclass
@@ -73,7 +80,9 @@ class _CaptureMode(_dispatch.Mode):
     def run(self, op: str, kernel: _dispatch.Kernel, outs: tuple[np.ndarray, ...],
             inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
         if kind in ("memcpy_h2d", "memcpy_d2h"):
-            raise RuntimeError(_CAPTURE_COPY_ERROR)
+            host = inputs[0] if kind == "memcpy_h2d" else outs[0]
+            if not _pinned.is_pinned_array(host):
+                raise RuntimeError(_CAPTURE_COPY_ERROR)
         if not on_cuda:  # host work is not part of the graph: it runs now
             kernel(*outs, *inputs, **params)
             return
@@ -111,7 +120,8 @@ class CUDAGraph:
         self._inputs: list[weakref.ref[Storage]] = []  # read by the capture, made before it
         self._written: list[tuple[int, int]] = []  # address spans the kernels write
         self._check_liveness = False
-        self._rng_increments: list[int] = []  # offset each replay moves each generator by
+        # generator states registered with this graph -> how far each replay moves them
+        self._generator_states: dict[PhiloxState, int] = {}
         self.num_replays = 0
 
     # --- capture ------------------------------------------------------------------------------
@@ -126,24 +136,46 @@ class CUDAGraph:
             raise RuntimeError("This CUDAGraph instance already owns a captured graph. To "
                                "capture a new graph, create a new instance.")
         stream = streams.current_stream()
+        underway = _dispatch.current_mode()
+        if isinstance(underway, _CaptureMode) and underway.stream != stream:
+            raise NotImplementedError("torch.cuda.CUDAGraph.capture_begin: a capture is already "
+                                      "underway on another stream; fake_torch simulates one "
+                                      "capture at a time")
+        # as c10: the default generator is registered (and every registered state prepared:
+        # two fill_ launches each) before the stream is even checked
+        self.register_generator_state(cuda_default_generators[0])
+        for state in self._generator_states:
+            state.capture_prologue()
         if stream == streams.default_stream():
+            for state in self._generator_states:  # torch leaves them capturing (its next
+                state.capture_epilogue()  # eager draw would raise); fake_torch does not
             raise RuntimeError("CUDA graphs must be captured on a non-default stream. (However, "
                                "after capture, it's ok to replay them on the default stream.)")
-        if isinstance(_dispatch.current_mode(), _CaptureMode):
-            raise NotImplementedError("torch.cuda.CUDAGraph.capture_begin: a capture is already "
-                                      "underway; fake_torch simulates one capture at a time")
         if pool is not None and (not isinstance(pool, tuple) or len(pool) != 2):
             raise TypeError(f"capture_begin(): pool must be a handle from "
                             f"torch.cuda.graph_pool_handle() or graph.pool(), got {pool!r}")
         self._pool_id = pool if pool is not None else DEVICE.new_pool_id(user_created=False)
         DEVICE.use_pool(self._pool_id)
+        DEVICE.captures_underway += 1
+        _streams.capturing.add(stream.stream_id)
         self._capture_stream = stream
         self._kernels = []
         self._check_liveness = check_input_liveness
         self._mode = _CaptureMode(self, self._pool_id, stream)
-        for gen in cuda_default_generators:  # draws now read (seed, offset) set at each replay
-            gen.capture_prologue()
         _dispatch.enter_mode(self._mode)
+
+    def register_generator_state(self, generator: Generator) -> None:
+        """Have this graph's captures and replays drive `generator`'s current state (one from
+        graphsafe_get_state() or clone_state(), typically), as they drive the default
+        generator's: the draws a capture makes from it replay as fresh draws."""
+        if not isinstance(generator, Generator):
+            raise TypeError(f"register_generator_state(): incompatible function arguments: "
+                            f"expected a torch.Generator, got {type(generator).__name__}")
+        if generator.device.type != "cuda":
+            raise RuntimeError("Expected a CUDA Generator")
+        state = generator._state
+        state.register_graph(id(self))
+        self._generator_states.setdefault(state, 0)
 
     def capture_end(self) -> None:
         """End capture on the current stream; without keep_graph, instantiate at once."""
@@ -154,8 +186,11 @@ class CUDAGraph:
             raise RuntimeError("Capture must end on the same stream it began on.")
         _dispatch.exit_mode(mode)
         self._mode = None
+        DEVICE.captures_underway -= 1
+        _streams.capturing.discard(mode.stream.stream_id)
         self._made = mode.storages
-        self._rng_increments = [gen.capture_epilogue() for gen in cuda_default_generators]
+        for state in self._generator_states:
+            self._generator_states[state] = state.capture_epilogue()
         if mode.error is not None:
             assert self._pool_id is not None
             DEVICE.release_pool(self._pool_id)
@@ -197,8 +232,8 @@ class CUDAGraph:
         if not self._has_graph_exec:
             self.instantiate()
         _sanitizer.before_replay(self, self._inputs, self._check_liveness)
-        for gen, increment in zip(cuda_default_generators, self._rng_increments, strict=True):
-            gen.replay_prologue(increment)  # the graph's draws continue the eager stream
+        for state, increment in self._generator_states.items():
+            state.replay_prologue(increment)  # the graph's draws continue the eager stream
         # ONE launch through the door: the graph (its kernels are bound to their buffers)
         _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._calls,), on_cuda=True,
                          kind="graph", source=self)
@@ -226,6 +261,10 @@ class CUDAGraph:
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
         self._calls = []
+        for state in self._generator_states:
+            if id(self) in state.graphs:  # (not after a fresh_simulated_device block ended)
+                state.unregister_graph(id(self))
+        self._generator_states = {}
 
     def __del__(self) -> None:
         try:

@@ -1,50 +1,49 @@
-"""torch.cuda streams and events, simulated.
+"""torch.cuda streams and events, simulated, and which stream is current; torch.cuda._sleep;
+Tensor.record_stream.
 
-Work runs at once on the host, so every stream is always idle and every event has completed:
-`query()` is True. What matters is what CUDA allows: a capture must run on a non-default
-stream, and waiting on the device from the host (`synchronize`) is illegal while capturing.
+torch.cuda.Stream and torch.cuda.Event are the CUDA forms of torch.Stream and torch.Event
+(fake_torch/_streams.py). Work runs at once on the host, so every stream is always idle and
+every event has completed: `query()` is True. What matters is what CUDA allows: a capture must
+run on a non-default stream, and waiting on the device from the host (`synchronize`) is illegal
+while capturing. Which stream is current matters to the caching allocator too: a free block
+serves only allocations on the stream it was allocated on.
 """
 
 from __future__ import annotations
 
-import itertools
 import threading
-from typing import Any, NoReturn
+from typing import Any
 
-from fake_torch import _dispatch
+import numpy as np
+
+from fake_torch import _allocator, _dispatch, _streams
 from fake_torch._device import DeviceLike, canonical
+from fake_torch._opdef import COMPOSITE, EXTERN, aten_op, method
+from fake_torch._tensor import Tensor
 
-_stream_ids = itertools.count(1)
 
+class Stream(_streams.Stream):
+    """torch.cuda.Stream: an ordered queue of work on the (one simulated) CUDA device."""
 
-class Stream:
-    """torch.cuda.Stream: an ordered queue of work on the device."""
-
-    def __init__(self, device: DeviceLike | None = None, priority: int = 0, **kwargs: Any) -> None:
-        self.device = canonical("cuda" if device is None else device)
-        self.priority = priority
-        self.stream_id = kwargs.get("stream_id", next(_stream_ids))
+    def __init__(self, device: DeviceLike | None = None, priority: int = 0,
+                 **kwargs: Any) -> None:
+        dev = canonical("cuda" if device is None else device)
+        if dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        super().__init__("cuda:0", priority=priority, **kwargs)
 
     @property
     def cuda_stream(self) -> int:
-        return 0 if self.stream_id == 0 else 0x7F0000 + self.stream_id  # a stable fake handle
+        return self.handle
 
-    def wait_event(self, event: Event) -> None:
+    def _new_event(self) -> Event:
+        return Event()
+
+    def wait_event(self, event: _streams.Event) -> None:
         """Later work on this stream waits for `event` (already complete here)."""
 
-    def wait_stream(self, stream: Stream) -> None:
+    def wait_stream(self, stream: _streams.Stream) -> None:
         """Later work on this stream waits for the work queued so far on `stream`."""
-
-    def record_event(self, event: Event | None = None) -> Event:
-        event = Event() if event is None else event
-        event.record(self)
-        return event
-
-    def query(self) -> bool:
-        return True
-
-    def synchronize(self) -> None:
-        _dispatch.host_sync("stream synchronize")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other.stream_id == self.stream_id
@@ -56,31 +55,26 @@ class Stream:
         return f"<torch.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
 
 
-class Event:
-    """torch.cuda.Event. Timing is not simulated yet: `elapsed_time` raises."""
+class Event(_streams.Event):
+    """torch.cuda.Event. Timing is not simulated yet: `elapsed_time` raises. `external=True`
+    marks an event that a capture records as an external node, for other graphs or streams
+    to wait on; work runs at once here, so it orders nothing either way."""
+
+    _api = "torch.cuda.Event"
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False) -> None:
-        self.enable_timing = enable_timing
-        self.blocking = blocking
-        self.interprocess = interprocess
-        self._recorded = False
+                 interprocess: bool = False, external: bool = False) -> None:
+        super().__init__("cuda", enable_timing=enable_timing, blocking=blocking,
+                         interprocess=interprocess)
+        self.external = external
 
-    def record(self, stream: Stream | None = None) -> None:
-        self._recorded = True
-
-    def wait(self, stream: Stream | None = None) -> None:
+    def wait(self, stream: _streams.Stream | None = None) -> None:
         (current_stream() if stream is None else stream).wait_event(self)
 
-    def query(self) -> bool:
-        return True
-
-    def synchronize(self) -> None:
-        _dispatch.host_sync("event synchronize")
-
-    def elapsed_time(self, end_event: Event) -> NoReturn:
-        raise NotImplementedError("torch.cuda.Event.elapsed_time: fake_torch does not simulate "
-                                  "device time; count launches with LaunchCounter instead")
+    def __repr__(self) -> str:
+        if not self._recorded:
+            return "<torch.cuda.Event uninitialized>"
+        return f"<torch.cuda.Event {0x7E0000 + self.event_id:#x}>"
 
 
 _DEFAULT = Stream(stream_id=0)
@@ -93,6 +87,7 @@ class _Current(threading.local):
 
 
 _current = _Current()
+_allocator.set_stream_source(lambda: _current.stream.handle)
 
 
 def current_stream(device: DeviceLike | None = None) -> Stream:
@@ -103,15 +98,22 @@ def default_stream(device: DeviceLike | None = None) -> Stream:
     return _DEFAULT
 
 
-def set_stream(stream: Stream) -> None:
-    if stream is not None:
-        _current.stream = stream
+def set_stream(stream: _streams.Stream) -> None:
+    """Make `stream` current on this thread (None: no change). A torch.Stream of the cuda
+    device stands for the cuda stream of its id."""
+    if stream is None:
+        return
+    if not isinstance(stream, Stream):
+        if stream.device.type != "cuda":
+            raise ValueError(f"Expected a cuda stream, but got a stream of {stream.device}")
+        stream = Stream(stream_id=stream.stream_id, priority=stream.priority)
+    _current.stream = stream
 
 
 class StreamContext:
     """torch.cuda.StreamContext: makes `stream` current inside the block (None: no change)."""
 
-    def __init__(self, stream: Stream | None) -> None:
+    def __init__(self, stream: _streams.Stream | None) -> None:
         self.stream = stream
         self._prev: Stream | None = None
 
@@ -126,9 +128,44 @@ class StreamContext:
             set_stream(self._prev)
 
 
-def stream(stream: Stream | None) -> StreamContext:
+def stream(stream: _streams.Stream | None) -> StreamContext:
     """Context manager: run the block's work on `stream`."""
     return StreamContext(stream)
+
+
+# --- torch.cuda._sleep and Tensor.record_stream --------------------------------------------------
+
+aten_op("_sleep", EXTERN)  # the spin kernel of torch.cuda._sleep: no aten op, one launch
+
+
+def _spin_kernel(*, cycles: int) -> None:
+    """On a GPU: busy-wait `cycles` clock cycles. Nothing to wait for here."""
+
+
+def _sleep(cycles: int) -> None:
+    """torch.cuda._sleep: one kernel that keeps the current stream busy for `cycles` clock
+    cycles (tests use it to make a stream lag). One launch; legal while capturing."""
+    if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)):
+        raise TypeError("_cuda_sleep(): incompatible function arguments. The following argument "
+                        "types are supported:\n    1. (arg0: typing.SupportsInt) -> None\n\n"
+                        f"Invoked with: {cycles!r}")
+    _dispatch.launch("_sleep", _spin_kernel, (), (), {"cycles": int(cycles)}, on_cuda=True)
+
+
+@method(COMPOSITE, aten=())
+def record_stream(self: Tensor, s: _streams.Stream) -> None:
+    """Mark the tensor's memory as used by stream `s`: when the tensor dies, its block is not
+    reused until the work queued on `s` by then is done (the caching allocator's rule)."""
+    if not isinstance(s, _streams.Stream):
+        raise TypeError(f"record_stream(): argument 's' (position 1) must be Stream, not "
+                        f"{type(s).__name__}")
+    if self._device.type != "cuda":
+        raise NotImplementedError(
+            "Could not run 'aten::record_stream' with arguments from the 'CPU' backend. This "
+            "could be because the operator doesn't exist for this backend, or was omitted "
+            "during the selective/custom build process (if using custom build).")
+    if self._storage is not None:
+        _allocator.DEVICE.record_stream(self._storage, s.handle)
 
 
 __all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",

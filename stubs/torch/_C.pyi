@@ -3,8 +3,12 @@ from fake_torch._C import (
     DisableTorchFunction as DisableTorchFunction,
     DisableTorchFunctionSubclass as DisableTorchFunctionSubclass,
     TensorBase as TensorBase,
+    _accelerator_getAllocatorSettings as _accelerator_getAllocatorSettings,
+    _accelerator_setAllocatorSettings as _accelerator_setAllocatorSettings,
     _construct_storage_from_data_pointer as _construct_storage_from_data_pointer,
     _disabled_torch_function_impl as _disabled_torch_function_impl,
+    _is_any_autocast_enabled as _is_any_autocast_enabled,
+    _is_autocast_available as _is_autocast_available,
     _is_torch_function_enabled as _is_torch_function_enabled,
     _is_torch_function_mode_enabled as _is_torch_function_mode_enabled,
 )
