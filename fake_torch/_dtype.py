@@ -1,4 +1,8 @@
-"""torch dtypes over numpy dtypes (bfloat16 from ml_dtypes), type promotion, finfo/iinfo."""
+"""torch dtypes over numpy dtypes (bfloat16 from ml_dtypes), type promotion, finfo/iinfo.
+
+The complex dtypes exist as dtype objects (code reads them at import: `torch.complex64`,
+`dtype.is_complex`, `to_complex()`), but no tensor can hold one: allocating a complex tensor
+raises NotImplementedError (fake_torch._kernels._common.new_tensor_exact)."""
 
 from __future__ import annotations
 
@@ -13,12 +17,14 @@ class dtype:
 
     __slots__ = ("_category", "_name", "is_signed", "itemsize", "np")
 
-    def __init__(self, name: str, np_dtype: Any, category: int, is_signed: bool) -> None:
+    def __init__(self, name: str, np_dtype: Any, category: int, is_signed: bool,
+                 itemsize: int = 0) -> None:
         self._name = name
-        self.np: np.dtype[Any] = np.dtype(np_dtype)
-        self._category = category  # 0 bool, 1 integral, 2 floating: the promotion ladder
+        if np_dtype is not None:  # a complex dtype leaves `np` unset: no tensor can hold one
+            self.np: np.dtype[Any] = np.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integral, 2 floating, 3 complex: the ladder
         self.is_signed = is_signed
-        self.itemsize = self.np.itemsize
+        self.itemsize = itemsize or self.np.itemsize
 
     @property
     def is_floating_point(self) -> bool:
@@ -26,10 +32,23 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self._category == 3
+
+    @property
+    def abbr(self) -> str:
+        """torch's short name: "f32", "bf16", "c64", "b8"."""
+        return _ABBR[self]
 
     def to_real(self) -> dtype:
-        return self
+        """The real dtype of a complex one (complex64 -> float32); a real dtype itself."""
+        return _REAL.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype of a floating one (float32 -> complex64); a complex dtype itself."""
+        found = _COMPLEX.get(self, self if self.is_complex else None)
+        if found is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_NAME[self]}")
+        return found
 
     def __repr__(self) -> str:
         return f"torch.{self._name}"
@@ -49,18 +68,30 @@ bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, True)
 float32 = dtype("float32", np.float32, 2, True)
 float64 = dtype("float64", np.float64, 2, True)
 
+complex32 = dtype("complex32", None, 3, True, itemsize=4)
+complex64 = dtype("complex64", None, 3, True, itemsize=8)
+complex128 = dtype("complex128", None, 3, True, itemsize=16)
+
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+COMPLEX_DTYPES = (complex32, complex64, complex128)  # dtype objects only: no tensor holds one
+_REAL = {complex32: float16, complex64: float32, complex128: float64}
+_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
+_ABBR = {bool_: "b8", uint8: "u8", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+         float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64", complex32: "c32",
+         complex64: "c64", complex128: "c128"}
 
 # How torch's error messages spell a dtype: its c10::ScalarType ("not implemented for 'Long'",
 # "torch.LongTensor") and its C++ element type ("expected dtype float but got double").
 SCALAR_NAME = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int",
                int64: "Long", float16: "Half", bfloat16: "BFloat16", float32: "Float",
-               float64: "Double"}
+               float64: "Double", complex32: "ComplexHalf", complex64: "ComplexFloat",
+               complex128: "ComplexDouble"}
 CPP_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "short int",
             int32: "int", int64: "long int", float16: "c10::Half", bfloat16: "c10::BFloat16",
-            float32: "float", float64: "double"}
+            float32: "float", float64: "double", complex32: "c10::complex<c10::Half>",
+            complex64: "c10::complex<float>", complex128: "c10::complex<double>"}
 _FROM_NP = {d.np: d for d in ALL_DTYPES}
-_ORDER = {d: i for i, d in enumerate(ALL_DTYPES)}
+_ORDER = {d: i for i, d in enumerate(ALL_DTYPES + COMPLEX_DTYPES)}
 
 _default_dtype = float32
 
@@ -93,6 +124,8 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both promote to, by torch's table (not numpy's)."""
     if type1 is type2:
         return type1
+    if type1._category == 3 or type2._category == 3:  # the complex of the promoted real parts
+        return promote_types(type1.to_real(), type2.to_real()).to_complex()
     if type1._category != type2._category:
         return type1 if type1._category > type2._category else type2
     pair = {type1, type2}
@@ -131,7 +164,7 @@ class finfo:
     """Machine limits of a floating dtype, as torch.finfo reports them."""
 
     def __init__(self, type: dtype | None = None) -> None:
-        d = _default_dtype if type is None else type
+        d = _default_dtype if type is None else type.to_real()  # complex: its real part's
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
@@ -155,7 +188,7 @@ class iinfo:
     """Limits of an integral dtype, as torch.iinfo reports them."""
 
     def __init__(self, type: dtype) -> None:
-        if type.is_floating_point:
+        if type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         info = np.iinfo(type.np) if type is not bool_ else np.iinfo(np.uint8)

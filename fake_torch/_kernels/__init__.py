@@ -5,6 +5,7 @@ this package imports them all, which puts every op in the registry and on Tensor
 # Tensor class defined.
 import fake_torch._tensor  # noqa: F401
 from fake_torch._kernels import (  # noqa: F401
+    activation,
     arith,
     cast,
     clamp,
@@ -18,15 +19,18 @@ from fake_torch._kernels import (  # noqa: F401
     join,
     linalg,
     linalg_einsum,
+    loss,
     masked,
     operators,
     pointwise_math,
     random,
+    random_dist,
     reduction,
     reduction_scan,
     reduction_sort,
     reduction_stats,
     sampling,
     shape,
+    shape_inplace,
     split,
 )

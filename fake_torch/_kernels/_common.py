@@ -20,7 +20,13 @@ def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:
 def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
     """`new_tensor` for a shape that is already a tuple of Python ints (an array's `.shape`),
     as the hot paths have it: converting each size again costs a third of a tiny op's call."""
-    a, storage = _dispatch.allocate(shape, dt.np, dev.type == "cuda")
+    try:
+        a, storage = _dispatch.allocate(shape, dt.np, dev.type == "cuda")
+    except AttributeError:  # a complex dtype has no numpy dtype (`np` unset): no check to pay
+        if dt.is_complex:
+            raise NotImplementedError(f"{dt}: complex tensors are not emulated by fake_torch "
+                                      "(the dtype exists; no tensor can hold it)") from None
+        raise
     return Tensor._make(a, dev, storage, dt)
 
 

@@ -112,3 +112,51 @@ def multinomial_kernel(out: np.ndarray, philox: np.ndarray, probs: np.ndarray, *
     u = rng.random(rows.shape)
     for r in range(rows.shape[0]):
         rows[r] = np.searchsorted(cdf[r], u[r], side="right")
+
+
+def rrelu_kernel(out: np.ndarray, philox: np.ndarray, x: np.ndarray, *, intra: int,
+                 lower: float, upper: float) -> None:
+    """out = x where x > 0, else x * a with a ~ U(lower, upper) per element (torch's rrelu
+    in training; computed in float64, rounded once)."""
+    a = lower + (upper - lower) * _rng(philox, intra).random(x.shape)
+    xf = x.astype(np.float64)
+    out[...] = np.where(xf > 0, xf, xf * a)
+
+
+def cauchy_kernel(out: np.ndarray, philox: np.ndarray, *, intra: int, median: float,
+                  sigma: float) -> None:
+    """median + sigma * tan(pi * (u - 1/2)), u ~ U(0, 1)."""
+    u = _rng(philox, intra).random(out.shape)
+    out[...] = median + sigma * np.tan(np.pi * (u - 0.5))
+
+
+def log_normal_kernel(out: np.ndarray, philox: np.ndarray, *, intra: int, mean: float,
+                      std: float) -> None:
+    """exp(N(mean, std**2))."""
+    out[...] = np.exp(mean + std * _rng(philox, intra).standard_normal(out.shape))
+
+
+def geometric_kernel(out: np.ndarray, philox: np.ndarray, *, intra: int, p: float) -> None:
+    """The number of Bernoulli(p) trials up to the first success (1, 2, ...): ceil(log(u) /
+    log(1 - p)) for u ~ U(0, 1]. Integral outputs wrap as a C cast does (uint8 included)."""
+    u = 1.0 - _rng(philox, intra).random(out.shape)
+    with np.errstate(divide="ignore"):
+        k = np.maximum(np.ceil(np.log(u) / np.log1p(-p)), 1.0)
+    if out.dtype.kind in "iu":
+        k = np.minimum(k, 2.0**62).astype(np.int64)
+    out[...] = k.astype(out.dtype, copy=False)
+
+
+def poisson_kernel(out: np.ndarray, philox: np.ndarray, rates: np.ndarray, *,
+                   intra: int) -> None:
+    """Poisson(rate) per element. A negative or NaN rate raises torch's CPU error (a GPU
+    would return garbage); an infinite rate gives inf (torch's is undefined)."""
+    lam = rates.astype(np.float64)
+    if np.any(~(lam >= 0)):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    rng = _rng(philox, intra)
+    exact = lam < 1e15  # numpy's sampler's range; beyond it the normal limit is exact enough
+    draws = rng.poisson(np.where(exact, lam, 0.0)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        approx = np.round(lam + np.sqrt(lam) * rng.standard_normal(lam.shape))
+    out[...] = np.where(exact, draws, np.where(np.isfinite(lam), approx, np.inf))

@@ -20,23 +20,26 @@ from fake_torch._tensor import Tensor, wrap_dim
 @op(REDUCTION, method=True, aten=("_softmax",))
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`; launches `_softmax`."""
-    return _softmax_like("_softmax", "softmax_kernel_impl", input, dim, dtype)
+    return _softmax_like("_softmax", "softmax", input, dim, dtype)
 
 
 @op(REDUCTION, method=True, aten=("_log_softmax",))
 def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """(x - max) - log(sum(exp(x - max))) along `dim`; launches `_log_softmax`."""
-    return _softmax_like("_log_softmax", "log_softmax_kernel_impl", input, dim, dtype)
+    return _softmax_like("_log_softmax", "log_softmax", input, dim, dtype)
 
 
-def _softmax_like(op: str, kernel_name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
+def _softmax_like(op: str, name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
     if not isinstance(dim, int):
         raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
     ndim = x._a.ndim
     axis = wrap_dim(dim, ndim)
     out_dt = dt or x._dtype
-    if not out_dt.is_floating_point:
-        raise NotImplementedError(f'"{kernel_name}" not implemented for '
+    if not out_dt.is_floating_point:  # the kernel torch's dtype dispatch names, by device
+        kernel = ("host_softmax" if x._device.type == "cuda" else
+                  f"{name}_lastdim_kernel_impl" if axis == max(ndim - 1, 0) else
+                  f"{name}_kernel_impl")
+        raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{SCALAR_NAME[out_dt]}'")
     # torch converts the input first (`_to_copy`), except that CUDA has a half-in, float-out
     # kernel: softmax(half_cuda, dtype=torch.float32) is the one `_softmax` launch.

@@ -116,6 +116,11 @@ def scalar_tensor_kernel(out: np.ndarray, *, value: float) -> None:
     out[...] = value
 
 
+def eye_kernel(out: np.ndarray) -> None:
+    """Ones on the main diagonal of a 2-D buffer, zeros elsewhere (nn.init.eye_)."""
+    out[...] = np.eye(*out.shape, dtype=out.dtype)
+
+
 def tril_kernel(out: np.ndarray, x: np.ndarray, *, diagonal: int) -> None:
     rows, cols = x.shape[-2:]
     keep = np.tri(rows, cols, diagonal, dtype=bool)

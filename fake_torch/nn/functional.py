@@ -14,6 +14,9 @@ Launch counts follow torch's CUDA eager path, op by op:
                     p=1: zeros, mul); eval, p=0 or an empty input: nothing
   pad               one `constant_pad_nd` (or `reflection_padNd` / `replication_padNd`)
   normalize         linalg_vector_norm, clamp_min, div
+  hardswish, leaky_relu, hardtanh, relu6, mish, prelu, rrelu    one launch each
+                    (fake_torch/nn/_activations.py)
+  the losses        see fake_torch/nn/_losses.py
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
 Launches are counted on device="cuda" only, as everywhere in fake_torch. A fused norm counts
@@ -46,7 +49,23 @@ from fake_torch._kernels._common import common_device, launch, new_tensor
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
+from fake_torch.nn._activations import hardswish as hardswish
+from fake_torch.nn._activations import hardtanh as hardtanh
+from fake_torch.nn._activations import hardtanh_ as hardtanh_
+from fake_torch.nn._activations import leaky_relu as leaky_relu
+from fake_torch.nn._activations import leaky_relu_ as leaky_relu_
+from fake_torch.nn._activations import mish as mish
+from fake_torch.nn._activations import prelu as prelu
+from fake_torch.nn._activations import relu6 as relu6
+from fake_torch.nn._activations import rrelu as rrelu
+from fake_torch.nn._activations import rrelu_ as rrelu_
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
+from fake_torch.nn._losses import cross_entropy as cross_entropy
+from fake_torch.nn._losses import huber_loss as huber_loss
+from fake_torch.nn._losses import l1_loss as l1_loss
+from fake_torch.nn._losses import mse_loss as mse_loss
+from fake_torch.nn._losses import nll_loss as nll_loss
+from fake_torch.nn._losses import smooth_l1_loss as smooth_l1_loss
 from fake_torch.nn._names import typename
 from fake_torch.nn._pad import pad as pad
 

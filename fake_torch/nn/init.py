@@ -1,13 +1,20 @@
-"""torch.nn.init: in-place initialisers. Each one is a single launch on the tensor it fills
-(uniform_, normal_, fill_ or zero_), as in torch."""
+"""torch.nn.init: in-place initialisers. Most are a single launch on the tensor they fill
+(uniform_, normal_, fill_, zero_ or eye), as in torch; dirac_ is a zero_ and one copy_ per
+unit it writes, and trunc_normal_ samples by rejection as torch does: a normal_ and a check
+(lt, gt, bitwise_or, any and a host read of the answer) per round, until every value lies in
+[a, b] (or, for a narrow window, uniform proposals accepted against the normal density)."""
 
 from __future__ import annotations
 
 import math
 import warnings
 
+from fake_torch._factories import empty_like
 from fake_torch._generator import Generator
+from fake_torch._kernels._common import launch
+from fake_torch._kernels.compare import where
 from fake_torch._tensor import Tensor
+from fake_torch.nn import _kernels
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -110,7 +117,83 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return tensor.normal_(0.0, std, generator=generator)
 
 
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """N(mean, std**2) truncated to [a, b], by rejection sampling: whole redraws while the
+    window holds most of the mass (p > 0.3), else uniform proposals on [a, b] accepted with
+    the normal density's ratio to its peak. Each round reads one bool on the host."""
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+    if p > 0.3:
+        # the bounds as the tensor's dtype holds them, so the check matches what is stored
+        lo = tensor.new_tensor(a, device="cpu").item()
+        hi = tensor.new_tensor(b, device="cpu").item()
+        result = tensor.normal_(mean, std, generator=generator)
+        while True:
+            mask = (result < lo) | (result > hi)
+            if not mask.any():
+                break
+            redraw = empty_like(result).normal_(mean, std, generator=generator)
+            result = where(mask, redraw, result)
+        if tensor is not result:
+            tensor.copy_(result)
+        return tensor
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    candidates = empty_like(tensor)
+    accept_buf = empty_like(tensor)
+    tensor.uniform_(a, b, generator=generator)  # the first round samples into tensor itself
+    candidates.copy_(tensor)
+    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)  # log density - peak
+    pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+    if pending.any():
+        result = tensor
+        while True:
+            candidates.uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = where(pending, accept_buf.uniform_(generator=generator).log_()
+                            .gt(candidates), pending)
+            if not pending.any():
+                break
+        tensor.copy_(result)
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity matrix, in place (2-D tensors): one `eye` launch."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    launch("eye", _kernels.eye_kernel, tensor)
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The Dirac delta of a convolution weight (out, in, *kernel), in place: a 1 at the
+    centre of each (out, in) pair of a group's diagonal. zero_, then one copy_ per 1."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    tensor.zero_()
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, sizes[1])):
+            tensor[(g * out_per_group + d, d, *centre)] = 1
+    return tensor
+
+
 __all__ = [
-    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-    "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
+    "normal_", "ones_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+    "zeros_",
 ]

@@ -2,10 +2,13 @@
 from fake_torch.nn.init import (
     calculate_gain as calculate_gain,
     constant_ as constant_,
+    dirac_ as dirac_,
+    eye_ as eye_,
     kaiming_normal_ as kaiming_normal_,
     kaiming_uniform_ as kaiming_uniform_,
     normal_ as normal_,
     ones_ as ones_,
+    trunc_normal_ as trunc_normal_,
     uniform_ as uniform_,
     xavier_normal_ as xavier_normal_,
     xavier_uniform_ as xavier_uniform_,

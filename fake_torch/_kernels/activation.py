@@ -1,0 +1,107 @@
+"""The activations of torch's own namespace: torch.prelu (one `_prelu_kernel`), torch.rrelu
+and torch.rrelu_ (one `rrelu_with_noise` / `rrelu_with_noise_`), and the leaky-relu kernel
+they share with torch.nn.functional.leaky_relu (fake_torch/nn/_activations.py).
+
+rrelu, training: each element x <= 0 becomes x * a with a ~ U(lower, upper) drawn from the
+generator (one draw: the Philox offset advances as for any small draw); eval: leaky_relu with
+the mean slope (lower + upper) / 2, no draw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fake_torch._dtype import float16
+from fake_torch._generator import Generator, generator_for
+from fake_torch._kernels import _common
+from fake_torch._kernels import random_kernels as K
+from fake_torch._kernels._elementwise import not_implemented, pointwise, tensor_arg
+from fake_torch._kernels._strides import scalar_type_name
+from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._opdef import POINTWISE, RANDOM, op
+from fake_torch._tensor import Tensor
+
+
+def _leaky(x: np.ndarray, *, slope: float) -> Any:
+    return np.where(x > 0, x, x * x.dtype.type(slope))
+
+
+def leaky(op: str, input: Any, negative_slope: float, inplace: bool) -> Tensor:
+    """x where x > 0, else x * negative_slope, as ONE launch named `op` (float inputs only)."""
+    x = tensor_arg(input, "leaky_relu")
+    if not x.dtype.is_floating_point:
+        raise not_implemented(kernel_name(x, "leaky_relu_cpu", "leaky_relu_cuda"), x.dtype)
+    return pointwise(op, _leaky, [x], promo=x.dtype, result=x.dtype,
+                     out=x if inplace else None, kw={"slope": float(negative_slope)})
+
+
+# --- prelu -------------------------------------------------------------------------------------
+
+def _prelu(x: np.ndarray, w: np.ndarray) -> Any:
+    return np.where(x > 0, x, w * x)
+
+
+@op(POINTWISE, method=True, aten=("_prelu_kernel",))
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else weight * x; weight is one slope, or one per channel (dim 1)."""
+    x, w = tensor_arg(input, "prelu"), tensor_arg(weight, "prelu", "weight", 2)
+    if x.dtype is not w.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{scalar_type_name(x.dtype)} and {scalar_type_name(w.dtype)}")
+    if w.numel() != 1:
+        if x.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = x.shape[1] if x.dim() > 1 else 1
+        if channels != w.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {w.numel()} and channel size = "
+                               f"{channels}.")
+    if w.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {w.dim()}")
+    if not x.dtype.is_floating_point:
+        raise not_implemented(kernel_name(x, "prelu_cpu", "prelu_cuda"), x.dtype)
+    if x.dim() != w.dim():  # weight (C,) broadcasts along dim 1: a view of shape (1, C, 1, ...)
+        shape = [1] * x.dim()
+        if x.dim() > 1:
+            shape[1] = w.numel()
+        w = w.reshape(shape)
+    return pointwise("_prelu_kernel", _prelu, [x, w], promo=x.dtype, result=x.dtype)
+
+
+# --- rrelu -------------------------------------------------------------------------------------
+
+def _rrelu(op: str, input: Any, lower: float, upper: float, training: bool,
+           generator: Generator | None, inplace: bool) -> Tensor:
+    x = tensor_arg(input, "rrelu_" if inplace else "rrelu")
+    if not float(lower) <= float(upper):
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:  # the mean slope, computed in double as torch does
+        return leaky(op, x, (float(lower) + float(upper)) / 2, inplace)
+    # torch's CPU kernel has no float16 (its CUDA kernel has)
+    if not x.dtype.is_floating_point or (x.dtype is float16 and not x.is_cuda):
+        raise not_implemented(kernel_name(x, "rrelu_with_noise_out_cpu",
+                                          "rrelu_with_noise_out_cuda"), x.dtype)
+    out = x if inplace else _common.new_tensor(x.shape, x.dtype, x.device)
+    if x.numel() == 0:  # nothing to draw: the generator stays where it is
+        return out
+    philox, intra = generator_for(generator, x.device).philox_args()
+    _common.launch(op, K.rrelu_kernel, out, (philox, x),
+                   {"intra": intra, "lower": float(lower), "upper": float(upper)})
+    return out
+
+
+@op(RANDOM, aten=("rrelu_with_noise",))
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, generator: Generator | None = None) -> Tensor:
+    """Randomized leaky relu: one `rrelu_with_noise` launch."""
+    return _rrelu("rrelu_with_noise", input, lower, upper, training, generator, False)
+
+
+@op(RANDOM, aten=("rrelu_with_noise_",))
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False, generator: Generator | None = None) -> Tensor:
+    """rrelu in place: one `rrelu_with_noise_` launch."""
+    return _rrelu("rrelu_with_noise_", input, lower, upper, training, generator, True)
