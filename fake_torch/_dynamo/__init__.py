@@ -1,5 +1,5 @@
 """torch._dynamo: the frontend of torch.compile (tracing into FX graphs, guards, recompiles,
-graph breaks) and its tools: explain, reset, config, counters, the backend registry."""
+graph breaks) and its tools: explain, export, reset, config, counters, the backend registry."""
 
 from fake_torch._dynamo import config, exc, utils
 from fake_torch._dynamo.backends.registry import list_backends, lookup_backend, register_backend
@@ -11,6 +11,7 @@ from fake_torch._dynamo.eval_frame import (
     is_compiling,
     optimize,
 )
+from fake_torch._dynamo.export import export
 from fake_torch._dynamo.tracing_mode import user_break as graph_break
 from fake_torch._tensor import Tensor
 
@@ -37,7 +38,7 @@ def mark_static(t: Tensor, index: int | list[int] | tuple[int, ...] | None = Non
 
 
 __all__ = [
-    "OptimizedModule", "config", "disable", "exc", "explain", "graph_break", "is_compiling",
-    "list_backends", "lookup_backend", "mark_dynamic", "mark_static", "maybe_mark_dynamic",
-    "optimize", "register_backend", "reset", "utils",
+    "OptimizedModule", "config", "disable", "exc", "explain", "export", "graph_break",
+    "is_compiling", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
+    "maybe_mark_dynamic", "optimize", "register_backend", "reset", "utils",
 ]

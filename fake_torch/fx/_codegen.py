@@ -5,6 +5,11 @@ use), operators printed as Python operators (`getitem = x[0]`), torch functions 
 path, anything else through a global name recorded in `PythonCode.globals`. `verbose=True` is
 what `print_readable()` shows: tensor annotations from `meta['val'/'example_value']`
 (`add: "f32[4, 8]"`) and one stack-trace comment per run of nodes.
+
+A graph's CodeGen says how its forward takes and returns values: as its placeholders (CodeGen),
+or, for a graph whose inputs or outputs are nested structures (symbolic_trace with structured
+`concrete_args`, torch._dynamo.export), as the original signature, flattened by a pytree spec
+on the way in and rebuilt by another on the way out (_PyTreeCodeGen).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import re
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from fake_torch.fx.node import (
     Argument,
@@ -24,7 +29,7 @@ from fake_torch.fx.node import (
     _type_repr,
 )
 
-_reflectable_magic_methods = {
+reflectable_magic_methods = {
     "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",
     "truediv": "{} / {}", "div": "{} / {}", "mod": "{} % {}", "pow": "{} ** {}",
     "lshift": "{} << {}", "rshift": "{} >> {}", "and_": "{} & {}", "or_": "{} | {}",
@@ -33,7 +38,7 @@ _reflectable_magic_methods = {
 magic_methods = {
     "eq": "{} == {}", "ne": "{} != {}", "lt": "{} < {}", "gt": "{} > {}", "le": "{} <= {}",
     "ge": "{} >= {}", "pos": "+{}", "neg": "-{}", "invert": "~{}",
-    **_reflectable_magic_methods,
+    **reflectable_magic_methods,
 }
 inplace_methods = {
     "iadd": "{} += {}", "iand": "{} &= {}", "ifloordiv": "{} //= {}", "ilshift": "{} <<= {}",
@@ -54,6 +59,65 @@ class PythonCode:
 
     src: str
     globals: dict[str, Any]
+
+
+class CodeGen:
+    """A graph's inputs are its placeholders, its output is what it returns (torch's CodeGen)."""
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The graph's positional inputs, from forward's arguments."""
+        return args
+
+    def process_outputs(self, out: Any) -> Any:
+        """forward's return value, from what the graph's output node returns."""
+        return out
+
+
+class _PyTreeInfo(NamedTuple):
+    orig_args: list[str]  # forward's parameter names
+    in_spec: Any  # TreeSpec of (args) or ((args), {kwargs}): its leaves are the placeholders
+    out_spec: Any | None  # TreeSpec the flat outputs are rebuilt by (None: returned as they are)
+
+
+class _PyTreeCodeGen(CodeGen):
+    """forward keeps the original signature: its arguments are flattened by `in_spec` into
+    the placeholders, and the graph's flat outputs rebuilt by `out_spec`."""
+
+    def __init__(self, pytree_info: _PyTreeInfo) -> None:
+        super().__init__()
+        self.pytree_info = pytree_info
+
+    def process_inputs(self, *args: Any) -> Any:
+        from fake_torch.utils import _pytree as pytree
+
+        return pytree.tree_leaves(args)
+
+    def process_outputs(self, out: Any) -> Any:
+        from fake_torch.utils import _pytree as pytree
+
+        if self.pytree_info.out_spec is None:
+            return out
+        if not isinstance(out, (list, tuple)):
+            out = [out]
+        return pytree.tree_unflatten(out, self.pytree_info.out_spec)
+
+    def gen_var_bindings(self, free_vars: list[str]) -> str:
+        """The line that flattens forward's arguments into the placeholders."""
+        info = self.pytree_info
+        in_spec = info.in_spec
+        fn_args = info.orig_args
+        fn_signature = f"[{', '.join(fn_args)}], self._in_spec"
+        if (in_spec.type is tuple and in_spec.num_children == 2
+                and in_spec.child(0).type is tuple and in_spec.child(1).type is dict):
+            count_args = in_spec.child(0).num_children
+            fn_kwargs = "{" + ", ".join(f"'{k}':{v}" for k, v in zip(
+                in_spec.child(1).context, info.orig_args[count_args:], strict=False)) + "}"
+            fn_signature = f"([{', '.join(info.orig_args[:count_args])}], {fn_kwargs}), " \
+                           "self._in_spec"
+        names = [x.split(":")[0].split("#")[0] for x in free_vars]
+        annotated = [x + "; " for x in free_vars if ":" in x]
+        bindings = "\n    " + "".join(annotated) + "\n" if annotated else ""
+        return bindings + f"\n    {', '.join(names)}, = fx_pytree.tree_flatten_spec({fn_signature})"
 
 
 def _custom_builtins() -> dict[str, object]:
@@ -117,6 +181,9 @@ class _CodeGen:
         exported = _find_exported_name(obj)
         if exported is not None and exported.startswith("torch."):
             return exported
+        module = getattr(obj, "__module__", None) or ""
+        if callable(obj) and module.split(".")[0] in ("torch", "fake_torch"):
+            return _get_qualified_name(obj)  # torch's own functions by their path
         name = self.namespace.create_name(name_hint, obj)
         if name in self.globals:
             assert self.globals[name] is obj, f"Global name {name} already assigned"
@@ -220,12 +287,16 @@ def _last_uses(nodes: list[Node]) -> dict[Node, list[Node]]:
 
 
 def gen_python_code(nodes: Iterable[Node], root_module: str, *, verbose: bool = False,
-                    include_stride: bool = False, include_device: bool = False) -> PythonCode:
-    """Source of `def forward(self, <placeholders>):` computing the graph `nodes`."""
+                    include_stride: bool = False, include_device: bool = False,
+                    codegen: CodeGen | None = None) -> PythonCode:
+    """Source of `def forward(self, <placeholders>):` computing the graph `nodes` (under a
+    _PyTreeCodeGen: `def forward(self, <original arguments>):` and a flattening line)."""
     node_list = list(nodes)
     gen = _CodeGen(root_module)
+    pytree_info = codegen.pytree_info if isinstance(codegen, _PyTreeCodeGen) else None
     free_vars: list[str] = []
     body: list[str] = []
+    wrapped_fns: dict[str, None] = {}  # functions fx.wrap kept as calls: re-wrapped on load
     user_to_last_uses = _last_uses(node_list)
     prev_summary: str | None = None
     return_annotation = ""
@@ -247,7 +318,11 @@ def gen_python_code(nodes: Iterable[Node], root_module: str, *, verbose: bool = 
         if node.op == "output":
             if node.type is not None:
                 return_annotation = f" -> {gen.type_repr(node.type)}"
-            body.append(f"return {gen.repr_arg(node.args[0])}")
+            if pytree_info is not None and pytree_info.out_spec is not None:
+                body.append(f"return pytree.tree_unflatten({gen.repr_arg(node.args[0])}, "
+                            "self._out_spec)")
+            else:
+                body.append(f"return {gen.repr_arg(node.args[0])}")
             body.append("\n")
             continue
         if verbose:
@@ -258,6 +333,9 @@ def gen_python_code(nodes: Iterable[Node], root_module: str, *, verbose: bool = 
                 prev_summary = summary_str
                 body.append(summary_str)
         body.append(gen.emit(node, annotation))
+        if node.op == "call_function" and node.meta.get("is_wrapped", False):
+            assert callable(node.target)
+            wrapped_fns.setdefault(gen.add_global(_get_qualified_name(node.target), node.target))
         to_delete = list(user_to_last_uses.get(node, []))
         if not node.users:
             to_delete.append(node)  # unused (kept for its side effect): free at once
@@ -268,12 +346,29 @@ def gen_python_code(nodes: Iterable[Node], root_module: str, *, verbose: bool = 
             body.append("\n")
     if not body:
         body.append("pass\n")
-    free_vars.insert(0, "self")
-    prologue = f"def forward({', '.join(free_vars)}){return_annotation}:"
+    wrap_stmts = ""
+    if wrapped_fns:
+        import fake_torch.fx
+
+        wrap_name = gen.add_global("wrap", fake_torch.fx.wrap)
+        wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in wrapped_fns)
+    if pytree_info is None:
+        free_vars.insert(0, "self")
+        prologue = f"def forward({', '.join(free_vars)}){return_annotation}:"
+    else:
+        fn_args = list(pytree_info.orig_args)
+        if fn_args and fn_args[0] == "self":
+            free_vars.insert(0, "self")
+        else:
+            fn_args.insert(0, "self")
+        prologue = f"def forward({', '.join(fn_args)}){return_annotation}:"
+        if free_vars:  # the structure holds placeholders
+            assert isinstance(codegen, _PyTreeCodeGen)
+            prologue += codegen.gen_var_bindings(free_vars)
     code = "".join(body).lstrip("\n")
     code = "\n".join("    " + line for line in code.split("\n"))
-    src = f"\n\n\n{prologue}\n{code}"
+    src = f"\n{wrap_stmts}\n\n{prologue}\n{code}"
     return PythonCode(src, gen.globals)
 
 
-__all__ = ["PythonCode", "gen_python_code"]
+__all__ = ["CodeGen", "PythonCode", "gen_python_code"]

@@ -9,6 +9,8 @@ with '_1', '_2' suffixes for repeats, and never shadows a Python builtin or keyw
 from __future__ import annotations
 
 import builtins
+import copy
+import importlib
 import inspect
 import keyword
 import re
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from fake_torch.fx._codegen import PythonCode, gen_python_code
+from fake_torch.fx._codegen import CodeGen, PythonCode, gen_python_code
 from fake_torch.fx.node import Argument, Node, Target, map_arg
 
 if TYPE_CHECKING:
@@ -134,6 +136,7 @@ class Graph:
         self.owning_module = owning_module
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
+        self._codegen = CodeGen()  # how forward takes and returns values
 
     @property
     def owning_module(self) -> GraphModule | None:
@@ -235,6 +238,7 @@ class Graph:
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Graph:
         """A copy with new Nodes (same names, shallow-copied meta), built node by node."""
         g = Graph(tracer_cls=self._tracer_cls, tracer_extras=self._tracer_extras)
+        g._codegen = copy.deepcopy(self._codegen)
         copied = g.graph_copy(self, val_map={}, return_output_node=True)
         if copied is not None:
             output_val, old_output = copied
@@ -340,7 +344,28 @@ class Graph:
         """The `forward` source for this graph; `.src` is the text, `.globals` what it reads."""
         del colored  # no terminal colors here
         return gen_python_code(self.nodes, root_module, verbose=verbose,
-                               include_stride=include_stride, include_device=include_device)
+                               include_stride=include_stride, include_device=include_device,
+                               codegen=self._codegen)
+
+    def process_inputs(self, *args: Any) -> Any:
+        """forward's arguments as the placeholders' values (this graph's CodeGen decides)."""
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, out: Any) -> Any:
+        """The output node's value as forward returns it (this graph's CodeGen decides)."""
+        return self._codegen.process_outputs(out)
+
+    def print_tabular(self) -> None:
+        """Print the nodes as a table (opcode, name, target, args, kwargs); needs the
+        `tabulate` package, as torch's does, and says so when it is missing."""
+        try:
+            tabulate = importlib.import_module("tabulate").tabulate  # optional, as in torch
+        except ImportError:
+            print("`print_tabular` relies on the library `tabulate`, which could not be found "
+                  "on this machine. Run `pip install tabulate` to install the library.")
+            raise
+        node_specs = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
+        print(tabulate(node_specs, headers=["opcode", "name", "target", "args", "kwargs"]))
 
     def __str__(self) -> str:
         placeholder_names: list[str] = []

@@ -10,9 +10,13 @@ GraphModule child.
 from __future__ import annotations
 
 import copy
+import keyword
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 from fake_torch._tensor import Tensor
+from fake_torch.fx._codegen import _PyTreeCodeGen
 from fake_torch.fx.graph import Graph, PythonCode
 from fake_torch.fx.interpreter import Interpreter
 from fake_torch.nn.modules.module import Module, _addindent
@@ -116,17 +120,31 @@ class GraphModule(Module):
 
     def recompile(self) -> PythonCode:
         """Regenerate `.code` after editing `.graph` (forward always runs the current graph)."""
+        codegen = self._graph._codegen
+        if isinstance(codegen, _PyTreeCodeGen):
+            self._in_spec = codegen.pytree_info.in_spec
+            self._out_spec = codegen.pytree_info.out_spec
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
         return python_code
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        """Run the graph: one positional argument per placeholder (or keyword by its name)."""
-        if kwargs:
-            args = self._bind_kwargs(args, kwargs)
-        interpreter = Interpreter(self, graph=self._graph)
-        interpreter.extra_traceback = False  # errors read as the generated code's would
-        return interpreter.run(*args)
+        """Run the graph, taking arguments as its generated `forward` signature does: one per
+        placeholder (by position or name; `*args`, `**kwargs` placeholders collect the rest),
+        or, under a pytree CodeGen, the original signature's, flattened by `_in_spec`."""
+        graph = self._graph
+        codegen = graph._codegen
+        binder = _binder(graph)
+        if binder is None:  # placeholder names that are not Python names
+            if kwargs:
+                args = self._bind_kwargs(args, kwargs)
+            interpreter = Interpreter(self, graph=graph)
+            interpreter.extra_traceback = False  # errors read as the generated code's would
+            return interpreter.run(*args)
+        values = binder(self, *args, **kwargs)
+        if isinstance(codegen, _PyTreeCodeGen):
+            values = tuple(_flatten_inputs(codegen, values))
+        return _run(self, values)
 
     def _bind_kwargs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         names = [str(n.target) for n in self._graph.nodes if n.op == "placeholder"]
@@ -218,6 +236,112 @@ class GraphModule(Module):
     def __str__(self) -> str:
         reminder = "# To see more debug info, please use `graph_module.print_readable()`"
         return "\n".join([super().__str__(), self._code, reminder])
+
+
+# graph -> (its edit version, its signature's key, the binder); an edit that leaves the
+# placeholders and the CodeGen as they were (a re-specialised node's args) keeps the binder
+_Binder = Callable[..., tuple[Any, ...]]
+_binders: weakref.WeakKeyDictionary[Graph, tuple[int, Any, _Binder | None]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _signature(graph: Graph) -> tuple[list[str], list[str], dict[str, Any]] | None:
+    """The generated forward's parameters (declared, with defaults), their names, and the
+    defaults' namespace; None where a placeholder name is not a Python name."""
+    codegen = graph._codegen
+    env: dict[str, Any] = {}
+    params: list[str] = []
+    if isinstance(codegen, _PyTreeCodeGen):
+        params = [a for a in codegen.pytree_info.orig_args if a != "self"]
+        names = list(codegen.pytree_info.orig_args)
+    else:
+        for i, node in enumerate(graph.find_nodes(op="placeholder")):
+            assert isinstance(node.target, str)
+            default = ""
+            if node.args:
+                env[f"_d{i}"] = node.args[0]
+                default = f"=_d{i}"
+            params.append(node.target + default)
+        names = [p.split("=")[0].lstrip("*") for p in params]
+    bare = [n for n in names if n != "self"]
+    if not all(n.isidentifier() and not keyword.iskeyword(n) for n in bare) \
+            or len(set(bare)) != len(bare):
+        return None
+    return params, names, env
+
+
+def _binder(graph: Graph) -> Callable[..., tuple[Any, ...]] | None:
+    """A function with the generated forward's signature returning its parameters' values
+    (so a wrong call fails with Python's own TypeError, as torch's generated forward does);
+    None where a placeholder name is not a Python name."""
+    cached = _binders.get(graph)
+    if cached is not None and cached[0] == graph._version:
+        return cached[2]
+    key = (id(graph._codegen),
+           [(n.target, tuple(map(id, n.args))) for n in graph.find_nodes(op="placeholder")])
+    if cached is not None and cached[1] == key:
+        _binders[graph] = (graph._version, key, cached[2])
+        return cached[2]
+    fn: _Binder | None = None
+    found = _signature(graph)
+    if found is not None:
+        params, names, env = found
+        src = f"def forward({', '.join(['self', *params])}):\n" \
+              f"    return ({''.join(n + ', ' for n in names)})\n"
+        exec(compile(src, "<fx forward signature>", "exec"), env)
+        fn = env["forward"]
+    _binders[graph] = (graph._version, key, fn)
+    return fn
+
+
+def traceable_forward(graph: Graph) -> Callable[..., Any] | None:
+    """GraphModule.forward under the generated forward's signature (what symbolic_trace reads
+    a GraphModule's placeholders from when it traces one again), or None."""
+    found = _signature(graph)
+    if found is None or isinstance(graph._codegen, _PyTreeCodeGen):
+        return None
+    params, names, env = found
+    env["_run"] = _run
+    src = f"def forward({', '.join(['self', *params])}):\n" \
+          f"    return _run(self, ({''.join(n + ', ' for n in names)}))\n"
+    exec(compile(src, "<fx forward signature>", "exec"), env)
+    fn: Callable[..., Any] = env["forward"]
+    for node in graph.nodes:  # the annotations the generated code carries
+        if node.type is not None and node.op in ("placeholder", "output"):
+            key = str(node.target).lstrip("*") if node.op == "placeholder" else "return"
+            fn.__annotations__[key] = node.type
+    return fn
+
+
+def _run(module: GraphModule, values: tuple[Any, ...]) -> Any:
+    """Run the module's graph with one value per placeholder (a `*args` one: the tuple)."""
+    graph = module.graph
+    placeholders = graph.find_nodes(op="placeholder")
+    if len(values) != len(placeholders):
+        raise RuntimeError(f"forward() flattened its inputs into {len(values)} values, but the "
+                           f"graph has {len(placeholders)} placeholders")
+    interpreter = Interpreter(module, graph=graph)
+    interpreter.extra_traceback = False  # errors read as the generated code's would
+    out = interpreter.run(initial_env=dict(zip(placeholders, values, strict=True)),
+                          enable_io_processing=False)
+    return graph.process_outputs(out)
+
+
+def _flatten_inputs(codegen: _PyTreeCodeGen, values: tuple[Any, ...]) -> list[Any]:
+    """forward's arguments, flattened by the pytree spec into the placeholders' values."""
+    info = codegen.pytree_info
+    in_spec = info.in_spec
+    if (in_spec.type is tuple and in_spec.num_children == 2
+            and in_spec.child(0).type is tuple and in_spec.child(1).type is dict):
+        count = in_spec.child(0).num_children
+        tree: Any = (tuple(values[:count]),
+                     dict(zip(in_spec.child(1).context, values[count:], strict=False)))
+    else:
+        tree = in_spec.type(values) if in_spec.type in (tuple, list) else list(values)
+    leaves: list[Any] = in_spec.flatten_up_to(tree)
+    if info.orig_args and info.orig_args[0] == "self":
+        leaves = leaves[1:]  # the traced module itself: not a placeholder
+    return leaves
 
 
 def _print_readable(module: GraphModule, module_name: str, print_output: bool,

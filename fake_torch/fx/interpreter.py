@@ -60,8 +60,11 @@ class Interpreter:
 
     def run(self, *args: Any, initial_env: dict[Node, Any] | None = None,
             enable_io_processing: bool = True) -> Any:
-        """Run the graph on `args` (one per placeholder) and return what its output returns."""
-        del enable_io_processing  # no pytree input/output codegen here
+        """Run the graph on `args` (one per placeholder) and return what its output returns
+        (with `enable_io_processing`, through the graph's CodeGen: a pytree-flattened graph
+        takes and returns the original structures)."""
+        if enable_io_processing:
+            args = self.graph.process_inputs(*args)
         self.env = initial_env if initial_env is not None else {}
         self.args_iter = iter(args)
         last_uses = _last_uses(self.graph) if self.garbage_collect_values else {}
@@ -83,7 +86,8 @@ class Interpreter:
             if node.op == "output":
                 output_val = self.env[node]
                 self.env = {}
-                return output_val
+                return self.graph.process_outputs(output_val) if enable_io_processing \
+                    else output_val
         self.env = {}
         return None
 

@@ -63,9 +63,7 @@ def _get_qualified_name(func: Callable[..., Any]) -> str:
 
 
 def _torch_module_name(module: str) -> str:
-    """'fake_torch.nn.parameter' -> 'torch.nn.parameter', '_operator' -> 'operator'."""
-    if module == "_operator":
-        return "operator"
+    """'fake_torch.nn.parameter' -> 'torch.nn.parameter' (others as they are: '_operator')."""
     if module == "fake_torch" or module.startswith("fake_torch."):
         return "torch" + module[len("fake_torch"):]
     return module

@@ -5,6 +5,7 @@ from fake_torch._dynamo import (
     disable as disable,
     exc as exc,
     explain as explain,
+    export as export,
     graph_break as graph_break,
     is_compiling as is_compiling,
     list_backends as list_backends,

@@ -4,8 +4,12 @@ from fake_torch.fx import (
     GraphModule as GraphModule,
     Interpreter as Interpreter,
     Node as Node,
+    PH as PH,
+    Proxy as Proxy,
+    Tracer as Tracer,
     map_arg as map_arg,
     symbolic_trace as symbolic_trace,
+    wrap as wrap,
 )
 from fake_torch.fx import *
 from torch.fx import graph as graph
@@ -13,3 +17,4 @@ from torch.fx import graph_module as graph_module
 from torch.fx import interpreter as interpreter
 from torch.fx import node as node
 from torch.fx import passes as passes
+from torch.fx import proxy as proxy

@@ -1,0 +1,76 @@
+"""TorchScript's objects as fake_torch has them: ScriptFunction and ScriptModule (what
+torch.jit.trace returns), and torch.jit.script, which is not emulated: TorchScript compiles
+Python source into its own IR and runs it in its own interpreter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fake_torch.nn.modules.module import Module
+
+_NO_IR = ("is not emulated by fake_torch: it has no TorchScript IR (a trace replays recorded "
+          "fake_torch ops)")
+
+
+class ScriptFunction:
+    """A traced function (torch.jit.ScriptFunction): calling it replays the trace."""
+
+    def __init__(self, run: Callable[..., Any], name: str) -> None:
+        self._run = run
+        self.name = name
+        self.qualified_name = f"__torch__.{name}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<torch.jit.ScriptFunction object at {hex(id(self))}>"
+
+    @property
+    def graph(self) -> Any:
+        raise NotImplementedError(f"torch.jit.ScriptFunction.graph {_NO_IR}")
+
+    @property
+    def code(self) -> str:
+        raise NotImplementedError(f"torch.jit.ScriptFunction.code {_NO_IR}")
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"torch.jit.ScriptFunction.save {_NO_IR}")
+
+
+class ScriptModule(Module):
+    """The base of traced modules (torch.jit.ScriptModule)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def graph(self) -> Any:
+        raise NotImplementedError(f"torch.jit.ScriptModule.graph {_NO_IR}")
+
+    @property
+    def code(self) -> str:
+        raise NotImplementedError(f"torch.jit.ScriptModule.code {_NO_IR}")
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(f"torch.jit.ScriptModule.save {_NO_IR}")
+
+
+def script(obj: Any, optimize: None = None, _frames_up: int = 0,
+           _rcb: Callable[[str], Any] | None = None,
+           example_inputs: list[tuple[Any, ...]] | dict[Callable[..., Any], list[tuple[Any, ...]]]
+           | None = None) -> Any:
+    """Raises: TorchScript compiles Python source into its own IR, which fake_torch does not
+    emulate (torch.jit.trace records and replays ops; torch.compile traces into FX)."""
+    raise NotImplementedError("torch.jit.script is not emulated by fake_torch: TorchScript "
+                              "compiles Python source into its own IR; use torch.jit.trace, "
+                              "torch.fx.symbolic_trace or torch.compile")
+
+
+def is_scripting() -> bool:
+    """False: nothing runs as TorchScript under fake_torch."""
+    return False
+
+
+__all__ = ["ScriptFunction", "ScriptModule", "is_scripting", "script"]
