@@ -120,6 +120,14 @@ def _int_arg(lib: Any) -> list[Any]:
     return [f(_data(lib, 3), k) for k in (2, 3, 4)]
 
 
+def _rank_changes(lib: Any) -> list[Any]:
+    """nano-vllm's rms_forward sees (tokens, hidden) and (tokens, heads, head_dim): a new rank
+    makes every dim of the argument dynamic, so the later shapes of each rank reuse a graph."""
+    f = lib.compile(lambda x: x.float().pow(2).mean(-1, keepdim=True), backend="eager")
+    shapes = [(64, 64), (64, 4, 16), (64, 2, 16), (8, 64), (8, 4, 16), (1, 64)]
+    return [f(lib.ones(*shape)) for shape in shapes]
+
+
 COMPILE_PROGRAMS: list[tuple[str, Callable[[Any], list[Any]]]] = [
     ("pointwise chain", _pointwise),
     ("data-dependent branch +/-", _branch),
@@ -129,6 +137,7 @@ COMPILE_PROGRAMS: list[tuple[str, Callable[[Any], list[Any]]]] = [
     ("shapes 4-8-16 dynamic=False", _shapes(False)),
     ("shapes 4-8-16 dynamic=True", _shapes(True)),
     ("int argument changes", _int_arg),
+    ("a rank change makes all dims dynamic", _rank_changes),
 ]
 
 

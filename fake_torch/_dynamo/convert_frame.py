@@ -311,7 +311,9 @@ class CompiledFrame:
         for guard, leaf in zip(guards.leaves, leaves, strict=False):
             v = leaf.value
             if isinstance(guard, TensorGuard) and isinstance(v, Tensor) \
-                    and v.dim() == len(guard.sizes):
+                    and v.dim() != len(guard.sizes):
+                self.state.dyn_ranks.add(leaf.name)  # as torch: a new rank makes all dims dynamic
+            elif isinstance(guard, TensorGuard) and isinstance(v, Tensor):
                 changed = {i for i, (a, b) in enumerate(zip(guard.sizes, v.shape, strict=True))
                            if a != b}
                 if changed:

@@ -81,6 +81,7 @@ class FrameState:
     rerun: bool = False  # a trace broke, or the Python has effects: later calls run it again
     frame_id: int | None = None
     dyn_dims: dict[str, set[int]] = field(default_factory=dict)
+    dyn_ranks: set[str] = field(default_factory=set)  # rank changed: every dim is dynamic
     dyn_scalars: set[str] = field(default_factory=set)
 
     def limit(self) -> int:
@@ -92,7 +93,7 @@ class FrameState:
         t = leaf.value
         if not isinstance(t, Tensor) or self.options.dynamic is False:
             return frozenset()
-        if self.options.dynamic is True:
+        if self.options.dynamic is True or leaf.name in self.dyn_ranks:
             dims = set(range(t.dim()))
         else:
             dims = set(self.dyn_dims.get(leaf.name, ())) | set(
