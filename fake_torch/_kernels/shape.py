@@ -31,6 +31,7 @@ from fake_torch._kernels._strides import (
     view_strides,
     wrap,
 )
+from fake_torch._kernels.cast import _got as described_args
 from fake_torch._kernels.expand import expand as expand  # Tensor methods only (no torch.expand)
 from fake_torch._kernels.expand import expand_as as expand_as
 from fake_torch._opdef import POINTWISE, VIEW, method, op, tensor_property
@@ -43,25 +44,40 @@ _VIEW_HINT = ("view size is not compatible with input tensor's size and stride (
 # --- view / reshape / flatten -------------------------------------------------------------------
 
 @method(VIEW)
-def view(self: Tensor, *shape: Any) -> Tensor:
-    """Tensor.view(*shape) or Tensor.view(dtype): same storage, new shape (or element type)."""
+def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
+    """Tensor.view(*shape), view(dtype), or one keyword: view(size=...), view(dtype=...):
+    same storage, new shape (or element type)."""
+    if kwargs:
+        if shape or len(kwargs) != 1 or not set(kwargs) <= {"dtype", "size"}:
+            raise _bad_view(shape, kwargs)
+        if "dtype" in kwargs:
+            if type(kwargs["dtype"]) is not dtype:
+                raise _bad_view(shape, kwargs)
+            return _view_dtype(self, kwargs["dtype"])
+        shape = (kwargs["size"],)
     if len(shape) == 1 and type(shape[0]) is dtype:
         return _view_dtype(self, shape[0])
     try:
         sizes = infer_size(int_sizes(shape, "view"), self.numel())
     except TypeError:
-        got = ", ".join(type(s).__name__ for s in shape)
-        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
-                        "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n"
-                        ) from None
+        raise _bad_view(shape, kwargs) from None
     strides = view_strides(self.shape, self.stride(), sizes)
     if strides is None:
         raise RuntimeError(_VIEW_HINT)
     return reshaped(self, sizes, strides)
 
 
+def _bad_view(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
+    return TypeError(f"view() received an invalid combination of arguments - got "
+                     f"({described_args(args, kwargs)}), but expected one of:\n"
+                     " * (torch.dtype dtype)\n * (tuple of ints size)\n")
+
+
 def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
     """Reinterpret the bytes as `dt`; torch's rules when the element sizes differ."""
+    if dt.is_complex:
+        raise NotImplementedError(f"torch.Tensor.view({dt}): complex tensors are not emulated "
+                                  "by fake_torch")
     old, new = self.element_size(), dt.itemsize
     shape, strides = list(self.shape), list(self.stride())
     if old == new:
