@@ -152,8 +152,12 @@ def test_getitem_matches_torch(shape: tuple[int, ...], data: st.DataObject) -> N
             assert np.shares_memory(o_out._a, ours._a)
     elif o_out.numel():
         assert not np.shares_memory(o_out._a, ours._a)
-    if o_out.numel() and not any(i[0] in ("bool", "t0d", "int32", "mask") for i in items):
-        # numpy agrees on ints, slices, None, Ellipsis and integer arrays
+    arrays = any(i[0] in ("long", "list") for i in items)
+    if o_out.numel() and not any(i[0] in ("bool", "t0d", "int32", "mask") for i in items) \
+            and not (arrays and any(i[0] == "int" for i in items)):
+        # numpy agrees on ints, slices, None, Ellipsis and integer arrays, but not on an int
+        # beside an array: numpy makes the int an advanced index too, torch selects with it
+        # first (x[0, :, [0]] of a (1, 2, 1) array is (1, 2) in numpy, (2, 1) in torch)
         np.testing.assert_array_equal(o_out.numpy(), ours.numpy()[_index(items, np)])
 
 
