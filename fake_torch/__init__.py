@@ -1,18 +1,30 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
 from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
+from fake_torch import _buffers as _buffers  # torch.asarray, torch.frombuffer
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
+from fake_torch import _tensor_new as _tensor_new  # Tensor.new_empty, new_zeros, ...
 from fake_torch import (
+    accelerator,
+    amp,
+    backends,
     compiler,
     cuda,
+    distributed,
     fx,
+    jit,
     library,
     linalg,
+    multiprocessing,
     nn,
     overrides,
     profiler,
     return_types,
     testing,
+    torch_version,
+    types,
+    utils,
+    version,
 )
 from fake_torch._allocator import OutOfMemoryError
 from fake_torch._compile import compile
@@ -20,6 +32,9 @@ from fake_torch._counter import LaunchCounter
 from fake_torch._device import device
 from fake_torch._dtype import (
     bfloat16,
+    complex32,
+    complex64,
+    complex128,
     dtype,
     finfo,
     float16,
@@ -56,13 +71,54 @@ from fake_torch._grad_mode import (
 from fake_torch._install import install, installed, is_installed, uninstall
 from fake_torch._kernels.cast import can_cast, is_floating_point, is_tensor, numel, result_type
 from fake_torch._kernels.expand import broadcast_shapes
+from fake_torch._legacy_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from fake_torch._opdef import exports as _exports
 from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._storage import UntypedStorage
+from fake_torch._streams import Event, Stream
 from fake_torch._tensor import Size, Tensor
+from fake_torch.amp import autocast
+from fake_torch.amp._state import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
+from fake_torch.backends.cuda import (
+    get_float32_matmul_precision,
+    set_float32_matmul_precision,
+)
+from fake_torch.fx._symbolic_trace import _assert as _assert  # torch._assert
+from fake_torch.torch_version import __version__ as __version__
+from fake_torch.utils._device import get_default_device, set_default_device
 
 # torch's dtype aliases
+cfloat = complex64
+cdouble = complex128
+chalf = complex32
 half = float16
 float = float32
 double = float64
@@ -71,21 +127,47 @@ int = int32
 short = int16
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "Event",
+    "FloatTensor",
     "Generator",
+    "HalfTensor",
+    "IntTensor",
     "LaunchCounter",
+    "LongTensor",
     "OutOfMemoryError",
+    "ShortTensor",
     "Size",
+    "Stream",
     "Tensor",
     "UntypedStorage",
+    "accelerator",
+    "amp",
+    "autocast",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "backends",
     "bfloat16",
     "bool",
     "broadcast_shapes",
     "can_cast",
+    "cdouble",
+    "cfloat",
+    "chalf",
+    "clear_autocast_cache",
     "compile",
     "compiler",
+    "complex32",
+    "complex64",
+    "complex128",
     "cuda",
     "default_generator",
     "device",
+    "distributed",
     "double",
     "dtype",
     "enable_grad",
@@ -95,7 +177,12 @@ __all__ = [
     "float32",
     "float64",
     "fx",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "get_default_device",
     "get_default_dtype",
+    "get_float32_matmul_precision",
     "get_rng_state",
     "half",
     "iinfo",
@@ -108,15 +195,20 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
     "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "is_installed",
     "is_tensor",
+    "jit",
     "library",
     "linalg",
     "long",
     "manual_seed",
+    "multiprocessing",
     "nn",
     "no_grad",
     "numel",
@@ -127,14 +219,26 @@ __all__ = [
     "result_type",
     "return_types",
     "seed",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
+    "set_default_device",
     "set_default_dtype",
+    "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_printoptions",
     "set_rng_state",
     "short",
     "testing",
+    "torch_version",
+    "types",
     "uint8",
     "uninstall",
+    "utils",
+    "version",
 ]
 
 # the ops, from their definitions (fake_torch._opdef): torch.add, torch.cat, torch.zeros, ...

@@ -7,6 +7,8 @@ that torch lacks, unless it is listed here; and on any entry here that no longer
 EXTENSION = "fake_torch extension: "  # names torch lacks, a reason starting with this
 
 DEVIATIONS: dict[str, str] = {
+    "torch.jit.trace": "_compilation_unit defaults to None: fake_torch has no TorchScript "
+                       "CompilationUnit",
     # fake_torch extensions
     "torch.LaunchCounter": EXTENSION + "counts the kernel launches a GPU would see",
     "torch.install": EXTENSION + "makes `import torch` mean fake_torch",
@@ -25,10 +27,11 @@ DEVIATIONS: dict[str, str] = {
     "torch.is_tensor": "obj may be passed by keyword (torch's is positional-only)",
     "torch.set_default_dtype": "d may be passed by keyword (torch's is positional-only)",
     "torch.no_grad": "also a bare decorator (@no_grad without parentheses) via orig_func",
-    "torch.cuda.Event": "no `external` events: there is no second process to share one with",
     "torch._dynamo.OptimizedModule": "built around a frame of our tracer, not a dynamo context",
     "torch._dynamo.disable": "no `wrapping` flag: disabled functions are always wrapped",
     "torch._dynamo.graph_break": "takes no message: the break reason names the call site",
     "torch._dynamo.mark_dynamic": "accepts and ignores torch's keyword-only bounds and hints",
     "torch._dynamo.optimize": "spells out the keywords torch forwards through *args, **kwargs",
+    "torch.utils._pytree.LeafSpec": "takes no arguments, as torch's; torch's signature reads "
+                                    "(*args, **kwargs) through its deprecation wrapper",
 }

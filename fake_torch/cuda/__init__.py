@@ -4,7 +4,18 @@ graphed_callables.py, _sanitizer.py) live in their own modules."""
 
 from fake_torch._allocator import OutOfMemoryError
 from fake_torch._generator import cuda_default_generators as default_generators
+from fake_torch._legacy_types import cuda_BFloat16Tensor as BFloat16Tensor
+from fake_torch._legacy_types import cuda_BoolTensor as BoolTensor
+from fake_torch._legacy_types import cuda_ByteTensor as ByteTensor
+from fake_torch._legacy_types import cuda_CharTensor as CharTensor
+from fake_torch._legacy_types import cuda_DoubleTensor as DoubleTensor
+from fake_torch._legacy_types import cuda_FloatTensor as FloatTensor
+from fake_torch._legacy_types import cuda_HalfTensor as HalfTensor
+from fake_torch._legacy_types import cuda_IntTensor as IntTensor
+from fake_torch._legacy_types import cuda_LongTensor as LongTensor
+from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
 from fake_torch.cuda import _sanitizer
+from fake_torch.cuda import amp as amp
 from fake_torch.cuda._device_queries import (
     current_device,
     device,
@@ -30,13 +41,23 @@ from fake_torch.cuda.graphs import (
 from fake_torch.cuda.memory import (
     empty_cache,
     fresh_simulated_device,
+    get_allocator_backend,
+    get_per_process_memory_fraction,
     max_memory_allocated,
+    max_memory_cached,
     max_memory_reserved,
     mem_get_info,
     memory_allocated,
+    memory_cached,
     memory_reserved,
+    memory_snapshot,
     memory_stats,
+    memory_stats_as_nested_dict,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
     set_simulated_device_memory,
 )
 from fake_torch.cuda.random import (
@@ -54,22 +75,27 @@ from fake_torch.cuda.streams import (
     Event,
     Stream,
     StreamContext,
+    _sleep,
     current_stream,
     default_stream,
     set_stream,
     stream,
 )
 
-__all__ = [
-    "CUDAGraph", "Event", "OutOfMemoryError", "Stream", "StreamContext", "_sanitizer",
-    "current_device", "current_stream", "default_generators", "default_stream", "device",
-    "device_count", "device_of", "empty_cache", "fresh_simulated_device",
-    "get_device_capability", "get_device_name",
-    "get_device_properties", "get_rng_state", "get_rng_state_all", "graph", "graph_pool_handle",
-    "init", "initial_seed", "is_available", "is_bf16_supported", "is_current_stream_capturing",
-    "is_initialized", "make_graphed_callables", "manual_seed", "manual_seed_all",
-    "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
-    "memory_reserved", "memory_stats", "reset_peak_memory_stats", "seed", "seed_all", "set_device",
-    "set_rng_state", "set_rng_state_all", "set_simulated_device_memory", "set_stream", "stream",
-    "synchronize",
+__all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CharTensor", "DoubleTensor",
+    "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
+    "ShortTensor", "Stream", "StreamContext", "_sanitizer", "_sleep", "current_device",
+    "current_stream", "default_generators", "default_stream", "device", "device_count",
+    "device_of", "empty_cache", "fresh_simulated_device", "get_allocator_backend",
+    "get_device_capability", "get_device_name", "get_device_properties",
+    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "graph",
+    "graph_pool_handle", "init", "initial_seed", "is_available", "is_bf16_supported",
+    "is_current_stream_capturing", "is_initialized", "make_graphed_callables", "manual_seed",
+    "manual_seed_all", "max_memory_allocated", "max_memory_cached", "max_memory_reserved",
+    "mem_get_info", "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot",
+    "memory_stats", "memory_stats_as_nested_dict", "reset_accumulated_memory_stats",
+    "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_memory_stats", "seed",
+    "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
+    "set_rng_state_all", "set_simulated_device_memory", "set_stream", "stream", "synchronize",
 ]
