@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import NO_LAUNCH, assert_same_error, launches, outcome, to_numpy, to_torch
+from oracles import assert_same_error, launches, outcome, to_numpy, to_torch, torch_launches
 
 import fake_torch as ft
 from fake_torch.amp import _policy
@@ -52,20 +52,6 @@ def _torch_cuda_autocast(dtype: Any) -> Iterator[tuple[Callable[[np.ndarray], An
     dispatched below autocast inside the block, as the CUDA build would launch them."""
     torch = _real_torch()
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    ops: list[str] = []
-
-    class Record(TorchDispatchMode):  # type: ignore[misc]
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                               kwargs: Any = None) -> Any:
-            returns = func._schema.returns
-            alias = returns[0].alias_info if returns else None
-            name = func.overloadpacket.__name__
-            if func.namespace == "aten" and (alias is None or alias.is_write) and \
-                    name not in NO_LAUNCH:
-                ops.append(name)
-            return func(*args, **(kwargs or {}))
 
     mode = FakeTensorMode(allow_non_fake_inputs=True)
 
@@ -78,7 +64,7 @@ def _torch_cuda_autocast(dtype: Any) -> Iterator[tuple[Callable[[np.ndarray], An
         torch.set_autocast_enabled("cuda", True)
         torch.set_autocast_dtype("cuda", dtype)
         try:
-            with Record():
+            with torch_launches() as ops:
                 yield make, ops
         finally:
             torch.set_autocast_enabled("cuda", False)
