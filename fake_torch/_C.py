@@ -19,10 +19,12 @@ from fake_torch._torch_function import is_enabled as _is_torch_function_enabled
 from fake_torch._torch_function import is_mode_enabled as _is_torch_function_mode_enabled
 from fake_torch.amp._state import is_any_autocast_enabled as _is_any_autocast_enabled
 from fake_torch.amp._state import is_autocast_available as _is_autocast_available
+from fake_torch.backends.cuda import _BlasBackend as _BlasBackend
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase",
-           "_accelerator_getAllocatorSettings", "_accelerator_setAllocatorSettings",
-           "_construct_storage_from_data_pointer", "_disabled_torch_function_impl",
+           "_BlasBackend", "_accelerator_getAllocatorSettings",
+           "_accelerator_setAllocatorSettings", "_construct_storage_from_data_pointer",
+           "_disabled_torch_function_impl", "_host_emptyCache",
            "_is_any_autocast_enabled", "_is_autocast_available",
            "_is_torch_function_enabled", "_is_torch_function_mode_enabled"]
 
@@ -69,3 +71,11 @@ def _accelerator_getAllocatorSettings() -> str:
     from fake_torch.cuda.memory import get_allocator_settings
 
     return get_allocator_settings()
+
+
+def _host_emptyCache() -> None:
+    """Give the pinned host allocator's cached, unused blocks back (torch.cuda.graph calls it
+    before each capture)."""
+    from fake_torch.cuda.memory import _host_empty_cache
+
+    _host_empty_cache()

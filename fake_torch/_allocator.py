@@ -15,7 +15,9 @@ A tensor's lifetime is its `Storage`'s lifetime: views share one Storage; when t
 goes, the block returns to its pool (even if a captured graph still points at the memory, as on
 a GPU), unless `record_stream` marked it used on another stream: then it waits, "active pending
 free", until the allocator next looks at its events (the next allocation, or empty_cache).
-Streams never lag here, so that wait ends at the first look.
+Streams never lag here, so that wait ends at the first look. Freed during a capture, such a
+block waits for the capture's end, or, with graph_capture_record_stream_reuse, until the
+capture joined the streams that used it back (fake_torch/_allocator_capture.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch import _allocator_capture
 from fake_torch._allocator_blocks import (
     DEFAULT_POOL,
     GB,
@@ -94,6 +97,9 @@ class CachingAllocator:
         self.memory_fraction: float | None = None  # set_per_process_memory_fraction
         self._pending: list[Block] = []  # freed with stream uses: their events are recorded
         self._deferred: list[Block] = []  # ... freed during a capture: events wait for its end
+        # ... of those, the ones with free markers (graph_capture_record_stream_reuse)
+        self._free_markers: dict[Block, frozenset[int]] = {}
+        self.raw: dict[int, Storage] = {}  # caching_allocator_alloc's blocks, by address
 
     @property
     def config(self) -> AllocatorConfig:
@@ -130,6 +136,18 @@ class CachingAllocator:
         pool.released = False
         return pool
 
+    def begin_allocate_to_pool(self, pool_id: PoolId, stream: int) -> None:
+        """capture_begin: a capture on `stream` allocates from `pool_id` until
+        end_allocate_to_pool (c10's beginAllocateToPool, then cudaStreamBeginCapture)."""
+        self.use_pool(pool_id)
+        self.captures_underway += 1
+        _allocator_capture.begin(stream, pool_id)
+
+    def end_allocate_to_pool(self, stream: int) -> None:
+        """capture_end: the capture on `stream` is over."""
+        _allocator_capture.end(stream)
+        self.captures_underway -= 1
+
     def release_pool(self, pool_id: PoolId) -> None:
         """A graph that owned or shared the pool is gone. After the last one, the pool's free
         segments go back to the device at the next empty_cache (or OOM retry), as in c10's
@@ -143,18 +161,23 @@ class CachingAllocator:
 
     # --- allocate -----------------------------------------------------------------------------
 
-    def allocate(self, nbytes: int, pool_id: PoolId = DEFAULT_POOL) -> Storage:
-        """A block of at least `nbytes` from `pool_id` for the current stream; OutOfMemoryError
-        past the device (or the per-process fraction)."""
+    def allocate(self, nbytes: int, pool_id: PoolId = DEFAULT_POOL,
+                 stream: int | None = None) -> Storage:
+        """A block of at least `nbytes` from `pool_id` for `stream` (the current stream unless
+        given); OutOfMemoryError past the device (or the per-process fraction)."""
         if nbytes == 0:  # torch hands out a null pointer: no block
             return self._register(Storage(None, np.empty(0, np.uint8), self._release))
-        if (self._pending or self._deferred) and not self.captures_underway:
-            self._process_events()
+        if stream is None:
+            stream = _current_stream()
         config = self._config or self.config
+        if not self.captures_underway:
+            if self._pending or self._deferred:
+                self._process_events()
+        elif config.graph_capture_record_stream_reuse and self._free_markers:
+            self._free_safe_blocks_in_capture(stream)
         size = round_size(nbytes, config)
         pool = self.pools.get(pool_id) or self.use_pool(pool_id)
         small = size <= SMALL_SIZE
-        stream = _current_stream()
         block = (self._free_block_for(pool, size, small, stream, config)
                  or self._alloc_block(pool, size, small, stream, config))
         self._hand_out(block, size, nbytes, config)
@@ -250,6 +273,21 @@ class CachingAllocator:
         if block.size >= config.max_split_size:
             stats.add_oversize(0, 1)
 
+    def raw_alloc(self, nbytes: int, stream: int) -> int:
+        """c10's raw_alloc_with_stream: the address of a block for `stream` (from its
+        capture's pool while it captures), held until raw_delete; 0 for 0 bytes."""
+        if nbytes == 0:
+            return 0
+        storage = self.allocate(nbytes, _allocator_capture.pool_of(stream), stream)
+        address = storage.span()[0]
+        self.raw[address] = storage
+        return address
+
+    def raw_delete(self, address: int) -> None:
+        """c10's raw_delete: free a block raw_alloc handed out (nothing for 0)."""
+        if address and self.raw.pop(address, None) is None:
+            raise RuntimeError(f"invalid device pointer: {address:#x}")
+
     def storage_of(self, a: np.ndarray) -> Storage | None:
         """The Storage a numpy view of device memory belongs to (walks the view's bases)."""
         base: Any = a
@@ -295,8 +333,15 @@ class CachingAllocator:
         if block.size >= (self._config or self.config).max_split_size:  # (never, by default)
             self.stats.add_oversize(0, -1)
         if block.stream_uses:
-            block.stream_uses, block.pending = None, True
-            (self._deferred if self.captures_underway else self._pending).append(block)
+            uses, block.stream_uses, block.pending = block.stream_uses, None, True
+            if not self.captures_underway:
+                self._pending.append(block)
+                return
+            self._deferred.append(block)
+            if (self._config or self.config).graph_capture_record_stream_reuse:
+                markers = _allocator_capture.free_markers([block.segment.stream, *uses])
+                if markers:  # (none: a stream that used it is not capturing)
+                    self._free_markers[block] = markers
         else:
             self._free_block(block)
 
@@ -348,11 +393,26 @@ class CachingAllocator:
 
     # --- events of other streams ----------------------------------------------------------------
 
+    def _free_safe_blocks_in_capture(self, stream: int) -> None:
+        """c10's free_safe_blocks_in_capture: a block freed during the capture, allocated on
+        `stream`, is free again once all its free markers are ancestors of `stream`'s
+        terminals: every later node of the capture runs after its last use on every stream."""
+        seen = _allocator_capture.visited(stream)
+        if seen is None:
+            return
+        safe = [b for b, markers in self._free_markers.items()
+                if b.segment.stream == stream and markers <= seen]
+        for block in safe:
+            del self._free_markers[block]
+            self._deferred.remove(block)
+            self._free_block(block)
+
     def _process_events(self) -> None:
         """At an allocation outside any capture: the events of blocks freed during a capture
         are recorded now, and every recorded event has completed (streams never lag here)."""
         self._pending.extend(self._deferred)
         self._deferred.clear()
+        self._free_markers.clear()
         done, self._pending = self._pending, []
         for block in done:
             self._free_block(block)
@@ -465,7 +525,8 @@ class CachingAllocator:
         new = CachingAllocator(self.total_bytes if total_bytes is None else total_bytes)
         self.__dict__.update(new.__dict__)  # one swap: a storage dying meanwhile finds a map
         try:
-            yield self
+            with _allocator_capture.fresh():
+                yield self
         finally:
             self.__dict__.clear()
             self.__dict__.update(saved)

@@ -15,13 +15,20 @@ What the simulated allocator does with each option (fake_torch/_allocator.py):
   garbage_collection_threshold   emulated: the cap makes allocations fail early, and past the
                                  threshold cached segments are given back (c10 collects only
                                  while a fraction is set)
+  graph_capture_record_stream_reuse
+                                 emulated: a block freed during a capture with other streams'
+                                 uses is reused once the capture joined them all back
+                                 (fake_torch/_allocator_capture.py)
+  pinned_use_background_threads,
+  pinned_reserve_segment_size_mb emulated by the pinned host allocator (_host_allocator.py)
   release_lock_on_cudamalloc,
-  pinned_*                       accepted: they tune locking and the pinned host allocator,
-                                 neither of which shows in any statistic fake_torch keeps
+  pinned_use_cuda_host_register,
+  pinned_num_register_threads,
+  pinned_max_*                   accepted: they tune locking and how pinned pages are
+                                 registered, which no figure fake_torch keeps shows
   expandable_segments:True,
-  backend:cudaMallocAsync,
-  graph_capture_record_stream_reuse:True   NotImplementedError: a different allocator (or
-                                 reuse rule) whose figures fake_torch does not simulate
+  backend:cudaMallocAsync        NotImplementedError: a different allocator whose figures
+                                 fake_torch does not simulate
 """
 
 from __future__ import annotations
@@ -60,6 +67,9 @@ class AllocatorConfig:
     release_lock_on_cudamalloc: bool = False
     pinned_use_cuda_host_register: bool = False
     pinned_num_register_threads: int = 1
+    pinned_use_background_threads: bool = False
+    pinned_reserve_segment_size_mb: int = 0
+    graph_capture_record_stream_reuse: bool = False
     last_settings: str = ""
     rounds_up: bool = False  # any roundup_power2_divisions set (checked at every allocation)
 
@@ -230,7 +240,7 @@ def _parse_generic(tokens: _Tokens, config: AllocatorConfig) -> None:
         elif key == "pinned_use_background_threads":
             tokens.expect(i + 1, ":")
             i += 2
-            tokens.boolean(i)
+            config.pinned_use_background_threads = tokens.boolean(i)
         else:
             i = tokens.skip_key(i)
         if i + 1 < len(tokens):
@@ -303,11 +313,8 @@ def _parse_cuda(tokens: _Tokens, config: AllocatorConfig) -> None:
                 config.release_lock_on_cudamalloc = flag
             elif key.startswith("pinned"):
                 config.pinned_use_cuda_host_register = flag
-            elif flag:
-                raise NotImplementedError(
-                    "PYTORCH_CUDA_ALLOC_CONF graph_capture_record_stream_reuse:True is not "
-                    "emulated by fake_torch: blocks freed with outstanding record_stream uses "
-                    "during a capture wait for the capture to end, as by default")
+            else:
+                config.graph_capture_record_stream_reuse = flag
         elif key == "pinned_num_register_threads":
             tokens.expect(i + 1, ":")
             i += 2
@@ -322,8 +329,10 @@ def _parse_cuda(tokens: _Tokens, config: AllocatorConfig) -> None:
         elif key == "pinned_reserve_segment_size_mb":
             tokens.expect(i + 1, ":")
             i += 2
-            if tokens.size_t(i) == 0:
+            size_mb = tokens.size_t(i)
+            if size_mb == 0:
                 raise ValueError("Pinned reserve segment size has to be greater than 0")
+            config.pinned_reserve_segment_size_mb = size_mb
         elif key == "per_process_memory_fraction":
             tokens.expect(i + 1, ":")
             i += 2

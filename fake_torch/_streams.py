@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, NoReturn
 
-from fake_torch import _dispatch
+from fake_torch import _allocator, _allocator_capture, _dispatch
 from fake_torch._device import DeviceLike, canonical
 
 _stream_ids = itertools.count(1)
@@ -47,10 +47,15 @@ class Stream:
         return self.handle
 
     def wait_event(self, event: Event) -> None:
-        """Later work on this stream waits for `event` (already complete here)."""
+        """Later work on this stream waits for `event` (already complete here; during a
+        capture the wait is an edge of the graph)."""
+        if self.device.type == "cuda":
+            _allocator_capture.wait(self.handle, event)
 
     def wait_stream(self, stream: Stream) -> None:
         """Later work on this stream waits for the work queued so far on `stream`."""
+        if self.device.type == "cuda" and stream.device.type == "cuda":
+            _allocator_capture.wait_stream(self.handle, stream.handle)
 
     def record_event(self, event: Event | None = None) -> Event:
         event = self._new_event() if event is None else event
@@ -115,6 +120,9 @@ class Event:
         if not self._recorded:
             self.event_id = next(_event_ids)
         self._recorded = True
+        if self.device.type == "cuda":  # (a capture notes the stream's work so far)
+            _allocator_capture.record(
+                self, _allocator._current_stream() if stream is None else stream.handle)
 
     def wait(self, stream: Stream | None = None) -> None:
         if stream is not None:

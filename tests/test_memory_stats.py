@@ -272,6 +272,114 @@ def test_a_block_freed_with_stream_uses_during_capture_waits_for_the_capture_to_
     assert torch.cuda.memory_stats()["active.all.current"] >= 1
 
 
+def _capture_reuse(reuse: bool, joins: int) -> tuple[int, int, int, CUDAGraph]:
+    """A capture on `main` frees `data` after two side streams read it (record_stream), then
+    allocates once before `main` joins them back and once after `joins` of them joined.
+    Returns (data's address, the two allocations' addresses, the graph)."""
+    torch._C._accelerator_setAllocatorSettings(f"graph_capture_record_stream_reuse:{reuse}")
+    main, side1, side2 = torch.cuda.Stream(), torch.cuda.Stream(), torch.cuda.Stream()
+    g = CUDAGraph(keep_graph=True)
+    with torch.cuda.stream(main):
+        g.capture_begin()
+        sink = torch.zeros(2, device="cuda")  # a node on main
+        data = torch.ones(2, device="cuda")
+        address = data.data_ptr()
+        outs = []
+        for side in (side1, side2):
+            side.wait_stream(main)  # the side stream joins the capture
+            with torch.cuda.stream(side):
+                outs.append(data + 1)  # a node on the side stream that reads data
+                data.record_stream(side)
+        del data  # free markers: the terminals of main and of both side streams
+        before = torch.empty(2, device="cuda")  # main has not waited for the side streams
+        for side in (side1, side2)[:joins]:
+            main.wait_stream(side)
+        sink.add_(1)  # a node after the joins
+        after = torch.empty(2, device="cuda")
+        g.capture_end()
+    return address, before.data_ptr(), after.data_ptr(), g
+
+
+@pytest.mark.parametrize("joins", [0, 1, 2])
+def test_graph_capture_record_stream_reuse_frees_a_block_once_its_streams_joined(
+        joins: int, settings: None) -> None:
+    # c10's free_safe_blocks_in_capture: every free marker must be an ancestor of the
+    # allocating stream's terminals
+    address, before, after, _ = _capture_reuse(True, joins)
+    assert before != address
+    assert (after == address) is (joins == 2)
+
+
+def test_without_graph_capture_record_stream_reuse_the_block_waits_for_the_end(
+        settings: None) -> None:
+    address, before, after, _ = _capture_reuse(False, 2)
+    assert address not in (before, after)
+
+    def state() -> str:  # of the block holding data's address
+        return next(b["state"] for seg in torch.cuda.memory_snapshot() for b in seg["blocks"]
+                    if b["address"] <= address < b["address"] + b["size"])
+
+    assert state() == "active_pending_free"  # until an allocation after the capture
+    _bytes(8)
+    assert state() == "inactive"  # (merged with its free neighbours)
+
+
+def test_a_free_marker_needs_every_stream_that_used_the_block_to_be_capturing(
+        settings: None) -> None:
+    # record_free_markers: a stream outside the capture -> no markers -> deferred to the end
+    torch._C._accelerator_setAllocatorSettings("graph_capture_record_stream_reuse:True")
+    outside = torch.cuda.Stream()  # never joins the capture
+    g = CUDAGraph()
+    with torch.cuda.graph(g):
+        data = torch.ones(2, device="cuda")
+        address = data.data_ptr()
+        data.record_stream(outside)
+        del data
+        torch.ones(2, device="cuda").add_(1)
+        assert torch.empty(2, device="cuda").data_ptr() != address
+
+
+# --- torch.cuda.caching_allocator_alloc / caching_allocator_delete -------------------------------
+
+def test_caching_allocator_alloc_holds_a_block_until_caching_allocator_delete() -> None:
+    side = torch.cuda.Stream()
+    address = torch.cuda.caching_allocator_alloc(1000, stream=side)
+    assert torch.cuda.memory_allocated() == 1024
+    (seg,) = torch.cuda.memory_snapshot()
+    assert (seg["stream"], seg["blocks"][0]["address"]) == (side.cuda_stream, address)
+    torch.cuda.caching_allocator_delete(address)
+    assert torch.cuda.memory_allocated() == 0
+    assert torch.cuda.caching_allocator_alloc(1000, stream=side.cuda_stream) == address
+    with pytest.raises(RuntimeError, match=f"^invalid device pointer: {address + 8:#x}$"):
+        torch.cuda.caching_allocator_delete(address + 8)  # c10's free() of an unknown pointer
+    with pytest.raises(TypeError, match=re.escape(
+            "Invalid type for stream argument, must be `torch.cuda.Stream` or `int` "
+            "representing a pointer to an existing stream")):
+        torch.cuda.caching_allocator_alloc(8, stream="s")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^Expected a cuda device, but got: cpu$"):
+        torch.cuda.caching_allocator_alloc(8, device="cpu")
+    assert torch.cuda.caching_allocator_alloc(0) == 0  # raw_alloc of 0 bytes: nullptr
+    torch.cuda.caching_allocator_delete(0)  # raw_delete(nullptr): nothing
+
+
+@pytest.mark.filterwarnings("ignore:The CUDA Graph is empty")
+def test_caching_allocator_alloc_follows_the_streams_capture() -> None:
+    g = CUDAGraph()
+    side = torch.cuda.Stream()  # not part of the capture: its memory is the default pool's
+    with torch.cuda.graph(g):
+        captured = torch.cuda.caching_allocator_alloc(1000)
+        eager = torch.cuda.caching_allocator_alloc(1000, stream=side)
+    segments = torch.cuda.memory_snapshot()
+
+    def pool_of(address: int) -> tuple[int, int]:
+        return next(s["segment_pool_id"] for s in segments
+                    if s["address"] <= address < s["address"] + s["total_size"])
+
+    assert (pool_of(captured), pool_of(eager)) == (g.pool(), (0, 0))
+    torch.cuda.caching_allocator_delete(captured)
+    torch.cuda.caching_allocator_delete(eager)
+
+
 # --- allocator settings ---------------------------------------------------------------------------
 
 SETTINGS = [
@@ -325,8 +433,7 @@ def test_keys_the_cuda_allocator_does_not_know_are_refused(settings: None) -> No
 
 
 def test_what_fake_torch_does_not_simulate_raises_not_implemented(settings: None) -> None:
-    for env in ("expandable_segments:True", "backend:cudaMallocAsync",
-                "graph_capture_record_stream_reuse:True"):
+    for env in ("expandable_segments:True", "backend:cudaMallocAsync"):
         with pytest.raises(NotImplementedError, match=env.split(":")[0]):
             torch._C._accelerator_setAllocatorSettings(env)
 

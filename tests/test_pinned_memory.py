@@ -239,3 +239,28 @@ def test_to_cpu_non_blocking_returns_pinned_memory() -> None:
     assert (LaunchCounter.n, dict(LaunchCounter.by_kind)) == (1, {"memcpy_d2h": 1})
     assert y.is_pinned() and not x.cpu().is_pinned()
     np.testing.assert_array_equal(y.numpy(), [1.0, 2.0])
+
+
+# --- the caching host allocator under them (fake_torch/_host_allocator.py) ------------------------
+
+@pytest.mark.filterwarnings("ignore:The CUDA Graph is empty")
+def test_torch_cuda_graph_gives_cached_pinned_blocks_back_before_capturing() -> None:
+    ft.cuda.init()
+    address = ft.ones(4).pin_memory().data_ptr()  # freed at once: cached in the default pool
+    assert ft.ones(4).pin_memory().data_ptr() == address  # ... and handed out again
+    with ft.cuda.graph(CUDAGraph()):  # torch.cuda.graph.__enter__: torch._C._host_emptyCache()
+        pass
+    stats = ft.cuda.host_memory_stats()
+    assert (stats["allocations.current"], stats["num_host_free"]) == (0, 1)
+
+
+def test_the_pinned_output_of_a_non_blocking_d2h_copy_waits_for_the_stream() -> None:
+    """copy_kernel_cuda records an event on the pinned side of a non-blocking copy: freed,
+    the block is reused only after the allocator processed that event."""
+    ft.cuda.init()
+    y = ft.tensor([1.0, 2.0], device="cuda").to("cpu", non_blocking=True)
+    address = y.data_ptr()
+    del y
+    assert ft.cuda.host_memory_stats()["active_requests.current"] == 1  # behind its event
+    assert ft.empty(2).pin_memory().data_ptr() == address  # processed first, then reused
+    assert ft.cuda.host_memory_stats()["active_requests.freed"] == 1

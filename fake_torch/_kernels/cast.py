@@ -104,9 +104,11 @@ def _host_copy(op: str, src: Tensor, dst: Tensor, kind: str, non_blocking: bool)
     unless non_blocking, the host waits for the copy (a stream synchronize)."""
     h2d = kind == "memcpy_h2d"
     host, other = (src, dst) if h2d else (dst, src)
-    if _dma_on_host_tensor(host, src, dst, non_blocking) or not (
-            _dispatch.current_mode().counts_launches):
+    counts = _dispatch.current_mode().counts_launches
+    if _dma_on_host_tensor(host, src, dst, non_blocking) or not counts:
         _common.launch(op, copy_kernel, dst, (src,), kind=kind, dev=other.device)
+        if non_blocking and counts:  # the host block waits for this stream (pinned memory)
+            _pinned.record_event(host._a)
     elif h2d:  # the DMA reads a contiguous host copy of src, made on the host first
         staged = np.array(np.broadcast_to(src._a, dst.shape), copy=True)  # a new buffer
         _common.launch(op, copy_kernel, dst, (staged,), kind=kind, dev=other.device)

@@ -18,7 +18,8 @@ def empty_cache() -> None:
 
 
 def empty_host_cache() -> None:
-    """Give the cached pinned host memory back: fake_torch caches none."""
+    """Give the pinned host allocator's cached, unused blocks back."""
+    cuda_memory._host_empty_cache()
 
 
 def memory_stats(device_index: DeviceLike | None = None, /) -> OrderedDict[str, Any]:

@@ -1,4 +1,5 @@
-"""torch.backends.cuda: whether CUDA was built, and cuBLAS's precision flags (`matmul`).
+"""torch.backends.cuda: whether CUDA was built, cuBLAS's precision flags (`matmul`) and the
+preferred BLAS library.
 
     torch.backends.cuda.matmul.allow_tf32 = True   # the same switch as
     torch.set_float32_matmul_precision("high")     # (either reads back through the other)
@@ -6,10 +7,12 @@
 
 from __future__ import annotations
 
+import enum
+import os
 import warnings
 from typing import Any
 
-__all__ = ["cuBLASModule", "is_built", "matmul"]
+__all__ = ["cuBLASModule", "is_built", "matmul", "preferred_blas_library"]
 
 _PRECISIONS = ("highest", "high", "medium")
 
@@ -24,7 +27,29 @@ class _State:
     fp16_accumulation = False
 
 
+class _BlasBackend(enum.Enum):
+    """torch._C._BlasBackend: the BLAS library matmuls prefer."""
+
+    Default = 0
+    Cublas = 1
+    Cublaslt = 2
+    Ck = 3
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __index__(self) -> int:
+        return int(self.value)
+
+
 _state = _State()
+# ATen's Context: cuBLASLt when TORCH_BLAS_PREFER_CUBLASLT (or ..._HIPBLASLT) is set, else Default
+_blas_backend = (_BlasBackend.Cublaslt if "1" in (os.environ.get("TORCH_BLAS_PREFER_CUBLASLT"),
+                                                 os.environ.get("TORCH_BLAS_PREFER_HIPBLASLT"))
+                 else _BlasBackend.Default)
+_BLAS_BACKENDS = {"default": _BlasBackend.Default, "cublas": _BlasBackend.Cublas,
+                  "hipblas": _BlasBackend.Cublas, "cublaslt": _BlasBackend.Cublaslt,
+                  "hipblaslt": _BlasBackend.Cublaslt, "ck": _BlasBackend.Ck}
 
 
 def is_built() -> bool:
@@ -45,6 +70,27 @@ def set_float32_matmul_precision(precision: str) -> None:
         return
     _state.float32_matmul_precision = precision
     _state.fp32_precision = "ieee" if precision == "highest" else "tf32"
+
+
+def preferred_blas_library(backend: str | _BlasBackend | None = None) -> _BlasBackend:
+    """Set (by name or torch._C._BlasBackend) and return the BLAS library matmuls prefer;
+    "default" reads back as cuBLAS, as ATen resolves it. fake_torch runs every matmul the
+    same way whichever is preferred."""
+    global _blas_backend
+    if backend is None:
+        pass
+    elif isinstance(backend, str):
+        if backend not in _BLAS_BACKENDS:
+            raise RuntimeError("Unknown input value. Choose from: "
+                               f"{', '.join(_BLAS_BACKENDS)}.")
+        _blas_backend = _BLAS_BACKENDS[backend]
+    elif isinstance(backend, _BlasBackend):
+        _blas_backend = backend
+    else:
+        raise RuntimeError("Unknown input value type.")
+    if _blas_backend is _BlasBackend.Default:  # Context::blasPreferredBackend
+        _blas_backend = _BlasBackend.Cublas
+    return _blas_backend
 
 
 def _bool(value: object, setter: str) -> bool:

@@ -39,10 +39,14 @@ from fake_torch.cuda.graphs import (
     is_current_stream_capturing,
 )
 from fake_torch.cuda.memory import (
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
     fresh_simulated_device,
     get_allocator_backend,
     get_per_process_memory_fraction,
+    host_memory_stats,
+    host_memory_stats_as_nested_dict,
     max_memory_allocated,
     max_memory_cached,
     max_memory_reserved,
@@ -53,9 +57,11 @@ from fake_torch.cuda.memory import (
     memory_snapshot,
     memory_stats,
     memory_stats_as_nested_dict,
+    reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats,
     reset_max_memory_allocated,
     reset_max_memory_cached,
+    reset_peak_host_memory_stats,
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
     set_simulated_device_memory,
@@ -82,20 +88,25 @@ from fake_torch.cuda.streams import (
     stream,
 )
 
+_HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)
+
 __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CharTensor", "DoubleTensor",
     "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
-    "ShortTensor", "Stream", "StreamContext", "_sanitizer", "_sleep", "current_device",
+    "ShortTensor", "Stream", "StreamContext", "_sanitizer", "_sleep",
+    "caching_allocator_alloc", "caching_allocator_delete", "current_device",
     "current_stream", "default_generators", "default_stream", "device", "device_count",
     "device_of", "empty_cache", "fresh_simulated_device", "get_allocator_backend",
     "get_device_capability", "get_device_name", "get_device_properties",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "graph",
-    "graph_pool_handle", "init", "initial_seed", "is_available", "is_bf16_supported",
+    "graph_pool_handle", "host_memory_stats", "host_memory_stats_as_nested_dict", "init",
+    "initial_seed", "is_available", "is_bf16_supported",
     "is_current_stream_capturing", "is_initialized", "make_graphed_callables", "manual_seed",
     "manual_seed_all", "max_memory_allocated", "max_memory_cached", "max_memory_reserved",
     "mem_get_info", "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot",
-    "memory_stats", "memory_stats_as_nested_dict", "reset_accumulated_memory_stats",
-    "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_memory_stats", "seed",
+    "memory_stats", "memory_stats_as_nested_dict", "reset_accumulated_host_memory_stats",
+    "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
+    "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed",
     "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
     "set_rng_state_all", "set_simulated_device_memory", "set_stream", "stream", "synchronize",
 ]

@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _pinned, _streams
+from fake_torch import _allocator_capture, _dispatch, _pinned, _streams
 from fake_torch._allocator import DEVICE, PoolId, Storage
 from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
+from fake_torch._host_allocator import HOST
 from fake_torch.cuda import _sanitizer, streams
 
 _debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
@@ -155,13 +156,15 @@ class CUDAGraph:
             raise TypeError(f"capture_begin(): pool must be a handle from "
                             f"torch.cuda.graph_pool_handle() or graph.pool(), got {pool!r}")
         self._pool_id = pool if pool is not None else DEVICE.new_pool_id(user_created=False)
-        DEVICE.use_pool(self._pool_id)
-        DEVICE.captures_underway += 1
+        DEVICE.begin_allocate_to_pool(self._pool_id, stream.handle)
         _streams.capturing.add(stream.stream_id)
         self._capture_stream = stream
         self._kernels = []
         self._check_liveness = check_input_liveness
-        self._mode = _CaptureMode(self, self._pool_id, stream)
+        pool_id = self._pool_id
+        # pinned host memory allocated on the capture's streams comes from the graph's pool too
+        HOST.begin_allocate_to_pool(pool_id, lambda s: _allocator_capture.pool_of(s) == pool_id)
+        self._mode = _CaptureMode(self, pool_id, stream)
         _dispatch.enter_mode(self._mode)
 
     def register_generator_state(self, generator: Generator) -> None:
@@ -186,14 +189,16 @@ class CUDAGraph:
             raise RuntimeError("Capture must end on the same stream it began on.")
         _dispatch.exit_mode(mode)
         self._mode = None
-        DEVICE.captures_underway -= 1
+        assert self._pool_id is not None
+        DEVICE.end_allocate_to_pool(mode.stream.handle)
+        HOST.end_allocate_to_pool(self._pool_id)
         _streams.capturing.discard(mode.stream.stream_id)
         self._made = mode.storages
         for state in self._generator_states:
             self._generator_states[state] = state.capture_epilogue()
         if mode.error is not None:
-            assert self._pool_id is not None
             DEVICE.release_pool(self._pool_id)
+            HOST.release_pool(self._pool_id)
             self._kernels = []
             raise RuntimeError("CUDA error: operation failed due to a previous error during "
                                "capture")
@@ -258,6 +263,7 @@ class CUDAGraph:
         """Delete the graph this instance holds, so it can capture again."""
         if self._capture_ended and self._pool_id is not None:
             DEVICE.release_pool(self._pool_id)
+            HOST.release_pool(self._pool_id)
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
         self._calls = []
@@ -389,6 +395,7 @@ class graph:  # lower case: torch's name
     def __enter__(self) -> None:
         _dispatch.host_sync("synchronize")  # torch.cuda.synchronize()
         DEVICE.empty_cache()
+        HOST.empty_cache()  # torch._C._host_emptyCache()
         self.stream_ctx.__enter__()
         try:
             self.cuda_graph.capture_begin(self.pool[0] if self.pool else None,

@@ -9,11 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fake_torch import _allocator_config
+from fake_torch import _allocator_config, _streams
 from fake_torch._allocator import DEVICE
 from fake_torch._allocator_blocks import Block, Segment
 from fake_torch._allocator_stats import ALLOCATED_BYTES, RESERVED_BYTES
 from fake_torch._device import DeviceLike
+from fake_torch._host_allocator import HOST
+from fake_torch.cuda import _device_queries
 
 
 def memory_allocated(device: DeviceLike | None = None) -> int:
@@ -75,6 +77,30 @@ def empty_cache() -> None:
     DEVICE.empty_cache()
 
 
+def caching_allocator_alloc(size: int, device: DeviceLike | int | None = None,
+                            stream: _streams.Stream | int | None = None) -> int:
+    """The address of `size` bytes from the caching allocator for `stream` (the current
+    stream unless given), held until caching_allocator_delete; 0 for 0 bytes."""
+    index = _device_queries._device_index(
+        _device_queries.current_device() if device is None else device)
+    if stream is None:
+        from fake_torch.cuda.streams import current_stream
+
+        stream = current_stream(index)
+    if isinstance(stream, _streams.Stream):
+        stream = stream.handle
+    if not isinstance(stream, int):
+        raise TypeError("Invalid type for stream argument, must be `torch.cuda.Stream` or "
+                        "`int` representing a pointer to an existing stream")
+    with _device_queries.device(index):
+        return DEVICE.raw_alloc(size, stream)
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Free memory caching_allocator_alloc handed out (torch's error for any other address)."""
+    DEVICE.raw_delete(mem_ptr)
+
+
 def mem_get_info(device: DeviceLike | None = None) -> tuple[int, int]:
     """(free, total) bytes of the simulated device."""
     return DEVICE.total_bytes - memory_reserved(), DEVICE.total_bytes
@@ -115,6 +141,47 @@ def memory_stats(device: DeviceLike | None = None) -> dict[str, Any]:
 
     flatten("", memory_stats_as_nested_dict(device))
     return OrderedDict(sorted(result))
+
+
+# --- pinned host memory (fake_torch/_host_allocator.py) -------------------------------------------
+
+def host_memory_stats_as_nested_dict() -> dict[str, Any]:
+    """The pinned host allocator's statistics as torch._C._cuda_hostMemoryStats() nests them
+    ({} before CUDA is initialised, as torch)."""
+    if not _device_queries.is_initialized():
+        return {}
+    return HOST.get_stats()
+
+
+def host_memory_stats() -> dict[str, Any]:
+    """The pinned host allocator's statistics, flattened ("allocations.current", ...) and
+    sorted by key, as torch.cuda.host_memory_stats."""
+    result: list[tuple[str, Any]] = []
+
+    def flatten(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                flatten(f"{prefix}.{key}" if prefix else key, inner)
+        else:
+            result.append((prefix, value))
+
+    flatten("", host_memory_stats_as_nested_dict())
+    return OrderedDict(sorted(result))
+
+
+def reset_accumulated_host_memory_stats() -> None:
+    """The pinned host allocator's "allocated" and "freed" counts (and timing totals) to 0."""
+    HOST.reset_accumulated_stats()
+
+
+def reset_peak_host_memory_stats() -> None:
+    """The pinned host allocator's "peak" counts to their current values."""
+    HOST.reset_peak_stats()
+
+
+def _host_empty_cache() -> None:
+    """torch._C._host_emptyCache: give the cached, unused pinned blocks back to the host."""
+    HOST.empty_cache()
 
 
 def get_allocator_backend() -> str:
@@ -236,7 +303,7 @@ def fresh_simulated_device(total_bytes: int | None = None) -> Iterator[None]:
     for state in states:
         state.graphs, state.extragraph = set(), None
     try:
-        with DEVICE.fresh(total_bytes):
+        with DEVICE.fresh(total_bytes), HOST.fresh():
             yield
     finally:
         graphs._graphs_by_pool.clear()
@@ -247,10 +314,13 @@ def fresh_simulated_device(total_bytes: int | None = None) -> Iterator[None]:
             state.graphs, state.extragraph = registered, extragraph
 
 
-__all__ = ["empty_cache", "get_allocator_backend", "get_per_process_memory_fraction",
-           "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info",
-           "memory_allocated", "memory_cached", "memory_reserved", "memory_snapshot",
-           "memory_stats", "memory_stats_as_nested_dict", "reset_accumulated_memory_stats",
-           "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_memory_stats",
+__all__ = ["caching_allocator_alloc", "caching_allocator_delete", "empty_cache",
+           "get_allocator_backend", "get_per_process_memory_fraction", "host_memory_stats",
+           "host_memory_stats_as_nested_dict", "max_memory_allocated", "max_memory_cached",
+           "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_cached",
+           "memory_reserved", "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict",
+           "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+           "reset_max_memory_allocated", "reset_max_memory_cached",
+           "reset_peak_host_memory_stats", "reset_peak_memory_stats",
            "set_per_process_memory_fraction"]  # and, fake_torch only (torch.cuda exports them):
 # fresh_simulated_device, set_simulated_device_memory

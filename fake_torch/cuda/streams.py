@@ -39,12 +39,6 @@ class Stream(_streams.Stream):
     def _new_event(self) -> Event:
         return Event()
 
-    def wait_event(self, event: _streams.Event) -> None:
-        """Later work on this stream waits for `event` (already complete here)."""
-
-    def wait_stream(self, stream: _streams.Stream) -> None:
-        """Later work on this stream waits for the work queued so far on `stream`."""
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other.stream_id == self.stream_id
 

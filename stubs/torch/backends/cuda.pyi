@@ -3,5 +3,6 @@ from fake_torch.backends.cuda import (
     cuBLASModule as cuBLASModule,
     is_built as is_built,
     matmul as matmul,
+    preferred_blas_library as preferred_blas_library,
 )
 from fake_torch.backends.cuda import *
