@@ -27,6 +27,27 @@ either norm's op when its input is not contiguous (the CPU kernels read strides,
 Compiled by inductor, add + rms_norm was one Triton kernel, `triton_per_fused__fused_rms_norm_add_0`
 (float32 and bfloat16, under no_grad and inference_mode).
 
+Convolution, batch norm and pooling (`CUDA_RULES`): the CPU build records one op where the CUDA
+build runs another, so cuda=True records, for each such CPU op, what torch 2.13's sources say
+the CUDA build dispatches for the same arguments (read, not measured on a GPU):
+  convolution   (aten/src/ATen/native/Convolution.cpp, _convolution and _select_conv_backend)
+                a zero batch or zero channels: `mul` [+ `add_` for a bias]; else a `clone` of a
+                strided input (a 1-D one always, then viewed 2-D), then: depthwise (groups ==
+                C_in > 1, C_out a multiple of it) `_conv_depthwise2d` unless cuDNN's fp16
+                depthwise heuristic applies; with cuDNN enabled `cudnn_convolution` [+ `add_`
+                for a bias]; else `_slow_conv2d_forward` (`slow_conv_dilated2d` if dilated),
+                per group [+ `clone` of a strided slice] and a final `cat` when groups > 1
+  native_batch_norm   (aten/src/ATen/native/Normalization.cpp, _select_batch_norm_backend)
+                `cudnn_batch_norm` (after a `clone` of a strided input) with cuDNN enabled,
+                weight and bias given, running stats given (or neither in training), input of
+                >= 3 dims, batch <= 65535 (eval) / 880801 (training), no bfloat16, a half input
+                only with a float weight, eps >= 0 (CUDNN_BN_MIN_EPSILON since cuDNN 8), fewer
+                than 2**31 - 1 elements; else `native_batch_norm`, as on the CPU
+  max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d   (aten/src/ATen/native/cuda/
+                DilatedMaxPool2d.cu, AveragePool2d.cu, AdaptiveAveragePooling.cu) the CUDA
+                kernels copy a strided input first: one `clone` (the adaptive kernel only for a
+                4-D input, the max kernel not when its output is empty)
+
 Errors: a user mistake raises torch's exception class with torch's message. `outcome()` runs a
 call in either library and keeps its exception as the result; `assert_same_error()` compares two
 outcomes' exceptions (class and first line), `assert_raises_like_torch()` runs one program in
@@ -86,7 +107,8 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
             name = func.overloadpacket.__name__
             if (alias is None or alias.is_write) and name not in NO_LAUNCH and not inside_fused \
                     and func.namespace == "aten":  # prim ops (FakeTensor's device query) run none
-                names.append(name)
+                rule = CUDA_RULES.get(name) if cuda else None
+                names.extend(rule(args) if rule is not None else [name])
             return func(*args, **(kwargs or {}))
 
     class FusedOnCuda(TorchFunctionMode):  # type: ignore[misc]
@@ -116,6 +138,97 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
 
     with Record(), (FusedOnCuda() if cuda else nullcontext()):
         yield names
+
+
+def _cuda_convolution(args: tuple[Any, ...]) -> list[str]:
+    """What torch's CUDA build launches for aten.convolution(input, weight, bias, stride,
+    padding, dilation, transposed, output_padding, groups) (not transposed)."""
+    import torch
+
+    x, w, b, stride, _, dilation = args[:6]
+    groups = args[8]
+    bias = ["add_"] if b is not None else []
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        return ["mul", *bias]
+    ops = [] if x.is_contiguous() else ["clone"]
+    if w.dim() == 3:  # viewed as (N, C, 1, L)
+        x, w, stride, dilation = x.unsqueeze(2), w.unsqueeze(2), [1, *stride], [1, *dilation]
+    depthwise = x.shape[1] == groups > 1 and w.shape[0] % groups == 0
+    cudnn = torch.backends.cudnn
+    if depthwise and not _cudnn_depthwise(x, w, stride, dilation):
+        return [*ops, "_conv_depthwise2d"]
+    dilated = any(d != 1 for d in dilation)
+    if cudnn.enabled and not (cudnn.deterministic and dilated):
+        return [*ops, "cudnn_convolution", *bias]
+    slow = "slow_conv_dilated2d" if dilated else "_slow_conv2d_forward"
+    if groups == 1:
+        return [*ops, slow]
+    part = x.narrow(1, 0, x.shape[1] // groups)
+    return [*ops, *(([] if part.is_contiguous() else ["clone"]) + [slow]) * groups, "cat"]
+
+
+def _cudnn_depthwise(x: Any, w: Any, stride: list[int], dilation: list[int]) -> bool:
+    """torch's use_cudnn_depthwise (cuDNN >= 8.2): fp16, >= 32 channels, not dilated, and
+    check_cudnn_depthwise_workload_with_filter."""
+    import torch
+
+    if not (torch.backends.cudnn.enabled and x.dtype == w.dtype == torch.float16
+            and all(d == 1 for d in dilation) and x.shape[1] >= 32
+            and (stride[0] == stride[1] or x.shape[2] == 1)):
+        return False
+    kh, kw = w.shape[2:]
+    s, width, ch, bs = stride[1], x.shape[3], x.shape[1], x.shape[0]
+    if x.shape[2] == 1 and s == 1:
+        return True
+    if kh != kw or kw not in (1, 3, 5) or width < 7 or s not in (1, 2):
+        return False
+    if s == 1:
+        return True
+    if bs == 1:
+        return bool((kw == 1 and width <= 28) or kw in (3, 5))
+    if kw == 1:
+        return bool(bs <= 16 and ch >= 128 and width <= 7)
+    return bool(ch >= 512 or (ch >= 256 and width >= 28))
+
+
+def _cuda_batch_norm(args: tuple[Any, ...]) -> list[str]:
+    """aten.native_batch_norm(input, weight, bias, running_mean, running_var, training,
+    momentum, eps) on the CUDA build: cuDNN's op, or the same native one."""
+    import torch
+
+    x, w, b, rm, rv, training, _, eps = args
+    stats = (rm is not None and rv is not None) or (rm is None and rv is None and training)
+    cudnn = (torch.backends.cudnn.enabled and w is not None and b is not None and stats
+             and torch.bfloat16 not in (x.dtype, w.dtype)
+             and (x.dtype != torch.float16 or w.dtype == torch.float32) and x.dim() >= 3
+             and x.shape[0] <= (880801 if training else 65535) and eps >= 0.0
+             and x.numel() < 2**31 - 1)
+    if not cudnn:
+        return ["native_batch_norm"]
+    return ["cudnn_batch_norm"] if x.is_contiguous() else ["clone", "cudnn_batch_norm"]
+
+
+def _cuda_pool(name: str) -> Callable[[tuple[Any, ...]], list[str]]:
+    """A pooling op, after the `clone` its CUDA kernel makes of a strided input."""
+
+    def rule(args: tuple[Any, ...]) -> list[str]:
+        x = args[0]
+        copies = not x.is_contiguous() and (name != "_adaptive_avg_pool2d" or x.dim() == 4)
+        if name == "max_pool2d_with_indices" and copies:  # no kernel for an empty output
+            import torch  # (ops a rule runs are not recorded: the mode is off in a dispatch)
+
+            copies = torch.ops.aten.max_pool2d_with_indices(*args)[0].numel() > 0
+        return ["clone", name] if copies else [name]
+
+    return rule
+
+
+CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
+    "convolution": _cuda_convolution,
+    "native_batch_norm": _cuda_batch_norm,
+    **{op: _cuda_pool(op) for op in ("max_pool2d_with_indices", "avg_pool2d",
+                                      "_adaptive_avg_pool2d")},
+}
 
 
 @contextmanager

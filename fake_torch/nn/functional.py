@@ -17,6 +17,9 @@ Launch counts follow torch's CUDA eager path, op by op:
   hardswish, leaky_relu, hardtanh, relu6, mish, prelu, rrelu    one launch each
                     (fake_torch/nn/_activations.py)
   the losses        see fake_torch/nn/_losses.py
+  conv1d, conv2d    (torch.conv1d, torch.conv2d) see fake_torch/_kernels/conv.py
+  batch_norm        see fake_torch/_kernels/batch_norm.py
+  the 2-D pools     see fake_torch/_kernels/pooling.py
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
 Launches are counted on device="cuda" only, as everywhere in fake_torch. A fused norm counts
@@ -46,6 +49,13 @@ from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._kernels import pointwise_math as _pointwise_math
 from fake_torch._kernels._common import common_device, launch, new_tensor
+from fake_torch._kernels.batch_norm import batch_norm as batch_norm
+from fake_torch._kernels.conv import conv1d as conv1d
+from fake_torch._kernels.conv import conv2d as conv2d
+from fake_torch._kernels.pooling import adaptive_avg_pool2d as adaptive_avg_pool2d
+from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
+from fake_torch._kernels.pooling import max_pool2d as max_pool2d
+from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
@@ -321,5 +331,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 
 aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first
+_TORCH_OPS = ("conv1d", "conv2d")  # torch.nn.functional.conv2d IS torch.conv2d: the same entries
 globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
-__all__ = sorted(exports("torch.nn.functional"))
+globals().update({name: exports("torch")[name] for name in _TORCH_OPS})
+__all__ = sorted([*exports("torch.nn.functional"), *_TORCH_OPS])
