@@ -1,5 +1,7 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
+from math import inf, nan
+
 from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
 from fake_torch import _buffers as _buffers  # torch.asarray, torch.frombuffer
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
@@ -17,6 +19,7 @@ from fake_torch import (
     linalg,
     multiprocessing,
     nn,
+    optim,
     overrides,
     profiler,
     return_types,
@@ -186,6 +189,7 @@ __all__ = [
     "get_rng_state",
     "half",
     "iinfo",
+    "inf",
     "inference_mode",
     "initial_seed",
     "install",
@@ -209,10 +213,12 @@ __all__ = [
     "long",
     "manual_seed",
     "multiprocessing",
+    "nan",
     "nn",
     "no_grad",
     "numel",
     "ops",
+    "optim",
     "overrides",
     "profiler",
     "promote_types",

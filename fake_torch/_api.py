@@ -15,6 +15,8 @@ MODULES = {
     "torch.nn": "fake_torch.nn",
     "torch.nn.functional": "fake_torch.nn.functional",
     "torch.nn.init": "fake_torch.nn.init",
+    "torch.optim": "fake_torch.optim",
+    "torch.optim.lr_scheduler": "fake_torch.optim.lr_scheduler",
     "torch.linalg": "fake_torch.linalg",
     "torch.cuda": "fake_torch.cuda",
     "torch.amp": "fake_torch.amp",

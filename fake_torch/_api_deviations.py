@@ -22,6 +22,9 @@ DEVIATIONS: dict[str, str] = {
     "torch.profiler.KeyAverages": EXTENSION + "the type of key_averages(); unnamed in torch",
     # signatures
     "torch.dtype": "constructed from numpy dtypes internally; torch's cannot be constructed",
+    "torch.nn.functional.max_pool2d": "spells out the parameters torch's boolean_dispatch "
+                                       "wrapper, (*args, **kwargs), forwards to "
+                                       "max_pool2d_with_indices or _max_pool2d",
     "torch.einsum": "(equation, *operands) is torch's documented form; torch's Python wrapper "
                     "takes *args to accept the sublist format too, which fake_torch lacks",
     "torch.is_tensor": "obj may be passed by keyword (torch's is positional-only)",

@@ -60,6 +60,7 @@ from fake_torch import (
     get_rng_state as get_rng_state,
     half as half,
     iinfo as iinfo,
+    inf as inf,
     inference_mode as inference_mode,
     initial_seed as initial_seed,
     install as install,
@@ -83,10 +84,12 @@ from fake_torch import (
     long as long,
     manual_seed as manual_seed,
     multiprocessing as multiprocessing,
+    nan as nan,
     nn as nn,
     no_grad as no_grad,
     numel as numel,
     ops as ops,
+    optim as optim,
     overrides as overrides,
     profiler as profiler,
     promote_types as promote_types,
@@ -114,6 +117,10 @@ from fake_torch import (
     utils as utils,
     version as version,
 )
+from fake_torch._kernels.rnn_cudnn import _cudnn_init_dropout_state as _cudnn_init_dropout_state
+from fake_torch._kernels.rnn_cudnn import _cudnn_rnn as _cudnn_rnn
+from fake_torch._kernels.rnn_cudnn import _cudnn_rnn_flatten_weight as _cudnn_rnn_flatten_weight
+from fake_torch._kernels.rnn_cudnn import _use_cudnn_rnn_flatten_weight as _use_cudnn_rnn_flatten_weight
 from fake_torch._kernels.pointwise_math import abs as abs
 from fake_torch._kernels.pointwise_math import abs_ as abs_
 from fake_torch._kernels.pointwise_math import abs as absolute
@@ -162,6 +169,8 @@ from fake_torch._kernels.clamp import clamp_ as clip_
 from fake_torch._kernels.shape import clone as clone
 from fake_torch._kernels.join import cat as concat
 from fake_torch._kernels.join import concatenate as concatenate
+from fake_torch._kernels.conv import conv1d as conv1d
+from fake_torch._kernels.conv import conv2d as conv2d
 from fake_torch._kernels.pointwise_math import cos as cos
 from fake_torch._kernels.pointwise_math import cos_ as cos_
 from fake_torch._kernels.reduction_scan import cumsum as cumsum
@@ -199,6 +208,8 @@ from fake_torch._kernels.index_ops import gather as gather
 from fake_torch._kernels.compare import ge as ge
 from fake_torch._kernels.compare import gt as greater
 from fake_torch._kernels.compare import ge as greater_equal
+from fake_torch._kernels.rnn import gru as gru
+from fake_torch._kernels.rnn import gru_cell as gru_cell
 from fake_torch._kernels.compare import gt as gt
 from fake_torch._kernels.join import hstack as hstack
 from fake_torch._kernels.index_ops import index_copy as index_copy
@@ -224,6 +235,8 @@ from fake_torch._kernels.compare import logical_and as logical_and
 from fake_torch._kernels.compare import logical_not as logical_not
 from fake_torch._kernels.compare import logical_or as logical_or
 from fake_torch._kernels.compare import logical_xor as logical_xor
+from fake_torch._kernels.rnn import lstm as lstm
+from fake_torch._kernels.rnn import lstm_cell as lstm_cell
 from fake_torch._kernels.compare import lt as lt
 from fake_torch._kernels.masked import masked_fill as masked_fill
 from fake_torch._kernels.masked import masked_select as masked_select
@@ -273,6 +286,10 @@ from fake_torch._kernels.pointwise_math import relu_ as relu_
 from fake_torch._kernels.division import remainder as remainder
 from fake_torch._kernels.join import repeat_interleave as repeat_interleave
 from fake_torch._kernels.shape import reshape as reshape
+from fake_torch._kernels.rnn import rnn_relu as rnn_relu
+from fake_torch._kernels.rnn import rnn_relu_cell as rnn_relu_cell
+from fake_torch._kernels.rnn import rnn_tanh as rnn_tanh
+from fake_torch._kernels.rnn import rnn_tanh_cell as rnn_tanh_cell
 from fake_torch._kernels.join import roll as roll
 from fake_torch._kernels.pointwise_math import round as round
 from fake_torch._kernels.pointwise_math import round_ as round_

@@ -16,7 +16,9 @@ from fake_torch.nn.modules.activation import (
     Softmax,
     Tanh,
 )
+from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from fake_torch.nn.modules.container import ModuleDict, ModuleList, Sequential
+from fake_torch.nn.modules.conv import Conv1d, Conv2d
 from fake_torch.nn.modules.dropout import Dropout
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
@@ -29,23 +31,46 @@ from fake_torch.nn.modules.loss import (
 )
 from fake_torch.nn.modules.module import Module
 from fake_torch.nn.modules.normalization import LayerNorm, RMSNorm
+from fake_torch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from fake_torch.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from fake_torch.nn.modules.sparse import Embedding
 
 __all__ = [
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
     "CrossEntropyLoss",
     "Dropout",
     "Embedding",
+    "GRUCell",
     "Hardswish",
     "Hardtanh",
     "HuberLoss",
     "Identity",
     "L1Loss",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
     "LogSoftmax",
     "MSELoss",
+    "MaxPool2d",
     "Mish",
     "Module",
     "ModuleDict",
@@ -53,6 +78,9 @@ __all__ = [
     "NLLLoss",
     "PReLU",
     "RMSNorm",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "RReLU",
     "ReLU",
     "ReLU6",
