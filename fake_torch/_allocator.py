@@ -63,7 +63,11 @@ class OutOfMemoryError(RuntimeError):
 
 def _default_device_bytes() -> int:
     env = os.environ.get("FAKE_TORCH_DEVICE_MEMORY")
-    return int(env) if env else 80 * GB
+    if env:
+        return int(env)
+    from fake_torch import _gpus  # (a leaf module: the simulated GPU's published size)
+
+    return _gpus.current().total_memory
 
 
 def _default_stream() -> int:

@@ -2,7 +2,10 @@
 `launch`.
 
 It is the only place that counts launches, and it asks the current mode what to do:
-  - eager: run the numpy kernel now, into the output buffer it was given;
+  - eager: queue the numpy kernel on the current stream of the simulated device
+    (fake_torch/_timeline.py: it runs, into the output buffer it was given, when the device
+    finishes it; at once when the device is idle). Every counted launch costs the host clock
+    its CPU time (fake_torch/_cost.py);
   - capture (cuda/graphs.py), trace (torch.compile, _dynamo/trace.py) and probe (inductor,
     _inductor/compile_fx.py) modes push themselves on this THREAD's mode stack and record,
     or skip, instead.
@@ -27,8 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch import _allocator, _cost, _pinned
 from fake_torch._allocator import DEVICE, Storage
 from fake_torch._counter import LaunchCounter
+from fake_torch._timeline import TIMELINE, Work
 
 Kernel = Callable[..., None]
 Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch
@@ -49,10 +54,17 @@ class Mode:
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
             inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
-        kernel(*outs, *inputs, **params)
+        if on_cuda:
+            _submit(op, kernel, outs, inputs, params, kind)
+        else:
+            kernel(*outs, *inputs, **params)
 
     def host_sync(self, what: str) -> None:
         """Called before the host waits on the device (`.item()`, synchronize, D2H copies)."""
+
+    def record_event(self, event: Any, stream: int) -> None:
+        """`event.record()` on `stream`: it marks the stream's work queued so far."""
+        TIMELINE.record_event(event, stream)
 
 
 @dataclass
@@ -62,6 +74,12 @@ class FusedKernel:
     name: str
     launched: bool = False
     absorbed: list[str] = field(default_factory=list)  # the op names it stands for
+    correlation: int = 0  # the host call that launched it (the timeline's id)
+    # what eager mode queues as ONE kernel when the block ends: each member launch's
+    # (op, outs, inputs, params) for the cost, and its bound call
+    members: list[tuple[str, tuple[np.ndarray, ...], tuple[Any, ...], dict[str, Any]]] = field(
+        default_factory=list)
+    calls: list[tuple[Kernel, tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
 
 
 _EAGER = Mode()
@@ -75,6 +93,7 @@ class _Local(threading.local):
         self.modes: list[Mode] = [_EAGER]
         self.fused: list[FusedKernel] = []
         self.source: Any = None  # what the launch being counted runs (a CUDAGraph), or None
+        self.correlation = 0  # the timeline's id of the host call of the launch underway
 
 
 _local = _Local()
@@ -208,9 +227,36 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
             if not group.launched:
                 group.launched = True
                 _count(group.name, "kernel", None)
+                group.correlation = local.correlation = TIMELINE.host_call(
+                    group.name, "kernel", _cost.host_ns("kernel"))
         else:
             _count(op, kind, source)
+            nodes = len(inputs[0]) if kind == "graph" else 0
+            local.correlation = TIMELINE.host_call(op, kind, _cost.host_ns(kind, nodes))
     mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
+
+
+def _submit(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
+            params: dict[str, Any], kind: str) -> None:
+    """Eager mode: queue one launch on the current stream of the simulated device."""
+    local = _local
+    stream = _allocator._current_stream()
+    if kind == "graph":  # inputs[0]: the graph's nodes (list[Work])
+        TIMELINE.submit_graph(inputs[0], stream, local.correlation, _cost.GRAPH_NODE_GAP_NS)
+        return
+    call = (kernel, (*outs, *inputs), params)
+    if local.fused:  # one kernel for the whole block: queued when it ends (see `fused`)
+        group = local.fused[-1]
+        group.members.append((op, outs, inputs, params))
+        group.calls.append(call)
+        return
+    work = Work(op, kind, [call], _cost.kernel_ns(op, kind, outs, inputs, params))
+    TIMELINE.submit(work, stream, local.correlation)
+    if kind in ("memcpy_h2d", "memcpy_d2h"):
+        host = inputs[0] if kind == "memcpy_h2d" and inputs else outs[0] if outs else None
+        if not _pinned.is_pinned_array(host):
+            # pageable host memory: CUDA stages the copy, the call returns when it is done
+            TIMELINE.synchronize(stream)
 
 
 def _count(op: str, kind: str, source: Any) -> None:
@@ -234,9 +280,37 @@ def fused(name: str) -> Iterator[FusedKernel]:
     try:
         yield group
     finally:
-        _local.fused.pop()
+        fused_stack = _local.fused
+        fused_stack.pop()
+        if fused_stack and group.calls:  # work done inside another open kernel: part of it
+            fused_stack[-1].members.extend(group.members)
+            fused_stack[-1].calls.extend(group.calls)
+        elif group.calls:  # eager mode: the fused kernel's work, as one kernel
+            # (a block whose launch was counted elsewhere, e.g. an inlined node, costs its
+            # kernel's time there, not here)
+            ns = _cost.fused_ns(name, group.members) if group.correlation else 0.0
+            work = Work(name, "kernel", group.calls, ns)
+            TIMELINE.submit(work, _allocator._current_stream(), group.correlation)
 
 
-def host_sync(what: str) -> None:
-    """The host waits for the device: forbidden while capturing."""
+def current_fused() -> FusedKernel | None:
+    """The fused kernel the launch underway belongs to (a capture records it), or None."""
+    fused = _local.fused
+    return fused[0] if fused else None  # (an inner block's work is part of the outer kernel)
+
+
+def host_sync(what: str, *, stream: int | None = None, device: bool = False,
+              event: Any = None) -> None:
+    """The host waits for the device (forbidden while capturing): for the current stream,
+    unless told `stream` (a handle), the whole `device`, or an `event`."""
     current_mode().host_sync(what)
+    if event is not None:
+        TIMELINE.wait_event_on_host(event, _cost.SYNC_NS)
+    else:
+        TIMELINE.synchronize(None if device else _allocator._current_stream()
+                             if stream is None else stream, _cost.SYNC_NS)
+
+
+def record_event(event: Any, stream: int) -> None:
+    """`event.record()` on `stream` (a handle): the mode decides what that marks."""
+    current_mode().record_event(event, stream)

@@ -2,17 +2,23 @@
 (the current accelerator, the simulated cuda, unless told). Their CUDA forms, and which stream
 is current, live in fake_torch/cuda/streams.py.
 
-Work runs at once on the host, so every stream is idle and every event complete: `query()` is
-True and waits order nothing; a host wait (`synchronize`) is what a capture forbids.
+On the cuda device they are the simulated device's (fake_torch/_timeline.py): a stream's work
+runs in order, a wait makes a stream's later work start after an event or another stream's work
+so far, `query()` says whether the device has got there by the host's clock, and a host wait
+(`synchronize`, what a capture forbids) moves the host clock there. Events record device time:
+`elapsed_time` is the simulated milliseconds between two of them.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Any, NoReturn
+from typing import Any
+
+import numpy as np
 
 from fake_torch import _allocator, _allocator_capture, _dispatch
 from fake_torch._device import DeviceLike, canonical
+from fake_torch._timeline import TIMELINE
 
 _stream_ids = itertools.count(1)
 _event_ids = itertools.count(1)
@@ -47,15 +53,17 @@ class Stream:
         return self.handle
 
     def wait_event(self, event: Event) -> None:
-        """Later work on this stream waits for `event` (already complete here; during a
-        capture the wait is an edge of the graph)."""
+        """Later work on this stream waits for `event` (during a capture the wait is an edge
+        of the graph)."""
         if self.device.type == "cuda":
             _allocator_capture.wait(self.handle, event)
+            TIMELINE.wait_event(self.handle, event)
 
     def wait_stream(self, stream: Stream) -> None:
         """Later work on this stream waits for the work queued so far on `stream`."""
         if self.device.type == "cuda" and stream.device.type == "cuda":
             _allocator_capture.wait_stream(self.handle, stream.handle)
+            TIMELINE.wait_stream(self.handle, stream.handle)
 
     def record_event(self, event: Event | None = None) -> Event:
         event = self._new_event() if event is None else event
@@ -66,10 +74,11 @@ class Stream:
         return Event(self.device)
 
     def query(self) -> bool:
-        return True
+        """Whether all work queued on this stream has finished."""
+        return self.device.type != "cuda" or TIMELINE.stream_idle(self.handle)
 
     def synchronize(self) -> None:
-        _dispatch.host_sync("stream synchronize")
+        _dispatch.host_sync("stream synchronize", stream=self.handle)
 
     def is_capturing(self) -> bool:
         """True while a CUDA graph capture is underway on this stream."""
@@ -102,8 +111,7 @@ class Stream:
 
 
 class Event:
-    """torch.Event: a marker in a stream's work. Timing is not simulated: `elapsed_time`
-    raises."""
+    """torch.Event: a marker in a stream's work, with its simulated device time."""
 
     _api = "torch.Event"
 
@@ -121,22 +129,32 @@ class Event:
             self.event_id = next(_event_ids)
         self._recorded = True
         if self.device.type == "cuda":  # (a capture notes the stream's work so far)
-            _allocator_capture.record(
-                self, _allocator._current_stream() if stream is None else stream.handle)
+            handle = _allocator._current_stream() if stream is None else stream.handle
+            _allocator_capture.record(self, handle)
+            _dispatch.record_event(self, handle)
 
     def wait(self, stream: Stream | None = None) -> None:
         if stream is not None:
             stream.wait_event(self)
 
     def query(self) -> bool:
-        return True
+        """Whether the device has reached the event (an unrecorded one: True)."""
+        return TIMELINE.event_done(self)
 
     def synchronize(self) -> None:
-        _dispatch.host_sync("event synchronize")
+        """The host waits until the device reaches the event."""
+        _dispatch.host_sync("event synchronize", event=self)
 
-    def elapsed_time(self, end_event: Event) -> NoReturn:
-        raise NotImplementedError(f"{self._api}.elapsed_time: fake_torch does not simulate "
-                                  "device time; count launches with LaunchCounter instead")
+    def elapsed_time(self, end_event: Event) -> float:
+        """Milliseconds of simulated device time from this event to `end_event`."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        start, end = TIMELINE.event_time(self), TIMELINE.event_time(end_event)
+        if not (self._recorded and end_event._recorded) or start is None or end is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
+        if not (self.query() and end_event.query()):
+            raise RuntimeError("Both events must be completed before calculating elapsed time.")
+        return float(np.float32((end - start) / 1e6))  # cudaEventElapsedTime: a float, ms
 
     def __repr__(self) -> str:
         index = -1 if self.device.index is None else self.device.index

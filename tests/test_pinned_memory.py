@@ -174,7 +174,11 @@ def test_a_pinned_d2h_copy_is_captured_and_writes_host_memory_at_each_replay() -
     with ft.cuda.graph(g):
         host.copy_(x * 10, non_blocking=True)
     x.copy_(ft.tensor([4.0, 5.0, 6.0]))
-    g.replay()
+    before = host.numpy().copy()
+    g.replay()  # asynchronous: the copy lands when the device gets there
+    assert not ft.cuda.current_stream().query()
+    np.testing.assert_array_equal(host.numpy(), before)  # read too early: not there yet
+    ft.cuda.synchronize()
     np.testing.assert_array_equal(host.numpy(), [40.0, 50.0, 60.0])
 
 

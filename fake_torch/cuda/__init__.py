@@ -29,6 +29,7 @@ from fake_torch.cuda._device_queries import (
     is_bf16_supported,
     is_initialized,
     set_device,
+    set_simulated_gpu,
     synchronize,
 )
 from fake_torch.cuda.graphed_callables import make_graphed_callables
@@ -108,5 +109,6 @@ __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types
     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
     "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed",
     "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
-    "set_rng_state_all", "set_simulated_device_memory", "set_stream", "stream", "synchronize",
+    "set_rng_state_all", "set_simulated_device_memory", "set_simulated_gpu", "set_stream",
+    "stream", "synchronize",
 ]

@@ -1,19 +1,21 @@
 """torch.cuda device queries for the one simulated GPU, cuda:0.
 
-The device reports itself as an H100 80GB (compute capability 9.0, 132 SMs); its memory size is
-the simulated allocator's (80 GiB unless FAKE_TORCH_DEVICE_MEMORY says otherwise).
+The device reports itself as the simulated GPU (fake_torch/_gpus.py: an H100 80GB unless
+FAKE_TORCH_GPU or `set_simulated_gpu` names another): its name, compute capability, SMs and L2;
+its memory size is the simulated allocator's (the GPU's, unless FAKE_TORCH_DEVICE_MEMORY or
+`set_simulated_device_memory` says otherwise).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _gpus
 from fake_torch._allocator import DEVICE
 from fake_torch._device import device as torch_device
 
-DEVICE_NAME = "NVIDIA H100 80GB HBM3 (fake_torch simulated)"
 _INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
                     "CUDA kernel errors might be asynchronously reported at some other API call, "
                     "so the stacktrace below might be incorrect.\n"
@@ -111,8 +113,20 @@ def get_device_properties(device: Any = None) -> _CudaDeviceProperties:
     idx = _device_index(device, optional=True)
     if idx < 0 or idx >= device_count():
         raise AssertionError("Invalid device id")
-    return _CudaDeviceProperties(name=DEVICE_NAME, major=9, minor=0,
-                                 total_memory=DEVICE.total_bytes, multi_processor_count=132)
+    spec = _gpus.current()
+    return _CudaDeviceProperties(name=f"{spec.name} (fake_torch simulated)", major=spec.major,
+                                 minor=spec.minor, total_memory=DEVICE.total_bytes,
+                                 multi_processor_count=spec.sm_count, L2_cache_size=spec.l2_bytes)
+
+
+def set_simulated_gpu(name: str) -> None:
+    """fake_torch only: simulate the GPU `name` (one of H200, H100, A100, L4) from now on: its
+    name, properties and memory size (unless FAKE_TORCH_DEVICE_MEMORY fixes the size), and the
+    bandwidth and peaks that kernel times are modelled from. The FAKE_TORCH_GPU environment
+    variable chooses the same at start-up."""
+    spec = _gpus.select(name)
+    if "FAKE_TORCH_DEVICE_MEMORY" not in os.environ:
+        DEVICE.total_bytes = spec.total_memory
 
 
 def get_device_name(device: Any = None) -> str:
@@ -132,7 +146,7 @@ def synchronize(device: Any = None) -> None:
     """The host waits for all queued device work: a host sync (illegal while capturing)."""
     init()
     with _DeviceGuard(device):
-        _dispatch.host_sync("synchronize")
+        _dispatch.host_sync("synchronize", device=True)
 
 
 class device:

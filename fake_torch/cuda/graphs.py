@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator_capture, _dispatch, _pinned, _streams
+from fake_torch import _allocator_capture, _cost, _dispatch, _pinned, _streams
 from fake_torch._allocator import DEVICE, PoolId, Storage
 from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
 from fake_torch._host_allocator import HOST
+from fake_torch._timeline import TIMELINE, Work
 from fake_torch.cuda import _sanitizer, streams
 
 _debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
@@ -47,12 +48,11 @@ class RecordedKernel:
     outs: tuple[np.ndarray, ...]
     inputs: tuple[Any, ...]
     params: dict[str, Any]
+    kind: str = "kernel"
+    group: _dispatch.FusedKernel | None = None  # the compiled kernel it is part of
 
     def run(self) -> None:
         self.kernel(*self.outs, *self.inputs, **self.params)
-
-
-BoundKernel = tuple[_dispatch.Kernel, tuple[Any, ...], dict[str, Any]]  # (kernel, args, params)
 
 
 class _CaptureMode(_dispatch.Mode):
@@ -87,7 +87,17 @@ class _CaptureMode(_dispatch.Mode):
         if not on_cuda:  # host work is not part of the graph: it runs now
             kernel(*outs, *inputs, **params)
             return
-        self.graph._kernels.append(RecordedKernel(op, kernel, outs, inputs, params))
+        self.graph._kernels.append(RecordedKernel(op, kernel, outs, inputs, params, kind,
+                                                  _dispatch.current_fused()))
+
+    def record_event(self, event: Any, stream: int) -> None:
+        """An event recorded on a stream in the capture is a node of the graph: each replay
+        sets its time when the device reaches it."""
+        if _allocator_capture.is_capturing(stream) and \
+                _allocator_capture.pool_of(stream) == self.pool_id:
+            self.graph._event_marks.append((len(self.graph._kernels), event))
+        else:
+            super().record_event(event, stream)
 
     def host_sync(self, what: str) -> None:
         error = RuntimeError(_CAPTURE_SYNC_ERROR)
@@ -110,7 +120,8 @@ class CUDAGraph:
         self.keep_graph = keep_graph
         self._kernels: list[RecordedKernel] = []
         self._exec: list[RecordedKernel] = []  # what replay runs (the instantiated graph)
-        self._calls: list[BoundKernel] = []  # _exec with each kernel's arguments bound
+        self._nodes: list[Work] = []  # _exec as the device runs it (fused kernels merged)
+        self._event_marks: list[tuple[int, Any]] = []  # (kernels before it, event) recorded
         self._mode: _CaptureMode | None = None
         self._pool_id: PoolId | None = None
         self._capture_stream: streams.Stream | None = None
@@ -160,6 +171,7 @@ class CUDAGraph:
         _streams.capturing.add(stream.stream_id)
         self._capture_stream = stream
         self._kernels = []
+        self._event_marks = []
         self._check_liveness = check_input_liveness
         pool_id = self._pool_id
         # pinned host memory allocated on the capture's streams comes from the graph's pool too
@@ -223,8 +235,8 @@ class CUDAGraph:
             raise RuntimeError("instantiate() is intended to be called by the user only when "
                                "keep_graph=true")
         self._exec = list(self._kernels)
-        # replay's work list: bind each kernel's buffers once, here, not at every replay
-        self._calls = [(k.kernel, (*k.outs, *k.inputs), k.params) for k in self._exec]
+        # replay's work list: each kernel's buffers bound once, here, not at every replay
+        self._nodes = _nodes(self._exec, self._event_marks)
         self._has_graph_exec = True
 
     # --- replay -------------------------------------------------------------------------------
@@ -240,7 +252,7 @@ class CUDAGraph:
         for state, increment in self._generator_states.items():
             state.replay_prologue(increment)  # the graph's draws continue the eager stream
         # ONE launch through the door: the graph (its kernels are bound to their buffers)
-        _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._calls,), on_cuda=True,
+        _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._nodes,), on_cuda=True,
                          kind="graph", source=self)
         self.num_replays += 1
         assert self._pool_id is not None
@@ -261,12 +273,14 @@ class CUDAGraph:
 
     def reset(self) -> None:
         """Delete the graph this instance holds, so it can capture again."""
+        if self._nodes:
+            TIMELINE.flush()  # its queued replays finish before its memory goes back
         if self._capture_ended and self._pool_id is not None:
             DEVICE.release_pool(self._pool_id)
             HOST.release_pool(self._pool_id)
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
-        self._calls = []
+        self._nodes = []
         for state in self._generator_states:
             if id(self) in state.graphs:  # (not after a fresh_simulated_device block ended)
                 state.unregister_graph(id(self))
@@ -324,10 +338,50 @@ class CUDAGraph:
 _graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}
 
 
-def _run_graph(calls: list[BoundKernel]) -> None:
-    """The kernel of a graph launch: the captured kernels, in order, into their buffers."""
-    for kernel, args, params in calls:
-        kernel(*args, **params)
+def _run_graph(nodes: list[Work]) -> None:
+    """The kernel of a graph launched inside another capture: its nodes, in order."""
+    for node in nodes:
+        for kernel, args, params in node.calls:
+            kernel(*args, **params)
+
+
+def _nodes(kernels: list[RecordedKernel], marks: list[tuple[int, Any]]) -> list[Work]:
+    """The device's view of a captured graph: one node per kernel, the launches of one
+    compiled (fused) kernel merged into one node with the fused cost, and the events the
+    capture recorded, where it recorded them."""
+    nodes: list[Work] = []
+    members: list[RecordedKernel] = []
+    at = 0
+    marks = sorted(marks, key=lambda m: m[0])
+
+    def flush() -> None:
+        if not members:
+            return
+        first = members[0]
+        calls = [(k.kernel, (*k.outs, *k.inputs), k.params) for k in members]
+        if first.group is not None:  # (an inlined block costs its kernel's time, elsewhere)
+            parts = [(k.op, k.outs, k.inputs, k.params) for k in members]
+            ns = _cost.fused_ns(first.group.name, parts) if first.group.correlation else 0.0
+            nodes.append(Work(first.group.name, "kernel", calls, ns))
+        elif first.kind == "graph":
+            inner: list[Work] = first.inputs[0]
+            nodes.append(Work(first.op, "graph", calls, sum(n.ns for n in inner)))
+        else:
+            ns = _cost.kernel_ns(first.op, first.kind, first.outs, first.inputs, first.params)
+            nodes.append(Work(first.op, first.kind, calls, ns))
+        members.clear()
+
+    for i, k in enumerate(kernels):
+        while at < len(marks) and marks[at][0] <= i:
+            flush()
+            nodes.append(Work("cudaEventRecord", "event", [], 0.0, marks[at][1]))
+            at += 1
+        if members and (k.group is None or k.group is not members[0].group):
+            flush()
+        members.append(k)
+    flush()
+    nodes.extend(Work("cudaEventRecord", "event", [], 0.0, m[1]) for m in marks[at:])
+    return nodes
 
 
 def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Storage]]
@@ -393,7 +447,7 @@ class graph:  # lower case: torch's name
         self.check_input_liveness = check_input_liveness
 
     def __enter__(self) -> None:
-        _dispatch.host_sync("synchronize")  # torch.cuda.synchronize()
+        _dispatch.host_sync("synchronize", device=True)  # torch.cuda.synchronize()
         DEVICE.empty_cache()
         HOST.empty_cache()  # torch._C._host_emptyCache()
         self.stream_ctx.__enter__()

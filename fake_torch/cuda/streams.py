@@ -2,11 +2,11 @@
 Tensor.record_stream.
 
 torch.cuda.Stream and torch.cuda.Event are the CUDA forms of torch.Stream and torch.Event
-(fake_torch/_streams.py). Work runs at once on the host, so every stream is always idle and
-every event has completed: `query()` is True. What matters is what CUDA allows: a capture must
-run on a non-default stream, and waiting on the device from the host (`synchronize`) is illegal
-while capturing. Which stream is current matters to the caching allocator too: a free block
-serves only allocations on the stream it was allocated on.
+(fake_torch/_streams.py), over the simulated device's streams and clocks
+(fake_torch/_timeline.py). What CUDA allows matters too: a capture must run on a non-default
+stream, and waiting on the device from the host (`synchronize`) is illegal while capturing.
+Which stream is current matters to the caching allocator: a free block serves only allocations
+on the stream it was allocated on.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ class Stream(_streams.Stream):
 
 
 class Event(_streams.Event):
-    """torch.cuda.Event. Timing is not simulated yet: `elapsed_time` raises. `external=True`
-    marks an event that a capture records as an external node, for other graphs or streams
-    to wait on; work runs at once here, so it orders nothing either way."""
+    """torch.cuda.Event. Recorded inside a capture it is a node of the graph: each replay
+    sets its time (`external=True` marks it for other graphs or streams to wait on; the
+    simulation treats both alike)."""
 
     _api = "torch.cuda.Event"
 

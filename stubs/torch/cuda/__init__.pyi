@@ -71,6 +71,7 @@ from fake_torch.cuda import (
     set_rng_state as set_rng_state,
     set_rng_state_all as set_rng_state_all,
     set_simulated_device_memory as set_simulated_device_memory,
+    set_simulated_gpu as set_simulated_gpu,
     set_stream as set_stream,
     stream as stream,
     synchronize as synchronize,

@@ -1,0 +1,141 @@
+"""The cost model: what each launch costs the host, and how long its work runs on the device.
+
+Host side (nanoseconds of CPU time per call; published figures, calibration pending on a lent
+GPU, see tests/gpu/time_gpu.py):
+  - EAGER_LAUNCH_NS: one eager op on a CUDA tensor = PyTorch's Python/dispatcher overhead plus
+    cudaLaunchKernel. NVIDIA's "Getting Started with CUDA Graphs" blog measures launch-bound
+    kernels at a few microseconds each; PyTorch's CUDA Graphs blog ("Accelerating PyTorch with
+    CUDA Graphs", 2021) puts eager per-kernel CPU cost in the same 2.5-8 us range. 5 us here.
+  - GRAPH_LAUNCH_NS + GRAPH_NODE_NS per node: cudaGraphLaunch of a straight-line graph, NVIDIA's
+    "Constant Time Launch for Straight-Line CUDA Graphs" (CUDA 12.6): about 2.5 us, plus about a
+    nanosecond per node.
+  - SYNC_NS: a host wait on an idle stream (cudaStreamSynchronize/cudaEventSynchronize latency).
+  - MEMCPY_CALL_NS: torch's copy_ between host and device (dispatch plus cudaMemcpyAsync).
+Device side: a kernel's duration is a roofline, max(bytes moved / HBM bandwidth, FLOPs / the
+dtype's peak), never below MIN_KERNEL_NS (the shortest kernels a profiler shows on Hopper);
+inside a graph, consecutive nodes are GRAPH_NODE_GAP_NS apart. A host<->device copy is
+MEMCPY_LATENCY_NS plus bytes over PCIe. The roofline is an ideal: real kernels reach 70-90% of
+bandwidth, so simulated times are a lower bound for large, memory-bound work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from fake_torch import _gpus
+
+EAGER_LAUNCH_NS = 5_000.0
+GRAPH_LAUNCH_NS = 2_500.0
+GRAPH_NODE_NS = 1.0
+SYNC_NS = 2_000.0
+MEMCPY_CALL_NS = 5_000.0
+MIN_KERNEL_NS = 2_000.0
+GRAPH_NODE_GAP_NS = 500.0
+MEMCPY_LATENCY_NS = 2_000.0
+
+_MATMUL = frozenset({"mm", "bmm", "dot", "mv", "matmul", "linear", "vdot", "inner"})
+_ADDMM = frozenset({"addmm", "baddbmm", "addmv", "addbmm", "_addmm_activation", "addr"})
+_ATTENTION = frozenset({"_scaled_dot_product_flash_attention",
+                        "_scaled_dot_product_efficient_attention",
+                        "_scaled_dot_product_cudnn_attention"})
+_CONV = frozenset({"convolution", "_conv_depthwise2d", "cudnn_convolution",
+                   "cudnn_convolution_transpose", "_convolution"})
+
+
+def host_ns(kind: str, nodes: int = 0) -> float:
+    """CPU time of one launch of `kind` ("kernel", "memcpy_*", "memset", "graph")."""
+    if kind == "graph":
+        return GRAPH_LAUNCH_NS + GRAPH_NODE_NS * nodes
+    if kind in ("memcpy_h2d", "memcpy_d2h"):
+        return MEMCPY_CALL_NS
+    return EAGER_LAUNCH_NS
+
+
+def _arrays(items: Iterable[Any]) -> Iterable[np.ndarray]:
+    for x in items:
+        if isinstance(x, np.ndarray):
+            yield x
+        elif isinstance(x, (list, tuple)):
+            yield from (a for a in x if isinstance(a, np.ndarray))
+
+
+def moved_bytes(outs: Sequence[np.ndarray], inputs: Sequence[Any]) -> int:
+    """Bytes a kernel reads and writes: every input and output buffer once."""
+    return sum(a.nbytes for a in _arrays(outs)) + sum(a.nbytes for a in _arrays(inputs))
+
+
+def flops(op: str, outs: Sequence[np.ndarray], inputs: Sequence[Any],
+          params: dict[str, Any]) -> float:
+    """Floating-point operations: 2*M*N*K for the matmul family, attention's two matmuls,
+    a convolution's MACs; one per output element for everything else."""
+    out = outs[0] if outs else None
+    arrays = list(_arrays(inputs))
+    n_out = out.size if out is not None else 0
+    if op in _MATMUL and arrays:
+        return 2.0 * max(n_out, 1) * int(arrays[0].shape[-1])
+    if op in _ADDMM and len(arrays) >= 3:
+        return 2.0 * n_out * int(arrays[1].shape[-1])
+    if op in _ATTENTION and len(arrays) >= 3:
+        q, k, v = arrays[:3]  # (B, H, Lq, E), (B, Hk, Lk, E), (B, Hk, Lk, Ev)
+        batch_heads = int(np.prod(q.shape[:-2]))
+        work = 2.0 * batch_heads * int(q.shape[-2]) * int(k.shape[-2]) * int(
+            q.shape[-1] + v.shape[-1])
+        return work / 2 if params.get("is_causal") else work
+    if op in _CONV and len(arrays) >= 2:
+        return 2.0 * n_out * int(np.prod(arrays[1].shape[1:]))
+    return float(n_out)
+
+
+def _dtype_name(outs: Sequence[np.ndarray], inputs: Sequence[Any]) -> str:
+    for a in (*_arrays(inputs), *_arrays(outs)):
+        return a.dtype.name
+    return "float32"
+
+
+def kernel_ns(op: str, kind: str, outs: Sequence[np.ndarray], inputs: Sequence[Any],
+              params: dict[str, Any]) -> float:
+    """How long one launch's work runs on the simulated GPU, in nanoseconds."""
+    spec = _gpus.current()
+    if op == "_sleep":
+        return float(params.get("cycles", 0)) / spec.clock_hz * 1e9
+    nbytes = moved_bytes(outs, inputs)
+    if kind in ("memcpy_h2d", "memcpy_d2h"):
+        return MEMCPY_LATENCY_NS + nbytes / 2 / spec.pcie_bytes_per_s * 1e9  # one side's bytes
+    memory_ns = nbytes / spec.hbm_bytes_per_s * 1e9
+    work = flops(op, outs, inputs, params)
+    heavy = op in _MATMUL or op in _ADDMM or op in _ATTENTION or op in _CONV
+    peak = spec.matmul_flops(_dtype_name(outs, inputs)) if heavy else spec.fp32_flops
+    return max(memory_ns, work / peak * 1e9, MIN_KERNEL_NS)
+
+
+def fused_ns(name: str, members: Sequence[tuple[str, Sequence[np.ndarray], Sequence[Any],
+                                                dict[str, Any]]]) -> float:
+    """One fused (compiled) kernel standing for `members` (op, outs, inputs, params): it reads
+    each outside input once and writes each result once; a buffer one member writes and a later
+    member reads stays on chip (an intermediate), unless a later member writes it again."""
+    written: dict[tuple[int, int], int] = {}
+    read: dict[tuple[int, int], int] = {}
+    consumed: set[tuple[int, int]] = set()
+    work = 0.0
+    for op, outs, inputs, params in members:
+        for a in _arrays(inputs):
+            key = _key(a)
+            if key in written:
+                consumed.add(key)
+            else:
+                read[key] = a.nbytes
+        for a in _arrays(outs):
+            written[_key(a)] = a.nbytes
+        work += flops(op, outs, inputs, params)
+    stored = sum(n for k, n in written.items() if k not in consumed)
+    spec = _gpus.current()
+    memory_ns = (sum(read.values()) + stored) / spec.hbm_bytes_per_s * 1e9
+    return max(memory_ns, work / spec.fp32_flops * 1e9, MIN_KERNEL_NS)
+
+
+def _key(a: np.ndarray) -> tuple[int, int]:
+    """Where a buffer lives: its first byte's address and its size."""
+    return int(a.__array_interface__["data"][0]), a.nbytes

@@ -1,0 +1,205 @@
+"""Simulated time: the host clock, each stream's queue, events, and when kernels really run.
+
+Two clocks, as a GPU has them. The host clock advances by each launch's CPU cost (_cost.py).
+A stream is a queue: a kernel starts at max(the end of its launch call, the end of the work
+queued before it on that stream and of the events the stream waits on) and runs for its
+modelled duration. Host syncs move the host clock to the stream's (or the device's) end.
+An event records the time its stream reaches it.
+
+A kernel's numpy work runs when the simulated device finishes it: the timeline keeps the
+launched-but-unfinished kernels in end-time order and runs each once the host clock has passed
+its end (nothing launched later can end earlier), or at once when the device is idle and
+nothing is queued (the common case: it changes nothing). So work on two streams that the
+program did not order interleaves as it would on a GPU: a kernel that races another reads what
+is there when it ends (an unsynchronized reader sees stale data; two graphs that share a pool
+and replay concurrently corrupt each other), and the host reads a non-blocking copy's target
+before the copy lands unless it synchronizes. Nothing sleeps; `time.perf_counter` stays real.
+
+Spans (a launch call on the host, a kernel on a stream) go to listeners: the profiler.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+BoundCall = tuple[Callable[..., None], tuple[Any, ...], dict[str, Any]]  # kernel, args, params
+
+
+@dataclass(eq=False)
+class Work:
+    """One unit of device work: a kernel, a fused kernel or a graph node (several calls when
+    fused), or an event a graph records (`event`, no calls)."""
+
+    op: str
+    kind: str
+    calls: list[BoundCall]
+    ns: float  # modelled duration on the device
+    event: Any = None
+
+
+@dataclass(frozen=True)
+class Span:
+    """What a profiler sees: a host launch call (track "cpu") or device work (track "gpu",
+    on `stream`); `correlation` ties a kernel to the call that launched it."""
+
+    track: str
+    name: str
+    kind: str
+    start_ns: float
+    end_ns: float
+    stream: int
+    correlation: int
+
+
+Listener = Callable[[Span], None]
+
+
+@dataclass
+class Timeline:
+    host_ns: float = 0.0
+    ready: dict[int, float] = field(default_factory=dict)  # stream -> when it is next free
+    busy_ns: float = 0.0  # device time some kernel ran (sum of kernel durations)
+    _heap: list[tuple[float, int, Work]] = field(default_factory=list)
+    _events: weakref.WeakKeyDictionary[Any, float] = field(
+        default_factory=weakref.WeakKeyDictionary)
+    _seq: itertools.count[int] = field(default_factory=itertools.count)
+    listeners: list[Listener] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    # --- the host ---------------------------------------------------------------------------
+
+    def host_call(self, name: str, kind: str, cost_ns: float) -> int:
+        """The host spends `cost_ns` launching `name`; returns the call's correlation id."""
+        with self.lock:
+            correlation = next(self._seq)
+            start = self.host_ns
+            self.host_ns = start + cost_ns
+            if self.listeners:
+                self._emit(Span("cpu", name, kind, start, self.host_ns, -1, correlation))
+            self._drain()
+            return correlation
+
+    def synchronize(self, stream: int | None = None, cost_ns: float = 0.0) -> None:
+        """The host waits until `stream` (None: every stream) has finished its queued work."""
+        with self.lock:
+            ends = [self.ready.get(stream, 0.0)] if stream is not None else self.ready.values()
+            self.host_ns = max([self.host_ns, *ends]) + cost_ns
+            self._drain()
+
+    def wait_event_on_host(self, event: Any, cost_ns: float) -> None:
+        with self.lock:
+            self.host_ns = max(self.host_ns, self._events.get(event, 0.0)) + cost_ns
+            self._drain()
+
+    # --- streams and events ---------------------------------------------------------------------
+
+    def record_event(self, event: Any, stream: int) -> None:
+        """The event marks the work queued on `stream` so far."""
+        with self.lock:
+            self._events[event] = max(self.ready.get(stream, 0.0), self.host_ns)
+
+    def event_time(self, event: Any) -> float | None:
+        return self._events.get(event)
+
+    def event_done(self, event: Any) -> bool:
+        t = self._events.get(event)
+        return t is None or t <= self.host_ns
+
+    def wait_event(self, stream: int, event: Any) -> None:
+        """Later work on `stream` starts after the event (a wait on an unrecorded event: none)."""
+        with self.lock:
+            t = self._events.get(event)
+            if t is not None and t > self.ready.get(stream, 0.0):
+                self.ready[stream] = t
+
+    def wait_stream(self, stream: int, other: int) -> None:
+        with self.lock:
+            t = self.ready.get(other, 0.0)
+            if t > self.ready.get(stream, 0.0):
+                self.ready[stream] = t
+
+    def stream_idle(self, stream: int) -> bool:
+        return self.ready.get(stream, 0.0) <= self.host_ns
+
+    # --- the device -----------------------------------------------------------------------------
+
+    def submit(self, work: Work, stream: int, correlation: int) -> None:
+        """Queue `work` on `stream`, launched just now (its host call has been paid)."""
+        with self.lock:
+            start = max(self.host_ns, self.ready.get(stream, 0.0))
+            end = start + work.ns
+            self.ready[stream] = end
+            self.busy_ns += work.ns
+            if self.listeners:
+                self._emit(Span("gpu", work.op, work.kind, start, end, stream, correlation))
+            if not self._heap and start <= self.host_ns:
+                _run(work)  # idle device, nothing queued: running it now changes nothing
+            else:
+                heapq.heappush(self._heap, (end, next(self._seq), work))
+            self._drain()
+
+    def submit_graph(self, nodes: list[Work], stream: int, correlation: int,
+                     gap_ns: float) -> None:
+        """Queue a graph's nodes back to back on `stream` (`gap_ns` between kernels)."""
+        with self.lock:
+            t = max(self.host_ns, self.ready.get(stream, 0.0))
+            first = True
+            for node in nodes:
+                if node.event is not None:
+                    self._events[node.event] = t
+                    continue
+                start = t if first else t + gap_ns
+                first = False
+                t = start + node.ns
+                self.busy_ns += node.ns
+                if self.listeners:
+                    self._emit(Span("gpu", node.op, node.kind, start, t, stream, correlation))
+                heapq.heappush(self._heap, (t, next(self._seq), node))
+            self.ready[stream] = t
+            self._drain()
+
+    def _drain(self) -> None:
+        """Run every queued kernel the device has finished by now, in the order they end."""
+        heap = self._heap
+        while heap and heap[0][0] <= self.host_ns:
+            _run(heapq.heappop(heap)[2])
+
+    def flush(self) -> None:
+        """Run every queued kernel now, in the order they end, leaving the clocks alone: what
+        a graph being deleted does with its queued replay (its buffers, and the generator
+        states its kernels hold, are released now, as torch releases them at once)."""
+        with self.lock:
+            heap = self._heap
+            while heap:
+                _run(heapq.heappop(heap)[2])
+
+    def _emit(self, span: Span) -> None:
+        for listener in list(self.listeners):
+            listener(span)
+
+
+def _run(work: Work) -> None:
+    for kernel, args, params in work.calls:
+        kernel(*args, **params)
+
+
+TIMELINE = Timeline()
+
+
+def add_listener(listener: Listener) -> Callable[[], None]:
+    """Call `listener(span)` for every host launch call and device kernel from now on;
+    returns the function that removes it."""
+    with TIMELINE.lock:
+        TIMELINE.listeners.append(listener)
+
+    def remove() -> None:
+        with TIMELINE.lock:
+            if listener in TIMELINE.listeners:
+                TIMELINE.listeners.remove(listener)
+    return remove
