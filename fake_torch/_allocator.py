@@ -14,7 +14,8 @@ A free block is reused only by a request on the stream it was allocated on, as i
 A tensor's lifetime is its `Storage`'s lifetime: views share one Storage; when the last tensor
 goes, the block returns to its pool (even if a captured graph still points at the memory, as on
 a GPU), unless `record_stream` marked it used on another stream: then it waits, "active pending
-free", until the allocator next looks at its events (the next allocation, or empty_cache).
+free", until the allocator next looks at its events (the next allocation, or empty_cache) and
+finds that the simulated device has reached them.
 Streams never lag here, so that wait ends at the first look. Freed during a capture, such a
 block waits for the capture's end, or, with graph_capture_record_stream_reuse, until the
 capture joined the streams that used it back (fake_torch/_allocator_capture.py).
@@ -55,6 +56,7 @@ from fake_torch._allocator_stats import (
     SEGMENT,
     DeviceStats,
 )
+from fake_torch._timeline import TIMELINE
 
 
 class OutOfMemoryError(RuntimeError):
@@ -101,6 +103,8 @@ class CachingAllocator:
         self.memory_fraction: float | None = None  # set_per_process_memory_fraction
         self._pending: list[Block] = []  # freed with stream uses: their events are recorded
         self._deferred: list[Block] = []  # ... freed during a capture: events wait for its end
+        self._pending_until: dict[Block, float] = {}  # pending block -> when its events are done
+        self._deferred_uses: dict[Block, set[int]] = {}  # deferred block -> streams that used it
         # ... of those, the ones with free markers (graph_capture_record_stream_reuse)
         self._free_markers: dict[Block, frozenset[int]] = {}
         self.raw: dict[int, Storage] = {}  # caching_allocator_alloc's blocks, by address
@@ -339,8 +343,11 @@ class CachingAllocator:
         if block.stream_uses:
             uses, block.stream_uses, block.pending = block.stream_uses, None, True
             if not self.captures_underway:
+                # c10 records an event on each stream that used it: done when all are reached
+                self._pending_until[block] = max(TIMELINE.stream_end(s) for s in uses)
                 self._pending.append(block)
                 return
+            self._deferred_uses[block] = uses
             self._deferred.append(block)
             if (self._config or self.config).graph_capture_record_stream_reuse:
                 markers = _allocator_capture.free_markers([block.segment.stream, *uses])
@@ -409,21 +416,31 @@ class CachingAllocator:
         for block in safe:
             del self._free_markers[block]
             self._deferred.remove(block)
+            self._deferred_uses.pop(block, None)
             self._free_block(block)
 
     def _process_events(self) -> None:
         """At an allocation outside any capture: the events of blocks freed during a capture
-        are recorded now, and every recorded event has completed (streams never lag here)."""
+        are recorded now; a block whose events the simulated device has reached is free again
+        (c10's cudaEventQuery), the others stay pending."""
+        for block in self._deferred:
+            uses = self._deferred_uses.pop(block, set())
+            self._pending_until[block] = max((TIMELINE.stream_end(s) for s in uses), default=0.0)
         self._pending.extend(self._deferred)
         self._deferred.clear()
         self._free_markers.clear()
-        done, self._pending = self._pending, []
+        now = TIMELINE.host_ns
+        done = [b for b in self._pending if self._pending_until.get(b, 0.0) <= now]
+        self._pending = [b for b in self._pending if self._pending_until.get(b, 0.0) > now]
         for block in done:
+            self._pending_until.pop(block, None)
             self._free_block(block)
 
     def _synchronize_and_free_events(self) -> None:
         """c10's synchronize_and_free_events: wait for every outstanding event, free its block."""
         self.stats.num_sync_all_streams += 1
+        if self._pending:
+            TIMELINE.wait_until(max(self._pending_until.get(b, 0.0) for b in self._pending))
         self._process_events()
 
     # --- giving memory back ---------------------------------------------------------------------

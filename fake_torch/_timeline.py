@@ -92,6 +92,18 @@ class Timeline:
             self.host_ns = max([self.host_ns, *ends]) + cost_ns
             self._drain()
 
+    def wait_until(self, t_ns: float) -> None:
+        """The host waits until the device's time `t_ns` (cudaEventSynchronize on an event
+        reached then)."""
+        with self.lock:
+            if t_ns > self.host_ns:
+                self.host_ns = t_ns
+                self._drain()
+
+    def stream_end(self, stream: int) -> float:
+        """When the work queued on `stream` so far will be done (an event recorded now)."""
+        return max(self.ready.get(stream, 0.0), self.host_ns)
+
     def wait_event_on_host(self, event: Any, cost_ns: float) -> None:
         with self.lock:
             self.host_ns = max(self.host_ns, self._events.get(event, 0.0)) + cost_ns

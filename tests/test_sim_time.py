@@ -233,3 +233,25 @@ def test_concurrent_replays_of_graphs_sharing_a_pool_corrupt_each_other(share: b
     g0.replay()  # replayed alone, each graph is right again
     torch.cuda.synchronize()
     assert b.sum().item() == size * expect_b
+
+
+@pytest.mark.parametrize("record_stream", [False, True])
+def test_a_block_used_on_a_side_stream_needs_record_stream(record_stream: bool) -> None:
+    """PyTorch's CUDA semantics notes on record_stream: a tensor allocated on one stream and
+    used on another may be freed and its memory reused while the other stream still works on
+    it, unless record_stream tells the allocator; then the block waits for that stream."""
+    side = torch.cuda.Stream()
+    x = torch.ones(1024, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(1_000_000)  # the side stream lags
+        y = x * 2
+    if record_stream:
+        x.record_stream(side)
+    ptr = x.data_ptr()
+    del x
+    z = torch.empty(1024, device="cuda")
+    assert (z.data_ptr() == ptr) is not record_stream
+    z.fill_(7.0)
+    torch.cuda.synchronize()
+    assert y[0].item() == (2.0 if record_stream else 14.0)
