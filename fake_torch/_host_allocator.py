@@ -5,10 +5,11 @@ their reuse are real.
 - A request rounds up to a power of two (c10::llvm::PowerOf2Ceil) and takes the block freed
   last from that size's free list, else a new block (cudaHostAlloc). Blocks are never split.
 - A block a non-blocking copy used (`record_event`, from copy_kernel_cuda) is freed behind an
-  event of each stream that used it; events complete at once here, so the block is free again
-  at the next allocation that processes events (every allocation, unless
-  pinned_use_background_threads leaves that to the background thread: here, once that thread
-  has started, it has always run by the next allocation).
+  event of each stream that used it, reached when the simulated device finishes the work that
+  stream had queued (fake_torch/_timeline.py); the block is free again at the first allocation
+  that processes events after that (every allocation, unless pinned_use_background_threads
+  leaves that to the background thread: here, once that thread has started, it has always run
+  by the next allocation). Events are processed oldest first, up to the first not yet reached.
 - While a CUDA graph captures, allocations on its streams (the capture stream and those that
   joined it) come from the graph's private pool (its device pool id). A block freed during
   the capture goes back to that pool's free list, unless a copy used it: then it is kept for
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _allocator, _allocator_capture
+from fake_torch._timeline import TIMELINE
 
 PoolId = tuple[int, int]
 DEFAULT_POOL: PoolId = (0, 0)
@@ -133,7 +135,8 @@ class BlockPool:
     blocks: dict[int, HostBlock] = field(default_factory=dict)  # by address
     free_list: list[list[HostBlock]] = field(
         default_factory=lambda: [[] for _ in range(MAX_SIZE_INDEX)])
-    events: deque[HostBlock] = field(default_factory=deque)  # one entry per recorded event
+    # one entry per recorded event: the block, and when the device reaches the event
+    events: deque[tuple[HostBlock, float]] = field(default_factory=deque)
 
 
 @dataclass(eq=False)
@@ -196,7 +199,8 @@ class CachingHostAllocator:
         block.event_count += len(streams)
         if block.was_allocated_during_capture:
             return  # no event is recorded during capture: the block stays in use for good
-        pool.events.extendleft([block] * len(streams))  # (events_.emplace_front per stream)
+        pool.events.extendleft(  # (events_.emplace_front per stream)
+            (block, TIMELINE.stream_end(s)) for s in sorted(streams))
 
     def record_event(self, block: HostBlock, stream: int) -> bool:
         """copy_kernel_cuda's CachingHostAllocator_recordEvent: a non-blocking copy on `stream`
@@ -218,11 +222,13 @@ class CachingHostAllocator:
         return block
 
     def _process_events(self, pool: BlockPool) -> None:
-        """Every event has completed here: each block whose last event this is goes back on
-        its free list."""
+        """Oldest first, each event the device has reached: a block whose last event this is
+        goes back on its free list. The first event not reached yet stops the walk."""
         stats = self.stats
         while pool.events:
-            block = pool.events.pop()
+            if pool.events[-1][1] > TIMELINE.host_ns:
+                break
+            block, _ = pool.events.pop()
             block.event_count -= 1
             if block.event_count == 0:
                 index = size_index(block.size)

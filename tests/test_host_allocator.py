@@ -58,12 +58,17 @@ def test_a_view_keeps_the_block_and_pin_memory_copies_take_blocks_too() -> None:
 
 def test_a_non_blocking_copy_holds_the_block_until_the_next_allocation_processes_events() -> None:
     # copy_kernel_cuda records an event of the current stream (record_event); free() queues the
-    # block behind it; the next allocate() processes events (all complete here) first
+    # block behind it; an allocate() processes the events the device has reached, first
     host = _pinned(100)  # a 128-byte block
     address = host.data_ptr()
-    ft.zeros(100, dtype=ft.uint8, device="cuda").copy_(host, non_blocking=True)
+    dev = ft.zeros(100, dtype=ft.uint8, device="cuda")
+    ft.cuda._sleep(1_000_000)  # the stream lags: the copy lands ~0.5 ms (simulated) from now
+    dev.copy_(host, non_blocking=True)
     del host
     assert ft.cuda.host_memory_stats()["active_requests.current"] == 1
+    early = _pinned(128)  # the event is not reached yet: the block is not reused
+    assert early.data_ptr() != address
+    ft.cuda.synchronize()
     assert _pinned(128).data_ptr() == address  # processed, then reused
 
 
@@ -121,6 +126,7 @@ def test_a_block_freed_behind_events_lowers_active_counts_as_c10_does() -> None:
     host = _pinned(64)
     ft.zeros(64, dtype=ft.uint8, device="cuda").copy_(host, non_blocking=True)
     del host
+    ft.cuda.synchronize()  # the device reaches the copy's event
     ft.accelerator.empty_host_cache()  # processes the event, then frees the block
     stats = ft.cuda.host_memory_stats()
     assert (stats["active_requests.current"], stats["active_requests.freed"]) == (0, 1)
@@ -216,6 +222,7 @@ def test_with_background_threads_events_wait_for_the_thread_to_start() -> None:
     ft.zeros(256, dtype=ft.uint8, device="cuda").copy_(host, non_blocking=True)
     ft._C._accelerator_setAllocatorSettings("pinned_use_background_threads:True")
     del host
+    ft.cuda.synchronize()  # the device reaches the copy's event
     second = _pinned(256)  # the event is not processed yet: a new block (the thread starts)
     assert second.data_ptr() != address
     assert _pinned(256).data_ptr() == address  # the thread has run since

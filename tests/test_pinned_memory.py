@@ -266,5 +266,6 @@ def test_the_pinned_output_of_a_non_blocking_d2h_copy_waits_for_the_stream() -> 
     address = y.data_ptr()
     del y
     assert ft.cuda.host_memory_stats()["active_requests.current"] == 1  # behind its event
+    ft.cuda.synchronize()  # the device reaches the event
     assert ft.empty(2).pin_memory().data_ptr() == address  # processed first, then reused
     assert ft.cuda.host_memory_stats()["active_requests.freed"] == 1
