@@ -1,4 +1,5 @@
-"""torch.profiler: see which ops ran, how many launches they cost, and where (eager or a graph)."""
+"""torch.profiler: which ops ran, the launches they cost, where (eager or a graph), and how long
+on the simulated clocks (host launch calls, kernels on streams)."""
 
 from fake_torch.profiler._events import FunctionEvent, FunctionEventAvg, KeyAverages
 from fake_torch.profiler.profiler import (

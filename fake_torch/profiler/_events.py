@@ -1,53 +1,117 @@
-"""What a profile saw (`FunctionEvent`) and its per-op summary (`key_averages().table()`).
+"""What a profile saw (`FunctionEvent`) and its per-op summary (`KeyAverages`, one
+`FunctionEventAvg` per row).
 
 An event is one counted launch (an eager kernel, memcpy or memset; a kernel launched while a
-capture records it; one cudaGraphLaunch) or one `record_function` range. The summary has one row
-per (op, where it ran): "eager", "capture graph 0" (recorded, not run), "graph 0" (a kernel that
-ran inside a replay of graph 0, or that graph's cudaGraphLaunch itself).
+capture records it; one cudaGraphLaunch) or one `record_function` range. Its times are the
+simulated clocks' (fake_torch/_timeline.py), so they are the same every run: the CPU span is the
+launch call on the host clock, the device time the sum of the kernels it put on a stream.
+The summary has one row per (op, where it ran): "eager", "capture graph 0" (recorded, not run),
+"graph 0" (a kernel that ran inside a replay of graph 0, or that graph's cudaGraphLaunch itself).
+Times are in microseconds, torch's unit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
+
+from fake_torch._timeline import Span
+from fake_torch.profiler._table import build_table
 
 RANGE = "record_function"  # the kind of a record_function event, and the "where" of its row
-SORT_KEYS = ("count", "kernel_launches", "graph_launches", "cpu_time_total")
-_TIME_UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0}  # microseconds per unit
+SORT_KEYS = ("count", "kernel_launches", "graph_launches", "cpu_time_total",
+             "self_cpu_time_total", "cpu_time", "device_time_total", "self_device_time_total",
+             "device_time")  # (torch reads "cuda" in a sort_by key as "device")
 
 
 @dataclass
 class FunctionEvent:
-    """One launch or record_function range, with perf_counter_ns timestamps.
+    """One launch or record_function range, on the simulated clocks (nanoseconds).
 
-    A launch's span runs from its launch to the next thing the profiler saw (the kernel's numpy
-    work plus the Python before the next launch). A range counts the launches inside it."""
+    A launch's span is its call on the host clock (dispatch plus cudaLaunchKernel /
+    cudaGraphLaunch / cudaMemcpyAsync); `gpu_spans` are the kernels it queued, as the streams
+    ran them. A range spans its block on the host clock and counts the launches inside it."""
 
     name: str
     kind: str  # the door's kind ("kernel", "memcpy_h2d", "graph", ...) or "record_function"
     where: str  # "eager", "capture graph N", "graph N"; "record_function" for a range
-    start_ns: int
-    end_ns: int
+    start_ns: float
+    end_ns: float
     kernel_launches: int = 0  # launches other than cudaGraphLaunch
     graph_launches: int = 0  # cudaGraphLaunch
-    kernels: tuple[str, ...] = ()  # a graph launch: the kernels the replay ran, in order
+    kernels: tuple[str, ...] = ()  # a graph launch: the captured kernels' op names, in order
     depth: int = 0  # a range: how many ranges enclose it
+    correlation: int = -1  # a launch: the timeline's id of its host call
+    fused: bool = False  # a launch of one compiled (fused) kernel
+    gpu_spans: list[Span] = field(default_factory=list, repr=False)
+    cpu_parent: FunctionEvent | None = field(default=None, repr=False, compare=False)
+    cpu_children: list[FunctionEvent] = field(default_factory=list, repr=False, compare=False)
+    count: int = 1
+
+    @property
+    def key(self) -> str:
+        return self.name
 
     @property
     def cpu_time_total(self) -> float:
-        """Span in microseconds (torch's unit)."""
+        """Span on the host clock, in microseconds."""
         return (self.end_ns - self.start_ns) / 1e3
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The span less the spans of the launches and ranges directly inside it."""
+        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def device_time_total(self) -> float:
+        """Device time of the kernels it launched (a range: of the launches inside it), us."""
+        own = sum(s.end_ns - s.start_ns for s in self.gpu_spans) / 1e3
+        return own + sum(c.device_time_total for c in self.cpu_children)
+
+    @property
+    def self_device_time_total(self) -> float:
+        """Device time of its own kernels; 0 for a range, and for a cudaGraphLaunch, whose
+        nodes are rows of their own (so the Self CUDA column adds up to the device's work)."""
+        if self.kind in (RANGE, "graph"):
+            return 0.0
+        return self.device_time_total
+
+    @property
+    def cuda_time_total(self) -> float:
+        warnings.warn("`cuda_time_total` is deprecated. Use `device_time_total` instead.",
+                      FutureWarning, stacklevel=2)
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        warnings.warn("`self_cuda_time_total` is deprecated. Use `self_device_time_total` "
+                      "instead.", FutureWarning, stacklevel=2)
+        return self.self_device_time_total
 
 
 @dataclass
 class FunctionEventAvg:
-    """One row of key_averages(): an op at one place, summed over its events."""
+    """One row of key_averages(): an op at one place, summed over its events (us)."""
 
     key: str
     where: str
     count: int = 0  # times it ran (eager launches, runs inside replays, range entries)
     kernel_launches: int = 0
     graph_launches: int = 0
-    cpu_time_total: float = 0.0  # microseconds
+    cpu_time_total: float = 0.0
+    self_cpu_time_total: float = 0.0
+    device_time_total: float = 0.0
+    self_device_time_total: float = 0.0
+
+    @property
+    def cpu_time(self) -> float:
+        """CPU time per call."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    @property
+    def device_time(self) -> float:
+        """Device time per call."""
+        return self.device_time_total / self.count if self.count else 0.0
 
 
 class KeyAverages(list[FunctionEventAvg]):
@@ -65,8 +129,21 @@ class KeyAverages(list[FunctionEventAvg]):
             r.kernel_launches += ev.kernel_launches
             r.graph_launches += ev.graph_launches
             r.cpu_time_total += ev.cpu_time_total
-            for kernel in ev.kernels:  # ran inside the replay: no launch of its own
-                row(kernel, ev.where).count += 1
+            r.self_cpu_time_total += ev.self_cpu_time_total
+            r.device_time_total += ev.device_time_total
+            r.self_device_time_total += ev.self_device_time_total
+            if ev.kind != "graph":
+                continue
+            # ran inside the replay, no launch of their own: the device's nodes when the
+            # profile saw them (a compiled kernel is one node), else the captured op names
+            for span in ev.gpu_spans:
+                node = row(span.name, ev.where)
+                node.count += 1
+                node.device_time_total += (span.end_ns - span.start_ns) / 1e3
+                node.self_device_time_total += (span.end_ns - span.start_ns) / 1e3
+            if not ev.gpu_spans:
+                for kernel in ev.kernels:
+                    row(kernel, ev.where).count += 1
         super().__init__(rows.values())
         launches = [ev for ev in events if ev.kind != RANGE]
         self.total_kernel_launches = sum(ev.kernel_launches for ev in launches)
@@ -76,41 +153,23 @@ class KeyAverages(list[FunctionEventAvg]):
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
               top_level_events_only: bool = False, time_unit: str | None = None) -> str:
-        """The rows as text, sorted by `sort_by` (descending; one of SORT_KEYS), at most
-        `row_limit` of them (<= 0: all), and a footer with the launch totals."""
+        """The rows as torch's table (its CPU columns, and its CUDA ones when a kernel ran),
+        plus where each op ran and its launches, sorted by `sort_by` (descending; one of
+        SORT_KEYS, "cuda" read as "device"), at most `row_limit` rows (<= 0: all)."""
         if top_level_events_only:
             raise NotImplementedError("torch.autograd.profiler_util.EventList.table("
                                       "top_level_events_only=True)")
         rows = list(self)
         if sort_by is not None:
-            if sort_by not in SORT_KEYS:  # torch's error: getattr on its row class fails
-                raise AttributeError(f"'FunctionEventAvg' object has no attribute '{sort_by}'; "
+            attr = sort_by.replace("cuda", "device")
+            if attr not in SORT_KEYS:  # torch's error: getattr on its row class fails
+                raise AttributeError(f"'FunctionEventAvg' object has no attribute '{attr}'; "
                                      f"valid sort_by keys: {', '.join(SORT_KEYS)}")
-            rows.sort(key=lambda r: getattr(r, sort_by), reverse=True)
-        if row_limit > 0:
-            rows = rows[:row_limit]
-        unit = time_unit or "us"
-        if unit not in _TIME_UNITS:
-            raise ValueError(f"time_unit must be one of {', '.join(_TIME_UNITS)}, got {unit!r}")
-        name_w = min(max_name_column_width, max([4, *(len(r.key) for r in rows)]))
-        where_w = max([5, *(len(r.where) for r in rows)])
-        cols = ["# of Calls", "Kernel launches", "Graph launches", f"CPU total ({unit})"]
-        rule = "-" * name_w + "  " + "-" * where_w + "".join("  " + "-" * len(c) for c in cols)
-        lines = [rule, f"{'Name':<{name_w}}  {'Where':<{where_w}}"
-                 + "".join(f"  {c}" for c in cols), rule]
-        for r in rows:
-            cells = [r.count, r.kernel_launches, r.graph_launches,
-                     f"{r.cpu_time_total / _TIME_UNITS[unit]:.3f}"]
-            lines.append(f"{_clip(r.key, name_w):<{name_w}}  {r.where:<{where_w}}"
-                         + "".join(f"  {c!s:>{len(h)}}" for c, h in zip(cells, cols, strict=True)))
-        lines += [rule, f"Launches: {self.total_kernel_launches + self.total_graph_launches} "
+            rows.sort(key=lambda r: getattr(r, attr), reverse=True)
+        footer = (f"Launches: {self.total_kernel_launches + self.total_graph_launches} "
                   f"({self.total_kernel_launches} kernel, {self.total_graph_launches} "
-                  "cudaGraphLaunch)"]
-        return "\n".join(([header] if header else []) + lines) + "\n"
+                  "cudaGraphLaunch)")
+        return build_table(rows, row_limit, max_name_column_width, header, time_unit, footer)
 
     def __str__(self) -> str:
         return self.table()
-
-
-def _clip(name: str, width: int) -> str:
-    return name if len(name) <= width else name[:width - 3] + "..."

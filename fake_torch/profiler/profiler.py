@@ -1,21 +1,25 @@
-"""torch.profiler.profile and record_function, over the door's launch observers.
+"""torch.profiler.profile and record_function, over the door's launch observers and the
+simulated timeline's spans.
 
-A profile watches `_dispatch.observe` for every counted launch, and `launch_source()` to learn
-which graph a cudaGraphLaunch replays (and so which kernels ran inside it). It counts nothing
-itself: its numbers are the LaunchCounter's, split by op and by where the op ran.
+A profile watches `_dispatch.observe` for every counted launch (where it ran; `launch_source()`
+tells which graph a cudaGraphLaunch replays), then the timeline (fake_torch/_timeline.py) for
+the launch's call on the host clock and, by its correlation id, the kernels it queued on the
+streams. It counts nothing itself: its numbers are the LaunchCounter's, split by op and by where
+the op ran, and its times are the simulated clocks', the same every run.
 """
 
 from __future__ import annotations
 
 import enum
-import time
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from contextlib import ContextDecorator, ExitStack
 from typing import Any
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _timeline
+from fake_torch._timeline import TIMELINE, Span
 from fake_torch.cuda import graphs
 from fake_torch.profiler._events import RANGE, FunctionEvent, KeyAverages
 from fake_torch.profiler._trace import write_chrome_trace
@@ -43,7 +47,8 @@ class profile:  # lower case: torch's name
     """torch.profiler.profile: record every launch and record_function range in the block.
 
     Launches are recorded whichever activities are asked for (on a GPU the CPU side of each one
-    is a cudaLaunchKernel / cudaGraphLaunch call). Shapes, memory, stacks and flops are not."""
+    is a cudaLaunchKernel / cudaGraphLaunch call); the kernels' device time with
+    ProfilerActivity.CUDA. Shapes, memory, stacks and flops are not."""
 
     def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
                  schedule: Callable[[int], Any] | None = None,
@@ -73,33 +78,38 @@ class profile:  # lower case: torch's name
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
         self._events: list[FunctionEvent] = []
-        self._open_launch: FunctionEvent | None = None  # its span ends at the next event
+        # observed launches whose host call comes next (from the door, on the same thread)
+        self._awaiting_call: dict[int, FunctionEvent] = {}
+        self._by_correlation: dict[int, FunctionEvent] = {}  # launches, by their host call
         self._open_ranges: list[tuple[FunctionEvent, int, int]] = []  # (range, k, g at entry)
         self._num_kernel_launches = 0
         self._num_graph_launches = 0
         self._graph_labels: weakref.WeakKeyDictionary[graphs.CUDAGraph, str] = (
             weakref.WeakKeyDictionary())
         self._stack: ExitStack | None = None
-        self._origin_ns = 0
+        self._origin_ns = 0.0
 
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
         if self._stack is not None:
             raise RuntimeError("torch.profiler.profile: start() called on a running profiler")
-        self._origin_ns = time.perf_counter_ns()
+        self._origin_ns = TIMELINE.host_ns
         self._stack = ExitStack()
         self._stack.enter_context(_dispatch.observe(self._on_launch))
+        self._stack.callback(_timeline.add_listener(self._on_span))
         _active.append(self)
 
     def stop(self) -> None:
         if self._stack is None:
             return
-        self._close_launch(time.perf_counter_ns())
         _active.remove(self)
         self._stack.close()
         self._stack = None
-        self._open_ranges = []  # ranges still open at stop are not recorded
+        for opened, _, _ in reversed(self._open_ranges):  # still open: they end at stop
+            self._end_range(opened)
+        self._awaiting_call = {}
+        self._by_correlation = {}  # kernels queued after stop are not recorded
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
@@ -122,7 +132,8 @@ class profile:  # lower case: torch's name
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
                      group_by_overload_name: bool = False) -> KeyAverages:
-        """One row per (op, where it ran): calls, kernel launches, graph launches, CPU time."""
+        """One row per (op, where it ran): CPU and CUDA times, calls, kernel and graph
+        launches."""
         if group_by_input_shape or group_by_stack_n:
             raise NotImplementedError("torch.profiler.profile.key_averages(group_by_input_shape"
                                       "/group_by_stack_n): fake_torch records no shapes/stacks")
@@ -130,53 +141,67 @@ class profile:  # lower case: torch's name
 
     def export_chrome_trace(self, path: str, use_python_export: bool = False) -> None:
         """Write the events as Chrome trace JSON (chrome://tracing, ui.perfetto.dev)."""
-        write_chrome_trace(path, self._events, self._origin_ns)
+        write_chrome_trace(path, self._events, self._origin_ns,
+                           ProfilerActivity.CUDA in self.activities)
 
     # --- what the door and record_function tell us --------------------------------------------
 
     def _on_launch(self, op: str, kind: str) -> None:
-        now = time.perf_counter_ns()
-        self._close_launch(now)
+        parent = self._open_ranges[-1][0] if self._open_ranges else None
+        now = TIMELINE.host_ns  # until its host call's span arrives (next, from the door)
         if kind == "graph":
             g = _dispatch.launch_source()
             where = self._label(g) if g is not None else "graph ?"
             ev = FunctionEvent(op, kind, where, now, now, graph_launches=1,
-                               kernels=tuple(g.kernel_names) if g is not None else ())
+                               kernels=tuple(g.kernel_names) if g is not None else (),
+                               cpu_parent=parent)
             self._num_graph_launches += 1
         else:
             mode = _dispatch.current_mode()
             where = (f"capture {self._label(mode.graph)}"
                      if isinstance(mode, graphs._CaptureMode) else "eager")
-            ev = FunctionEvent(op, kind, where, now, now, kernel_launches=1)
+            ev = FunctionEvent(op, kind, where, now, now, kernel_launches=1,
+                               fused=_dispatch.current_fused() is not None, cpu_parent=parent)
             self._num_kernel_launches += 1
+        if parent is not None:
+            parent.cpu_children.append(ev)
         self._events.append(ev)
-        self._open_launch = ev
+        self._awaiting_call[threading.get_ident()] = ev
+
+    def _on_span(self, span: Span) -> None:
+        """The timeline's report: a launch's host call, or a kernel one of them queued."""
+        if span.track == "cpu":
+            ev = self._awaiting_call.pop(threading.get_ident(), None)
+            if ev is not None:
+                ev.start_ns, ev.end_ns = span.start_ns, span.end_ns
+                ev.correlation = span.correlation
+                self._by_correlation[span.correlation] = ev
+            return
+        launched = self._by_correlation.get(span.correlation)
+        if launched is not None and ProfilerActivity.CUDA in self.activities:
+            launched.gpu_spans.append(span)
 
     def _label(self, g: graphs.CUDAGraph) -> str:
         """"graph N": graphs numbered in the order this profile first saw them."""
         return self._graph_labels.setdefault(g, f"graph {len(self._graph_labels)}")
 
-    def _close_launch(self, now: int) -> None:
-        if self._open_launch is not None:
-            self._open_launch.end_ns = now
-            self._open_launch = None
-
     def _begin_range(self, name: str) -> FunctionEvent:
-        now = time.perf_counter_ns()
-        self._close_launch(now)
-        ev = FunctionEvent(name, RANGE, RANGE, now, now, depth=len(self._open_ranges))
+        now = TIMELINE.host_ns
+        parent = self._open_ranges[-1][0] if self._open_ranges else None
+        ev = FunctionEvent(name, RANGE, RANGE, now, now, depth=len(self._open_ranges),
+                           cpu_parent=parent)
+        if parent is not None:
+            parent.cpu_children.append(ev)
         self._events.append(ev)
         self._open_ranges.append((ev, self._num_kernel_launches, self._num_graph_launches))
         return ev
 
     def _end_range(self, ev: FunctionEvent) -> None:
-        now = time.perf_counter_ns()
-        self._close_launch(now)
         for i in range(len(self._open_ranges) - 1, -1, -1):
             opened, kernels, graph_launches = self._open_ranges[i]
             if opened is ev:
                 del self._open_ranges[i]
-                ev.end_ns = now
+                ev.end_ns = TIMELINE.host_ns
                 ev.kernel_launches = self._num_kernel_launches - kernels
                 ev.graph_launches = self._num_graph_launches - graph_launches
                 return
