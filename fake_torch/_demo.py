@@ -12,14 +12,20 @@ The model of examples/llama.py (its small default config) decodes greedily on th
   reduce-overhead  torch.compile(mode="reduce-overhead"): the compiled graph as one CUDA graph
 
 Each way runs STEPS decode steps (warmup, capture, replay) after a prefill; the table shows the
-last step's launches, the CUDA graphs captured so far, the memory their pools hold, the tokens
-computed (padded) against the tokens needed, and whether every step's logits and tokens equal
-eager's.
+last step's launches, its simulated time (CUDA events around the step, the device idle before
+it) and the fraction of that time some kernel ran (GPU busy), the CUDA graphs captured so far,
+the memory their pools hold, the tokens computed (padded) against the tokens needed, and whether
+every step's logits and tokens equal eager's.
+
+Times are the cost model's (fake_torch/_cost.py) on the simulated GPU: the H200 unless the
+FAKE_TORCH_GPU environment variable names another (fake_torch/_gpus.py). They are deterministic:
+the same table every run.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +37,7 @@ from typing import Any
 BATCH_SIZES = (1, 3, 8)
 MODES = ("eager", "cuda graph", "piecewise", "compile", "reduce-overhead")
 STEPS = 3  # warmup, capture, replay
+DEMO_GPU = "H200"  # the GPU the project's recorded measurements (tests/gpu) ran on
 PROMPT_LEN = 5
 LOGITS_ATOL = 1e-4  # a padded batch changes the matmul's shape, so its float sums may differ
 
@@ -44,6 +51,8 @@ class Row:
     mode: str
     bs: int
     launches: int  # of the last decode step
+    step_ms: float  # the last decode step's simulated time (CUDA events), in milliseconds
+    busy: float  # the fraction of step_ms some kernel ran on the simulated device
     graphs: int  # CUDA graphs this mode captured so far
     pool_bytes: int  # memory_reserved() this mode holds, after empty_cache()
     padded: int  # rows the step computed
@@ -122,24 +131,63 @@ def _make_step(mode: str, model: Any, runner_mod: ModuleType, max_bs: int
     return step, unpadded
 
 
-def _decode(step: Step, tokens: Any, positions: Any) -> tuple[list[Any], list[Any], int]:
-    """STEPS greedy steps: (logits of each step on the host, tokens, last step's launches)."""
+def _timed(step: Step, tokens: Any, positions: Any) -> tuple[Any, float, float]:
+    """One step between two timing events, the device idle before it (torch.compile's
+    tutorial loop): (logits, simulated milliseconds, fraction of them some kernel ran)."""
+    import fake_torch as torch
+    from fake_torch._timeline import TIMELINE
+
+    torch.cuda.synchronize()
+    busy_ns = TIMELINE.busy_ns
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    logits = step(tokens, positions)
+    end.record()
+    torch.cuda.synchronize()
+    ms = start.elapsed_time(end)
+    return logits, ms, (TIMELINE.busy_ns - busy_ns) * 1e-6 / ms
+
+
+def _decode(step: Step, tokens: Any, positions: Any
+            ) -> tuple[list[Any], list[Any], int, float, float]:
+    """STEPS greedy steps: (logits of each step on the host, tokens, and the last step's
+    launches, simulated milliseconds and GPU-busy fraction)."""
     from fake_torch._counter import LaunchCounter
 
     all_logits, all_tokens = [], []
     for _ in range(STEPS):
         LaunchCounter.reset()
-        logits = step(tokens, positions)
+        logits, ms, busy = _timed(step, tokens, positions)
         launches = LaunchCounter.n
         all_logits.append(logits.cpu())  # a graph's output is overwritten by its next replay
         tokens = logits.argmax(dim=-1)
         all_tokens.append(tokens.cpu())
         positions = positions + 1
-    return all_logits, all_tokens, launches
+    return all_logits, all_tokens, launches, ms, busy
 
 
-def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[Row]:
-    """Every mode at every batch size, compared with eager (progress on stderr)."""
+def demo_gpu() -> str:
+    """The GPU the demo simulates: FAKE_TORCH_GPU's, else DEMO_GPU."""
+    return os.environ.get("FAKE_TORCH_GPU") or DEMO_GPU
+
+
+def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0,
+             gpu: str | None = None) -> list[Row]:
+    """Every mode at every batch size, compared with eager (progress on stderr), on the
+    simulated `gpu` (default: demo_gpu()); the GPU simulated before comes back afterwards."""
+    from fake_torch import _gpus
+    from fake_torch.cuda import set_simulated_gpu
+
+    saved = _gpus.current().key
+    set_simulated_gpu(demo_gpu() if gpu is None else gpu)
+    try:
+        return _run_demo(batch_sizes, seed)
+    finally:
+        set_simulated_gpu(saved)
+
+
+def _run_demo(batch_sizes: tuple[int, ...], seed: int) -> list[Row]:
     import fake_torch as torch
     from fake_torch._dynamo import reset
     from fake_torch._kernels.closeness import allclose, equal
@@ -165,14 +213,14 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[
                 for bs in batch_sizes:
                     _progress(f"{mode}, batch {bs}")
                     _, tokens, positions = llama.prefill(model, prompts[bs])  # eager prefill
-                    logits, toks, launches = _decode(step, tokens, positions[:, 0])
+                    logits, toks, launches, ms, busy = _decode(step, tokens, positions[:, 0])
                     reference.setdefault(bs, (logits, toks))
                     ref_logits, ref_toks = reference[bs]
                     same = all(allclose(a, b, atol=LOGITS_ATOL)
                                for a, b in zip(logits, ref_logits, strict=True))
                     same = same and all(equal(a, b) for a, b in zip(toks, ref_toks, strict=True))
                     torch.cuda.empty_cache()
-                    rows.append(Row(mode, bs, launches, captures[0],
+                    rows.append(Row(mode, bs, launches, ms, busy, captures[0],
                                     torch.cuda.memory_reserved() - reserved, padded(bs),
                                     bool(same)))
             del step, padded  # the mode's graphs and pools go before the next one's baseline
@@ -180,22 +228,28 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0) -> list[
     return rows
 
 
-HEADER = ("mode", "bs", "launches/step", "graphs", "pool KiB", "padded/real tokens",
-          "equals eager")
+HEADER = ("mode", "bs", "launches/step", "ms/step", "GPU busy", "graphs", "pool KiB",
+          "padded/real tokens", "equals eager")
 
 
-def format_table(rows: list[Row]) -> str:
-    """The one table: a row per mode and batch size."""
-    lines = [f"{HEADER[0]:<16}{HEADER[1]:>4}{HEADER[2]:>15}{HEADER[3]:>8}{HEADER[4]:>10}"
-             f"{HEADER[5]:>20}  {HEADER[6]}"]
+def format_table(rows: list[Row], gpu: str | None = None) -> str:
+    """The one table: a row per mode and batch size, on the simulated GPU named `gpu`."""
+    lines = [f"{HEADER[0]:<16}{HEADER[1]:>4}{HEADER[2]:>15}{HEADER[3]:>9}{HEADER[4]:>10}"
+             f"{HEADER[5]:>8}{HEADER[6]:>10}{HEADER[7]:>20}  {HEADER[8]}"]
     for r in rows:
-        lines.append(f"{r.mode:<16}{r.bs:>4}{r.launches:>15}{r.graphs:>8}"
+        lines.append(f"{r.mode:<16}{r.bs:>4}{r.launches:>15}{r.step_ms:>9.4f}"
+                     f"{f'{100 * r.busy:.0f}%':>10}{r.graphs:>8}"
                      f"{r.pool_bytes / 1024:>10.1f}{f'{r.padded}/{r.bs}':>20}  "
                      f"{'yes' if r.equal else 'NO'}")
-    lines.append(f"launches/step: the last of {STEPS} decode steps (warmup, capture, replay); "
-                 "graphs: CUDA graphs captured so far;")
+    lines.append(f"launches/step, ms/step: the last of {STEPS} decode steps (warmup, capture, "
+                 "replay); graphs: CUDA graphs captured so far;")
+    lines.append("ms/step: simulated (CUDA events around the step); GPU busy: the share of it "
+                 "some kernel ran, the rest the device waited for the host's launches;")
     lines.append("pool KiB: device memory the mode holds (memory_reserved after empty_cache); "
                  "padded/real: rows computed / rows needed")
+    if gpu is not None:
+        lines.append(f"simulated GPU: {gpu} (FAKE_TORCH_GPU=H200|H100|A100|L4 chooses; "
+                     "costs: fake_torch/_cost.py)")
     return "\n".join(lines)
 
 
@@ -206,8 +260,11 @@ def main(plot: str | None = None) -> int:
 
         if not require_matplotlib():
             return 2
-    rows = run_demo()
-    print(format_table(rows))
+    from fake_torch import _gpus
+
+    gpu = demo_gpu()
+    rows = run_demo(gpu=gpu)
+    print(format_table(rows, _gpus.lookup(gpu).name))
     if plot is not None:
         from fake_torch._demo_plot import plot_launches
 

@@ -76,6 +76,7 @@ import pytest
 
 import fake_torch as ft
 from fake_torch import _dispatch
+from fake_torch._timeline import TIMELINE
 
 # --- launches -----------------------------------------------------------------------------------
 
@@ -346,3 +347,20 @@ def _comparable(t: Any) -> np.ndarray:
     # numpy's NaN-aware equality does not know ml_dtypes' bfloat16; float64 holds it exactly
     a = to_numpy(t)
     return a.astype(np.float64) if a.dtype == NP_DTYPE["bfloat16"] else a
+
+
+def cuda_event_time(fn: Callable[[], object]) -> tuple[float, float]:
+    """The torch.compile tutorial's timing loop on fake_torch's simulated device: (milliseconds
+    between two CUDA events around `fn`, the fraction of them some kernel ran). It synchronizes
+    first, so that earlier work does not delay the start event."""
+    ft.cuda.synchronize()
+    busy = TIMELINE.busy_ns
+    start = ft.cuda.Event(enable_timing=True)
+    end = ft.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    ft.cuda.synchronize()
+    ms = start.elapsed_time(end)
+    return ms, (TIMELINE.busy_ns - busy) * 1e-6 / ms
+

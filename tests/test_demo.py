@@ -1,23 +1,26 @@
-"""`python -m fake_torch demo`: the table's numbers against independent measurements, the plot,
-and the command line's answers to bad input."""
+"""`python -m fake_torch demo`: the table's numbers against independent measurements and the cost
+model's constants, the plot, and the command line's answers to bad input."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from fake_torch._demo import BATCH_SIZES, MODES, PROMPT_LEN
+from fake_torch import _cost, _gpus
+from fake_torch._demo import BATCH_SIZES, DEMO_GPU, MODES, PROMPT_LEN
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "FAKE_TORCH_GPU"}  # the demo's default
     return subprocess.run([sys.executable, "-m", "fake_torch", *args], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +80,7 @@ def test_demo_numbers(bs: int, eager_launches: dict[int, int], demo: tuple[
         subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
     _, table = demo
     launches = {m: int(table[m, bs][0]) for m in MODES}
+    graphs, pool, padded_cell = 3, 4, 5  # cells after launches: ms/step, GPU busy, ...
     assert launches["eager"] == eager_launches[bs]
     padded = bs in (1, 2, 4, 8)
     # replay: copy ids, copy positions, (padded rows' positions zeroed), one graph launch
@@ -86,19 +90,49 @@ def test_demo_numbers(bs: int, eager_launches: dict[int, int], demo: tuple[
     # what an H200 launched for this compiled step (recorded: tests/test_inductor.py)
     assert launches["compile"] == 37
     assert launches["piecewise"] < launches["compile"]
-    assert table["cuda graph", bs][1] == "4"  # sizes 1, 2, 4, 8, captured up front
-    assert float(table["cuda graph", bs][2]) > 0 and float(table["eager", bs][2]) == 0
+    assert table["cuda graph", bs][graphs] == "4"  # sizes 1, 2, 4, 8, captured up front
+    assert float(table["cuda graph", bs][pool]) > 0 and float(table["eager", bs][pool]) == 0
     for mode in MODES:
         assert table[mode, bs][-1] == "yes", mode  # logits allclose, same greedy tokens
         if mode != "cuda graph":
-            assert table[mode, bs][3] == f"{bs}/{bs}"
+            assert table[mode, bs][padded_cell] == f"{bs}/{bs}"
+
+
+@pytest.mark.parametrize("bs", BATCH_SIZES)
+def test_demo_step_times_follow_from_the_cost_model(bs: int, demo: tuple[
+        subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
+    """At these batches every kernel of the small model is shorter than an eager launch, so an
+    eager step is its launches one after another plus the last kernel, and the device idles
+    between kernels; every way that replays a graph is faster, reduce-overhead the fastest."""
+    _, table = demo
+    launches = int(table["eager", bs][0])
+    ms = {m: float(table[m, bs][1]) for m in MODES}
+    busy = {m: float(table[m, bs][2].rstrip("%")) for m in MODES}
+    assert _cost.MIN_KERNEL_NS < _cost.EAGER_LAUNCH_NS
+    eager_ns = launches * _cost.EAGER_LAUNCH_NS + _cost.MIN_KERNEL_NS
+    assert ms["eager"] == pytest.approx(eager_ns * 1e-6, abs=5e-5)  # printed to 0.1 us
+    assert busy["eager"] == pytest.approx(100 * launches * _cost.MIN_KERNEL_NS / eager_ns, abs=0.5)
+    for mode in ("cuda graph", "piecewise", "compile", "reduce-overhead"):
+        assert ms[mode] < ms["eager"], mode
+    assert min(ms, key=ms.__getitem__) == "reduce-overhead"
+    for mode in ("cuda graph", "piecewise", "reduce-overhead"):
+        assert busy[mode] > busy["eager"], mode  # a replay runs its kernels back to back
+
+
+def test_demo_names_the_simulated_gpu_and_prints_the_same_table_every_run(demo: tuple[
+        subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
+    done, _ = demo
+    assert f"simulated GPU: {_gpus.GPUS[DEMO_GPU].name} " in done.stdout
+    again = _cli("demo")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == done.stdout  # simulated time is deterministic
 
 
 def test_padding_waste_of_batch_3_is_one_token(demo: tuple[
         subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
     _, table = demo
-    assert table["cuda graph", 3][3] == "4/3"
-    assert table["cuda graph", 8][3] == "8/8"
+    assert table["cuda graph", 3][5] == "4/3"
+    assert table["cuda graph", 8][5] == "8/8"
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:

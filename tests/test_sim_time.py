@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
+from oracles import cuda_event_time
 
 import fake_torch as torch
 from fake_torch import _cost, _gpus
@@ -29,16 +30,8 @@ def _idle_device() -> Iterator[None]:
 
 
 def timed(fn: Callable[[], object]) -> float:
-    """The tutorial's timing loop: milliseconds between two events around `fn` (after a sync,
-    so that earlier work does not delay the start event)."""
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end)
+    """The tutorial's timing loop: milliseconds between two events around `fn`."""
+    return cuda_event_time(fn)[0]
 
 
 # --- events -------------------------------------------------------------------------------------

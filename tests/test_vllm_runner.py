@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 import fake_torch as torch
+from fake_torch import _cost as cost
 from fake_torch import nn
 from fake_torch._bench_graphs import _torch_is_fake_torch
 
@@ -491,7 +493,37 @@ def test_serve_prints_the_table() -> None:
     table = out.split("\n\n")[0].splitlines()[2:]
     assert [line.split()[0] for line in table] == ["eager", *[m.name for m in Mode]]
     assert all(line.split()[-1] == "same" for line in table)
+    gpu, head, *times = out.split("\n\n")[1].splitlines()
+    assert gpu == f"simulated GPU: {torch.cuda.get_device_name()}"
+    assert head.split()[:4] == ["mode", "ms/step", "decode", "mixed"]
+    assert head.endswith("step times (simulated)")
+    assert [line.split()[0] for line in times[:6]] == ["eager", *[m.name for m in Mode]]
+    # vLLM's log line, for every mode that captured graphs
+    captured = [line.split(":")[0] for line in times[6:]]
+    assert captured == [m.name for m in Mode if m is not Mode.NONE]
+    assert all(re.fullmatch(r"\w+: Graph capturing finished in \d+\.\d{4} secs \(simulated\), "
+                            r"took \d+\.\d\d GiB \(\d+\.\d\d MiB\)", line)
+               for line in times[6:])
 
+
+def test_step_times_follow_from_the_launches(served: tuple[Any, list[Any], Any]) -> None:
+    """Simulated time: a step that replays a FULL graph is faster than the same step eagerly
+    (this small model's kernels are shorter than their launches: the host bounds an eager
+    step, at least its launches' host time); a step that runs eagerly in a graph mode costs
+    what it cost eagerly; every mode's capture phase (and eager's warm-up) took time."""
+    eager, results, _ = served
+    assert cost.MIN_KERNEL_NS < cost.EAGER_LAUNCH_NS
+    for res in results:
+        assert len(res.step_ms) == len(res.records) == len(eager.step_ms)
+        for e_ms, ms, r in zip(eager.step_ms, res.step_ms, res.records, strict=True):
+            if r.runtime_mode is Mode.FULL:
+                assert ms < e_ms, (res.label, r)
+            elif r.runtime_mode is Mode.NONE:
+                assert ms == pytest.approx(e_ms, rel=1e-9), (res.label, r)
+            if r.runtime_mode is Mode.NONE:
+                assert ms >= r.launches * cost.EAGER_LAUNCH_NS * 1e-6, (res.label, r)
+        assert res.capture_s > 0  # the warm-up run, and the captures
+    assert max(res.capture_s for res in results) > eager.capture_s
 
 @pytest.mark.parametrize("weak", [True, False])
 @pytest.mark.parametrize("mode", ["PIECEWISE", "FULL", "FULL_AND_PIECEWISE"])
@@ -548,9 +580,9 @@ def test_the_table_does_not_depend_on_the_garbage_collector(
         finally:
             gc.set_threshold(*threshold)
             (gc.enable if enabled else gc.disable)()
-        tables.append("\n".join(capsys.readouterr().out.splitlines()[:8]))
-    assert tables[0] == tables[1]
-    assert tables[0] in (EXAMPLES.parent / "README.md").read_text()
+        tables.append(capsys.readouterr().out)
+    assert tables[0] == tables[1]  # the launch table, and the simulated times too
+    assert "\n".join(tables[0].splitlines()[:8]) in (EXAMPLES.parent / "README.md").read_text()
 
 
 def test_bad_configs_and_requests_are_refused() -> None:

@@ -8,15 +8,20 @@ same mixed prefill/decode steps. The table gives, per mode, the launches of an a
 most of it in use at once during capture, the padding waste (padding tokens / tokens computed),
 the steps too large for any graph (run eagerly, unpadded), and whether every sampled token equals
 eager's (an uncompiled model, no graphs); it exits non-zero if one does not.
-The step table after it shows what the dispatcher did with each step in each mode.
+The times after it are CUDA events' (on fake_torch, the simulated GPU's: fake_torch/_cost.py):
+each mode's average step, decode-only and mixed steps apart, each step timed from an idle
+device; and, as vLLM logs it, how long the capture phase took and the memory its graphs hold.
+The step table last shows what the dispatcher did with each step in each mode.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from llama import LlamaConfig
@@ -27,6 +32,7 @@ from vllm_runner.model import FlatLlama
 from vllm_runner.runner import ModelRunner, StepRecord
 from vllm_runner.scheduler import Request, Scheduler, make_requests
 
+T = TypeVar("T")
 LOGITS_ATOL = 1e-4  # a padded step changes the matmuls' row counts, so float sums may differ
 
 
@@ -40,6 +46,27 @@ class ServeResult:
     graph_pool_bytes: int
     graph_peak_bytes: int
     num_eager_steps: int
+    step_ms: list[float]  # each step's time between two CUDA events, the device idle before it
+    capture_s: float  # the capture phase (warm-up, compile, captures), timed by CUDA events
+
+
+def _simulated() -> bool:
+    """Whether torch is fake_torch (its times are simulated), which counts launches."""
+    return getattr(torch, "LaunchCounter", None) is not None
+
+
+def _timed_ms(fn: Callable[[], T]) -> tuple[T, float]:
+    """(fn(), the milliseconds between two CUDA events around it): on an idle stream an event
+    completes when the host reaches it, so this times the host's work too (vLLM times its
+    capture with the host's clock; on fake_torch that clock is simulated, and this reads it)."""
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    out = fn()
+    end.record()
+    torch.cuda.synchronize()
+    return out, start.elapsed_time(end)
 
 
 def serve(model: FlatLlama, requests: list[Request], config: CompilationConfig, *,
@@ -55,21 +82,24 @@ def serve(model: FlatLlama, requests: list[Request], config: CompilationConfig, 
     runner = ModelRunner(model, config, compile=compile,
                          max_num_batched_tokens=max_num_batched_tokens,
                          attention_support=attention_support)
-    runner.capture_model()
+    _, capture_ms = _timed_ms(runner.capture_model)
     scheduler = Scheduler(requests, config.max_num_seqs, max_num_batched_tokens,
                           model.cfg.max_seq_len)
     logits: list[torch.Tensor] = []
+    step_ms: list[float] = []
     while scheduler.has_work():
         batch = scheduler.schedule()
         if not batch.reqs:
             continue  # nothing has arrived yet
-        sampled, step_logits = runner.execute_model(batch)
+        (sampled, step_logits), ms = _timed_ms(functools.partial(runner.execute_model, batch))
+        step_ms.append(ms)
         logits.append(step_logits.cpu())
         scheduler.update(batch, sampled)
     return ServeResult(label or runner.config.cudagraph_mode.name,
                        {r.req_id: r.output for r in requests}, logits, runner.records,
                        runner.num_graphs, runner.graph_pool_bytes, runner.graph_peak_bytes,
-                       compilation_counter.num_eager_steps - eager_steps)
+                       compilation_counter.num_eager_steps - eager_steps, step_ms,
+                       capture_ms / 1e3)
 
 
 def _mean(values: list[int]) -> str:
@@ -94,6 +124,28 @@ def format_table(results: list[ServeResult], reference: ServeResult) -> str:
                      f"{res.graph_pool_bytes / 2**20:>8.2f} {res.graph_peak_bytes / 2**10:>8.1f} "
                      f"{f'{waste}/{padded}':>9} {res.num_eager_steps:>5} {diff:>12.2e} "
                      f"{same:>6}")
+    return "\n".join(lines)
+
+
+def _mean_ms(values: list[float]) -> str:
+    return f"{sum(values) / len(values):.3f}" if values else "-"
+
+
+def format_times(results: list[ServeResult]) -> str:
+    """Per mode: the average step's time (all, decode-only, mixed), and vLLM's capture line."""
+    clock = " (simulated)" if _simulated() else ""
+    lines = [f"{'mode':<20} {'ms/step':>8} {'decode':>7} {'mixed':>7}   step times{clock}"]
+    for res in results:
+        decode = [ms for ms, r in zip(res.step_ms, res.records, strict=True) if r.uniform_decode]
+        mixed = [ms for ms, r in zip(res.step_ms, res.records, strict=True)
+                 if not r.uniform_decode]
+        lines.append(f"{res.label:<20} {_mean_ms(res.step_ms):>8} {_mean_ms(decode):>7} "
+                     f"{_mean_ms(mixed):>7}")
+    for res in results:
+        if res.num_graphs:
+            lines.append(f"{res.label}: Graph capturing finished in {res.capture_s:.4f} secs"
+                         f"{clock}, took {res.graph_pool_bytes / 2**30:.2f} GiB "
+                         f"({res.graph_pool_bytes / 2**20:.2f} MiB)")
     return "\n".join(lines)
 
 
@@ -171,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{args.max_num_seqs}, capture sizes {sizes}, "
           f"{'outputs held' if args.hold_outputs else 'outputs weakly referenced'}")
     print(format_table([eager, *results], eager))
+    print()
+    print(f"{'simulated ' if _simulated() else ''}GPU: {torch.cuda.get_device_name()}")
+    print(format_times([eager, *results]))
     print()
     print(format_steps(results))
     differ = [res.label for res in results if res.outputs != eager.outputs]
