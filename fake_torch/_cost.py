@@ -13,7 +13,9 @@ GPU, see tests/gpu/time_gpu.py):
   - MEMCPY_CALL_NS: torch's copy_ between host and device (dispatch plus cudaMemcpyAsync).
 Device side: a kernel's duration is a roofline, max(bytes moved / HBM bandwidth, FLOPs / the
 dtype's peak), never below MIN_KERNEL_NS (the shortest kernels a profiler shows on Hopper);
-inside a graph, consecutive nodes are GRAPH_NODE_GAP_NS apart. A host<->device copy is
+a kernel queued on a stream behind another starts STREAM_QUEUE_GAP_NS after it ends (the
+device's own launch latency), inside a graph GRAPH_NODE_GAP_NS after (graphs shorten it); both
+are assumptions until tests/gpu/time_gpu.py measures them. A host<->device copy is
 MEMCPY_LATENCY_NS plus bytes over PCIe. The roofline is an ideal: real kernels reach 70-90% of
 bandwidth, so simulated times are a lower bound for large, memory-bound work.
 """
@@ -34,6 +36,7 @@ SYNC_NS = 2_000.0
 MEMCPY_CALL_NS = 5_000.0
 MIN_KERNEL_NS = 2_000.0
 GRAPH_NODE_GAP_NS = 500.0
+STREAM_QUEUE_GAP_NS = 1_000.0
 MEMCPY_LATENCY_NS = 2_000.0
 
 _MATMUL = frozenset({"mm", "bmm", "dot", "mv", "matmul", "linear", "vdot", "inner"})

@@ -251,7 +251,7 @@ def _submit(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple
         group.calls.append(call)
         return
     work = Work(op, kind, [call], _cost.kernel_ns(op, kind, outs, inputs, params))
-    TIMELINE.submit(work, stream, local.correlation)
+    TIMELINE.submit(work, stream, local.correlation, _cost.STREAM_QUEUE_GAP_NS)
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         host = inputs[0] if kind == "memcpy_h2d" and inputs else outs[0] if outs else None
         if not _pinned.is_pinned_array(host):
@@ -290,7 +290,8 @@ def fused(name: str) -> Iterator[FusedKernel]:
             # kernel's time there, not here)
             ns = _cost.fused_ns(name, group.members) if group.correlation else 0.0
             work = Work(name, "kernel", group.calls, ns)
-            TIMELINE.submit(work, _allocator._current_stream(), group.correlation)
+            TIMELINE.submit(work, _allocator._current_stream(), group.correlation,
+                            _cost.STREAM_QUEUE_GAP_NS)
 
 
 def current_fused() -> FusedKernel | None:

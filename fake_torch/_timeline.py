@@ -68,7 +68,7 @@ class Timeline:
     _heap: list[tuple[float, int, Work]] = field(default_factory=list)
     _events: weakref.WeakKeyDictionary[Any, float] = field(
         default_factory=weakref.WeakKeyDictionary)
-    _seq: itertools.count[int] = field(default_factory=itertools.count)
+    _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # 0: none
     listeners: list[Listener] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -141,10 +141,12 @@ class Timeline:
 
     # --- the device -----------------------------------------------------------------------------
 
-    def submit(self, work: Work, stream: int, correlation: int) -> None:
-        """Queue `work` on `stream`, launched just now (its host call has been paid)."""
+    def submit(self, work: Work, stream: int, correlation: int, gap_ns: float = 0.0) -> None:
+        """Queue `work` on `stream`, launched just now (its host call has been paid); work
+        queued behind earlier work starts `gap_ns` after it ends."""
         with self.lock:
-            start = max(self.host_ns, self.ready.get(stream, 0.0))
+            ready = self.ready.get(stream)
+            start = self.host_ns if ready is None else max(self.host_ns, ready + gap_ns)
             end = start + work.ns
             self.ready[stream] = end
             self.busy_ns += work.ns
