@@ -12,7 +12,7 @@ so far, `query()` says whether the device has got there by the host's clock, and
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,6 +24,23 @@ _stream_ids = itertools.count(1)
 _event_ids = itertools.count(1)
 _DEVICE_TYPES = {"cpu": 0, "cuda": 1}  # c10::DeviceType values, as Stream.device_type reads
 capturing: set[int] = set()  # cuda stream ids a capture is underway on (cuda/graphs.py)
+
+
+class SyncObserver(Protocol):
+    """Who hears of each cuda event record, stream wait and host wait: the CUDA sanitizer's
+    stream checker while it is on (fake_torch/cuda/_sanitizer_streams.py). Streams are handles."""
+
+    def event_record(self, event: Event, stream: int) -> None: ...
+
+    def stream_wait_event(self, stream: int, event: Event) -> None: ...
+
+    def stream_wait_stream(self, stream: int, other: int) -> None: ...
+
+    def synchronize(self, stream: int | None = None, event: Event | None = None) -> None:
+        """The host waited for `stream`, or `event`, or (neither given) the whole device."""
+
+
+sync_observer: SyncObserver | None = None  # None (the default): nobody listens, nothing is paid
 
 
 class Stream:
@@ -58,12 +75,16 @@ class Stream:
         if self.device.type == "cuda":
             _allocator_capture.wait(self.handle, event)
             TIMELINE.wait_event(self.handle, event)
+            if sync_observer is not None:
+                sync_observer.stream_wait_event(self.handle, event)
 
     def wait_stream(self, stream: Stream) -> None:
         """Later work on this stream waits for the work queued so far on `stream`."""
         if self.device.type == "cuda" and stream.device.type == "cuda":
             _allocator_capture.wait_stream(self.handle, stream.handle)
             TIMELINE.wait_stream(self.handle, stream.handle)
+            if sync_observer is not None:
+                sync_observer.stream_wait_stream(self.handle, stream.handle)
 
     def record_event(self, event: Event | None = None) -> Event:
         event = self._new_event() if event is None else event
@@ -79,6 +100,8 @@ class Stream:
 
     def synchronize(self) -> None:
         _dispatch.host_sync("stream synchronize", stream=self.handle)
+        if sync_observer is not None and self.device.type == "cuda":
+            sync_observer.synchronize(stream=self.handle)
 
     def is_capturing(self) -> bool:
         """True while a CUDA graph capture is underway on this stream."""
@@ -132,6 +155,8 @@ class Event:
             handle = _allocator._current_stream() if stream is None else stream.handle
             _allocator_capture.record(self, handle)
             _dispatch.record_event(self, handle)
+            if sync_observer is not None:
+                sync_observer.event_record(self, handle)
 
     def wait(self, stream: Stream | None = None) -> None:
         if stream is not None:
@@ -144,6 +169,8 @@ class Event:
     def synchronize(self) -> None:
         """The host waits until the device reaches the event."""
         _dispatch.host_sync("event synchronize", event=self)
+        if sync_observer is not None and self.device.type == "cuda":
+            sync_observer.synchronize(event=self)
 
     def elapsed_time(self, end_event: Event) -> float:
         """Milliseconds of simulated device time from this event to `end_event`."""

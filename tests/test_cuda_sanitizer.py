@@ -1,6 +1,7 @@
 """The sanitizer: each silent CUDA-graph hazard is an error that names the fix when it is on
 (`torch.cuda._sanitizer.enable_cuda_sanitizer()` or TORCH_CUDA_SANITIZER=1), and off by default
-the same code is silent — and wrong exactly where a GPU would be wrong.
+the same code is silent — and wrong exactly where a GPU would be wrong. Stream races are
+reported as torch's CSAN reports them (CUDASanitizerErrors, its message layout).
 
 Also `check_input_liveness=True`, torch's own check for a freed captured input, which works
 without the sanitizer and raises torch's text.
@@ -13,6 +14,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import traceback
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -229,3 +232,159 @@ def test_the_environment_variable_turns_it_on(value: str | None, expected: list[
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == expected
+
+
+# --- 4. stream races, as torch's CSAN reports them ---------------------------------------------
+
+CSAN_HEAD = ("============================\n"
+             "CSAN detected a possible data race on tensor with data pointer ")
+
+
+def _racy_side_read() -> tuple[torch.Tensor, torch.cuda.Stream]:
+    """PyTorch's CUDA semantics hazard: the default stream is busy writing `a` when a side
+    stream that never waited reads it."""
+    a = torch.zeros(1000, device="cuda")
+    side = torch.cuda.Stream()
+    torch.cuda._sleep(1_000_000)
+    a.fill_(1.0)
+    return a, side
+
+
+def test_a_side_stream_reading_without_a_wait_is_reported_naming_streams_and_kernels(
+        sanitizer: None, capsys: pytest.CaptureFixture[str]) -> None:
+    a, side = _racy_side_read()
+    with torch.cuda.stream(side), pytest.raises(_sanitizer.CUDASanitizerErrors) as info:
+        a.sum()
+    assert str(info.value) == "detected 1 errors"
+    (error,) = info.value.errors
+    assert isinstance(error, _sanitizer.UnsynchronizedAccessError)
+    now, before = error.current_access, error.previous_access
+    assert (error.data_ptr, now.stream, before.stream) == (a.data_ptr(), side.cuda_stream, 0)
+    assert (now.operator, now.type, before.operator, before.type) == (
+        "aten::sum", _sanitizer.AccessType.READ, "aten::fill_", _sanitizer.AccessType.WRITE)
+    text = str(error)
+    assert text.startswith(f"{CSAN_HEAD}{a.data_ptr()}\nAccess by stream {side.cuda_stream} "
+                           "during kernel:\naten::sum\nreading from\nWith stack trace:\n")
+    assert "Previous access by stream 0 during kernel:\naten::fill_\nwriting to the output\n" \
+        in text
+    assert "a.sum()" in text and "a.fill_(1.0)" in text  # the two launching lines
+    assert text.endswith("Trace for tensor allocation not found.")
+    assert text in capsys.readouterr().err  # printed before the raise, as torch does
+    torch.cuda.synchronize()  # the kernel was refused: the side stream ran nothing
+
+
+def _wait_stream(side: torch.cuda.Stream) -> None:
+    side.wait_stream(torch.cuda.current_stream())
+
+
+def _event_record_and_wait(side: torch.cuda.Stream) -> None:
+    done = torch.cuda.Event()
+    done.record()
+    side.wait_event(done)
+
+
+def _event_record_and_event_wait(side: torch.cuda.Stream) -> None:
+    torch.cuda.current_stream().record_event().wait(side)
+
+
+@pytest.mark.parametrize("order", [
+    _wait_stream,
+    _event_record_and_wait,
+    _event_record_and_event_wait,
+    lambda side: torch.cuda.synchronize(),
+    lambda side: torch.cuda.current_stream().synchronize(),
+    lambda side: torch.cuda.current_stream().record_event().synchronize(),
+    lambda side: torch.ones(1, device="cuda").item(),  # a blocking copy syncs the stream
+], ids=["wait_stream", "event_record_wait_event", "event_wait", "device_synchronize",
+        "stream_synchronize", "event_synchronize", "item"])
+def test_an_ordered_side_stream_read_is_not_a_race(
+        sanitizer: None, order: Callable[[torch.cuda.Stream], None]) -> None:
+    a, side = _racy_side_read()
+    order(side)
+    with torch.cuda.stream(side):
+        total = a.sum()
+    torch.cuda.synchronize()
+    assert total.item() == 1000.0
+
+
+def test_an_event_recorded_before_the_write_does_not_order_it(sanitizer: None) -> None:
+    a = torch.zeros(4, device="cuda")
+    side = torch.cuda.Stream()
+    early = torch.cuda.Event()
+    early.record()  # marks the zeros only
+    a.fill_(1.0)
+    side.wait_event(early)
+    with torch.cuda.stream(side), pytest.raises(_sanitizer.CUDASanitizerErrors):
+        a.sum()
+    torch.cuda.synchronize()
+
+
+def test_reads_on_two_streams_are_no_race_but_a_write_after_them_is(sanitizer: None) -> None:
+    a = torch.ones(8, device="cuda")
+    side = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        s1 = a.sum()
+    s0 = a.sum()  # the default stream reads too: reads never conflict
+    with pytest.raises(_sanitizer.CUDASanitizerErrors) as info:
+        a.add_(1.0)  # but this write may run before the side stream's read
+    (error,) = info.value.errors
+    assert isinstance(error, _sanitizer.UnsynchronizedAccessError)
+    assert (error.current_access.type, error.current_access.stream) == (
+        _sanitizer.AccessType.WRITE, 0)
+    assert (error.previous_access.type, error.previous_access.stream,
+            error.previous_access.operator) == (_sanitizer.AccessType.READ, side.cuda_stream,
+                                                "aten::sum")
+    torch.cuda.current_stream().wait_stream(side)
+    a.add_(1.0)  # ordered after the side read now
+    torch.cuda.synchronize()
+    assert (s0.item(), s1.item(), a.sum().item()) == (8.0, 8.0, 16.0)
+
+
+def test_freed_memory_handed_out_again_starts_clean(sanitizer: None) -> None:
+    """CSAN forgets a tensor's accesses when its memory is freed: the next tensor in the same
+    block has no history, even though the block's last write was on another stream."""
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        t = torch.ones(4, device="cuda")  # written on the side stream
+        address = t.data_ptr()
+        del t
+        u = torch.empty(4, device="cuda")  # the same block: a new tensor, nothing launched
+    assert u.data_ptr() == address
+    u.fill_(2.0)  # on the default stream: no earlier access to this tensor
+    torch.cuda.synchronize()
+    assert u.tolist() == [2.0] * 4
+
+
+def test_the_same_race_is_silent_and_stale_by_default(no_sanitizer: None) -> None:
+    from fake_torch import _streams
+
+    assert _streams.sync_observer is None  # nothing listens: no cost beyond a None check
+    a, side = _racy_side_read()
+    with torch.cuda.stream(side):
+        racy = a.sum()
+    torch.cuda.synchronize()
+    assert racy.item() == 0.0  # the zeros a GPU may well read
+
+
+def test_csan_classes_and_message_layout_are_torchs() -> None:
+    """The same accesses, formatted by torch's CSAN classes and by fake_torch's: equal texts
+    (CSAN itself cannot run on torch's CPU build, its classes can)."""
+    csan = pytest.importorskip("torch.cuda._sanitizer")
+    for ours, theirs in ((_sanitizer.CUDASanitizerErrors, csan.CUDASanitizerErrors),
+                         (_sanitizer.SynchronizationError, csan.SynchronizationError),
+                         (_sanitizer.UnsynchronizedAccessError, csan.UnsynchronizedAccessError)):
+        assert ours.__name__ == theirs.__name__
+        assert [c.__name__ for c in ours.__mro__] == [c.__name__ for c in theirs.__mro__]
+    stack = traceback.StackSummary.from_list([("model.py", 7, "forward", "y = x.sum()")])
+    for aliases, is_output, allocated in (([], False, None), (["self"], True, stack),
+                                          (["self", "other"], False, None), ([], True, stack)):
+        texts = []
+        for lib in (_sanitizer, csan):
+            now = lib.Access(lib.AccessType.READ, 5, 8323073, "aten::sum", aliases, is_output,
+                             stack)
+            before = lib.Access(lib.AccessType.WRITE, 3, 0, "aten::fill_", [], True, stack)
+            error = lib.UnsynchronizedAccessError(1234, allocated, now, before)
+            texts.append((str(error), str(lib.CUDASanitizerErrors([error]))))
+        assert texts[0] == texts[1]
+        assert texts[0][0].startswith(CSAN_HEAD + "1234\nAccess by stream 8323073 during kernel:")

@@ -161,6 +161,7 @@ def test_events_order_streams_and_query_follows_the_clock() -> None:
     s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
     x = torch.zeros(4, device="cuda")
     done = torch.cuda.Event()
+    s1.wait_stream(torch.cuda.current_stream())  # x was made on the default stream
     with torch.cuda.stream(s1):
         torch.cuda._sleep(1_000_000)
         x.add_(1.0)

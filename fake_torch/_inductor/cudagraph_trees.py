@@ -95,8 +95,23 @@ class _FreedArray(np.ndarray):
         return "<freed CUDAGraphs output>"
 
 
+def _check_not_freed(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
+                     kind: str) -> None:
+    """The door's input check: a launch that would read or write a freed output raises at the
+    call, as torch's check does (the kernel itself may run later, when the device gets there)."""
+    for a in (*outs, *inputs):
+        if isinstance(a, _FreedArray):
+            raise RuntimeError(a._msg)
+
+
+_freed_check: _dispatch.Registration | None = None
+
+
 def _free_output(t: Tensor, msg: str) -> None:
     """Make `t` an output whose memory the trees took back: its data reads raise `msg`."""
+    global _freed_check
+    if _freed_check is None:  # from the first freed output on, every launch is checked
+        _freed_check = _dispatch.add_input_check(_check_not_freed)
     a = t._a
     extent = 0 if a.size == 0 else 1 + sum((n - 1) * s // a.itemsize
                                            for n, s in zip(a.shape, a.strides, strict=True))

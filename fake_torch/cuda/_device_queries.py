@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from fake_torch import _dispatch, _gpus
+from fake_torch import _dispatch, _gpus, _streams
 from fake_torch._allocator import DEVICE
 from fake_torch._device import device as torch_device
 
@@ -147,6 +147,8 @@ def synchronize(device: Any = None) -> None:
     init()
     with _DeviceGuard(device):
         _dispatch.host_sync("synchronize", device=True)
+    if _streams.sync_observer is not None:
+        _streams.sync_observer.synchronize()
 
 
 class device:

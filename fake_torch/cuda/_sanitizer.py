@@ -1,17 +1,26 @@
-"""The sanitizer: turns the silent CUDA-graph hazards into errors that name the fix.
+"""The sanitizer: turns the silent CUDA-graph hazards and stream races into errors.
 
 Off by default (a GPU does not check either). Turn it on with the environment variable
 TORCH_CUDA_SANITIZER=1 or `torch.cuda._sanitizer.enable_cuda_sanitizer()` (torch's names for
 its own CUDA sanitizer). It catches:
   1. reading a tensor a capture produced before the graph was ever replayed;
   2. replaying a graph whose captured input tensor was freed since capture;
-  3. reading a graph's output after another graph sharing its pool overwrote that memory.
+  3. reading a graph's output after another graph sharing its pool overwrote that memory;
+  4. as torch's CSAN does, a kernel on one stream accessing a tensor that a kernel on another
+     stream accessed, with no event, stream wait or synchronize ordering the two (at least one
+     a write): CUDASanitizerErrors, after printing each race to stderr
+     (fake_torch/cuda/_sanitizer_streams.py).
+The first three are fake_torch's own ("fake_torch sanitizer: ..." RuntimeErrors).
 """
 
 from __future__ import annotations
 
+import enum
+import io
 import os
+import traceback
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,19 +34,109 @@ if TYPE_CHECKING:
 _registration: _dispatch.Registration | None = None  # the door's input check, while on
 
 
+# --- torch's error classes for stream races (torch.cuda._sanitizer's names and texts) ----------
+
+class AccessType(enum.Enum):
+    """Whether a kernel read or wrote a tensor."""
+
+    READ = enum.auto()
+    WRITE = enum.auto()
+
+    def __str__(self) -> str:
+        return "reading from" if self is AccessType.READ else "writing to"
+
+
+@dataclass
+class Access:
+    """One kernel's access to one tensor: its kernel's sequence number, its stream's handle,
+    the kernel ("aten::<op>"), the argument names it reached the tensor by (fake_torch's door
+    knows none), whether the tensor is the kernel's output, and where the host launched it."""
+
+    type: AccessType
+    seq_num: int
+    stream: int
+    operator: str
+    aliases: list[str]
+    is_output: bool
+    stack_trace: traceback.StackSummary
+
+
+class SynchronizationError(Exception):
+    """Base class for errors detected by CUDA Sanitizer."""
+
+
+class UnsynchronizedAccessError(SynchronizationError):
+    """Two accesses to one data pointer that no synchronization orders, one of them a write."""
+
+    def __init__(self, data_ptr: int, allocation_stack_trace: traceback.StackSummary | None,
+                 current_access: Access, previous_access: Access) -> None:
+        self.data_ptr = data_ptr
+        self.allocation_stack_trace = allocation_stack_trace
+        self.current_access = current_access
+        self.previous_access = previous_access
+
+    def __str__(self) -> str:
+        # torch's layout, line for line: the two accesses, each with its kernel and stack
+        with io.StringIO() as message:
+            message.write("============================\n"
+                          "CSAN detected a possible data race on tensor with data pointer "
+                          f"{self.data_ptr}\n"
+                          f"Access by stream {self.current_access.stream} during kernel:\n")
+            _write_access(message, self.current_access)
+            message.write(f"Previous access by stream {self.previous_access.stream} during "
+                          "kernel:\n")
+            _write_access(message, self.previous_access)
+            if self.allocation_stack_trace:
+                message.write("Tensor was allocated with stack trace:\n"
+                              f"{''.join(self.allocation_stack_trace.format())}")
+            else:
+                message.write("Trace for tensor allocation not found.")
+            return message.getvalue()
+
+
+def _write_access(message: io.StringIO, access: Access) -> None:
+    message.write(f"{access.operator}\n{access.type}")
+    if access.aliases:
+        message.write(" argument(s) " + ", ".join(access.aliases))
+        if access.is_output:
+            message.write(", and to")
+    if access.is_output:
+        message.write(" the output")
+    message.write(f"\nWith stack trace:\n{''.join(access.stack_trace.format())}\n")
+
+
+class CUDASanitizerErrors(Exception):
+    """Wrapper class for errors reported by CUDA Sanitizer."""
+
+    def __init__(self, errors: list[SynchronizationError]) -> None:
+        self.errors = errors
+
+    def __str__(self) -> str:
+        return f"detected {len(self.errors)} errors"
+
+
+# --- on and off ---------------------------------------------------------------------------------
+
 def enable_cuda_sanitizer() -> None:
-    """Check every kernel's inputs and every host read for CUDA-graph hazards."""
+    """Check every kernel's inputs and every host read for CUDA-graph hazards, and every
+    kernel's accesses for stream races (from a clean slate: what ran before is not known)."""
     global _registration
     if _registration is None:
+        from fake_torch.cuda import _sanitizer_streams  # (it imports the classes above)
+
         _registration = _dispatch.add_input_check(_check_inputs)
+        _sanitizer_streams.enable()
 
 
 def disable_cuda_sanitizer() -> None:
     """fake_torch only: turn the checks off again."""
     global _registration
     if _registration is not None:
+        from fake_torch.cuda import _sanitizer_streams
+
         _registration.remove()
         _registration = None
+        _sanitizer_streams.disable()
 
 
 def is_enabled() -> bool:

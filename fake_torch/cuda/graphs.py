@@ -448,6 +448,8 @@ class graph:  # lower case: torch's name
 
     def __enter__(self) -> None:
         _dispatch.host_sync("synchronize", device=True)  # torch.cuda.synchronize()
+        if _streams.sync_observer is not None:
+            _streams.sync_observer.synchronize()
         DEVICE.empty_cache()
         HOST.empty_cache()  # torch._C._host_emptyCache()
         self.stream_ctx.__enter__()
