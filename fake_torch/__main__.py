@@ -88,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="the example Llama through eager, CUDA graphs, "
                                "piecewise, compile, reduce-overhead: one table (the default)")
     demo.add_argument("--plot", metavar="FILE.png",
-                      help="also draw launches per step (needs matplotlib: '.[plot]')")
+                      help="also draw launches per step, and step time vs batch size next to "
+                           "it (needs matplotlib: '.[plot]')")
     run = commands.add_parser("run", help="run a torch script with fake_torch as torch")
     run.add_argument("--report", action="store_true",
                      help="print the run's launches afterwards: total, by kind, top ops")

@@ -19,7 +19,8 @@ every step's logits and tokens equal eager's.
 
 Times are the cost model's (fake_torch/_cost.py) on the simulated GPU: the H200 unless the
 FAKE_TORCH_GPU environment variable names another (fake_torch/_gpus.py). They are deterministic:
-the same table every run.
+the same table every run. With --plot, a second table and figure give the step time against batch
+size, up to where graphs stop paying off (fake_torch/_demo_time.py).
 """
 
 from __future__ import annotations
@@ -253,8 +254,15 @@ def format_table(rows: list[Row], gpu: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def time_plot_path(plot: str) -> Path:
+    """Where --plot FILE puts the step time figure: next to FILE, as <stem>_time<suffix>."""
+    path = Path(plot)
+    return path.with_name(f"{path.stem}_time{path.suffix or '.png'}")
+
+
 def main(plot: str | None = None) -> int:
-    """Print the table; with `plot`, also draw launches per step to that PNG file."""
+    """Print the table; with `plot`, also draw launches per step to that PNG file, and step
+    time against batch size (printed as a second table) next to it (time_plot_path)."""
     if plot is not None:
         from fake_torch._demo_plot import require_matplotlib
 
@@ -270,4 +278,18 @@ def main(plot: str | None = None) -> int:
 
         plot_launches(rows, plot)
         print(f"plot written to {plot}")
+        _plot_time(time_plot_path(plot))
     return 0 if all(r.equal for r in rows) else 1
+
+
+def _plot_time(path: Path) -> None:
+    """Step time against batch size (fake_torch/_demo_time.py): its table, then its figure."""
+    from fake_torch._demo_plot import plot_time
+    from fake_torch._demo_time import format_curve, time_curve
+
+    llama, _ = _examples()
+    curve = time_curve(llama, progress=_progress)
+    print()
+    print(format_curve(curve))
+    plot_time(curve, str(path))
+    print(f"plot written to {path}")

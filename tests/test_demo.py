@@ -12,7 +12,19 @@ from pathlib import Path
 import pytest
 
 from fake_torch import _cost, _gpus
-from fake_torch._demo import BATCH_SIZES, DEMO_GPU, MODES, PROMPT_LEN
+from fake_torch._bench_graphs import load_example_llama
+from fake_torch._demo import BATCH_SIZES, DEMO_GPU, MODES, PROMPT_LEN, time_plot_path
+from fake_torch._demo_time import (
+    CURVE_GPU,
+    GRAPH_MODES,
+    MAX_BATCH,
+    SLACK,
+    TimeCurve,
+    curve_batches,
+    curve_gpu,
+    gpu_bound_batch,
+    time_curve,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,13 +148,83 @@ def test_padding_waste_of_batch_3_is_one_token(demo: tuple[
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:
+    """--plot FILE draws launches to FILE and step time vs batch to FILE_time, and prints the
+    second figure's numbers: the batch it names is where eager/graph first falls under SLACK."""
     if importlib.util.find_spec("matplotlib") is None:
         pytest.skip("matplotlib is not installed; pip install -e '.[test]'")
     path = tmp_path / "demo.png"
     done = _cli("demo", "--plot", str(path))
     assert done.returncode == 0, done.stderr
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+    for png in (path, tmp_path / "demo_time.png"):
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+    lines = done.stdout.splitlines()
+    head = lines.index(next(line for line in lines if line.startswith("decode step time vs")))
+    assert f"simulated {_gpus.GPUS[CURVE_GPU].name} " in lines[head]  # the demo's H200 is not
+    rows = [line.split() for line in lines[head + 2:] if line.split()[0].isdigit()]
+    speedups = {mode: [(int(r[0]), float(r[col].rstrip("x"))) for r in rows]
+                for mode, col in (("cuda graph", 4), ("reduce-overhead", 5))}
+    stops = [f"{mode} from batch {next(bs for bs, s in pairs if s < SLACK)}"
+             for mode, pairs in speedups.items()]
+    assert f"graphs stop paying off (eager/graph under {SLACK}): {', '.join(stops)}" in lines
+
+
+def test_time_plot_goes_next_to_the_launch_plot() -> None:
+    assert time_plot_path("docs/demo.png") == Path("docs/demo_time.png")
+    assert time_plot_path("out") == Path("out_time.png")
+
+
+def test_curve_batches_run_from_1_to_past_the_gpu_bound_batch() -> None:
+    assert curve_batches(2198) == [1, 4, 16, 64, 256, 1024, 2198, 4396]
+    assert curve_batches(64) == [1, 4, 16, 64, 128]
+    assert curve_batches(1) == [1, 2]
+
+
+def test_step_time_curve_on_a_few_batches() -> None:
+    """Each mode has one time per batch; at batch 1 both graph modes beat eager; the
+    crossover is the first batch whose eager/graph ratio is under SLACK; the GPU-bound batch
+    is the shared helper's; the GPU simulated before comes back."""
+    llama = load_example_llama()
+    before = _gpus.current().key
+    sizes = (1, 16, 1024)
+    curve = time_curve(llama, sizes, gpu=CURVE_GPU)
+    assert _gpus.current().key == before
+    assert curve.gpu == _gpus.GPUS[CURVE_GPU].name and curve.batch_sizes == list(sizes)
+    for mode in ("eager", *GRAPH_MODES):
+        assert len(curve.ms[mode]) == len(curve.busy[mode]) == len(sizes), mode
+        assert all(0 < b <= 1 for b in curve.busy[mode]), mode
+    for mode in GRAPH_MODES:
+        assert curve.ms["eager"][0] > curve.ms[mode][0], mode
+        ratios = curve.speedup(mode)
+        assert ratios == sorted(ratios, reverse=True), mode  # the gain shrinks with the batch
+        below = [bs for bs, r in zip(sizes, ratios, strict=True) if r < SLACK]
+        assert curve.crossover(mode) == (below[0] if below else None), mode
+    # launch-bound at batch 1: eager is its launches one after another
+    assert curve.ms["eager"][0] >= curve.launches * _cost.EAGER_LAUNCH_NS * 1e-6
+    assert curve.gpu_bound == gpu_bound_batch(llama.LlamaConfig(), curve.launches,
+                                              _gpus.GPUS[CURVE_GPU]) > max(sizes)
+
+
+def test_crossover_is_the_first_batch_under_slack() -> None:
+    ms = {"eager": [2.0, 2.0, 2.0, 2.0], "cuda graph": [1.0, 1.7, 1.9, 1.0],
+          "reduce-overhead": [1.0, 1.0, 1.0, 1.0]}
+    curve = TimeCurve("NVIDIA L4", 60, 8, [1, 2, 4, 8], ms, ms)
+    assert curve.speedup("cuda graph") == pytest.approx([2.0, 2.0 / 1.7, 2.0 / 1.9, 2.0])
+    assert curve.crossover("cuda graph") == 4  # 1.05: the first under 1.15, not 2 (1.18)
+    assert curve.crossover("reduce-overhead") is None  # 2x at every batch
+
+
+@pytest.mark.parametrize(("chosen", "expected"), [(None, CURVE_GPU), ("L4", "L4"),
+                                                  ("H200", CURVE_GPU)])
+def test_curve_gpu_is_the_chosen_one_only_where_it_is_quick(
+        chosen: str | None, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    llama = load_example_llama()
+    if chosen is None:
+        monkeypatch.delenv("FAKE_TORCH_GPU", raising=False)
+    else:
+        monkeypatch.setenv("FAKE_TORCH_GPU", chosen)
+    assert curve_gpu(llama, 60) == expected
+    assert gpu_bound_batch(llama.LlamaConfig(), 60, _gpus.GPUS["H200"]) > MAX_BATCH
 
 
 def test_unknown_subcommand_is_one_line_and_exit_2() -> None:

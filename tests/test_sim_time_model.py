@@ -16,7 +16,6 @@ with the least memory bandwidth: there that batch is smallest, so numpy computes
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -27,6 +26,7 @@ from oracles import cuda_event_time
 import fake_torch as torch
 from fake_torch import _cost, _gpus
 from fake_torch._bench_graphs import load_example_llama
+from fake_torch._demo_time import gpu_bound_batch  # shared with the demo's time plot
 
 POSITION = 5  # the decode step's position: a prompt of 5 tokens came before it
 WARMUP = 3  # calls before the timed one: compile, record a graph, replay it
@@ -105,19 +105,6 @@ def eager_launches(llama: ModuleType) -> int:
         torch.LaunchCounter.reset()
         model(ids, pos)
     return int(torch.LaunchCounter.n)
-
-
-def gpu_bound_batch(cfg: Any, launches: int, spec: _gpus.GPUSpec) -> int:
-    """The smallest batch whose attention alone keeps the device busy twice as long as the
-    host takes to launch an eager step. Per row and layer, the step copies the cached keys
-    and values out once per query head (repeat_interleave: reads KVH heads, writes H) and
-    attention reads those copies again: (2 KVH + 4 H) * S * D elements, every one moved over
-    HBM at least once. The rest of the step only adds device time."""
-    itemsize = 4  # float32, the example model's dtype
-    row_bytes = cfg.num_layers * (2 * cfg.num_kv_heads + 4 * cfg.num_heads) * \
-        cfg.max_seq_len * cfg.head_dim * itemsize
-    host_s = launches * _cost.EAGER_LAUNCH_NS * 1e-9
-    return math.ceil(2 * host_s * spec.hbm_bytes_per_s / row_bytes)
 
 
 @pytest.mark.parametrize("key", list(_gpus.GPUS))
