@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from fake_torch import _device
@@ -20,6 +22,10 @@ from fake_torch._torch_function import is_mode_enabled as _is_torch_function_mod
 from fake_torch.amp._state import is_any_autocast_enabled as _is_any_autocast_enabled
 from fake_torch.amp._state import is_autocast_available as _is_autocast_available
 from fake_torch.backends.cuda import _BlasBackend as _BlasBackend
+
+# torch._C._nn: the bindings of torch.nn.functional's native ops. User code probes it with
+# getattr(torch._C._nn, name, None); fake_torch binds none of them there (its ops are Python)
+_nn = types.ModuleType("torch._C._nn")
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase",
            "_BlasBackend", "_accelerator_getAllocatorSettings",

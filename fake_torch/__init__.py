@@ -29,6 +29,9 @@ from fake_torch import (
     utils,
     version,
 )
+from fake_torch import autograd as autograd  # torch.autograd (forward only)
+from fake_torch import func as func  # torch.func.functional_call
+from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
 from fake_torch._allocator import OutOfMemoryError
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
@@ -40,6 +43,12 @@ from fake_torch._dtype import (
     complex128,
     dtype,
     finfo,
+    float4_e2m1fn_x2,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,
@@ -52,6 +61,9 @@ from fake_torch._dtype import (
     promote_types,
     set_default_dtype,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from fake_torch._dtype import bool_ as bool
 from fake_torch._generator import (
@@ -91,7 +103,15 @@ from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._storage import UntypedStorage
 from fake_torch._streams import Event, Stream
+from fake_torch._sym import SymBool, SymFloat, SymInt
+from fake_torch._tags import Tag
 from fake_torch._tensor import Size, Tensor
+from fake_torch._threads import (
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
 from fake_torch.amp import autocast
 from fake_torch.amp._state import (
     autocast_decrement_nesting,
@@ -146,6 +166,10 @@ __all__ = [
     "ShortTensor",
     "Size",
     "Stream",
+    "SymBool",
+    "SymFloat",
+    "SymInt",
+    "Tag",
     "Tensor",
     "UntypedStorage",
     "accelerator",
@@ -176,6 +200,12 @@ __all__ = [
     "enable_grad",
     "finfo",
     "float",
+    "float4_e2m1fn_x2",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "float16",
     "float32",
     "float64",
@@ -186,6 +216,8 @@ __all__ = [
     "get_default_device",
     "get_default_dtype",
     "get_float32_matmul_precision",
+    "get_num_interop_threads",
+    "get_num_threads",
     "get_rng_state",
     "half",
     "iinfo",
@@ -235,6 +267,8 @@ __all__ = [
     "set_default_dtype",
     "set_float32_matmul_precision",
     "set_grad_enabled",
+    "set_num_interop_threads",
+    "set_num_threads",
     "set_printoptions",
     "set_rng_state",
     "short",
@@ -242,6 +276,9 @@ __all__ = [
     "torch_version",
     "types",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "uninstall",
     "utils",
     "version",

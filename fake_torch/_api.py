@@ -36,7 +36,21 @@ MODULES = {
     "torch.backends.cudnn": "fake_torch.backends.cudnn",
     "torch.multiprocessing": "fake_torch.multiprocessing",
     "torch.distributed": "fake_torch.distributed",
+    "torch.distributed.constants": "fake_torch.distributed.constants",
+    "torch.distributed.rendezvous": "fake_torch.distributed.rendezvous",
+    "torch.distributed.device_mesh": "fake_torch.distributed.device_mesh",
+    "torch.distributed.tensor": "fake_torch.distributed.tensor",
+    "torch.distributed.tensor.placement_types": "fake_torch.distributed.tensor.placement_types",
+    "torch.distributed.fsdp": "fake_torch.distributed.fsdp",
+    "torch.distributed.checkpoint.hf_storage": "fake_torch.distributed.checkpoint.hf_storage",
     "torch.utils._pytree": "fake_torch.utils._pytree",
+    "torch.utils.checkpoint": "fake_torch.utils.checkpoint",
+    "torch.func": "fake_torch.func",
+    "torch.autograd": "fake_torch.autograd",
+    "torch.autograd.graph": "fake_torch.autograd.graph",
+    "torch.cuda.nvtx": "fake_torch.cuda.nvtx",
+    "torch.xpu": "fake_torch.xpu",
+    "torch.nn.attention.flex_attention": "fake_torch.nn.attention.flex_attention",
 }
 
 

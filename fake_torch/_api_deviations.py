@@ -31,6 +31,12 @@ DEVIATIONS: dict[str, str] = {
     "torch.is_tensor": "obj may be passed by keyword (torch's is positional-only)",
     "torch.set_default_dtype": "d may be passed by keyword (torch's is positional-only)",
     "torch.no_grad": "also a bare decorator (@no_grad without parentheses) via orig_func",
+    "torch.autograd.no_grad": "torch.no_grad itself (see there)",
+    "torch.utils.checkpoint.checkpoint": "same parameters; the context_fn default is "
+                                         "fake_torch's own noop_context_fn, whose repr differs",
+    "torch.nn.attention.flex_attention.BlockMask": "same parameters; the mask_mod default is "
+                                                   "fake_torch's own noop_mask, whose repr "
+                                                   "differs",
     "torch._dynamo.OptimizedModule": "built around a frame of our tracer, not a dynamo context",
     "torch._dynamo.disable": "no `wrapping` flag: disabled functions are always wrapped",
     "torch._dynamo.graph_break": "takes no message: the break reason names the call site",

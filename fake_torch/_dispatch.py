@@ -118,6 +118,24 @@ def exit_mode(mode: Mode) -> None:
     _local.modes.remove(mode)
 
 
+def modes() -> tuple[Mode, ...]:
+    """This thread's mode stack, outermost (eager) first."""
+    return tuple(_local.modes)
+
+
+@contextmanager
+def suspended(mode: Mode) -> Iterator[None]:
+    """Take `mode` off this thread's stack for the block, back at the same place after
+    (torch._subclasses.fake_tensor.unset_fake_temporarily)."""
+    stack = _local.modes
+    idx = stack.index(mode)
+    del stack[idx]
+    try:
+        yield
+    finally:
+        stack.insert(idx, mode)
+
+
 def reset_modes() -> list[Mode]:
     """Back to eager on this thread; the modes that were left entered (for tests' cleanup)."""
     left = _local.modes[1:]

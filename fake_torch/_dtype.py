@@ -1,11 +1,18 @@
-"""torch dtypes over numpy dtypes (bfloat16 from ml_dtypes), type promotion, finfo/iinfo.
+"""torch dtypes over numpy dtypes (bfloat16 and the float8s from ml_dtypes), type promotion,
+finfo/iinfo.
 
 The complex dtypes exist as dtype objects (code reads them at import: `torch.complex64`,
 `dtype.is_complex`, `to_complex()`), but no tensor can hold one: allocating a complex tensor
-raises NotImplementedError (fake_torch._kernels._common.new_tensor_exact)."""
+raises NotImplementedError (fake_torch._kernels._common.new_tensor_exact).
+
+The "limited" dtypes (torch's float8s, float4_e2m1fn_x2, uint16/32/64) hold tensors that torch
+creates, copies, casts, views and indexes, but computes on with only a few kernels; the rest
+refuse them as torch does (fake_torch/_limited.py). torch promotes no float8 with any other
+dtype and no uint16/32/64 with another integral one."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ml_dtypes
@@ -68,29 +75,54 @@ bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, True)
 float32 = dtype("float32", np.float32, 2, True)
 float64 = dtype("float64", np.float64, 2, True)
 
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, 2, True)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, 2, True)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, 2, True)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, 2, True)
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, 2, False)  # exponent only
+# two float4 values packed in one byte: its tensors hold raw bytes (numpy void), never numbers
+float4_e2m1fn_x2 = dtype("float4_e2m1fn_x2", "V1", 2, True)
+uint16 = dtype("uint16", np.uint16, 1, False)
+uint32 = dtype("uint32", np.uint32, 1, False)
+uint64 = dtype("uint64", np.uint64, 1, False)
+
 complex32 = dtype("complex32", None, 3, True, itemsize=4)
 complex64 = dtype("complex64", None, 3, True, itemsize=8)
 complex128 = dtype("complex128", None, 3, True, itemsize=16)
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 COMPLEX_DTYPES = (complex32, complex64, complex128)  # dtype objects only: no tensor holds one
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+UNSIGNED_DTYPES = (uint16, uint32, uint64)  # torch's "barebones" unsigned types
+LIMITED_DTYPES = (*FLOAT8_DTYPES, float4_e2m1fn_x2, *UNSIGNED_DTYPES)
 _REAL = {complex32: float16, complex64: float32, complex128: float64}
 _COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
 _ABBR = {bool_: "b8", uint8: "u8", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
          float16: "f16", bfloat16: "bf16", float32: "f32", float64: "f64", complex32: "c32",
-         complex64: "c64", complex128: "c128"}
+         complex64: "c64", complex128: "c128", float8_e4m3fn: "f8e4m3fn",
+         float8_e5m2: "f8e5m2", float8_e4m3fnuz: "f8e4m3fnuz", float8_e5m2fnuz: "f8e5m2fnuz",
+         float8_e8m0fnu: "f8e8m0fnu", float4_e2m1fn_x2: "f4e2m1fnx2", uint16: "u16",
+         uint32: "u32", uint64: "u64"}
 
 # How torch's error messages spell a dtype: its c10::ScalarType ("not implemented for 'Long'",
 # "torch.LongTensor") and its C++ element type ("expected dtype float but got double").
 SCALAR_NAME = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int",
                int64: "Long", float16: "Half", bfloat16: "BFloat16", float32: "Float",
                float64: "Double", complex32: "ComplexHalf", complex64: "ComplexFloat",
-               complex128: "ComplexDouble"}
+               complex128: "ComplexDouble", float8_e4m3fn: "Float8_e4m3fn",
+               float8_e5m2: "Float8_e5m2", float8_e4m3fnuz: "Float8_e4m3fnuz",
+               float8_e5m2fnuz: "Float8_e5m2fnuz", float8_e8m0fnu: "Float8_e8m0fnu",
+               float4_e2m1fn_x2: "Float4_e2m1fn_x2", uint16: "UInt16", uint32: "UInt32",
+               uint64: "UInt64"}
 CPP_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "short int",
             int32: "int", int64: "long int", float16: "c10::Half", bfloat16: "c10::BFloat16",
             float32: "float", float64: "double", complex32: "c10::complex<c10::Half>",
-            complex64: "c10::complex<float>", complex128: "c10::complex<double>"}
-_FROM_NP = {d.np: d for d in ALL_DTYPES}
+            complex64: "c10::complex<float>", complex128: "c10::complex<double>",
+            float8_e4m3fn: "c10::Float8_e4m3fn", float8_e5m2: "c10::Float8_e5m2",
+            float8_e4m3fnuz: "c10::Float8_e4m3fnuz", float8_e5m2fnuz: "c10::Float8_e5m2fnuz",
+            float8_e8m0fnu: "c10::Float8_e8m0fnu", float4_e2m1fn_x2: "c10::Float4_e2m1fn_x2",
+            uint16: "uint16_t", uint32: "uint32_t", uint64: "uint64_t"}
+_FROM_NP = {d.np: d for d in ALL_DTYPES + LIMITED_DTYPES}
 _ORDER = {d: i for i, d in enumerate(ALL_DTYPES + COMPLEX_DTYPES)}
 
 _default_dtype = float32
@@ -104,7 +136,8 @@ def from_numpy_dtype(np_dtype: Any) -> dtype:
     if found is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype)}. The only supported "
-            "types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, "
+            "int8, uint64, uint32, uint16, uint8, and bool."
         )
     return found
 
@@ -124,6 +157,8 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both promote to, by torch's table (not numpy's)."""
     if type1 is type2:
         return type1
+    if type1 in LIMITED_DTYPES or type2 in LIMITED_DTYPES:
+        return _promote_limited(type1, type2)
     if type1._category == 3 or type2._category == 3:  # the complex of the promoted real parts
         return promote_types(type1.to_real(), type2.to_real()).to_complex()
     if type1._category != type2._category:
@@ -135,6 +170,22 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
         other = (pair - {uint8}).pop()  # except int8, which cannot hold 255
         return int16 if other is int8 else other
     return type1 if _ORDER[type1] > _ORDER[type2] else type2
+
+
+def _promote_limited(type1: dtype, type2: dtype) -> dtype:
+    """c10's checks before its promotion table: float8 promotes with nothing; uint16/32/64 only
+    with a floating dtype (which wins); float4_e2m1fn_x2 is in no table at all."""
+    if type1 in FLOAT8_DTYPES or type2 in FLOAT8_DTYPES:
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{SCALAR_NAME[type1]} and {SCALAR_NAME[type2]}")
+    if type1 in UNSIGNED_DTYPES or type2 in UNSIGNED_DTYPES:
+        for d in (type1, type2):
+            if d.is_floating_point:
+                return d
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {SCALAR_NAME[type1]} and {SCALAR_NAME[type2]}")
+    raise RuntimeError("ix_a != -1 INTERNAL ASSERT FAILED: torch's promotion table has no "
+                       f"{SCALAR_NAME[type1]} and {SCALAR_NAME[type2]}")
 
 
 def result_type_of(operands: list[tuple[dtype, int]]) -> dtype:
@@ -160,6 +211,9 @@ def result_type_of(operands: list[tuple[dtype, int]]) -> dtype:
     return result
 
 
+_NUMPY_FLOATS = (np.float16, np.float32, np.float64)
+
+
 class finfo:
     """Machine limits of a floating dtype, as torch.finfo reports them."""
 
@@ -168,15 +222,18 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        info: Any = (ml_dtypes.finfo(d.np) if d is bfloat16  # type: ignore[no-untyped-call]
-                     else np.finfo(d.np))
+        if d is float4_e2m1fn_x2:
+            raise TypeError("bad argument type for built-in operation")
+        info: Any = (np.finfo(d.np) if d.np.type in _NUMPY_FLOATS
+                     else ml_dtypes.finfo(d.np))  # type: ignore[no-untyped-call]
         self.dtype = d._name
         self.bits = d.itemsize * 8
-        self.eps = float(info.eps)
+        # c10 gives float8_e5m2fnuz an epsilon of 2**-3, not its two mantissa bits' 2**-2
+        self.eps = 0.125 if d is float8_e5m2fnuz else float(info.eps)
         self.max = float(info.max)
-        self.min = float(info.min)
+        self.min = float(info.min) if d.is_signed else float(info.tiny)  # e8m0: no sign bit
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))  # 10**-decimal digits
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -198,4 +255,4 @@ class iinfo:
         self.min = int(info.min)
 
     def __repr__(self) -> str:
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -16,11 +16,13 @@ from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     bool_,
     dtype,
+    float4_e2m1fn_x2,
     from_numpy_dtype,
     get_default_dtype,
     int64,
 )
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, to_float8
 from fake_torch._kernels.host import host_array
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
 from fake_torch._tensor import Number, Tensor
@@ -62,12 +64,26 @@ def _pinned_if(out: Tensor, pin_memory: bool) -> Tensor:
 
 def _fill(out: Tensor, value: Number, op: str) -> Tensor:
     kind = "memset" if value == 0 else "kernel"
+    if out.dtype is float4_e2m1fn_x2 and value != 0:  # packed bytes: only a memset fills them
+        raise NotImplementedError("\"fill_cpu\" not implemented for 'Float4_e2m1fn_x2'")
     launch(op, _fill_kernel, out, (), {"value": value}, kind=kind)
     return out
 
 
 def _fill_kernel(out: np.ndarray, *, value: Number) -> None:
-    out[...] = value
+    if out.dtype == PACKED_NP:  # float4_e2m1fn_x2: zeros only (`_fill` refuses the rest)
+        out.view(np.uint8)[...] = 0
+    elif out.dtype in FLOAT8_NP:  # rounded as c10 rounds (ml_dtypes' own cast differs)
+        out[...] = to_float8(np.asarray(value), out.dtype)
+    else:
+        out[...] = value
+
+
+def _as_np(host: np.ndarray, dt: dtype) -> np.ndarray:
+    """torch.tensor's values as a new array of `dt` (a float8 rounded as c10 rounds it)."""
+    if dt.np in FLOAT8_NP:
+        return to_float8(np.asarray(host, dtype=np.float64), dt.np)
+    return np.array(host, dtype=dt.np)
 
 
 def _infer_dtype(data: Any) -> dtype:
@@ -137,14 +153,14 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
     dev = canonical(device)
     out = new_tensor(host.shape, dt, dev)
     if dev.type == "cuda":  # the data lives on the host: one blocking host-to-device copy
-        src = np.array(host, dtype=dt.np)
+        src = _as_np(host, dt)
         if pin_memory:
             src = _pinned.pinned_copy(src)
         launch("copy_", np.copyto, out, (src,), kind="memcpy_h2d")
         _dispatch.host_sync("to")
     else:
         out = _pinned_if(out, pin_memory)
-        out._a[...] = np.asarray(host, dtype=dt.np) if host.dtype == object else host
+        out._a[...] = _as_np(host, dt) if host.dtype == object else host
     out.requires_grad = requires_grad
     return out
 

@@ -1,11 +1,12 @@
 """torch._ops and torch.ops: operators as `torch.ops.<namespace>.<name>`.
 
-`torch.ops.mylib.foo` is an OpOverloadPacket, `torch.ops.mylib.foo.default` its one OpOverload;
-calling either runs the operator. Operators come from torch.library (custom ops) and, for
-`torch.ops.aten`, from the op definitions (fake_torch._opdef): `torch.ops.aten.add` runs
-torch.add. A call goes through `__torch_function__` like any public op, so torch.compile's
-tracing mode records ONE graph node for the whole operator (its target is the packet or
-overload that was called) however many kernels the operator's body launches.
+`torch.ops.mylib.foo` is an OpOverloadPacket, `torch.ops.mylib.foo.default` (or `.out`, ...)
+one of its OpOverloads; calling either runs the operator. Operators come from torch.library
+(custom ops, Library.define) and, for `torch.ops.aten`, from the op definitions
+(fake_torch._opdef): `torch.ops.aten.add` runs torch.add. A call goes through
+`__torch_function__` like any public op, so torch.compile's tracing mode records ONE graph node
+for the whole operator (its target is the packet or overload that was called) however many
+kernels the operator's body launches.
 """
 
 from __future__ import annotations
@@ -17,22 +18,28 @@ from fake_torch import _torch_function
 
 
 class OpOverload:
-    """torch.ops.<namespace>.<name>.default: one overload of a registered operator."""
+    """torch.ops.<namespace>.<name>.<overload>: one overload of a registered operator."""
 
     def __init__(self, namespace: str, name: str, schema: str,
-                 kernel: Callable[..., Any], packet: OpOverloadPacket) -> None:
+                 kernel: Callable[..., Any], packet: OpOverloadPacket,
+                 overload: str = "default") -> None:
         self.namespace = namespace
         self._opname = name
-        self._schema = f"{namespace}::{name}{schema}"
+        self._overloadname = overload
+        dotted = name if overload == "default" else f"{name}.{overload}"
+        self._schema = f"{namespace}::{dotted}{schema}"
         self._kernel = kernel  # what a call runs outside tracing
         self.overloadpacket = packet
-        # how fx prints a target: torch.ops.<namespace>.<name>.default
+        # how fx prints a target: torch.ops.<namespace>.<name>.<overload>
         self.__module__ = f"torch.ops.{namespace}"
-        self.__name__ = f"{name}.default"
+        self.__name__ = f"{name}.{overload}"
         self.__qualname__ = self.__name__
 
     def name(self) -> str:
-        return f"{self.namespace}::{self._opname}"
+        """"namespace::name", with ".overload" unless it is the default overload."""
+        if self._overloadname == "default":
+            return f"{self.namespace}::{self._opname}"
+        return f"{self.namespace}::{self._opname}.{self._overloadname}"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _torch_function.state.enabled:
@@ -40,35 +47,65 @@ class OpOverload:
         return self._kernel(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='default')>"
+        return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
+                f"overload='{self._overloadname}')>")
 
     def __str__(self) -> str:
-        return f"{self.namespace}.{self._opname}.default"
+        return f"{self.namespace}.{self._opname}.{self._overloadname}"
 
 
 class OpOverloadPacket:
-    """torch.ops.<namespace>.<name>: the operator with all its overloads (here: `default`)."""
+    """torch.ops.<namespace>.<name>: the operator with all its overloads (`default`, and those
+    torch.library.Library.define named, e.g. "foo.out")."""
 
     def __init__(self, namespace: str, name: str, schema: str,
-                 kernel: Callable[..., Any]) -> None:
+                 kernel: Callable[..., Any], overload: str = "default") -> None:
         self.namespace = namespace
         self._opname = name
-        self.default = OpOverload(namespace, name, schema, kernel, self)
+        self._overloads: dict[str, OpOverload] = {}
         self.__module__ = f"torch.ops.{namespace}"
         self.__name__ = name
         self.__qualname__ = name
+        self.add_overload(overload, schema, kernel)
+
+    def add_overload(self, overload: str, schema: str, kernel: Callable[..., Any]) -> OpOverload:
+        """fake_torch only: make `<packet>.<overload>` run `kernel`."""
+        found = self._overloads[overload] = OpOverload(self.namespace, self._opname, schema,
+                                                       kernel, self, overload)
+        return found
+
+    def __getattr__(self, overload: str) -> OpOverload:
+        if overload.startswith("__") or overload == "_overloads":
+            raise AttributeError(overload)
+        found = self._overloads.get(overload)
+        if found is None:
+            raise AttributeError(f"The underlying op of '{self}' has no overload name "
+                                 f"'{overload}'")
+        return found
+
+    @property
+    def default(self) -> OpOverload:
+        return self.__getattr__("default")
 
     @property
     def _schema(self) -> str:
-        return self.default._schema
+        return self._first()._schema
 
     def overloads(self) -> list[str]:
-        return ["default"]
+        return list(self._overloads)
+
+    def _first(self) -> OpOverload:
+        # torch matches the arguments against each overload's schema; fake_torch calls the
+        # default overload, or the only one
+        if "default" in self._overloads or len(self._overloads) != 1:
+            return self.default
+        return next(iter(self._overloads.values()))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        kernel = self._first()._kernel
         if _torch_function.state.enabled:
-            return _torch_function.handle(self, self.default._kernel, args, kwargs)
-        return self.default._kernel(*args, **kwargs)
+            return _torch_function.handle(self, kernel, args, kwargs)
+        return kernel(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket(op='{self.namespace}.{self._opname}')>"
@@ -143,6 +180,29 @@ def register(namespace: str, name: str, schema: str,
     packet = OpOverloadPacket(namespace, name, schema, kernel)
     ops.namespace(namespace)._packets[name] = packet
     return packet
+
+
+def register_overload(namespace: str, name: str, overload: str, schema: str,
+                      kernel: Callable[..., Any]) -> OpOverload:
+    """Add the overload `torch.ops.<namespace>.<name>.<overload>` (torch.library.Library.define
+    of "name.overload(...)"), making the packet if it is the first."""
+    packets = ops.namespace(namespace)._packets
+    packet = packets.get(name)
+    if packet is None:
+        packet = packets[name] = OpOverloadPacket(namespace, name, schema, kernel, overload)
+        return packet._overloads[overload]
+    return packet.add_overload(overload, schema, kernel)
+
+
+def unregister(namespace: str, name: str, overload: str) -> None:
+    """Remove one overload (torch.library.Library._destroy); the packet goes with its last."""
+    packets = ops.namespace(namespace)._packets
+    packet = packets.get(name)
+    if packet is None:
+        return
+    packet._overloads.pop(overload, None)
+    if not packet._overloads:
+        del packets[name]
 
 
 def lookup(qualname: str) -> OpOverloadPacket | None:

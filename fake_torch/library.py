@@ -10,6 +10,9 @@ Eager, the operator launches exactly what its body launches. Traced by torch.com
 graph node whose target is the operator (`torch.ops.mylib.attention.default`), so a backend can
 split the graph at it, which is how vLLM registers attention. Tracing needs the fake impl: it
 gives the output's shape without running the body.
+
+`Library` is the lower level vLLM uses (`direct_register_custom_op`): `define` a schema,
+`impl` a kernel per dispatch key, `_register_fake`; see fake_torch/_library/.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ import numpy as np
 from fake_torch import _ops
 from fake_torch._device import device as Device
 from fake_torch._dtype import dtype as DType
+from fake_torch._library import op_entry, opaque_object
+from fake_torch._library.library_handle import Library, entry_of
 from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
 
-__all__ = ["CustomOpDef", "custom_op", "infer_schema", "register_fake"]
+__all__ = ["CustomOpDef", "Library", "custom_op", "infer_schema", "register_autograd",
+           "register_fake"]
 
 
 class CustomOpDef:
@@ -45,6 +51,8 @@ class CustomOpDef:
         self._mutated_args = mutated_args
         self._device_types = device_types
         self._abstract_fn: Callable[..., Any] | None = None
+        self._backward_fn: Callable[..., Any] | None = None
+        self._setup_context_fn: Callable[..., Any] | None = None
         packet = _ops.register(namespace, name, schema, self._run)
         self._opoverload: OpOverload = packet.default
         _defs[packet.default] = self
@@ -63,6 +71,12 @@ class CustomOpDef:
         torch.empty_like and friends), computed without running the body."""
         self._abstract_fn = fn
         return fn
+
+    def register_autograd(self, backward: Callable[..., Any], /, *,
+                          setup_context: Callable[..., Any] | None = None) -> None:
+        """Store the operator's backward formula. fake_torch emulates no autograd: it is kept,
+        never called."""
+        self._backward_fn, self._setup_context_fn = backward, setup_context
 
     def __getattr__(self, name: str) -> Any:
         if name in _NOT_EMULATED_METHODS:
@@ -97,11 +111,11 @@ class CustomOpDef:
 
 
 _defs: dict[OpOverload | OpOverloadPacket, CustomOpDef] = {}
-_NOT_EMULATED_METHODS = frozenset({"register_kernel", "register_autograd", "register_autocast",
+_NOT_EMULATED_METHODS = frozenset({"register_kernel", "register_autocast",
                                    "register_torch_dispatch", "register_vmap",
                                    "register_effect", "set_kernel_enabled"})
-_NOT_EMULATED = frozenset({"Library", "define", "impl", "impl_abstract", "register_kernel",
-                           "register_autograd", "register_torch_dispatch", "register_vmap",
+_NOT_EMULATED = frozenset({"define", "impl", "impl_abstract", "register_kernel",
+                           "register_torch_dispatch", "register_vmap",
                            "register_autocast", "opcheck", "triton_op", "wrap_triton",
                            "get_ctx", "fallthrough_kernel"})
 
@@ -109,7 +123,8 @@ _NOT_EMULATED = frozenset({"Library", "define", "impl", "impl_abstract", "regist
 def __getattr__(name: str) -> Any:
     if name in _NOT_EMULATED:
         raise NotImplementedError(f"torch.library.{name} is not emulated by fake_torch: "
-                                  "register operators with torch.library.custom_op")
+                                  "register operators with torch.library.custom_op or "
+                                  "torch.library.Library")
     raise AttributeError(f"module 'torch.library' has no attribute '{name}'")
 
 
@@ -178,30 +193,59 @@ def register_fake(op: str | OpOverload | OpOverloadPacket | CustomOpDef,
                   _stacklevel: int = 1, allow_override: bool = True) -> Any:
     """Register the fake impl of an operator (by "namespace::name", its torch.ops object or
     its CustomOpDef); usable as a decorator."""
-    if isinstance(op, str):
-        packet = _ops.lookup(op)
-        if packet is None:
-            raise RuntimeError(f"operator {op} does not exist")
-        op = packet
-    custom = op if isinstance(op, CustomOpDef) else _defs.get(op)
-    if custom is None:
-        raise NotImplementedError(f"torch.library.register_fake({op}): only operators made by "
-                                  "torch.library.custom_op are emulated by fake_torch")
+    custom = _resolve(op, "register_fake")
 
     def inner(func: Callable[..., Any]) -> Callable[..., Any]:
-        return custom.register_fake(func)
+        if isinstance(custom, CustomOpDef):
+            return custom.register_fake(func)
+        if lib is not None:
+            lib._register_fake(custom.qualname.split("::")[1], func,
+                               allow_override=allow_override)
+        else:
+            custom.fake = func
+        return func
 
     if func is None:
         return inner
     return inner(func)
 
 
-def custom_op_def(op: object) -> CustomOpDef | None:
-    """fake_torch only: the CustomOpDef behind a torch.ops packet or overload (else None)."""
+def register_autograd(op: str | OpOverload | CustomOpDef, backward: Callable[..., Any], /, *,
+                      setup_context: Callable[..., Any] | None = None, lib: Any = None) -> None:
+    """Register the operator's backward formula. fake_torch emulates no autograd: the formula
+    is stored (with setup_context), never called."""
+    custom = _resolve(op, "register_autograd")
+    if isinstance(custom, CustomOpDef):
+        custom.register_autograd(backward, setup_context=setup_context)
+    else:
+        custom.autograd = (backward, setup_context)
+
+
+def _resolve(op: object, api: str) -> CustomOpDef | op_entry.OperatorEntry:
+    """The CustomOpDef or Library-defined entry behind "ns::name" or a torch.ops object."""
+    if isinstance(op, str):
+        entry = op_entry.defined(op)
+        if entry is not None:
+            return entry
+        packet = _ops.lookup(op)
+        if packet is None:
+            raise RuntimeError(f"operator {op} does not exist")
+        op = packet
+    found = custom_op_def(op)
+    if found is None:
+        raise NotImplementedError(f"torch.library.{api}({op}): only operators made by "
+                                  "torch.library.custom_op or torch.library.Library are "
+                                  "emulated by fake_torch")
+    return found
+
+
+def custom_op_def(op: object) -> CustomOpDef | op_entry.OperatorEntry | None:
+    """fake_torch only: the CustomOpDef, or the torch.library.Library-defined operator, behind
+    a torch.ops packet or overload (else None)."""
     if isinstance(op, CustomOpDef):
         return op
     if isinstance(op, (OpOverload, OpOverloadPacket)):
-        return _defs.get(op)
+        return _defs.get(op) or entry_of(op)
     return None
 
 
@@ -209,20 +253,25 @@ def run_fake(op: OpOverload | OpOverloadPacket, args: tuple[Any, ...],
              kwargs: dict[str, Any]) -> Any:
     """fake_torch only: what tracing uses for a custom op's output: its fake impl, or torch's
     RuntimeError when none was registered."""
-    custom = _defs[op]
+    custom = custom_op_def(op)
+    assert custom is not None, f"{op} is not a custom operator"
     return custom._run_fake(*args, **kwargs)
 
 
 def mutated_arg_names(op: OpOverload | OpOverloadPacket) -> tuple[str, ...]:
-    """fake_torch only: the arguments a custom op declared in `mutates_args`."""
-    return _defs[op]._mutated_args
+    """fake_torch only: the arguments a custom op declared in `mutates_args` (or its schema
+    marks `Tensor(a!)`)."""
+    custom = custom_op_def(op)
+    assert custom is not None, f"{op} is not a custom operator"
+    return custom._mutated_args
 
 
 # --- schema inference (torch.library.infer_schema) ------------------------------------------
 
 
 def infer_schema(prototype_function: Callable[..., Any], /, *,
-                 mutates_args: str | Iterable[str], op_name: str | None = None) -> str:
+                 mutates_args: str | Iterable[str], op_name: str | None = None,
+                 tags: Any = ()) -> str:
     """The operator schema of a type-annotated function: "(Tensor x, float y) -> Tensor"."""
     sig = inspect.signature(prototype_function)
 
@@ -245,8 +294,7 @@ def infer_schema(prototype_function: Callable[..., Any], /, *,
                         "the custom op mutates, or just the string 'unknown' if you don't know.")
     params: list[str] = []
     seen_kwonly = False
-    num_mutated = 0
-    for p in sig.parameters.values():
+    for idx, p in enumerate(sig.parameters.values()):
         if p.annotation is inspect.Parameter.empty:
             raise error(f"Parameter {p.name} must have a type annotation.")
         if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -254,10 +302,13 @@ def infer_schema(prototype_function: Callable[..., Any], /, *,
         type_str = _arg_type(hints.get(p.name, p.annotation))
         if type_str is None:
             raise error(f"Parameter {p.name} has unsupported type {p.annotation}.")
+        if mutates_args != "unknown" and p.name in set(mutates_args) \
+                and not type_str.startswith("Tensor"):
+            raise error(f"Parameter {p.name} is in mutable_args but only Tensors or "
+                        "collections of Tensors can be mutated")
         mutated = mutates_args == "unknown" or p.name in set(mutates_args)
-        if mutated and type_str.startswith("Tensor"):
-            type_str = type_str.replace("Tensor", f"Tensor(a{num_mutated}!)", 1)
-            num_mutated += 1
+        if mutated and type_str.startswith("Tensor"):  # the alias set is the position
+            type_str = type_str.replace("Tensor", f"Tensor(a{idx}!)", 1)
         if p.kind is inspect.Parameter.KEYWORD_ONLY and not seen_kwonly:
             params.append("*")
             seen_kwonly = True
@@ -276,6 +327,8 @@ _SCALARS: dict[Any, str] = {int: "SymInt", float: "float", bool: "bool", str: "s
 def _arg_type(ann: Any) -> str | None:
     if ann in _SCALARS:
         return _SCALARS[ann]
+    if isinstance(ann, type) and opaque_object.is_opaque_type(ann):
+        return opaque_object.get_opaque_type_name(ann)
     args = typing.get_args(ann)
     origin = typing.get_origin(ann)
     if origin in (typing.Union, types.UnionType):
@@ -304,8 +357,10 @@ def _return_type(ann: Any) -> str | None:
 
 
 def _default(value: Any) -> str:
-    if isinstance(value, str):
+    if isinstance(value, (str, Device)):
         return f'"{value}"'
+    if isinstance(value, DType):
+        return str(value).removeprefix("torch.")
     return repr(value)
 
 

@@ -1,9 +1,14 @@
 """torch._dynamo: the frontend of torch.compile (tracing into FX graphs, guards, recompiles,
 graph breaks) and its tools: explain, export, reset, config, counters, the backend registry."""
 
-from fake_torch._dynamo import config, exc, utils
+from fake_torch._dynamo import config, decorators, exc, utils
 from fake_torch._dynamo.backends.registry import list_backends, lookup_backend, register_backend
 from fake_torch._dynamo.convert_frame import reset
+from fake_torch._dynamo.decorators import (
+    allow_in_graph,
+    assume_constant_result,
+    set_stance,
+)
 from fake_torch._dynamo.eval_frame import (
     OptimizedModule,
     disable,
@@ -38,7 +43,9 @@ def mark_static(t: Tensor, index: int | list[int] | tuple[int, ...] | None = Non
 
 
 __all__ = [
-    "OptimizedModule", "config", "disable", "exc", "explain", "export", "graph_break",
+    "OptimizedModule", "allow_in_graph", "assume_constant_result", "config", "decorators",
+    "disable", "exc", "explain", "export", "graph_break",
     "is_compiling", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
-    "maybe_mark_dynamic", "optimize", "register_backend", "reset", "utils",
+    "maybe_mark_dynamic", "optimize", "register_backend", "reset", "set_stance",
+    "utils",
 ]

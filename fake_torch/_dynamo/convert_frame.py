@@ -37,6 +37,7 @@ from typing import Any
 
 from fake_torch._dynamo import config
 from fake_torch._dynamo import graph_breaks as gb
+from fake_torch._dynamo.decorators import current_stance
 from fake_torch._dynamo.exc import FailOnRecompileLimitHit, InternalTorchDynamoError
 from fake_torch._dynamo.guards import (
     FrameGuards,
@@ -106,6 +107,47 @@ def frame_for(fn: Callable[..., Any], owner: Any, options: CompileOptions,
         frame.owner = owner
         _frames[key] = frame
     return frame
+
+
+def _checked_stance() -> str:
+    """The stance (torch.compiler.set_stance) a compiled call follows; what fake_torch does not
+    emulate raises here, at the call, as torch's invalid stances do."""
+    stance = current_stance()
+    if stance.stance in ("eager_then_compile", "aot_eager_then_compile"):
+        raise NotImplementedError(f"torch.compiler.set_stance({stance.stance!r}) is not "
+                                  "emulated by fake_torch")
+    if stance.backend is not None:
+        raise NotImplementedError("torch.compiler.set_stance(force_backend=...) is not "
+                                  "emulated by fake_torch")
+    if stance.stance not in ("default", "force_eager", "eager_on_recompile",
+                             "fail_on_recompile"):
+        raise RuntimeError(f"invalid torch.compile stance '{stance}'")
+    return stance.stance
+
+
+def register_bytecode_hook(hook: Callable[[CodeType, CodeType], CodeType | None]) -> Any:
+    """torch calls `hook(code, new_code)` with the bytecode Dynamo wrote for each frame it
+    compiles. fake_torch's Dynamo traces by running the Python under modes and writes no
+    bytecode, so it has none to give: not emulated."""
+    raise NotImplementedError(
+        "torch._dynamo.convert_frame.register_bytecode_hook is not emulated by fake_torch: its "
+        "Dynamo traces by running Python and produces no transformed bytecode")
+
+
+def remove_from_cache(f: Any) -> None:
+    """Forget every compiled entry of `f` (a function, a code object, or a module: its
+    forward), so its next call compiles again."""
+    from fake_torch.nn.modules.module import Module
+
+    if isinstance(f, Module):
+        f = type(f).forward
+    code = f if isinstance(f, CodeType) else getattr(getattr(f, "__func__", f), "__code__", None)
+    if code is None:
+        log.warning("could not determine __code__ for %s", f)
+        return
+    for frame in list(_frames.values()):
+        if frame.code is code:
+            frame.clear()
 
 
 # --- direct entries -------------------------------------------------------------------------
@@ -264,6 +306,9 @@ class CompiledFrame:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_tracing():  # called from code being traced: inline it
             return self.fn(*args, **kwargs)
+        stance = _checked_stance()
+        if stance == "force_eager":
+            return self.fn(*args, **kwargs)
         GenerationTracker.generation += 1  # a new step for CUDA graph trees
         spec, leaves = flatten(self.names, args, kwargs)
         failures: list[str] = []
@@ -290,6 +335,14 @@ class CompiledFrame:
             if len(self.entries) >= state.limit():
                 return self._limit_hit(failures[0], args, kwargs)
             self._mark_dynamic(self.entries[-1].guards, leaves)
+        if stance != "default" and not state.rerun:  # a compile is due: the stance decides
+            if stance == "eager_on_recompile":
+                return self.fn(*args, **kwargs)
+            code = self.code
+            raise RuntimeError(
+                "Detected recompile when torch.compile stance is 'fail_on_recompile'. "
+                f"filename: '{code.co_filename if code else '?'}', function name: "
+                f"'{self.name}', line number: {code.co_firstlineno if code else 0}")
         return self._trace(args, kwargs, spec, leaves, force=recompile)
 
     def _limit_hit(self, reason: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

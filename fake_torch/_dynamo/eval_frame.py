@@ -14,7 +14,7 @@ from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo import output_graph
 from fake_torch._dynamo.backends.debugging import ExplainOutput
 from fake_torch._dynamo.backends.registry import lookup_backend
-from fake_torch._dynamo.convert_frame import CompiledFrame, frame_for, reset
+from fake_torch._dynamo.convert_frame import CompiledFrame, frame_for, remove_from_cache, reset
 from fake_torch._dynamo.output_graph import CompileOptions
 from fake_torch._dynamo.state import active_tracer, is_tracing
 from fake_torch._dynamo.utils import compile_times
@@ -201,4 +201,5 @@ def explain(f: Callable[..., Any], *extra_args: Any, **extra_kwargs: Any) -> Any
     return inner
 
 
-__all__ = ["OptimizedModule", "disable", "explain", "is_compiling", "optimize"]
+__all__ = ["OptimizedModule", "disable", "explain", "is_compiling", "optimize",
+           "remove_from_cache"]

@@ -12,6 +12,12 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from fake_torch._logging._internal import LazyString
+
+if TYPE_CHECKING:
+    from fake_torch.fx import GraphModule
 
 counters: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
@@ -42,4 +48,28 @@ def reset_compile_times() -> None:
     _compile_times.clear()
 
 
-__all__ = ["compile_times", "counters"]
+
+
+@contextmanager
+def dynamo_timed(key: str, phase_name: str | None = None, log_pt2_compile_event: bool = False,
+                 metadata: dict[str, object] | None = None,
+                 dynamo_compile_column_us: str | None = None, compile_id: Any = None,
+                 is_backward: bool | None = None, log_waitcounter: bool = False,
+                 waitcounter_name_override: str | None = None) -> Iterator[None]:
+    """Time the block under `key` in compile_times() (torch also logs compile events: fake_torch
+    keeps only the times)."""
+    with timed(key):
+        yield
+
+
+def lazy_format_graph_code(name: str, gm: GraphModule, maybe_id: int | None = None,
+                           **kwargs: Any) -> LazyString:
+    """`gm`'s Python code under a title naming it, formatted only when printed (for logs)."""
+    def format_code() -> str:
+        title = f"{name} {maybe_id}" if maybe_id is not None else name
+        return f"TRACED GRAPH\n {title} {gm.print_readable(print_output=False)}"
+
+    return LazyString(format_code)
+
+
+__all__ = ["compile_times", "counters", "dynamo_timed", "lazy_format_graph_code"]

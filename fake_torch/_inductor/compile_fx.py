@@ -329,6 +329,10 @@ def compile_fx(model_: GraphModule, example_inputs_: Sequence[Any], *,
         if config.graph_partition:
             raise NotImplementedError("torch._inductor.config.graph_partition=True is not "
                                       "emulated by fake_torch")
+        for key in ("post_grad_custom_pre_pass", "post_grad_custom_post_pass"):
+            if getattr(config, key) is not None:  # never silently skipped
+                raise NotImplementedError(f"torch._inductor.config.{key}: fake_torch's inductor "
+                                          "runs no post-grad passes (it lowers no aten graph)")
         compiled = CompiledFxGraph(model_, analyze(model_, example_inputs_))
         if not config.triton.cudagraphs:
             return compiled

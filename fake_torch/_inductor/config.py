@@ -17,6 +17,16 @@ realize_opcount_threshold = 30  # ... or past this many ops
 kernel_name_max_ops = 10  # op names a kernel's name lists
 max_autotune = False  # accepted; autotuning picks kernels, it does not change launch counts
 coordinate_descent_tuning = False  # accepted, as max_autotune
+# read and saved/restored by libraries (vLLM); fake_torch has no code cache and no freezing
+force_disable_caches = False
+fx_graph_cache = True
+fx_graph_remote_cache: bool | None = None
+freezing = False
+size_asserts = True
+enable_auto_functionalized_v2 = True
+custom_should_partition_ops: list[str] = []  # read with graph_partition, which is off here
+post_grad_custom_pre_pass: Any = None  # CustomGraphPass objects: compiling with one raises
+post_grad_custom_post_pass: Any = None
 
 
 class triton:  # torch's name
@@ -27,6 +37,9 @@ class triton:  # torch's name
     persistent_reductions = True  # reductions over <= 1024 elements: triton_per_ kernels
 
 
+_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager"}
+
+
 def _split(key: str) -> tuple[Any, str]:
     owner: Any = triton if key.startswith("triton.") else globals()
     return owner, key.removeprefix("triton.")
@@ -35,7 +48,8 @@ def _split(key: str) -> tuple[Any, str]:
 def get_config_copy() -> dict[str, Any]:
     """Every option by its dotted name, with its current value."""
     out = {k: v for k, v in globals().items()
-           if not k.startswith("_") and isinstance(v, (bool, int)) and k != "annotations"}
+           if not k.startswith("_") and k not in _NOT_OPTIONS
+           and (v is None or isinstance(v, (bool, int, list)))}
     out.update({f"triton.{k}": v for k, v in vars(triton).items() if not k.startswith("_")})
     return out
 

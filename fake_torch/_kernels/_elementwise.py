@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 
 from fake_torch._device import CPU, device
-from fake_torch._dtype import ALL_DTYPES, bfloat16, bool_, dtype, float16, float32
+from fake_torch._dtype import (
+    ALL_DTYPES,
+    FLOAT8_DTYPES,
+    LIMITED_DTYPES,
+    bfloat16,
+    bool_,
+    dtype,
+    float16,
+    float32,
+)
 from fake_torch._kernels._common import (
     broadcast_shapes,
     common_device,
@@ -26,6 +35,8 @@ from fake_torch._kernels._common import (
     result_type,
     scalar_dtype,
 )
+from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, cast_float8
+from fake_torch._kernels._limited import LIMITED, check_kernel
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
@@ -69,14 +80,16 @@ def quiet_call(f: Callable[[], None]) -> None:
         exit_quiet(token)
 
 
-DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES}  # "Float", "Long", as errors print
+DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES + LIMITED_DTYPES}  # "Float", "Long"
+_LIMITED_NP = FLOAT8_NP | {PACKED_NP}
 _BF16 = bfloat16.np
 _REDUCED = (float16, bfloat16)
+_IN_FLOAT32 = frozenset((float16, bfloat16, *FLOAT8_DTYPES))
 
 
 def opmath(dt: dtype) -> dtype:
-    """The dtype torch does the arithmetic in: float32 for the 16-bit floats."""
-    return float32 if dt in _REDUCED else dt
+    """The dtype torch does the arithmetic in: float32 for the 16-bit and 8-bit floats."""
+    return float32 if dt in _IN_FLOAT32 else dt
 
 
 def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
@@ -229,9 +242,16 @@ def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     numpy already matches torch bit for bit (bfloat16 via ml_dtypes) except float64 -> uint8,
     which torch takes through int64 (so -6.2e10 keeps its low byte instead of becoming 0), and
     bfloat16 -> integers, which torch takes through float32 (c10::BFloat16 widens to float
-    first) while ml_dtypes >= 0.7 casts out-of-range values to 0."""
+    first) while ml_dtypes >= 0.7 casts out-of-range values to 0. The float8s convert in
+    fake_torch._kernels._float8_cast; float4_e2m1fn_x2's packed bytes convert to nothing."""
     if a.dtype == to:
         return a
+    if to in _LIMITED_NP or a.dtype in _LIMITED_NP:
+        if PACKED_NP in (to, a.dtype):
+            raise NotImplementedError("\"copy_kernel\" not implemented for 'Float4_e2m1fn_x2'")
+        a = cast_float8(a, to)  # type: ignore[assignment]  # not None: one side is a float8
+        if a.dtype == to:
+            return a
     if a.dtype == _BF16 and to.kind in "iu":
         a = a.astype(np.float32)
     if to == np.uint8 and a.dtype == np.float64:
@@ -340,6 +360,8 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     opmath_arg: the operand mul/div/lerp read unrounded in float32 when the common dtype is
     float16/bfloat16 and it is a Python scalar or one element (torch's original_scalar_value);
     keep: operands passed to fn as they are (where's condition)."""
+    if promo in LIMITED:
+        check_kernel(op, promo, error_tensor(*operands))
     if kw is None and not keep and isinstance(fn, np.ufunc):
         fast = _plain_pointwise(op, fn, operands, promo, bool_ if bool_result else promo,
                                 result, out)
@@ -388,7 +410,7 @@ def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], 
     either is or shares no memory with. The general path would find no cast to plan, a
     row-major output, nothing for `check_out` to refuse and a direct ufunc: the same launch,
     without the ~15 calls it takes to find that out."""
-    if promo in _REDUCED or result is not natural:
+    if promo in _IN_FLOAT32 or result is not natural:
         return None
     first: Tensor | None = None
     for x in operands:

@@ -16,6 +16,7 @@ import numpy as np
 from fake_torch import return_types
 from fake_torch._dtype import SCALAR_NAME, bool_, dtype, int64, uint8
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._limited import LIMITED, check_kernel
 from fake_torch._kernels._reduce_util import (
     DimArg,
     acc_np,
@@ -32,6 +33,8 @@ from fake_torch._tensor import Tensor, wrap_dim
 def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: bool, dt: dtype,
             **params: Any) -> Tensor:
     """One launch of `kernel` folding `axes` of `x` into a new tensor of dtype `dt`."""
+    if x._dtype in LIMITED:  # float8, uint16/32/64: few reductions compiled for them
+        check_kernel(op, x._dtype, x)
     out = new_tensor(out_shape(x._a.shape, axes, keepdim), dt, x._device)
     launch(op, kernel, out, (x,), {"axes": axes, **params})
     return out

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from fake_torch._dynamo import decorators as _decorators
 from fake_torch._dynamo import list_backends
 from fake_torch._dynamo.eval_frame import disable, is_compiling
 
@@ -33,5 +37,24 @@ def cudagraph_mark_step_begin() -> None:
     cudagraph_trees.mark_step_begin()
 
 
-__all__ = ["cudagraph_mark_step_begin", "disable", "is_compiling", "is_dynamo_compiling",
-           "list_backends", "reset"]
+def set_stance(stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+               force_backend: str | Callable[..., Any] | None = None) -> Any:
+    """Set the compiler's stance ("default", "force_eager", "eager_on_recompile",
+    "fail_on_recompile"): as a call, a context manager or a decorator."""
+    return _decorators.set_stance(stance, skip_guard_eval_unsafe=skip_guard_eval_unsafe,
+                                  force_backend=force_backend)
+
+
+def allow_in_graph(fn):  # type: ignore[no-untyped-def]  # torch's signature: (fn)
+    """Put `fn` in the graph as one call (fake_torch traces through it; see
+    torch._dynamo.allow_in_graph)."""
+    return _decorators.allow_in_graph(fn)
+
+
+def assume_constant_result(fn):  # type: ignore[no-untyped-def]  # torch's signature: (fn)
+    """Treat `fn`'s result as a constant of the compiled code."""
+    return _decorators.assume_constant_result(fn)
+
+
+__all__ = ["allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin", "disable",
+           "is_compiling", "is_dynamo_compiling", "list_backends", "reset", "set_stance"]

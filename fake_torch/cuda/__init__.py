@@ -16,6 +16,7 @@ from fake_torch._legacy_types import cuda_LongTensor as LongTensor
 from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
 from fake_torch.cuda import _sanitizer
 from fake_torch.cuda import amp as amp
+from fake_torch.cuda import nvtx as nvtx
 from fake_torch.cuda._device_queries import (
     current_device,
     device,
@@ -40,6 +41,7 @@ from fake_torch.cuda.graphs import (
     is_current_stream_capturing,
 )
 from fake_torch.cuda.memory import (
+    CUDAPluggableAllocator,
     caching_allocator_alloc,
     caching_allocator_delete,
     empty_cache,
@@ -92,7 +94,8 @@ from fake_torch.cuda.streams import (
 _HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)
 
 __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
-    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CharTensor", "DoubleTensor",
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CUDAPluggableAllocator",
+    "CharTensor", "DoubleTensor",
     "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
     "ShortTensor", "Stream", "StreamContext", "_sanitizer", "_sleep",
     "caching_allocator_alloc", "caching_allocator_delete", "current_device",

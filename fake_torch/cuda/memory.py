@@ -314,7 +314,20 @@ def fresh_simulated_device(total_bytes: int | None = None) -> Iterator[None]:
             state.graphs, state.extragraph = registered, extragraph
 
 
-__all__ = ["caching_allocator_alloc", "caching_allocator_delete", "empty_cache",
+class CUDAPluggableAllocator:
+    """A CUDA allocator loaded from a shared library (`alloc_fn_name` / `free_fn_name` in
+    `path_to_so_file`): fake_torch cannot load native allocators, so constructing one raises
+    NotImplementedError."""
+
+    def __init__(self, path_to_so_file: str, alloc_fn_name: str, free_fn_name: str) -> None:
+        raise NotImplementedError(
+            "torch.cuda.memory.CUDAPluggableAllocator is not emulated by fake_torch: it loads "
+            f"native allocator functions ({alloc_fn_name}, {free_fn_name}) from "
+            f"{path_to_so_file}, and the simulated GPU's memory is fake_torch's own allocator")
+
+
+__all__ = ["CUDAPluggableAllocator", "caching_allocator_alloc", "caching_allocator_delete",
+           "empty_cache",
            "get_allocator_backend", "get_per_process_memory_fraction", "host_memory_stats",
            "host_memory_stats_as_nested_dict", "max_memory_allocated", "max_memory_cached",
            "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_cached",

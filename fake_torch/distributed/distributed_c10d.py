@@ -12,11 +12,15 @@ world_size > 1 raises NotImplementedError: there is no second process to talk to
 from __future__ import annotations
 
 import os
+import warnings
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
 from fake_torch._device import device
+from fake_torch.distributed._c10d_bindings import (
+    _unregister_process_group as _unregister_process_group,  # torch's c10d reads it
+)
 from fake_torch.distributed._collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -45,18 +49,19 @@ from fake_torch.distributed._groups import (
     resolve,
     world,
 )
+from fake_torch.distributed._store import PrefixStore, Store
+from fake_torch.distributed.constants import default_pg_nccl_timeout, default_pg_timeout
 
 __all__ = [
-    "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
-    "all_gather_into_tensor", "all_gather_object", "all_gather_single", "all_reduce", "barrier",
-    "broadcast", "broadcast_object_list", "destroy_process_group", "gather", "get_backend",
-    "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
-    "get_world_size", "group", "init_process_group", "is_gloo_available", "is_initialized",
-    "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "new_group", "reduce",
-    "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "scatter",
+    "Backend", "GroupMember", "PrefixStore", "ProcessGroup", "ReduceOp", "Store", "Work",
+    "all_gather", "all_gather_into_tensor", "all_gather_object", "all_gather_single",
+    "all_reduce", "barrier", "broadcast", "broadcast_object_list", "default_pg_timeout",
+    "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
+    "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
+    "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
+    "is_torchelastic_launched", "is_xccl_available", "new_group", "reduce", "reduce_scatter",
+    "reduce_scatter_single", "reduce_scatter_tensor", "scatter",
 ]
-
-default_pg_timeout = timedelta(minutes=30)
 
 
 def _rendezvous(init_method: str, rank: int, world_size: int) -> tuple[int, int]:
@@ -225,4 +230,21 @@ def is_torchelastic_launched() -> bool:
 def _get_default_group() -> ProcessGroup:
     """The default process group (what runner code reads through this private name)."""
     return default_group()
+
+
+def is_xccl_available() -> bool:
+    """Whether the XCCL (Intel GPU) backend is built in: no, fake_torch is a CUDA build."""
+    return False
+
+
+def _get_default_timeout(backend: Backend) -> timedelta:
+    """The default timeout of a `backend` process group: 10 minutes for nccl, 30 for the
+    others (torch.distributed.constants)."""
+    if backend == Backend.NCCL:
+        if not isinstance(default_pg_nccl_timeout, timedelta):
+            warnings.warn("Attempted to get default timeout for nccl backend, but NCCL support "
+                          "is not compiled", stacklevel=2)
+            return default_pg_timeout
+        return default_pg_nccl_timeout
+    return default_pg_timeout
 

@@ -131,6 +131,11 @@ def _sequence_keys(flatten: FlattenFn) -> FlattenWithKeysFn:
     return with_keys
 
 
+def _dict_flatten_with_keys(d: dict[Any, Any]) -> tuple[list[tuple[KeyEntry, Any]], Any]:
+    """A dict's (MappingKey(key), value) pairs and its keys as the context."""
+    return [(MappingKey(k), v) for k, v in d.items()], list(d.keys())
+
+
 def _register_builtins() -> None:
     """tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque: torch's contexts."""
     def tuple_flatten(t: tuple[Any, ...]) -> tuple[list[Any], Any]:
@@ -141,9 +146,6 @@ def _register_builtins() -> None:
 
     def dict_flatten(d: dict[Any, Any]) -> tuple[list[Any], Any]:
         return list(d.values()), list(d.keys())
-
-    def dict_keys(d: dict[Any, Any]) -> tuple[list[tuple[KeyEntry, Any]], Any]:
-        return [(MappingKey(k), v) for k, v in d.items()], list(d.keys())
 
     def namedtuple_flatten(t: Any) -> tuple[list[Any], Any]:
         return list(t), type(t)
@@ -165,12 +167,12 @@ def _register_builtins() -> None:
     register_pytree_node(list, list_flatten, lambda vs, _: list(vs),
                          flatten_with_keys_fn=_sequence_keys(list_flatten))
     register_pytree_node(dict, dict_flatten, lambda vs, keys: dict(zip(keys, vs, strict=True)),
-                         flatten_with_keys_fn=dict_keys)
+                         flatten_with_keys_fn=_dict_flatten_with_keys)
     register_pytree_node(namedtuple, namedtuple_flatten,  # type: ignore[arg-type]
                          lambda vs, cls: cls(*vs), flatten_with_keys_fn=namedtuple_keys)
     register_pytree_node(OrderedDict, dict_flatten,
                          lambda vs, keys: OrderedDict(zip(keys, vs, strict=True)),
-                         flatten_with_keys_fn=dict_keys)
+                         flatten_with_keys_fn=_dict_flatten_with_keys)
     register_pytree_node(defaultdict, defaultdict_flatten,
                          lambda vs, c: defaultdict(c[0], zip(c[1], vs, strict=True)),
                          flatten_with_keys_fn=defaultdict_keys)

@@ -16,6 +16,10 @@ from fake_torch import (
     ShortTensor as ShortTensor,
     Size as Size,
     Stream as Stream,
+    SymBool as SymBool,
+    SymFloat as SymFloat,
+    SymInt as SymInt,
+    Tag as Tag,
     Tensor as Tensor,
     UntypedStorage as UntypedStorage,
     __version__ as __version__,
@@ -49,7 +53,13 @@ from fake_torch import (
     float as float,
     float16 as float16,
     float32 as float32,
+    float4_e2m1fn_x2 as float4_e2m1fn_x2,
     float64 as float64,
+    float8_e4m3fn as float8_e4m3fn,
+    float8_e4m3fnuz as float8_e4m3fnuz,
+    float8_e5m2 as float8_e5m2,
+    float8_e5m2fnuz as float8_e5m2fnuz,
+    float8_e8m0fnu as float8_e8m0fnu,
     fx as fx,
     get_autocast_cpu_dtype as get_autocast_cpu_dtype,
     get_autocast_dtype as get_autocast_dtype,
@@ -57,6 +67,8 @@ from fake_torch import (
     get_default_device as get_default_device,
     get_default_dtype as get_default_dtype,
     get_float32_matmul_precision as get_float32_matmul_precision,
+    get_num_interop_threads as get_num_interop_threads,
+    get_num_threads as get_num_threads,
     get_rng_state as get_rng_state,
     half as half,
     iinfo as iinfo,
@@ -106,12 +118,17 @@ from fake_torch import (
     set_default_dtype as set_default_dtype,
     set_float32_matmul_precision as set_float32_matmul_precision,
     set_grad_enabled as set_grad_enabled,
+    set_num_interop_threads as set_num_interop_threads,
+    set_num_threads as set_num_threads,
     set_printoptions as set_printoptions,
     set_rng_state as set_rng_state,
     short as short,
     testing as testing,
     torch_version as torch_version,
     types as types,
+    uint16 as uint16,
+    uint32 as uint32,
+    uint64 as uint64,
     uint8 as uint8,
     uninstall as uninstall,
     utils as utils,
@@ -350,4 +367,14 @@ from fake_torch._factories import zeros_like as zeros_like
 from fake_torch import *
 from torch import _C as _C
 from torch import _dynamo as _dynamo
+from torch import _functorch as _functorch
+from torch import _guards as _guards
+from torch import _higher_order_ops as _higher_order_ops
 from torch import _inductor as _inductor
+from torch import _library as _library
+from torch import _logging as _logging
+from torch import _opaque_base as _opaque_base
+from torch import _subclasses as _subclasses
+from torch import autograd as autograd
+from torch import func as func
+from torch import xpu as xpu

@@ -5,5 +5,6 @@ from fake_torch._dynamo.eval_frame import (
     explain as explain,
     is_compiling as is_compiling,
     optimize as optimize,
+    remove_from_cache as remove_from_cache,
 )
 from fake_torch._dynamo.eval_frame import *

@@ -2,5 +2,7 @@
 from fake_torch._dynamo.utils import (
     compile_times as compile_times,
     counters as counters,
+    dynamo_timed as dynamo_timed,
+    lazy_format_graph_code as lazy_format_graph_code,
 )
 from fake_torch._dynamo.utils import *

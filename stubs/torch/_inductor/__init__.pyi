@@ -9,5 +9,9 @@ from torch._inductor import backends as backends
 from torch._inductor import compile_fx as compile_fx
 from torch._inductor import cudagraph_trees as cudagraph_trees
 from torch._inductor import cudagraph_utils as cudagraph_utils
+from torch._inductor import custom_graph_pass as custom_graph_pass
+from torch._inductor import lowering as lowering
+from torch._inductor import pattern_matcher as pattern_matcher
 from torch._inductor import report as report
+from torch._inductor import runtime as runtime
 from torch._inductor import scheduler as scheduler

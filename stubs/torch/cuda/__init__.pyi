@@ -4,6 +4,7 @@ from fake_torch.cuda import (
     BoolTensor as BoolTensor,
     ByteTensor as ByteTensor,
     CUDAGraph as CUDAGraph,
+    CUDAPluggableAllocator as CUDAPluggableAllocator,
     CharTensor as CharTensor,
     DoubleTensor as DoubleTensor,
     Event as Event,
@@ -81,5 +82,6 @@ from torch.cuda import amp as amp
 from torch.cuda import graphed_callables as graphed_callables
 from torch.cuda import graphs as graphs
 from torch.cuda import memory as memory
+from torch.cuda import nvtx as nvtx
 from torch.cuda import random as random
 from torch.cuda import streams as streams

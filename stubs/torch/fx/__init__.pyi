@@ -12,6 +12,7 @@ from fake_torch.fx import (
     wrap as wrap,
 )
 from fake_torch.fx import *
+from torch.fx import experimental as experimental
 from torch.fx import graph as graph
 from torch.fx import graph_module as graph_module
 from torch.fx import interpreter as interpreter

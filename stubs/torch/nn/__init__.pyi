@@ -53,3 +53,4 @@ from fake_torch.nn import (
     parameter as parameter,
 )
 from fake_torch.nn import *
+from torch.nn import attention as attention

@@ -2,3 +2,5 @@
 from fake_torch.utils import *
 from torch.utils import _device as _device
 from torch.utils import _pytree as _pytree
+from torch.utils import checkpoint as checkpoint
+from torch.utils import cpp_extension as cpp_extension

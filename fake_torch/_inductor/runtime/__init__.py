@@ -1,0 +1,1 @@
+"""torch._inductor.runtime: what compiled code runs with (Triton kernel launchers)."""

@@ -1,0 +1,22 @@
+"""torch._opaque_base: the base class of opaque types, Python objects a custom operator takes
+as an argument (torch._library.opaque_object.register_opaque_type)."""
+
+from __future__ import annotations
+
+__all__ = ["OpaqueBase", "OpaqueBaseMeta"]
+
+
+class OpaqueBaseMeta(type):
+    """The metaclass of opaque types: `isinstance(x, OpaqueBase)` asks the registry whether x's
+    type (or a base of it) is a registered opaque type."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        if cls is OpaqueBase:
+            from fake_torch._library.opaque_object import is_opaque_value
+
+            return is_opaque_value(instance)
+        return super().__instancecheck__(instance)
+
+
+class OpaqueBase(metaclass=OpaqueBaseMeta):
+    """Subclass this to make a type a custom operator can take (after registering it)."""

@@ -1,0 +1,9 @@
+"""torch.autograd: fake_torch runs forward only (it emulates no autograd). What is here is what
+forward-only code reads: the grad modes, `graph.save_on_cpu` (a context manager with nothing to
+save) and `profiler.record_function` (torch.profiler's)."""
+
+from fake_torch._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from fake_torch.autograd import graph as graph
+from fake_torch.autograd import profiler as profiler
+
+__all__ = ["enable_grad", "inference_mode", "no_grad", "set_grad_enabled"]

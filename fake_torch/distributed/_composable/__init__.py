@@ -1,0 +1,1 @@
+"""torch.distributed._composable: the composable APIs' old home (see fsdp)."""

@@ -1,0 +1,62 @@
+"""torch.distributed._functional_collectives on one rank: a functional collective returns a
+new tensor holding its result, and `wait_tensor` waits for it. With world_size 1,
+`all_to_all_single` sends the whole input to this rank itself: a new tensor equal to the
+input, made by ProcessGroupNCCL's alltoall_base, whose NCCL send-to-self is one
+device-to-device copy (launch `alltoall_base_`; cpu tensors go to gloo: no launch). Its work is
+done when it returns, so `wait_tensor` returns its input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fake_torch._kernels import _common
+from fake_torch._opdef import EXTERN, aten_op
+from fake_torch._tensor import Tensor
+from fake_torch.distributed._collectives import _backend, _one_rank, _tensor
+from fake_torch.distributed._groups import ProcessGroup, default_group, resolve, world
+
+__all__ = ["all_to_all_single", "wait_tensor"]
+
+aten_op("alltoall_base_", EXTERN)
+
+
+def _group(group: Any, fn: str) -> ProcessGroup:
+    """A functional collective's `group`: a ProcessGroup, a list of ranks ([0]) or a group's
+    name."""
+    if isinstance(group, ProcessGroup):
+        return resolve(group)
+    if isinstance(group, list) and group == [0]:
+        return default_group()
+    if isinstance(group, str):
+        for pg in world.groups:
+            if pg.group_name == group:
+                return pg
+        raise ValueError(f"Invalid process group specified: {group!r}")
+    raise NotImplementedError(f"torch.distributed._functional_collectives.{fn}(group="
+                              f"{group!r}): fake_torch takes a ProcessGroup, [0] or a group "
+                              "name (device meshes are not emulated)")
+
+
+def _splits(sizes: list[int] | None, total: int) -> None:
+    if sizes is not None and (len(sizes) != 1 or sizes[0] != total):
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+
+
+def all_to_all_single(self: Tensor, output_split_sizes: list[int] | None,
+                      input_split_sizes: list[int] | None, group: Any,
+                      tag: str = "") -> Tensor:
+    """Each rank's `input_split_sizes` rows to each rank; on one rank a copy of `self`."""
+    inp = _tensor(self, "self")
+    pg = _group(group, "all_to_all_single")
+    _backend(pg, [inp], "all_to_all_single")
+    rows = inp.shape[0] if inp.dim() else 1
+    _splits(input_split_sizes, rows)
+    _splits(output_split_sizes, rows)
+    out = _common.new_tensor(tuple(inp.shape), inp.dtype, inp.device)
+    _one_rank("alltoall_base_", out, inp.contiguous(), False)
+    return out
+
+
+def wait_tensor(tensor: Tensor) -> Tensor:
+    """Wait for the collective that made `tensor`: done already; returns `tensor`."""
+    return tensor

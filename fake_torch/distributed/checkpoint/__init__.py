@@ -1,0 +1,1 @@
+"""torch.distributed.checkpoint: only hf_storage's names (see there)."""

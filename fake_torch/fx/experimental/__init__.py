@@ -1,0 +1,1 @@
+"""torch.fx.experimental: symbolic shapes (the names torch.compile's users read)."""
