@@ -23,16 +23,19 @@ from fake_torch.amp._state import is_any_autocast_enabled as _is_any_autocast_en
 from fake_torch.amp._state import is_autocast_available as _is_autocast_available
 from fake_torch.backends.cuda import _BlasBackend as _BlasBackend
 
+# the C++ ABI torch 2.13's Linux wheels were built with (torch.compiled_with_cxx11_abi())
+_GLIBCXX_USE_CXX11_ABI = True
+
 # torch._C._nn: the bindings of torch.nn.functional's native ops. User code probes it with
 # getattr(torch._C._nn, name, None); fake_torch binds none of them there (its ops are Python)
 _nn = types.ModuleType("torch._C._nn")
 
-__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TensorBase",
-           "_BlasBackend", "_accelerator_getAllocatorSettings",
+__all__ = ["_GLIBCXX_USE_CXX11_ABI", "DisableTorchFunction", "DisableTorchFunctionSubclass",
+           "TensorBase", "_BlasBackend", "_accelerator_getAllocatorSettings",
            "_accelerator_setAllocatorSettings", "_construct_storage_from_data_pointer",
-           "_disabled_torch_function_impl", "_host_emptyCache",
-           "_is_any_autocast_enabled", "_is_autocast_available",
-           "_is_torch_function_enabled", "_is_torch_function_mode_enabled"]
+           "_disabled_torch_function_impl", "_host_emptyCache", "_is_any_autocast_enabled",
+           "_is_autocast_available", "_is_torch_function_enabled",
+           "_is_torch_function_mode_enabled"]
 
 
 def _construct_storage_from_data_pointer(data_ptr: int, device: _device.device, size_bytes: int,

@@ -13,6 +13,7 @@ from fake_torch import (
     compiler,
     cuda,
     distributed,
+    distributions,
     fx,
     jit,
     library,
@@ -33,6 +34,7 @@ from fake_torch import autograd as autograd  # torch.autograd (forward only)
 from fake_torch import func as func  # torch.func.functional_call
 from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
 from fake_torch._allocator import OutOfMemoryError
+from fake_torch._build import compiled_with_cxx11_abi
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
 from fake_torch._device import device
@@ -187,6 +189,7 @@ __all__ = [
     "chalf",
     "clear_autocast_cache",
     "compile",
+    "compiled_with_cxx11_abi",
     "compiler",
     "complex32",
     "complex64",
@@ -195,6 +198,7 @@ __all__ = [
     "default_generator",
     "device",
     "distributed",
+    "distributions",
     "double",
     "dtype",
     "enable_grad",
@@ -288,3 +292,15 @@ __all__ = [
 # (their public entries, which go through __torch_function__)
 globals().update(_exports("torch"))
 __all__ += sorted(_exports("torch"))
+
+# submodules torch imports on first attribute access (`torch._inductor.config` after a bare
+# `import torch`), as torch's module __getattr__ does
+_LAZY_MODULES = frozenset({"_dynamo", "_inductor"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

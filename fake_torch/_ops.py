@@ -11,6 +11,7 @@ kernels the operator's body launches.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +113,42 @@ class OpOverloadPacket:
 
     def __str__(self) -> str:
         return f"{self.namespace}.{self._opname}"
+
+
+class HigherOrderOperator(abc.ABC):
+    """torch._ops.HigherOrderOperator: an operator over functions or other operators
+    (auto_functionalized, triton_kernel_wrapper_functional, ...), in torch.ops.higher_order.
+    A subclass defines `__call__` (abstract, as in torch); fake_torch's graphs hold none it
+    runs, so the base call raises, naming the operator. Graph passes compare node targets
+    with these objects (isinstance, identity)."""
+
+    def __init__(self, name: str, *, cacheable: bool = False,
+                 supports_training_input_mutation: bool = False) -> None:
+        self._name = name
+        self.__name__ = name  # fx prints a target by it
+        self.__module__ = "torch.ops.higher_order"
+        self._cacheable = cacheable
+        self.supports_training_input_mutation = supports_training_input_mutation
+
+    @property
+    def namespace(self) -> str:
+        return "higher_order"
+
+    def name(self) -> str:
+        return self._name
+
+    def cacheable(self) -> bool:
+        """Whether a graph holding it may be cached (inductor's FX graph cache)."""
+        return self._cacheable
+
+    @abc.abstractmethod
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"torch.ops.higher_order.{self._name} is not emulated by fake_torch: it runs no "
+            "higher-order operator")
+
+    def __str__(self) -> str:
+        return self._name
 
 
 class _OpNamespace:

@@ -31,11 +31,12 @@ from fake_torch._device import device as Device
 from fake_torch._dtype import dtype as DType
 from fake_torch._library import op_entry, opaque_object
 from fake_torch._library.library_handle import Library, entry_of
+from fake_torch._library.triton import triton_op, wrap_triton
 from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
 
 __all__ = ["CustomOpDef", "Library", "custom_op", "infer_schema", "register_autograd",
-           "register_fake"]
+           "register_fake", "triton_op", "wrap_triton"]
 
 
 class CustomOpDef:

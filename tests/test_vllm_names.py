@@ -9,8 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from oracles import launches
 
 import fake_torch as ft
+import fake_torch._api
 from fake_torch import _api
 from fake_torch.utils import _pytree, checkpoint, cpp_extension
 
@@ -155,3 +157,37 @@ def test_flex_attention_names_exist_and_raise_when_called() -> None:
 
 def test_c_nn_is_probed_with_getattr() -> None:
     assert getattr(ft._C._nn, "_parse_to", None) is None
+
+
+# --- torch.backends.cuda's SDPA switches (vLLM's platform turns cuDNN attention off) -----------
+
+SDP = ("flash", "mem_efficient", "math", "cudnn")
+
+
+def test_sdp_switches_exist_with_torchs_signatures_and_defaults() -> None:
+    torch = pytest.importorskip("torch")
+    for name in SDP:
+        for fn in (f"enable_{name}_sdp", f"{name}_sdp_enabled"):
+            assert ft._api.signature_of(getattr(ft.backends.cuda, fn)) == \
+                ft._api.signature_of(getattr(torch.backends.cuda, fn))
+        assert getattr(ft.backends.cuda, f"{name}_sdp_enabled")() is \
+            getattr(torch.backends.cuda, f"{name}_sdp_enabled")() is True
+
+
+def test_switching_a_backend_off_moves_sdpa_to_the_next() -> None:
+    q = ft.randn(1, 2, 4, 8, device="cuda", dtype=ft.float16)
+    sdpa = ft.nn.functional.scaled_dot_product_attention
+    seen = []
+    try:
+        for name in ("flash", "mem_efficient"):
+            ft.backends.cuda.__dict__[f"enable_{name}_sdp"](False)
+            with launches() as ops:
+                sdpa(q, q, q)
+            seen.append([op for op in ops if "attention" in op or op == "bmm"])
+        ft.backends.cuda.enable_math_sdp(False)
+        with pytest.raises(RuntimeError, match=r"^No available kernel\. Aborting execution\.$"):
+            sdpa(q, q, q)
+    finally:
+        for name in SDP:
+            ft.backends.cuda.__dict__[f"enable_{name}_sdp"](True)
+    assert seen == [["_scaled_dot_product_efficient_attention"], ["bmm", "bmm"]]

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_torch._ops import HigherOrderOperator
 
-class AutoFunctionalized:
+
+class AutoFunctionalized(HigherOrderOperator):
     """The higher-order operator `auto_functionalized` (one instance)."""
 
     def __init__(self) -> None:
-        self.__name__ = "auto_functionalized"
-
-    def name(self) -> str:
-        return self.__name__
-
+        super().__init__("auto_functionalized", cacheable=True)
 
     def __call__(self, _mutable_op: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(

@@ -26,6 +26,7 @@ from fake_torch._kernels import (  # noqa: F401
     operators,
     pointwise_math,
     pooling,
+    quantile,
     random,
     random_dist,
     reduction,

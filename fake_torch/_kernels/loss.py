@@ -1,5 +1,6 @@
 """The loss kernels behind torch.nn.functional's losses, named as torch's aten ops:
-mse_loss, smooth_l1_loss, huber_loss (elementwise loss and its reduction), nll_loss_forward
+mse_loss, smooth_l1_loss, huber_loss (elementwise loss and its reduction),
+binary_cross_entropy_with_logits (with its weight and pos_weight), nll_loss_forward
 ((N, C) or (C,) input) and nll_loss2d_forward ((N, C, H, W) input). Each is ONE launch as torch's
 dispatcher sees it; torch's CUDA build runs the reduced forms as an elementwise kernel and then
 a sum, counted here once, as the aten op (the norms are counted the same way).
@@ -25,8 +26,8 @@ from fake_torch._tensor import Tensor
 
 NONE, MEAN, SUM = 0, 1, 2
 
-for _name in ("mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss_forward",
-              "nll_loss2d_forward"):
+for _name in ("mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy_with_logits",
+              "nll_loss_forward", "nll_loss2d_forward"):
     aten_op(_name, REDUCTION)
 
 
@@ -105,6 +106,58 @@ def huber_loss(input: Tensor, target: Tensor, reduction: int = MEAN,
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return _elementwise_loss("huber_loss", "huber", _huber, input, target, reduction,
                              delta=float(delta))
+
+
+# --- binary cross entropy on logits ------------------------------------------------------------
+
+def bce_logits_kernel(out: np.ndarray, x: np.ndarray, t: np.ndarray, w: np.ndarray | None,
+                      pw: np.ndarray | None, *, reduction: int) -> None:
+    """out <- (1 - t) * x - log_sigmoid(x) * (1 + (pw - 1) * t), times w, reduced: torch's
+    composite's terms in its order (log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)))."""
+    acc = _acc(out)
+    xa, ta = x.astype(acc), t.astype(acc)
+    with np.errstate(all="ignore"):
+        log_sig = np.minimum(xa, acc(0)) - np.log1p(np.exp(-np.abs(xa)))
+        if pw is not None:
+            log_sig = log_sig * ((pw.astype(acc) - acc(1)) * ta + acc(1))
+        loss = (acc(1) - ta) * xa - log_sig
+        if w is not None:
+            loss = loss * w.astype(acc)
+        _reduce(out, np.broadcast_to(loss, x.shape).astype(out.dtype), reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None,
+                                     pos_weight: Tensor | None, reduction: int) -> Tensor:
+    """One `binary_cross_entropy_with_logits`: target and input of one shape; weight and
+    pos_weight (the positives' weight, broadcast along the last dim) broadcast into it."""
+    for extra in (pos_weight, weight):  # torch's in-place mul_ into the input-shaped loss
+        if extra is not None:
+            _check_inplace_broadcast(input.shape, extra.shape)
+    dt = _common.result_type(*(t for t in (input, target, weight, pos_weight) if t is not None))
+    if not dt.is_floating_point:
+        raise not_implemented(kernel_name(input, "log_sigmoid_cpu", "log_sigmoid_forward_cuda"),
+                              dt)
+    dev = _common.common_device(*(t for t in (input, target, weight, pos_weight)
+                                  if t is not None))
+    out = _common.new_tensor(input.shape if reduction == NONE else (), dt, dev)
+    _common.launch("binary_cross_entropy_with_logits", bce_logits_kernel, out,
+                   (input, target, weight, pos_weight), {"reduction": reduction})
+    return out
+
+
+def _check_inplace_broadcast(shape: tuple[int, ...], other: tuple[int, ...]) -> None:
+    """torch's errors for an in-place op whose operand does not broadcast into `shape`."""
+    n = max(len(shape), len(other))
+    a = (1,) * (n - len(shape)) + tuple(shape)
+    b = (1,) * (n - len(other)) + tuple(other)
+    for dim in range(n - 1, -1, -1):
+        if a[dim] != b[dim] and 1 not in (a[dim], b[dim]):
+            raise RuntimeError(f"The size of tensor a ({a[dim]}) must match the size of tensor "
+                               f"b ({b[dim]}) at non-singleton dimension {dim}")
+    joint = [max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b, strict=True)]
+    if joint != list(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{joint}")
 
 
 # --- negative log likelihood -------------------------------------------------------------------

@@ -19,6 +19,7 @@ from fake_torch._kernels._elementwise import (
     tensor_arg,
 )
 from fake_torch._kernels._erf import erf as _erf64
+from fake_torch._kernels._erfinv import erfinv as _erfinv64
 from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Tensor
 
@@ -121,6 +122,16 @@ def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("erf", _erf, input, out)
 
 
+def _erfinv(x: np.ndarray) -> Any:
+    return _erfinv64(x).astype(x.dtype)
+
+
+@op(POINTWISE, method=True)
+def erfinv(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The inverse error function: erf(erfinv(x)) = x on [-1, 1]; +-inf at +-1, NaN outside."""
+    return _int_to_float("erfinv", _erfinv, input, out)
+
+
 @op(POINTWISE, method=True)
 def exp_(input: Tensor) -> Tensor:
     return _int_to_float("exp_", np.exp, input, input)
@@ -174,6 +185,11 @@ def sigmoid_(input: Tensor) -> Tensor:
 @op(POINTWISE, method=True)
 def erf_(input: Tensor) -> Tensor:
     return _int_to_float("erf_", _erf, input, input)
+
+
+@method(POINTWISE)
+def erfinv_(input: Tensor) -> Tensor:  # Tensor.erfinv_ only: torch has no torch.erfinv_
+    return _int_to_float("erfinv_", _erfinv, input, input)
 
 
 # --- activations ------------------------------------------------------------------------------

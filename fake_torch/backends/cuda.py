@@ -12,7 +12,20 @@ import os
 import warnings
 from typing import Any
 
-__all__ = ["cuBLASModule", "is_built", "matmul", "preferred_blas_library"]
+from fake_torch.backends._sdp import (
+    cudnn_sdp_enabled,
+    enable_cudnn_sdp,
+    enable_flash_sdp,
+    enable_math_sdp,
+    enable_mem_efficient_sdp,
+    flash_sdp_enabled,
+    math_sdp_enabled,
+    mem_efficient_sdp_enabled,
+)
+
+__all__ = ["cuBLASModule", "cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp",
+           "enable_math_sdp", "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built",
+           "math_sdp_enabled", "matmul", "mem_efficient_sdp_enabled", "preferred_blas_library"]
 
 _PRECISIONS = ("highest", "high", "medium")
 

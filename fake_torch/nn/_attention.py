@@ -31,6 +31,7 @@ from fake_torch._generator import generator_for
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._opdef import EXTERN, REDUCTION, aten_op, op
 from fake_torch._tensor import Tensor
+from fake_torch.backends import _sdp
 from fake_torch.nn import _kernels
 from fake_torch.nn._pad import constant_pad_nd
 
@@ -98,23 +99,29 @@ def _cuda_backend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causa
                   enable_gqa: bool) -> str:
     """The first of flash / efficient / math whose constraints hold (sdp_utils.cpp, sm80+)."""
     if not q.dim() == k.dim() == v.dim() == 4:
-        return "math"
+        return _math_or_none()
     if any(t.stride(-1) != 1 or t.shape[-2] == 0 for t in (q, k, v)):
-        return "math"
+        return _math_or_none()
     if not q.shape[0] == k.shape[0] == v.shape[0]:
-        return "math"
+        return _math_or_none()
     same_heads = q.shape[1] == k.shape[1] == v.shape[1]
     gqa = enable_gqa and k.shape[1] == v.shape[1] and q.shape[1] % k.shape[1] == 0
     head_dim = q.shape[-1]
-    if (q.dtype in _HALF and mask is None and (same_heads or gqa)
+    if (_sdp.enabled("flash") and q.dtype in _HALF and mask is None and (same_heads or gqa)
             and head_dim == k.shape[-1] == v.shape[-1] <= 256
             and not (is_causal and q.shape[-2] != k.shape[-2])):
         return "flash"
     align = 8 if q.dtype in _HALF else 4
-    if (q.dtype in (*_HALF, float32) and same_heads and head_dim == k.shape[-1]
-            and head_dim % align == 0 and v.shape[-1] % align == 0):
+    if (_sdp.enabled("mem_efficient") and q.dtype in (*_HALF, float32) and same_heads
+            and head_dim == k.shape[-1] and head_dim % align == 0 and v.shape[-1] % align == 0):
         return "efficient"
-    return "math"
+    return _math_or_none()
+
+
+def _math_or_none() -> str:
+    if _sdp.enabled("math"):
+        return "math"
+    raise RuntimeError("No available kernel. Aborting execution.")
 
 
 def _scalar_tensor(value: float, dt: dtype, like: Tensor) -> Tensor:

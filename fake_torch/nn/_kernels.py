@@ -121,6 +121,18 @@ def eye_kernel(out: np.ndarray) -> None:
     out[...] = np.eye(*out.shape, dtype=out.dtype)
 
 
+def qr_kernel(q: np.ndarray, r: np.ndarray, a: np.ndarray) -> None:
+    """The reduced QR factorisation of a 2-D buffer (linalg_qr, mode="reduced")."""
+    qq, rr = np.linalg.qr(a.astype(np.float64), mode="reduced")
+    q[...] = qq
+    r[...] = rr
+
+
+def diagonal_copy_kernel(out: np.ndarray, x: np.ndarray) -> None:
+    """The main diagonal of a 2-D buffer, copied."""
+    out[...] = np.diagonal(x)
+
+
 def tril_kernel(out: np.ndarray, x: np.ndarray, *, diagonal: int) -> None:
     rows, cols = x.shape[-2:]
     keep = np.tri(rows, cols, diagonal, dtype=bool)

@@ -5,6 +5,8 @@ loss raises NotImplementedError). Launches, as torch's CUDA build dispatches the
                       (smooth_l1_loss with beta=0 is l1_loss; a `weight` composes sub, pow,
                       mul and the reduction as torch's Python does)
   l1_loss             sub, abs, mean (or sum): torch composes it
+  binary_cross_entropy_with_logits   one `binary_cross_entropy_with_logits` (weight and
+                      pos_weight included: torch's dispatcher sees its composite as one op)
   nll_loss            one `nll_loss_forward` ((N, C) or (C,) input) or `nll_loss2d_forward`
                       (more dims; 3-D and 5-D+ inputs are viewed as 4-D, after a `clone` of
                       a non-contiguous input or target)
@@ -142,6 +144,23 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         return _loss.huber_loss(x, t, _reduction_enum(reduction), delta)
     return _weighted(_loss.huber_loss(x, t, _loss.NONE, delta), weight, input, reduction,
                      mean_over_weights=False)
+
+
+@op(COMPOSITE, namespace=_F)
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None,
+                                     size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """-[pos_weight * t * log sigmoid(x) + (1 - t) * log(1 - sigmoid(x))] (times weight),
+    reduced: one `binary_cross_entropy_with_logits` launch."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    red = _reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size "
+                         f"({input.size()})")
+    return _loss.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 
 # --- nll_loss and cross_entropy ----------------------------------------------------------------

@@ -70,6 +70,9 @@ from fake_torch.nn._activations import relu6 as relu6
 from fake_torch.nn._activations import rrelu as rrelu
 from fake_torch.nn._activations import rrelu_ as rrelu_
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
+from fake_torch.nn._losses import (
+    binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
+)
 from fake_torch.nn._losses import cross_entropy as cross_entropy
 from fake_torch.nn._losses import huber_loss as huber_loss
 from fake_torch.nn._losses import l1_loss as l1_loss

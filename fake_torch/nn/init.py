@@ -13,8 +13,13 @@ from fake_torch._factories import empty_like
 from fake_torch._generator import Generator
 from fake_torch._kernels._common import launch
 from fake_torch._kernels.compare import where
+from fake_torch._kernels.sampling import randperm
+from fake_torch._opdef import EXTERN, POINTWISE, aten_op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
+
+aten_op("linalg_qr", EXTERN)  # cuSOLVER's geqrf/orgqr, one aten op
+aten_op("diagonal_copy", POINTWISE)
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -174,6 +179,49 @@ def eye_(tensor: Tensor) -> Tensor:
     return tensor
 
 
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """A (semi-)orthogonal matrix, in place, scaled by `gain` (Saxe et al. 2013), as torch
+    makes it: normal_ draws a (rows, cols) matrix (transposed when wider than tall), linalg_qr
+    factors it, Q's columns take the signs of R's diagonal (diagonal_copy, sign, mul_), then
+    copy_ into the tensor and mul_ by the gain. Dimensions past the first are flattened."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor  # no-op
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+    if rows < cols:
+        flattened.t_()
+    q = flattened.new_empty(flattened.shape[0], min(flattened.shape))
+    r = flattened.new_empty(min(flattened.shape), flattened.shape[1])
+    launch("linalg_qr", _kernels.qr_kernel, (q, r), (flattened,))
+    d = r.new_empty(min(r.shape))
+    launch("diagonal_copy", _kernels.diagonal_copy_kernel, d, (r,))
+    q.mul_(d.sign())
+    if rows < cols:
+        q.t_()
+    tensor.view_as(q).copy_(q)
+    tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """A sparse 2-D matrix, in place (Martens 2010), as torch makes it: normal_(0, std), then
+    in each column the rows of a fresh randperm's first ceil(sparsity * rows) entries are set
+    to zero (a randperm and an index_put_ per column)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    tensor.normal_(0, std, generator=generator)
+    for col_idx in range(cols):
+        zero_indices = randperm(rows)[:num_zeros]
+        tensor[zero_indices, col_idx] = 0
+    return tensor
+
+
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """The Dirac delta of a convolution weight (out, in, *kernel), in place: a 1 at the
     centre of each (out, in) pair of a group's diagonal. zero_, then one copy_ per 1."""
@@ -194,6 +242,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-    "normal_", "ones_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+    "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_",
+    "xavier_normal_", "xavier_uniform_",
     "zeros_",
 ]

@@ -4,6 +4,7 @@ from fake_torch._C import (
     DisableTorchFunctionSubclass as DisableTorchFunctionSubclass,
     TensorBase as TensorBase,
     _BlasBackend as _BlasBackend,
+    _GLIBCXX_USE_CXX11_ABI as _GLIBCXX_USE_CXX11_ABI,
     _accelerator_getAllocatorSettings as _accelerator_getAllocatorSettings,
     _accelerator_setAllocatorSettings as _accelerator_setAllocatorSettings,
     _construct_storage_from_data_pointer as _construct_storage_from_data_pointer,

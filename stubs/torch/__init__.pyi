@@ -38,6 +38,7 @@ from fake_torch import (
     chalf as chalf,
     clear_autocast_cache as clear_autocast_cache,
     compile as compile,
+    compiled_with_cxx11_abi as compiled_with_cxx11_abi,
     compiler as compiler,
     complex128 as complex128,
     complex32 as complex32,
@@ -46,6 +47,7 @@ from fake_torch import (
     default_generator as default_generator,
     device as device,
     distributed as distributed,
+    distributions as distributions,
     double as double,
     dtype as dtype,
     enable_grad as enable_grad,
@@ -204,6 +206,7 @@ from fake_torch._kernels.compare import eq as eq
 from fake_torch._kernels.closeness import equal as equal
 from fake_torch._kernels.pointwise_math import erf as erf
 from fake_torch._kernels.pointwise_math import erf_ as erf_
+from fake_torch._kernels.pointwise_math import erfinv as erfinv
 from fake_torch._kernels.pointwise_math import exp as exp
 from fake_torch._kernels.pointwise_math import exp_ as exp_
 from fake_torch._factories import eye as eye
@@ -289,6 +292,7 @@ from fake_torch._kernels.arith import positive as positive
 from fake_torch._kernels.arith import pow as pow
 from fake_torch._kernels.activation import prelu as prelu
 from fake_torch._kernels.reduction import prod as prod
+from fake_torch._kernels.quantile import quantile as quantile
 from fake_torch._kernels.random import rand as rand
 from fake_torch._kernels.random import rand_like as rand_like
 from fake_torch._kernels.sampling import randint as randint

@@ -6,5 +6,7 @@ from fake_torch.library import (
     infer_schema as infer_schema,
     register_autograd as register_autograd,
     register_fake as register_fake,
+    triton_op as triton_op,
+    wrap_triton as wrap_triton,
 )
 from fake_torch.library import *

@@ -22,6 +22,7 @@ from fake_torch.nn.modules.conv import Conv1d, Conv2d
 from fake_torch.nn.modules.dropout import Dropout
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
+    BCEWithLogitsLoss,
     CrossEntropyLoss,
     HuberLoss,
     L1Loss,
@@ -51,6 +52,7 @@ __all__ = [
     "RNN",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
+    "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv1d",

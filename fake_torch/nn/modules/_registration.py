@@ -1,8 +1,11 @@
 """How a Module files what it is given: name checks for register_buffer / register_parameter,
-and the attribute assignment that sorts values into parameters, submodules and buffers."""
+the attribute assignment that sorts values into parameters, submodules and buffers, and the
+global registration hooks (`register_module_*_registration_hook`) that see each one filed."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fake_torch._tensor import Tensor
@@ -11,6 +14,23 @@ from fake_torch.nn.parameter import Buffer, Parameter
 
 if TYPE_CHECKING:
     from fake_torch.nn.modules.module import Module
+
+
+# torch.nn.modules.module's global hooks, by handle id: hook(module, name, value) -> None or a
+# replacement value, called (in registration order) each time a Module files a value
+buffer_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+module_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+parameter_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+
+
+def run_hooks(hooks: OrderedDict[int, Callable[..., Any]], module: Module, name: str,
+              value: Any) -> Any:
+    """`value` after each hook in `hooks` has seen it (a hook's non-None result replaces it)."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def check_name(module: Module, kind: str, name: object) -> None:
@@ -59,12 +79,12 @@ def set_attribute(module: Module, name: str, value: Any) -> None:
         if modules is None:
             raise AttributeError("cannot assign module before Module.__init__() call")
         remove_from(d, module._parameters, module._buffers, module._non_persistent_buffers_set)
-        modules[name] = value
+        modules[name] = run_hooks(module_hooks, module, name, value)
     elif modules is not None and name in modules:
         if value is not None:
             raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                             "(torch.nn.Module or None expected)")
-        modules[name] = value
+        modules[name] = run_hooks(module_hooks, module, name, value)
     elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "

@@ -1,4 +1,5 @@
-"""Loss modules: L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss. Forward
+"""Loss modules: L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss,
+BCEWithLogitsLoss. Forward
 only: each calls its torch.nn.functional form (fake_torch/nn/_losses.py says what each
 launches); fake_torch has no autograd, so `loss.backward()` raises NotImplementedError."""
 
@@ -101,3 +102,23 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 __all__ = ["CrossEntropyLoss", "HuberLoss", "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss"]
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy on logits, with optional per-element `weight` and per-class
+    `pos_weight` (both buffers: they move with .to() / .cuda(), as in torch)."""
+
+    weight: Tensor | None
+    pos_weight: Tensor | None
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)

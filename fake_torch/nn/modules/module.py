@@ -18,7 +18,14 @@ from fake_torch._tensor import Tensor
 from fake_torch.nn._names import typename
 from fake_torch.nn.modules._conversion import apply_to_tensors, parse_to
 from fake_torch.nn.modules._hooks import RemovableHandle, call_with_hooks
-from fake_torch.nn.modules._registration import check_name, set_attribute
+from fake_torch.nn.modules._registration import (
+    buffer_hooks,
+    check_name,
+    module_hooks,
+    parameter_hooks,
+    run_hooks,
+    set_attribute,
+)
 from fake_torch.nn.modules._state_dict import (
     _IncompatibleKeys,
     load_own,
@@ -28,6 +35,30 @@ from fake_torch.nn.modules._state_dict import (
 from fake_torch.nn.parameter import Parameter
 
 _Hooks = OrderedDict[int, Callable[..., Any]]
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
+    """Call hook(module, name, buffer) whenever any Module registers a buffer; a non-None
+    result is registered instead. Global state: remove it with the returned handle."""
+    handle = RemovableHandle(buffer_hooks)
+    buffer_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_module_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
+    """Call hook(module, name, submodule) whenever any Module registers a submodule (attribute
+    assignment, add_module); a non-None result is registered instead."""
+    handle = RemovableHandle(module_hooks)
+    module_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
+    """Call hook(module, name, param) whenever any Module registers a parameter; a non-None
+    result is registered instead."""
+    handle = RemovableHandle(parameter_hooks)
+    parameter_hooks[handle.id] = hook
+    return handle
 
 
 def _forward_unimplemented(self: Module, *input: Any) -> None:
@@ -89,7 +120,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = run_hooks(buffer_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -101,7 +132,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
-        self._parameters[name] = param
+        self._parameters[name] = run_hooks(parameter_hooks, self, name, param)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module, reachable as an attribute."""
@@ -115,7 +146,7 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = run_hooks(module_hooks, self, name, module)
 
     def register_module(self, name: str, module: Module | None) -> None:
         """Alias for `add_module`."""
@@ -434,4 +465,6 @@ class Module:
         return main + ")"
 
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]

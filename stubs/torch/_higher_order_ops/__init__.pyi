@@ -4,3 +4,4 @@ from fake_torch._higher_order_ops import (
 )
 from fake_torch._higher_order_ops import *
 from torch._higher_order_ops import auto_functionalize as auto_functionalize
+from torch._higher_order_ops import triton_kernel_wrap as triton_kernel_wrap

@@ -10,6 +10,7 @@ from torch._inductor import compile_fx as compile_fx
 from torch._inductor import cudagraph_trees as cudagraph_trees
 from torch._inductor import cudagraph_utils as cudagraph_utils
 from torch._inductor import custom_graph_pass as custom_graph_pass
+from torch._inductor import fx_utils as fx_utils
 from torch._inductor import lowering as lowering
 from torch._inductor import pattern_matcher as pattern_matcher
 from torch._inductor import report as report

@@ -4,3 +4,4 @@ from torch._library import library_handle as library_handle
 from torch._library import op_entry as op_entry
 from torch._library import opaque_object as opaque_object
 from torch._library import schema as schema
+from torch._library import triton as triton

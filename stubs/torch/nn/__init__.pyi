@@ -2,6 +2,7 @@
 from fake_torch.nn import (
     AdaptiveAvgPool2d as AdaptiveAvgPool2d,
     AvgPool2d as AvgPool2d,
+    BCEWithLogitsLoss as BCEWithLogitsLoss,
     BatchNorm1d as BatchNorm1d,
     BatchNorm2d as BatchNorm2d,
     Buffer as Buffer,

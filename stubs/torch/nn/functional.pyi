@@ -6,6 +6,7 @@ from fake_torch.nn.functional import (
 from fake_torch._kernels.pooling import adaptive_avg_pool2d as adaptive_avg_pool2d
 from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.batch_norm import batch_norm as batch_norm
+from fake_torch.nn._losses import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
 from fake_torch.nn._losses import cross_entropy as cross_entropy
 from fake_torch.nn.functional import dropout as dropout
 from fake_torch.nn.functional import embedding as embedding

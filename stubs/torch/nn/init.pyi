@@ -8,6 +8,8 @@ from fake_torch.nn.init import (
     kaiming_uniform_ as kaiming_uniform_,
     normal_ as normal_,
     ones_ as ones_,
+    orthogonal_ as orthogonal_,
+    sparse_ as sparse_,
     trunc_normal_ as trunc_normal_,
     uniform_ as uniform_,
     xavier_normal_ as xavier_normal_,

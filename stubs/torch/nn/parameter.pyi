@@ -2,5 +2,9 @@
 from fake_torch.nn.parameter import (
     Buffer as Buffer,
     Parameter as Parameter,
+    UninitializedBuffer as UninitializedBuffer,
+    UninitializedParameter as UninitializedParameter,
+    UninitializedTensorMixin as UninitializedTensorMixin,
+    is_lazy as is_lazy,
 )
 from fake_torch.nn.parameter import *

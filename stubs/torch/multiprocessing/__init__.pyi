@@ -42,3 +42,4 @@ from fake_torch.multiprocessing import (
     set_start_method as set_start_method,
 )
 from fake_torch.multiprocessing import *
+from torch.multiprocessing import reductions as reductions
