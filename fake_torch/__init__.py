@@ -294,8 +294,10 @@ globals().update(_exports("torch"))
 __all__ += sorted(_exports("torch"))
 
 # submodules torch imports on first attribute access (`torch._inductor.config` after a bare
-# `import torch`), as torch's module __getattr__ does
-_LAZY_MODULES = frozenset({"_dynamo", "_inductor"})
+# `import torch`), as torch's module __getattr__ does; and ones torch imports with itself
+# (`torch._guards`, ...), here on first access too
+_LAZY_MODULES = frozenset({"_dynamo", "_inductor", "_guards", "_subclasses", "_logging",
+                           "_functorch"})
 
 
 def __getattr__(name: str) -> object:

@@ -56,6 +56,13 @@ def compile(model: Callable[..., Any] | None = None, *, fullgraph: bool = False,
                            "specified at the same time.")
     if mode is None and options is None:
         mode = "default"
+    if isinstance(options, dict) and options.get("guard_filter_fn") is not None:
+        # torch pops it and drops the guards it rejects: a graph then serves inputs its guards
+        # would have sent elsewhere (all of them, for skip_all_guards_unsafe). fake_torch's
+        # Dynamo specializes each graph to the sizes it traced, so it cannot honour that.
+        raise NotImplementedError(
+            "torch.compile(options={'guard_filter_fn': ...}) is not emulated by fake_torch: "
+            "its graphs are specialized to traced sizes and cannot run without their guards")
     kwargs = _backend_kwargs(backend, mode, dict(options) if options else None)
     compile_options = _options(backend, fullgraph, dynamic, recompile_limit, kwargs)
     if disable:

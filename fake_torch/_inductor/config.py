@@ -27,6 +27,16 @@ enable_auto_functionalized_v2 = True
 custom_should_partition_ops: list[str] = []  # read with graph_partition, which is off here
 post_grad_custom_pre_pass: Any = None  # CustomGraphPass objects: compiling with one raises
 post_grad_custom_post_pass: Any = None
+assume_32bit_indexing = False  # index arithmetic width in generated code: no launch changes
+pre_grad_custom_pass: Any = None  # (set by vLLM's backend; fake_torch runs no pre-grad passes)
+# the options a compile-cache key leaves out (torch's list; read and extended by vLLM)
+_cache_config_ignore_prefix = [
+    "trace", "cuda.cutlass_dir", "cutlass.cutlass_dir", "xpu.cutlass_dir", "worker_start_method",
+    "compile_threads", "post_grad_custom_post_pass", "post_grad_custom_pre_pass",
+    "joint_custom_pre_pass", "joint_custom_post_pass", "pre_grad_custom_pass",
+    "_fuse_ddp_communication_passes", "_pre_fusion_custom_pass", "cudagraph_policy",
+    "force_disable_cudagraph_TESTING_ONLY", "pre_grad_pass_timing", "fx_graph_cache",
+    "fx_graph_remote_cache", "autotune_local_cache", "autotune_remote_cache"]
 
 
 class triton:  # torch's name
@@ -52,6 +62,12 @@ def get_config_copy() -> dict[str, Any]:
            and (v is None or isinstance(v, (bool, int, list)))}
     out.update({f"triton.{k}": v for k, v in vars(triton).items() if not k.startswith("_")})
     return out
+
+
+def save_config_portable(*, ignore_private_configs: bool = True,
+                         readonly_values: bool = False) -> dict[str, Any]:
+    """The options as a plain dict (a cache key's part), as torch's config modules give it."""
+    return get_config_copy()
 
 
 def get(key: str) -> Any:

@@ -11,10 +11,12 @@ need a real GPU stack. Each step is recorded as ok or as the error that stopped 
      vllm.compilation.cuda_graph, vllm.compilation.counter; CompilationConfig's capture sizes;
   2. the dispatcher's keys and dispatch decisions per CUDA-graph mode, and CUDAGraphWrapper over
      a small module: capture once per batch descriptor, replay as one graph launch, bypass for
-     another runtime mode, with its debug address check on.
+     another runtime mode, with its debug address check on;
+  3. piecewise compilation as vLLM's tests/compile/fullgraph/test_simple.py does it (backend
+     "eager"): a model of two "silly" attention ops under @support_torch_compile, split by
+     VllmBackend into pieces captured per size; vLLM's compilation counters are recorded.
 """
 
-from __future__ import annotations
 
 import json
 import logging
@@ -148,6 +150,72 @@ def step_wrapper() -> dict[str, Any]:
             "captured_equals_eager": bool(torch.allclose(captured, eager))}
 
 
+def step_piecewise() -> dict[str, Any]:
+    import torch
+    from torch import nn
+    from vllm.compilation.counter import compilation_counter
+    from vllm.compilation.decorators import support_torch_compile
+    from vllm.config import (
+        CompilationConfig,
+        CompilationMode,
+        CUDAGraphMode,
+        VllmConfig,
+        set_current_vllm_config,
+    )
+    from vllm.forward_context import BatchDescriptor, set_forward_context
+    from vllm.utils.torch_utils import direct_register_custom_op
+
+    calls = [0]
+
+    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor) -> None:
+        calls[0] += 1
+        out.copy_(q + k + v)
+
+    def attention_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                       out: torch.Tensor) -> None:
+        return None
+
+    lib = torch.library.Library("silly", "FRAGMENT")
+    direct_register_custom_op("attention", attention, mutates_args=["out"],
+                              fake_impl=attention_fake, target_lib=lib)
+
+    @support_torch_compile
+    class Silly(nn.Module):  # x -> 3x + 19 through two attention calls
+        def __init__(self, *, vllm_config: VllmConfig, prefix: str = "", **kwargs: Any) -> None:
+            super().__init__()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = x + 3
+            out = torch.empty_like(x)
+            torch.ops.silly.attention(x, x, x, out)
+            x = out - 3
+            out = torch.empty_like(x)
+            torch.ops.silly.attention(x, x, x, out)
+            return out + 1
+
+    config = VllmConfig(compilation_config=CompilationConfig(
+        mode=CompilationMode.VLLM_COMPILE, backend="eager", splitting_ops=["silly::attention"],
+        cudagraph_copy_inputs=True, cudagraph_capture_sizes=[1, 2]))
+    with set_current_vllm_config(config):
+        model = Silly(vllm_config=config, prefix="")
+    before = {k: v for k, v in vars(compilation_counter).items() if isinstance(v, int)}
+    with set_forward_context(None, vllm_config=config):
+        model(torch.randn(100, device="cuda"))
+        for size in (2, 1):
+            with set_forward_context(None, vllm_config=config,
+                                     cudagraph_runtime_mode=CUDAGraphMode.PIECEWISE,
+                                     batch_descriptor=BatchDescriptor(num_tokens=size)):
+                model(torch.randn(size, device="cuda"))
+        calls[0] = 0
+        with set_forward_context(None, vllm_config=config,
+                                 cudagraph_runtime_mode=CUDAGraphMode.PIECEWISE,
+                                 batch_descriptor=BatchDescriptor(num_tokens=2)):
+            output = model(torch.zeros(2, device="cuda"))
+    after = {k: v for k, v in vars(compilation_counter).items() if isinstance(v, int)}
+    return {"counters": {k: after[k] - before.get(k, 0) for k in after},
+            "calls": calls[0], "output": output.cpu().tolist()}
+
+
 class _count:
     """Launches inside the block (fake_torch's LaunchCounter)."""
 
@@ -181,6 +249,7 @@ def main(argv: list[str]) -> int:
     if _step(results, "import", step_import):
         _step(results, "dispatcher", step_dispatcher)
         _step(results, "wrapper", step_wrapper)
+        _step(results, "piecewise", step_piecewise)
     results["graph_pool_ids"] = [list(p) if isinstance(p, tuple) else repr(p)
                                  for p in standins.GRAPH_POOL_IDS]
     out.write_text(json.dumps(results, indent=1, default=repr))

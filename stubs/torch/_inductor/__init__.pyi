@@ -6,10 +6,12 @@ from fake_torch._inductor import (
 )
 from fake_torch._inductor import *
 from torch._inductor import backends as backends
+from torch._inductor import codecache as codecache
 from torch._inductor import compile_fx as compile_fx
 from torch._inductor import cudagraph_trees as cudagraph_trees
 from torch._inductor import cudagraph_utils as cudagraph_utils
 from torch._inductor import custom_graph_pass as custom_graph_pass
+from torch._inductor import fx_passes as fx_passes
 from torch._inductor import fx_utils as fx_utils
 from torch._inductor import lowering as lowering
 from torch._inductor import pattern_matcher as pattern_matcher

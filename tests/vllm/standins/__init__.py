@@ -5,7 +5,9 @@ here from that contract, and nothing more:
   - the CUDA platform's compiled kernels (`vllm._C_stable_libtorch`): of its ops, the CUDA-graph
     path calls `torch.ops._C.weak_ref_tensor`, a tensor that aliases another's memory without
     keeping it allocated; registered here with torch.library on top of
-    `torch._C._construct_storage_from_data_pointer` (which fake_torch emulates);
+    `torch._C._construct_storage_from_data_pointer` (which fake_torch emulates). Its compiled
+    flash-attention (`vllm.vllm_flash_attn`) is imported on CUDA platforms by the compilation
+    passes; its functions raise when called (no test here calls them);
   - NCCL's graph-pool registration (`...device_communicators.pynccl_allocator`): with one GPU and
     no NCCL there is no symmetric-memory pool to point at the capture's graph pool; the stand-in
     records the id it is given, so a test can see that capture passed it on;
@@ -34,6 +36,21 @@ def _weak_ref_tensor(t: Any) -> Any:
         weak, t.storage_offset(), t.size(), t.stride())
 
 
+_PASS_KERNELS = ("dynamic_per_token_scaled_fp8_quant", "dynamic_scaled_fp8_quant",
+                 "fused_add_rms_norm", "fused_add_rms_norm_static_fp8_quant",
+                 "fused_qk_norm_rope", "rms_norm", "rms_norm_dynamic_per_token_quant",
+                 "rms_norm_per_block_quant", "rms_norm_static_fp8_quant", "rotary_embedding",
+                 "silu_and_mul", "silu_and_mul_nvfp4_quant", "silu_and_mul_per_block_quant",
+                 "silu_and_mul_quant", "static_scaled_fp8_quant")
+
+
+def _refused_kernel(name: str) -> Any:
+    def call(tensors: Any) -> None:
+        raise NotImplementedError(f"torch.ops._C.{name}: a kernel compiled into vLLM, not part "
+                                  "of this check")
+    return call
+
+
 def _compiled_kernels() -> types.ModuleType:
     import torch
 
@@ -41,7 +58,29 @@ def _compiled_kernels() -> types.ModuleType:
     lib = torch.library.Library("_C", "FRAGMENT")
     lib.define("weak_ref_tensor(Tensor input) -> Tensor")
     lib.impl("weak_ref_tensor", _weak_ref_tensor, "CUDA")
+    # the fused kernels vLLM's compilation passes name at import (to match patterns against):
+    # defined so that `torch.ops._C.<name>.default` exists; calling one raises
+    for name in _PASS_KERNELS:
+        lib.define(f"{name}(Tensor[] tensors) -> ()")
+        lib.impl(name, _refused_kernel(name), "CompositeExplicitAutograd")
     mod.__dict__["_lib"] = lib  # the registrations live as long as the module
+    return mod
+
+
+def _flash_attention() -> types.ModuleType:
+    mod = types.ModuleType("vllm.vllm_flash_attn")
+
+    def refused(name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError(f"vllm.vllm_flash_attn.{name}: vLLM's compiled "
+                                      "flash-attention kernels are not part of this check")
+        return call
+
+    names = ("compile_flash_attn_varlen_func_from_specs", "flash_attn_varlen_func",
+             "get_scheduler_metadata", "fa_version_unsupported_reason",
+             "is_fa_version_supported", "flash_attn_with_kvcache")
+    mod.__dict__.update({name: refused(name) for name in names})
+    mod.__dict__.update(FA2_AVAILABLE=False, FA3_AVAILABLE=False)
     return mod
 
 
@@ -74,7 +113,8 @@ def _lora_utils() -> types.ModuleType:
 
 def install() -> None:
     """Put the three stand-ins in place; call after fake_torch.install(), before vLLM."""
-    for module in (_compiled_kernels(), _nccl_pool_registration(), _lora_utils()):
+    for module in (_compiled_kernels(), _flash_attention(), _nccl_pool_registration(),
+                   _lora_utils()):
         sys.modules[module.__name__] = module
 
 
