@@ -36,7 +36,7 @@ from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserEr
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
 from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
 from fake_torch._dynamo.tracing_mode import TracingMode, builtin_watch
-from fake_torch._tensor import Tensor
+from fake_torch._tensor import Tensor, base_array
 from fake_torch.fx import Graph, Node
 
 if TYPE_CHECKING:
@@ -83,9 +83,7 @@ class TraceMode(_dispatch.Mode):
         tracer.sync_break(what)
 
     def is_meta(self, t: Tensor) -> bool:
-        root = t._a
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        root = base_array(t._a)
         ref = self.meta_roots.get(id(root))
         return ref is not None and ref() is root
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _dispatch
-from fake_torch._tensor import Tensor
+from fake_torch._tensor import Tensor, base_array
 
 _modes: weakref.WeakSet[FakeTensorMode] = weakref.WeakSet()  # every live mode, for isinstance
 
@@ -85,9 +85,7 @@ class FakeTensorMode(_dispatch.Mode):
 
     def owns(self, t: Tensor) -> bool:
         """Whether `t` is a fake tensor of this mode (its storage was allocated here)."""
-        root = t._a
-        while isinstance(root.base, np.ndarray):
-            root = root.base
+        root = base_array(t._a)
         ref = self._roots.get(id(root))
         return ref is not None and ref() is root
 
