@@ -48,6 +48,8 @@ from fake_torch.distributed import (
     scatter as scatter,
 )
 from fake_torch.distributed import *
+from torch.distributed import _functional_collectives as _functional_collectives
+from torch.distributed import _symmetric_memory as _symmetric_memory
 from torch.distributed import checkpoint as checkpoint
 from torch.distributed import constants as constants
 from torch.distributed import device_mesh as device_mesh

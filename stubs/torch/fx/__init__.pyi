@@ -12,6 +12,8 @@ from fake_torch.fx import (
     wrap as wrap,
 )
 from fake_torch.fx import *
+from torch.fx import _graph_pickler as _graph_pickler
+from torch.fx import _lazy_graph_module as _lazy_graph_module
 from torch.fx import experimental as experimental
 from torch.fx import graph as graph
 from torch.fx import graph_module as graph_module

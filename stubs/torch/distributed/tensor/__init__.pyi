@@ -8,4 +8,5 @@ from fake_torch.distributed.tensor import (
     distribute_tensor as distribute_tensor,
 )
 from fake_torch.distributed.tensor import *
+from torch.distributed.tensor import _utils as _utils
 from torch.distributed.tensor import placement_types as placement_types
