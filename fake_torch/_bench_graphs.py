@@ -2,7 +2,8 @@
 eagerly, as a graph replay, and as the floor under replay.
 
   eager    model(ids, positions): Python, dispatch and allocation for each of its N kernels;
-  replay   g.replay() of the same step captured once: one launch, the N kernels re-run in order;
+  replay   g.replay() of the same step captured once: one launch, the N kernels re-run in order
+           (each path is timed up to a device sync, which runs the kernels the device has queued);
   floor    the graph's recorded kernels called directly into their buffers in a tight loop
            (`kernel(*outs, *inputs, **params)` over `g._exec`): what no replay can beat.
 
@@ -138,13 +139,22 @@ def measure_decode(*, repeat: int = 7, min_time: float = 0.05) -> DecodeBench:
             for kernel, args, params in calls:
                 kernel(*args, **params)
 
+        # each path ends with a device sync: the simulated device runs a kernel's numpy work
+        # when it finishes it, so without one a replay's kernels would be left queued, untimed
         def eager() -> object:
-            return model(ids, positions)
+            out = model(ids, positions)
+            torch.cuda.synchronize()
+            return out
+
+        def replay() -> None:
+            graph.replay()
+            torch.cuda.synchronize()
 
         result = DecodeBench(num_kernels=graph.num_kernels,
                              max_abs_diff=float((logits - expected).abs().max()))
-        result.launches = {"eager": _count_launches(eager), "replay": _count_launches(graph.replay)}
-        result.seconds = _median_seconds({"eager": eager, "replay": graph.replay, "floor": floor},
+        result.launches = {"eager": _count_launches(lambda: model(ids, positions)),
+                           "replay": _count_launches(graph.replay)}
+        result.seconds = _median_seconds({"eager": eager, "replay": replay, "floor": floor},
                                          repeat, min_time)
     return result
 

@@ -46,6 +46,7 @@ _ATTENTION = frozenset({"_scaled_dot_product_flash_attention",
                         "_scaled_dot_product_cudnn_attention"})
 _CONV = frozenset({"convolution", "_conv_depthwise2d", "cudnn_convolution",
                    "cudnn_convolution_transpose", "_convolution"})
+_HEAVY = _MATMUL | _ADDMM | _ATTENTION | _CONV  # FLOPs at the dtype's matmul peak
 
 
 def host_ns(kind: str, nodes: int = 0) -> float:
@@ -100,18 +101,28 @@ def _dtype_name(outs: Sequence[np.ndarray], inputs: Sequence[Any]) -> str:
 
 def kernel_ns(op: str, kind: str, outs: Sequence[np.ndarray], inputs: Sequence[Any],
               params: dict[str, Any]) -> float:
-    """How long one launch's work runs on the simulated GPU, in nanoseconds."""
-    spec = _gpus.current()
+    """How long one launch's work runs on the simulated GPU, in nanoseconds. (The hot path of
+    every eager launch: one pass over the buffers, no generators.)"""
+    spec = _gpus._current or _gpus.current()
     if op == "_sleep":
         return float(params.get("cycles", 0)) / spec.clock_hz * 1e9
-    nbytes = moved_bytes(outs, inputs)
+    nbytes = 0
+    for a in outs:
+        nbytes += a.nbytes
+    for x in inputs:
+        if isinstance(x, np.ndarray):
+            nbytes += x.nbytes
+        elif isinstance(x, (list, tuple)):
+            nbytes += sum(a.nbytes for a in x if isinstance(a, np.ndarray))
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         return MEMCPY_LATENCY_NS + nbytes / 2 / spec.pcie_bytes_per_s * 1e9  # one side's bytes
     memory_ns = nbytes / spec.hbm_bytes_per_s * 1e9
-    work = flops(op, outs, inputs, params)
-    heavy = op in _MATMUL or op in _ADDMM or op in _ATTENTION or op in _CONV
-    peak = spec.matmul_flops(_dtype_name(outs, inputs)) if heavy else spec.fp32_flops
-    return max(memory_ns, work / peak * 1e9, MIN_KERNEL_NS)
+    if op in _HEAVY:
+        work = flops(op, outs, inputs, params)
+        return max(memory_ns, work / spec.matmul_flops(_dtype_name(outs, inputs)) * 1e9,
+                   MIN_KERNEL_NS)
+    n_out = outs[0].size if outs else 0  # one operation per output element
+    return max(memory_ns, n_out / spec.fp32_flops * 1e9, MIN_KERNEL_NS)
 
 
 def fused_ns(name: str, members: Sequence[tuple[str, Sequence[np.ndarray], Sequence[Any],

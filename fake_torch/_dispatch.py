@@ -262,14 +262,14 @@ def _submit(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple
     if kind == "graph":  # inputs[0]: the graph's nodes (list[Work])
         TIMELINE.submit_graph(inputs[0], stream, local.correlation, _cost.GRAPH_NODE_GAP_NS)
         return
-    call = (kernel, (*outs, *inputs), params)
     if local.fused:  # one kernel for the whole block: queued when it ends (see `fused`)
         group = local.fused[-1]
         group.members.append((op, outs, inputs, params))
-        group.calls.append(call)
+        group.calls.append((kernel, (*outs, *inputs), params))
         return
-    work = Work(op, kind, [call], _cost.kernel_ns(op, kind, outs, inputs, params))
-    TIMELINE.submit(work, stream, local.correlation, _cost.STREAM_QUEUE_GAP_NS)
+    TIMELINE.submit_call(op, kind, kernel, (*outs, *inputs), params,
+                         _cost.kernel_ns(op, kind, outs, inputs, params), stream,
+                         local.correlation, _cost.STREAM_QUEUE_GAP_NS)
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         host = inputs[0] if kind == "memcpy_h2d" and inputs else outs[0] if outs else None
         if not _pinned.is_pinned_array(host):

@@ -105,6 +105,8 @@ class Tensor(TensorBase):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if getattr(cls, "_torch_function_on_first_instance", False):
+            return  # library classes rarely instantiated: they enable it when they are
         if getattr(cls, "__torch_function__", None) is not _tf._disabled_torch_function_impl:
             _tf.enable_subclasses()  # its instances take part in dispatch from now on
 

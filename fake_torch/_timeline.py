@@ -65,7 +65,7 @@ class Timeline:
     host_ns: float = 0.0
     ready: dict[int, float] = field(default_factory=dict)  # stream -> when it is next free
     busy_ns: float = 0.0  # device time some kernel ran (sum of kernel durations)
-    _heap: list[tuple[float, int, Work]] = field(default_factory=list)
+    _heap: list[tuple[float, int, Any]] = field(default_factory=list)  # (end, seq, Work/_Run)
     _events: weakref.WeakKeyDictionary[Any, float] = field(
         default_factory=weakref.WeakKeyDictionary)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # 0: none
@@ -82,7 +82,8 @@ class Timeline:
             self.host_ns = start + cost_ns
             if self.listeners:
                 self._emit(Span("cpu", name, kind, start, self.host_ns, -1, correlation))
-            self._drain()
+            if self._heap:
+                self._drain()
             return correlation
 
     def synchronize(self, stream: int | None = None, cost_ns: float = 0.0) -> None:
@@ -145,25 +146,53 @@ class Timeline:
         """Queue `work` on `stream`, launched just now (its host call has been paid); work
         queued behind earlier work starts `gap_ns` after it ends."""
         with self.lock:
-            ready = self.ready.get(stream)
-            start = self.host_ns if ready is None else max(self.host_ns, ready + gap_ns)
-            end = start + work.ns
-            self.ready[stream] = end
-            self.busy_ns += work.ns
-            if self.listeners:
-                self._emit(Span("gpu", work.op, work.kind, start, end, stream, correlation))
-            if not self._heap and start <= self.host_ns:
+            if self._place(work.op, work.kind, work.ns, stream, correlation, gap_ns):
                 _run(work)  # idle device, nothing queued: running it now changes nothing
             else:
+                heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
+                self._drain()
+
+    def submit_call(self, op: str, kind: str, kernel: Callable[..., None],
+                    args: tuple[Any, ...], params: dict[str, Any], ns: float, stream: int,
+                    correlation: int, gap_ns: float) -> None:
+        """`submit` of one kernel call, without building its Work when it can run at once
+        (the eager hot path)."""
+        with self.lock:  # (_place, inlined: this runs once per eager launch)
+            host = self.host_ns
+            ready = self.ready.get(stream)
+            start = host if ready is None or ready + gap_ns <= host else ready + gap_ns
+            end = self.ready[stream] = start + ns
+            self.busy_ns += ns
+            if self.listeners:
+                self._emit(Span("gpu", op, kind, start, end, stream, correlation))
+            if not self._heap and start <= host:
+                kernel(*args, **params)
+            else:
+                work = Work(op, kind, [(kernel, args, params)], ns)
                 heapq.heappush(self._heap, (end, next(self._seq), work))
-            self._drain()
+                self._drain()
+
+    def _place(self, op: str, kind: str, ns: float, stream: int, correlation: int,
+               gap_ns: float) -> bool:
+        """Put `ns` of work on `stream`'s clock; whether it may run now (the device is idle
+        for it and nothing is queued)."""
+        host = self.host_ns
+        ready = self.ready.get(stream)
+        start = host if ready is None or ready + gap_ns <= host else ready + gap_ns
+        self.ready[stream] = start + ns
+        self.busy_ns += ns
+        if self.listeners:
+            self._emit(Span("gpu", op, kind, start, start + ns, stream, correlation))
+        return not self._heap and start <= host
 
     def submit_graph(self, nodes: list[Work], stream: int, correlation: int,
                      gap_ns: float) -> None:
-        """Queue a graph's nodes back to back on `stream` (`gap_ns` between kernels)."""
+        """Queue a graph's nodes back to back on `stream` (`gap_ns` between kernels). They
+        are queued as one run that the device works through node by node (see _drain)."""
         with self.lock:
             t = max(self.host_ns, self.ready.get(stream, 0.0))
             first = True
+            run: list[tuple[float, Work]] = []  # (end, node)
             for node in nodes:
                 if node.event is not None:
                     self._events[node.event] = t
@@ -174,28 +203,57 @@ class Timeline:
                 self.busy_ns += node.ns
                 if self.listeners:
                     self._emit(Span("gpu", node.op, node.kind, start, t, stream, correlation))
-                heapq.heappush(self._heap, (t, next(self._seq), node))
+                run.append((t, node))
             self.ready[stream] = t
+            if run:
+                heapq.heappush(self._heap, (run[0][0], next(self._seq), _Run(run)))
             self._drain()
 
     def _drain(self) -> None:
-        """Run every queued kernel the device has finished by now, in the order they end."""
+        """Run every queued kernel the device has finished by now, in the order they end. A
+        graph's run gives up its place after each node whose successor ends later than some
+        other queued work, so concurrent streams interleave node by node."""
         heap = self._heap
         while heap and heap[0][0] <= self.host_ns:
-            _run(heapq.heappop(heap)[2])
+            item = heapq.heappop(heap)[2]
+            if not isinstance(item, _Run):
+                _run(item)
+                continue
+            nodes, i = item.nodes, item.next
+            while i < len(nodes) and nodes[i][0] <= self.host_ns \
+                    and (not heap or nodes[i][0] <= heap[0][0]):
+                _run(nodes[i][1])
+                i += 1
+            if i < len(nodes):
+                item.next = i
+                heapq.heappush(heap, (nodes[i][0], next(self._seq), item))
 
     def flush(self) -> None:
         """Run every queued kernel now, in the order they end, leaving the clocks alone: what
         a graph being deleted does with its queued replay (its buffers, and the generator
         states its kernels hold, are released now, as torch releases them at once)."""
         with self.lock:
-            heap = self._heap
-            while heap:
-                _run(heapq.heappop(heap)[2])
+            saved, self.host_ns = self.host_ns, float("inf")
+            try:
+                self._drain()
+            finally:
+                self.host_ns = saved
+
+
 
     def _emit(self, span: Span) -> None:
         for listener in list(self.listeners):
             listener(span)
+
+
+class _Run:
+    """A graph replay's nodes in the queue: (end, node) in order, and the next to run."""
+
+    __slots__ = ("next", "nodes")
+
+    def __init__(self, nodes: list[tuple[float, Work]]) -> None:
+        self.nodes = nodes
+        self.next = 0
 
 
 def _run(work: Work) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_torch import _torch_function as _tf
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype as DType
 from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
@@ -79,6 +80,7 @@ class UninitializedTensorMixin(TensorBase):
     Tensor's and `materialize` can reassign `__class__` (CPython checks the common base)."""
 
     cls_to_become: type
+    _torch_function_on_first_instance = True  # (its __torch_function__ costs nothing before)
     # torch's list, by name: the Tensor methods exist once the ops module has attached them
     _allowed_names = ("__hash__", "size", "copy_", "is_complex", "is_floating_point", "half",
                       "float", "double", "char", "short", "int", "long", "cuda", "cpu", "to",
@@ -152,6 +154,7 @@ def is_lazy(param: Any) -> bool:
 
 def _uninitialized(cls: type, requires_grad: bool, device: DeviceLike | None,
                    dtype: DType | None) -> Any:
+    _tf.enable_subclasses()  # from the first one on, ops check their args for it
     data = empty(0, device=device, dtype=dtype)
     t: Any = object.__new__(cls)
     t._set(data._a, data._device, data._storage)

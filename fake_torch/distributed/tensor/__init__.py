@@ -24,6 +24,8 @@ def _unsupported(api: str) -> NotImplementedError:
 class DTensor(Tensor):
     """A tensor sharded over a DeviceMesh (torch's class; none can be made here)."""
 
+    _torch_function_on_first_instance = True  # none is ever made: ops need not check for it
+
     def __new__(cls, *args: Any, **kwargs: Any) -> DTensor:
         raise _unsupported("torch.distributed.tensor.DTensor")
 
