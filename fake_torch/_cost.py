@@ -3,9 +3,11 @@
 Host side (nanoseconds of CPU time per call; published figures, calibration pending on a lent
 GPU, see tests/gpu/time_gpu.py):
   - EAGER_LAUNCH_NS: one eager op on a CUDA tensor = PyTorch's Python/dispatcher overhead plus
-    cudaLaunchKernel. NVIDIA's "Getting Started with CUDA Graphs" blog measures launch-bound
-    kernels at a few microseconds each; PyTorch's CUDA Graphs blog ("Accelerating PyTorch with
-    CUDA Graphs", 2021) puts eager per-kernel CPU cost in the same 2.5-8 us range. 5 us here.
+    cudaLaunchKernel. NVIDIA's "Getting Started with CUDA Graphs" blog shows launch-bound
+    kernels costing a few microseconds each; issue 15 states 2.5-8 us per eager kernel. 5 us
+    here, the middle of that range, until tests/gpu/time_gpu.py measures it.
+  - SYNC_NS, MEMCPY_CALL_NS, MIN_KERNEL_NS and the two gaps below are assumptions of the same
+    order (a few microseconds or less), not measurements; calibration replaces them.
   - GRAPH_LAUNCH_NS + GRAPH_NODE_NS per node: cudaGraphLaunch of a straight-line graph, NVIDIA's
     "Constant Time Launch for Straight-Line CUDA Graphs" (CUDA 12.6): about 2.5 us, plus about a
     nanosecond per node.
