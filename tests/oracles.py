@@ -65,6 +65,7 @@ without it can still import this one.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -263,8 +264,14 @@ def outcome(fn: Callable[[], Any]) -> tuple[Any, BaseException | None]:
 
 
 def first_line(e: BaseException) -> str:
-    """The message's first line (torch appends hints and overload lists after it)."""
-    return str(e).split("\n")[0]
+    """The message's first line (torch appends hints and overload lists after it), with each
+    printed set's items sorted: torch prints Python sets whose order follows the hash seed of the
+    process that compiled its .pyc, so only the members are comparable."""
+    return re.sub(r"\{([^{}]*)\}", _sorted_set, str(e).split("\n")[0])
+
+
+def _sorted_set(m: re.Match[str]) -> str:
+    return "{" + ", ".join(sorted(i.strip() for i in m.group(1).split(","))) + "}"
 
 
 def assert_same_error(ours: BaseException | None, theirs: BaseException | None) -> None:

@@ -23,6 +23,12 @@ PaddingMode = Literal["zeros", "reflect", "replicate", "circular"]
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 
+def _set_text(items: set[str]) -> str:
+    """A set as torch's f-string prints it, in sorted order: a set's iteration order follows the
+    string hash seed, and our messages must read the same in every process."""
+    return "{" + ", ".join(repr(i) for i in sorted(items)) + "}"
+
+
 def _ntuple(value: int | Sequence[int], n: int) -> tuple[int, ...]:
     """torch's _single / _pair: an int repeated n times, a sequence as a tuple."""
     return tuple(value) if isinstance(value, Sequence) else (value,) * n
@@ -65,11 +71,11 @@ class _ConvNd(Module):
         if isinstance(padding, str):
             if padding not in {"same", "valid"}:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 f"{ {'same', 'valid'} }")
+                                 f"{_set_text({'same', 'valid'})}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got "
+            raise ValueError(f"padding_mode must be one of {_set_text(_PADDING_MODES)}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels = in_channels
         self.out_channels = out_channels
