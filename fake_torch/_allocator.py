@@ -240,7 +240,13 @@ class CachingAllocator:
 
     def _new_segment(self, pool: Pool, small: bool, stream: int, seg_bytes: int,
                      config: AllocatorConfig) -> Block:
-        seg = Segment(np.empty(seg_bytes, np.uint8), pool, small, stream)
+        # a private pool's (a CUDA graph's) memory reads as garbage until a replay writes it:
+        # all-ones bytes, NaN in every float dtype, -1 / the maximum in the integers. Poisoned
+        # once per segment, not per block: a block reused within the pool holds what the pool's
+        # last writer left there, as on a GPU
+        buf = (np.empty(seg_bytes, np.uint8) if pool.id == DEFAULT_POOL
+               else np.full(seg_bytes, 0xFF, np.uint8))
+        seg = Segment(buf, pool, small, stream)
         block = Block(seg, seg.base, seg_bytes)  # the segment's only block, for now
         seg.head = block
         pool.segments.append(seg)

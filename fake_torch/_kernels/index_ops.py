@@ -246,8 +246,10 @@ def _index_copy_kernel(out: np.ndarray, idx: np.ndarray, src: np.ndarray, *, dim
     if bad is not None:
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} with "
                          f"size {o.shape[dim]}")
-    key = (slice(None),) * dim + (_nd(idx),)
-    o[key] = src.reshape(o[key].shape)
+    i = _nd(idx)
+    key = (slice(None),) * dim + (i,)
+    # the shape o[key] would have, without gathering it: o's with dim's size replaced by idx's
+    o[key] = src.reshape(o.shape[:dim] + i.shape + o.shape[dim + 1:])
 
 
 def _index_copy_checks(self: Tensor, dim: int, index: Tensor, source: Tensor) -> int:

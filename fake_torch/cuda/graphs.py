@@ -74,7 +74,6 @@ class _CaptureMode(_dispatch.Mode):
         nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
         storage = DEVICE.allocate(nbytes, self.pool_id)
         a, _ = _dispatch.device_buffer(storage, shape, np_dtype)
-        _poison(a)  # unspecified until the first replay writes it
         self.storages.append(weakref.ref(storage))  # weak: a dead tensor's block goes back
         return a, storage
 
@@ -104,13 +103,6 @@ class _CaptureMode(_dispatch.Mode):
         if self.error is None:
             self.error = error  # the capture is now invalidated, as cudaStreamEndCapture says
         raise error
-
-
-def _poison(a: np.ndarray) -> None:
-    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
-        a.fill(np.nan)
-    elif a.dtype.kind in "iu":
-        a.fill(np.iinfo(a.dtype).min if a.dtype.kind == "i" else np.iinfo(a.dtype).max)
 
 
 class CUDAGraph:
