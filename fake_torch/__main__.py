@@ -71,13 +71,16 @@ def _run(script: str, args: Sequence[str], report: bool = False) -> int:
     return 0
 
 
-def _bench(repeat: int) -> int:
+def _bench(repeat: int, capture_layers: int) -> int:
     from fake_torch._bench import run_bench
+    from fake_torch._bench_capture import run_capture_bench
     from fake_torch._bench_graphs import run_graph_bench
 
     run_bench(repeat=repeat)
     print()
     run_graph_bench(repeat=max(repeat, 7))  # it keeps medians: more rounds than best-of
+    print()
+    run_capture_bench(num_layers=capture_layers)
     return 0
 
 
@@ -98,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = commands.add_parser("bench", help="per-op eager time: numpy, fake_torch, torch; "
                                   "decode step: eager, graph replay, floor")
     bench.add_argument("--repeat", type=int, default=5, help="timing rounds; the best is kept")
+    bench.add_argument("--capture-layers", type=int, default=32, metavar="N",
+                       help="decoder layers of the toy whose capture at scale is timed "
+                            "(default 32, the target's)")
     commands.add_parser("api", help="which torch names fake_torch provides and lacks, per "
                         "module, and signature differences (Markdown)")
     commands.add_parser("stubs", help="regenerate stubs/ (torch for mypy) from fake_torch")
@@ -116,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         print(_api.render_report(_api.compare_all(), _api_deviations.DEVIATIONS), end="")
         return 0
-    return _bench(ns.repeat)
+    return _bench(ns.repeat, ns.capture_layers)
 
 
 if __name__ == "__main__":

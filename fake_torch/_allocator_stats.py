@@ -20,6 +20,7 @@ ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes"
           "reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes")
 (ALLOCATION, SEGMENT, ACTIVE, INACTIVE_SPLIT, ALLOCATED_BYTES, RESERVED_BYTES, ACTIVE_BYTES,
  INACTIVE_SPLIT_BYTES, REQUESTED_BYTES) = (9 * i for i in range(len(ARRAYS)))
+assert (INACTIVE_SPLIT, INACTIVE_SPLIT_BYTES) == (27, 63)  # offsets inactive_split writes out
 _COUNTS = ("num_alloc_retries", "num_ooms", "num_oom_rejections", "num_sync_all_streams",
            "num_device_alloc", "num_device_free")
 
@@ -95,20 +96,31 @@ class DeviceStats:
     def inactive_split(self, small: bool, blocks: int, nbytes: int) -> None:
         """Free pieces of split segments: `blocks` more (or fewer), `nbytes` more (or fewer)."""
         v, k = self.v, (0 if small else 4)
-        for stat, n in ((INACTIVE_SPLIT, blocks), (INACTIVE_SPLIT_BYTES, nbytes)):
-            i = stat + k
-            if n > 0:
-                c = v[i] + n
-                v[i] = c
-                v[i + 2] += n
-                if c > v[i + 1]:
-                    v[i + 1] = c
-                c += v[stat + 4 - k]  # all pools: this type's and the other's
-                if c > v[stat + 8]:
-                    v[stat + 8] = c
-            elif n < 0:
-                v[i] += n
-                v[i + 3] -= n
+        # written out for INACTIVE_SPLIT (27) and INACTIVE_SPLIT_BYTES (63): no loop, no tuples
+        if blocks > 0:
+            c = v[27 + k] + blocks
+            v[27 + k] = c
+            v[29 + k] += blocks
+            if c > v[28 + k]:
+                v[28 + k] = c
+            c = v[27] + v[31]  # all pools: this type's and the other's
+            if c > v[35]:
+                v[35] = c
+        elif blocks < 0:
+            v[27 + k] += blocks
+            v[30 + k] -= blocks
+        if nbytes > 0:
+            c = v[63 + k] + nbytes
+            v[63 + k] = c
+            v[65 + k] += nbytes
+            if c > v[64 + k]:
+                v[64 + k] = c
+            c = v[63] + v[67]
+            if c > v[71]:
+                v[71] = c
+        elif nbytes < 0:
+            v[63 + k] += nbytes
+            v[66 + k] -= nbytes
 
     def block_allocated(self, small: bool, size: int, requested: int) -> None:
         """A block handed out: allocation, active (+1) and their bytes (+size), requested."""

@@ -78,8 +78,11 @@ def flops(op: str, outs: Sequence[np.ndarray], inputs: Sequence[Any],
     """Floating-point operations: 2*M*N*K for the matmul family, attention's two matmuls,
     a convolution's MACs; one per output element for everything else."""
     out = outs[0] if outs else None
-    arrays = list(_arrays(inputs))
     n_out = out.size if out is not None else 0
+    first = inputs[0] if inputs else None
+    if op in _MATMUL and isinstance(first, np.ndarray):  # the common case: no list to build
+        return 2.0 * max(n_out, 1) * int(first.shape[-1])
+    arrays = list(_arrays(inputs))
     if op in _MATMUL and arrays:
         return 2.0 * max(n_out, 1) * int(arrays[0].shape[-1])
     if op in _ADDMM and len(arrays) >= 3:
@@ -95,10 +98,20 @@ def flops(op: str, outs: Sequence[np.ndarray], inputs: Sequence[Any],
     return float(n_out)
 
 
+_DTYPE_NAMES: dict[np.dtype[Any], str] = {}  # numpy computes `dtype.name` in Python: ~2 us
+
+
 def _dtype_name(outs: Sequence[np.ndarray], inputs: Sequence[Any]) -> str:
-    for a in (*_arrays(inputs), *_arrays(outs)):
-        return a.dtype.name
-    return "float32"
+    first = inputs[0] if inputs else None  # the first input array's, else the first output's
+    x = first if isinstance(first, np.ndarray) else next(
+        iter((*_arrays(inputs), *_arrays(outs))), None)
+    if x is None:
+        return "float32"
+    dt = x.dtype
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = dt.name
+    return name
 
 
 def kernel_ns(op: str, kind: str, outs: Sequence[np.ndarray], inputs: Sequence[Any],

@@ -25,7 +25,9 @@ def test_time_per_call_is_positive_and_runs_the_function() -> None:
 def test_bench_measures_every_case_and_implementation() -> None:
     out = io.StringIO()
     rows = run_bench(repeat=1, min_time=0.001, out=out)
-    assert [r.case for r in rows] == list(CASES) == ["add 64", "matmul 64x64", "softmax 64"]
+    assert [r.case for r in rows] == list(CASES) == ["add 64", "mul 64", "silu 64",
+                                                  "softmax 64", "matmul 64x64",
+                                                  "MLP step 8x64"]
     for row in rows:
         assert set(row.seconds) == set(IMPLS)
         assert row.seconds["numpy"] is not None and row.seconds["numpy"] > 0
@@ -52,17 +54,30 @@ def test_report_prints_ratios_and_verdict() -> None:
     line = next(ln for ln in out.getvalue().splitlines() if ln.startswith("add 64"))
     assert line.split()[2:] == ["1.00", "3.00", "4.00", "2.00", "1.50x", "2.00x", "3.00x",
                                 "4.00x"]
-    assert "target fake/torch <= 2.0x: worst 2.00x, meets it" in out.getvalue()
+    text = out.getvalue()
+    assert "target fake cuda/torch cpu <= 2.0x per op: worst 2.00x (add 64), meets it" in text
+    assert "target fake cpu/torch cpu <= 1.5x per op: worst 1.50x (add 64), meets it" in text
+    assert "per step" not in text  # no step row: no step verdict
     row.seconds["fake cuda"] = 5e-6
+    step = Row("MLP step 8x64", {"numpy": 1e-6, "fake cpu": 3e-6, "fake cuda": 7e-6,
+                                 "torch cpu": 2e-6})
     out = io.StringIO()
-    report([row], out)
-    assert "worst 2.50x, misses it" in out.getvalue()
+    report([row, step], out)
+    text = out.getvalue()
+    assert "<= 2.0x per op: worst 2.50x (add 64), misses it" in text
+    assert "fake cuda/torch cpu <= 3.0x per step: worst 3.50x (MLP step 8x64), misses it" in text
 
 
 def test_bench_command_prints_the_table() -> None:
-    done = subprocess.run([sys.executable, "-m", "fake_torch", "bench", "--repeat", "1"],
+    done = subprocess.run([sys.executable, "-m", "fake_torch", "bench", "--repeat", "1",
+                           "--capture-layers", "1"],
                           cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("eager time per op on tiny float32 tensors")
-    assert [ln.split()[0] for ln in lines[2:5]] == ["add", "matmul", "softmax"]
+    assert [ln.split()[0] for ln in lines[2:8]] == ["add", "mul", "silu", "softmax", "matmul",
+                                                    "MLP"]
+    capture = [ln for ln in lines if ln.startswith("capture at scale")]
+    # one layer: 2 pieces around its attention per size, 51 sizes (no verdict: not the target)
+    assert capture and re.match(r"capture at scale \(1-layer toy, PIECEWISE\): 51 sizes, "
+                                r"102 graphs in \d+\.\d s$", capture[0]), capture
