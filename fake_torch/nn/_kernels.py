@@ -102,9 +102,15 @@ def native_dropout_kernel(out: np.ndarray, mask: np.ndarray, x: np.ndarray,
 def safe_softmax(s: np.ndarray, axis: int) -> np.ndarray:
     """softmax along `axis`; a row that is all -inf gives zeros instead of NaN."""
     m = s.max(axis=axis, keepdims=True)
-    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+    finite = np.isfinite(m)
+    # in s's own dtype (the accumulation dtype), as torch's kernels compute it
+    e: np.ndarray = np.exp(s - (m if finite.all() else np.where(finite, m, m.dtype.type(0))))
     total = e.sum(axis=axis, keepdims=True)
-    out: np.ndarray = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    positive = total > 0
+    if positive.all():  # no fully masked row: divide in place, no zeroed buffer to fill
+        e /= total
+        return e
+    out: np.ndarray = np.divide(e, total, out=np.zeros_like(e), where=positive)
     return out
 
 
@@ -148,14 +154,20 @@ def attention_kernel(out: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarra
     additive float mask broadcastable to (..., Hq, L, S); causal is top-left aligned (query i
     sees keys j <= i). Fully masked rows give zeros."""
     acc = acc_dtype(q)
-    qf, kf, vf = q.astype(acc), k.astype(acc), v.astype(acc)
+    # copy=False: float32 inputs are read as they are (no copy of K and V per call)
+    qf, kf, vf = q.astype(acc, copy=False), k.astype(acc, copy=False), v.astype(acc, copy=False)
     if groups > 1:  # GQA: each key/value head serves `groups` consecutive query heads
         kf, vf = np.repeat(kf, groups, axis=-3), np.repeat(vf, groups, axis=-3)
-    s = (qf @ np.swapaxes(kf, -1, -2)) * acc(scale)
+    s = qf @ np.swapaxes(kf, -1, -2)  # a fresh array: scaled and masked in place
+    s *= acc(scale)
     if is_causal:
         s = np.where(np.tri(s.shape[-2], s.shape[-1], dtype=bool), s, -np.inf)
     if mask is not None:
-        s = s + mask.astype(acc)
+        m = mask.astype(acc, copy=False)
+        if np.broadcast_shapes(s.shape, m.shape) == s.shape:
+            s += m
+        else:  # a mask with more batch dims than the scores
+            s = s + m
     p = safe_softmax(s, -1)
     if dropout_p > 0.0:
         assert philox is not None
