@@ -24,12 +24,14 @@ capture joined the streams that used it back (fake_torch/_allocator_capture.py).
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import os
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -86,8 +88,59 @@ def set_stream_source(source: Callable[[], int]) -> None:
     _current_stream = source
 
 
+class _Guard:
+    """One lock for the device's allocator state, as c10 guards its own with a mutex: tensors
+    made and freed on several threads at once never see a half-moved free list.
+
+    A Storage can also die INSIDE an allocator call of its own thread (the cyclic garbage
+    collector runs finalizers at any object allocation): with the lock being reentrant, that
+    free would rearrange the free lists under the call. So while a call is underway (`busy`,
+    only ever set by the lock's owner), a death is put in `late` and freed as the call ends."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.busy = False
+        self.late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root
+        # id, block) of each storage that died during a call
+
+
+_GUARD = _Guard()
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """Run an allocator method under the guard (a call nested in another runs as part of it)."""
+    @functools.wraps(method)
+    def locked(self: CachingAllocator, *args: Any, **kwargs: Any) -> Any:
+        guard = _GUARD
+        with guard.lock:
+            if guard.busy:
+                return method(self, *args, **kwargs)
+            guard.busy = True
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                guard.busy = False
+                if guard.late:
+                    _free_late()
+    return locked  # type: ignore[return-value]
+
+
+def _free_late() -> None:
+    """Free the blocks of storages that died during an allocator call (the lock is held)."""
+    guard = _GUARD
+    while guard.late:
+        allocator, key, block = guard.late.pop()
+        guard.busy = True
+        try:
+            allocator._release_parts(key, block)
+        finally:
+            guard.busy = False
+
+
 class CachingAllocator:
-    """One simulated device's memory: a default pool plus graph pools."""
+    """One simulated device's memory: a default pool plus graph pools. Safe to use from
+    several threads (see _Guard)."""
 
     def __init__(self, total_bytes: int | None = None) -> None:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
@@ -131,6 +184,7 @@ class CachingAllocator:
 
     # --- pools ------------------------------------------------------------------------------
 
+    @_locked
     def new_pool_id(self, user_created: bool) -> PoolId:
         """torch's ids: (0, n) from graph_pool_handle(), (n, 0) for a graph's private pool,
         each kind numbered by its own counter from 1."""
@@ -138,12 +192,14 @@ class CachingAllocator:
             return (0, next(self._user_pool_ids))
         return (next(self._graph_pool_ids), 0)
 
+    @_locked
     def use_pool(self, pool_id: PoolId) -> Pool:
         pool = self.pools.setdefault(pool_id, Pool(pool_id))
         pool.use_count += 1
         pool.released = False
         return pool
 
+    @_locked
     def begin_allocate_to_pool(self, pool_id: PoolId, stream: int) -> None:
         """capture_begin: a capture on `stream` allocates from `pool_id` until
         end_allocate_to_pool (c10's beginAllocateToPool, then cudaStreamBeginCapture)."""
@@ -151,11 +207,13 @@ class CachingAllocator:
         self.captures_underway += 1
         _allocator_capture.begin(stream, pool_id)
 
+    @_locked
     def end_allocate_to_pool(self, stream: int) -> None:
         """capture_end: the capture on `stream` is over."""
         _allocator_capture.end(stream)
         self.captures_underway -= 1
 
+    @_locked
     def release_pool(self, pool_id: PoolId) -> None:
         """A graph that owned or shared the pool is gone. After the last one, the pool's free
         segments go back to the device at the next empty_cache (or OOM retry), as in c10's
@@ -173,6 +231,19 @@ class CachingAllocator:
                  stream: int | None = None) -> Storage:
         """A block of at least `nbytes` from `pool_id` for `stream` (the current stream unless
         given); OutOfMemoryError past the device (or the per-process fraction)."""
+        guard = _GUARD  # (the _locked wrapper, written out: this runs once per op output)
+        with guard.lock:
+            if guard.busy:
+                return self._allocate(nbytes, pool_id, stream)
+            guard.busy = True
+            try:
+                return self._allocate(nbytes, pool_id, stream)
+            finally:
+                guard.busy = False
+                if guard.late:
+                    _free_late()
+
+    def _allocate(self, nbytes: int, pool_id: PoolId, stream: int | None) -> Storage:
         if nbytes == 0:  # torch hands out a null pointer: no block
             return self._register(Storage(None, np.empty(0, np.uint8), self._release))
         if stream is None:
@@ -287,6 +358,7 @@ class CachingAllocator:
         if block.size >= config.max_split_size:
             stats.add_oversize(0, 1)
 
+    @_locked
     def raw_alloc(self, nbytes: int, stream: int) -> int:
         """c10's raw_alloc_with_stream: the address of a block for `stream` (from its
         capture's pool while it captures), held until raw_delete; 0 for 0 bytes."""
@@ -297,6 +369,7 @@ class CachingAllocator:
         self.raw[address] = storage
         return address
 
+    @_locked
     def raw_delete(self, address: int) -> None:
         """c10's raw_delete: free a block raw_alloc handed out (nothing for 0)."""
         if address and self.raw.pop(address, None) is None:
@@ -319,6 +392,7 @@ class CachingAllocator:
 
     # --- free -----------------------------------------------------------------------------------
 
+    @_locked
     def record_stream(self, storage: Storage, stream: int) -> None:
         """The block was used on `stream` (not its own): when freed, it waits for that
         stream's work before anything reuses it (c10's recordStream)."""
@@ -330,11 +404,32 @@ class CachingAllocator:
         block.stream_uses.add(stream)
 
     def _release(self, storage: Storage) -> None:
-        """A Storage died: forget its root, and free its block (unless the block is of a device
-        state `fresh()` has since replaced: that memory is gone)."""
-        # the key is this storage's own: its root is alive until now, so no other root has its id
-        self._by_root.pop(id(storage.root), None)
-        block = storage.block
+        """A Storage died (its __del__, on whatever thread dropped the last reference)."""
+        key, block = id(storage.root), storage.block
+        guard = _GUARD
+        with guard.lock:
+            if guard.busy:  # inside an allocator call of this thread: freed as it ends
+                guard.late.append((self, key, block))
+                return
+            guard.busy = True
+            try:
+                self._release_parts(key, block, storage)
+            finally:
+                guard.busy = False
+                if guard.late:
+                    _free_late()
+
+    def _release_parts(self, key: int, block: Block | None,
+                       storage: Storage | None = None) -> None:
+        """Forget a dead `storage`'s root (`key`: its id), and free its block (unless the block
+        is of a device state `fresh()` has since replaced: that memory is gone). A late free
+        passes no storage: its weak reference is dead by then, and a newer root may have
+        taken its id."""
+        ref = self._by_root.get(key)
+        if ref is not None:
+            found = ref()  # (within __del__ the reference still reaches the dying storage)
+            if found is None or found is storage:
+                del self._by_root[key]
         if block is not None and self.pools.get(block.segment.pool.id) is block.segment.pool:
             self._free(block)
 
@@ -451,6 +546,7 @@ class CachingAllocator:
 
     # --- giving memory back ---------------------------------------------------------------------
 
+    @_locked
     def empty_cache(self) -> None:
         """Give back every fully free segment of the default pool (after waiting for the
         frees other streams hold up) and of released graph pools."""

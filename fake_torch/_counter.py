@@ -14,13 +14,54 @@ from contextlib import contextmanager
 from typing import ClassVar
 
 
+class ThreadLaunches:
+    """One thread's own launches (`LaunchCounter.this_thread()`): `n`, `by_op`, `by_kind`,
+    `reset()`. Only the thread it belongs to adds to it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.by_op: Counter[str] = Counter()
+        self.by_kind: Counter[str] = Counter()
+
+    def reset(self) -> None:
+        """Set this thread's tally back to zero (the process-wide one is untouched)."""
+        self.n = 0
+        self.by_op.clear()
+        self.by_kind.clear()
+
+    def __repr__(self) -> str:
+        return f"ThreadLaunches(n={self.n}, thread={threading.current_thread().name!r})"
+
+
+class _Local(threading.local):
+    tally: ThreadLaunches | None = None
+
+
+_local = _Local()
+
+
 class LaunchCounter:
-    """Class-level launch tally: `n`, `reset()`, `bump(k=1)`; safe to bump from several threads."""
+    """Class-level launch tally: `n`, `reset()`, `bump(k=1)`; safe to bump from several threads.
+
+    The class-level tally is process-wide: it counts every thread's launches, and `reset()`
+    zeroes it for all of them. A thread that wants only its own asks `this_thread()`, whose
+    tally (with its own `reset()`) counts that thread's launches from the first time any
+    thread asked: until then nothing pays for per-thread counting."""
 
     n: ClassVar[int] = 0
     by_op: ClassVar[Counter[str]] = Counter()  # launches per aten-style op name ("mm", "add_")
     by_kind: ClassVar[Counter[str]] = Counter()  # "kernel", "memcpy", "memset", "graph"
     _lock: ClassVar[threading.Lock] = threading.Lock()
+    _per_thread: ClassVar[bool] = False  # some thread asked for its own tally
+
+    @classmethod
+    def this_thread(cls) -> ThreadLaunches:
+        """The calling thread's own tally (launches made on this thread only)."""
+        cls._per_thread = True
+        tally = _local.tally
+        if tally is None:
+            tally = _local.tally = ThreadLaunches()
+        return tally
 
     @classmethod
     def reset(cls) -> None:
@@ -80,3 +121,9 @@ class LaunchCounter:
             cls.by_kind[kind] += k
             if op:
                 cls.by_op[op] += k
+        if cls._per_thread:
+            tally = _local.tally or cls.this_thread()
+            tally.n += k
+            tally.by_kind[kind] += k
+            if op:
+                tally.by_op[op] += k
