@@ -158,12 +158,35 @@ class Interpreter:
 
     def map_nodes_to_values(self, args: Argument, n: Node) -> Argument:
         """`args` with every Node replaced by its value from the environment."""
+        try:
+            return _values(args, self.env)
+        except KeyError:
+            pass  # a node not in the environment: name it, as torch does
+
         def load_arg(n_arg: Node) -> Any:
             if n_arg not in self.env:
                 raise RuntimeError(f"Node {n} referenced nonexistent value {n_arg}! Run "
                                    "Graph.lint() to diagnose such issues")
             return self.env[n_arg]
         return map_arg(args, load_arg)
+
+
+def _values(a: Any, env: dict[Node, Any]) -> Any:
+    """map_arg(a, env.__getitem__) for the plain containers a graph's arguments are made of
+    (this runs for every node of every run of a GraphModule: no closures, no generators);
+    anything else (a NamedTuple, a container subclass) goes the general way."""
+    t = type(a)
+    if t is Node:
+        return env[a]
+    if t is tuple:
+        return tuple([_values(x, env) for x in a])
+    if t is list:
+        return [_values(x, env) for x in a]
+    if t is dict:
+        return {k: _values(v, env) for k, v in a.items()}
+    if isinstance(a, (Node, tuple, list, dict, slice)):
+        return map_arg(a, env.__getitem__)
+    return a
 
 
 __all__ = ["Interpreter"]
