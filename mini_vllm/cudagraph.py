@@ -58,9 +58,9 @@ class GraphEntry:
 class GraphRunner:
     """Capture once per input shape, replay forever after.
 
-    With `capture_sizes` (sorted, e.g. [1, 2, 4, 8]) the batch dimension (axis 0) is padded with
-    zeros up to the smallest capture size that holds it, so batches 5..8 share the size-8 graph.
-    A batch above the largest size runs eagerly, uncaptured, and is counted in
+    With `capture_sizes` (any order, repeats allowed: e.g. [1, 2, 4, 8]) the batch dimension
+    (axis 0) is zero-padded up to the smallest capture size that holds it, so batches 5..8 share
+    the size-8 graph. A batch above the largest size runs eagerly, uncaptured, and is counted in
     `num_eager_fallbacks`. Padding assumes rows are independent (ops keep axis 0 row by row).
     """
 
@@ -130,27 +130,27 @@ class PiecewiseGraphRunner:
                  capture_sizes: Sequence[int] | None = None) -> None:
         ops = _check_ops(ops)
         flags = [_check_flag(is_capturable, i) for i in range(len(ops))]
-        self.segments: list[GraphRunner | list[Op]] = []
+        self.pieces: list[GraphRunner | list[Op]] = []
         for capturable, run in itertools.groupby(range(len(ops)), key=lambda i: flags[i]):
-            segment_ops = [ops[i] for i in run]
+            piece_ops = [ops[i] for i in run]
             if capturable:
-                self.segments.append(GraphRunner(segment_ops, capture_sizes))
+                self.pieces.append(GraphRunner(piece_ops, capture_sizes))
             else:
-                self.segments.append(segment_ops)
+                self.pieces.append(piece_ops)
 
     @property
     def num_graphs(self) -> int:
-        """Number of capturable segments (each a GraphRunner with its own graphs)."""
-        return sum(isinstance(s, GraphRunner) for s in self.segments)
+        """How many pieces are capturable (the seed's name); each captures a graph per shape."""
+        return sum(isinstance(p, GraphRunner) for p in self.pieces)
 
     @property
     def num_eager_fallbacks(self) -> int:
-        """Calls of capturable segments that ran eagerly because the batch was too large."""
-        return sum(s.num_eager_fallbacks for s in self.segments if isinstance(s, GraphRunner))
+        """Calls of capturable pieces that ran eagerly because the batch was too large."""
+        return sum(p.num_eager_fallbacks for p in self.pieces if isinstance(p, GraphRunner))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        for segment in self.segments:  # thread x through the pieces in order
-            x = segment(x) if isinstance(segment, GraphRunner) else run_eager(segment, x)
+        for piece in self.pieces:  # thread x through the pieces in order
+            x = piece(x) if isinstance(piece, GraphRunner) else run_eager(piece, x)
         return x
 
 
@@ -229,8 +229,4 @@ def _check_capture_sizes(sizes: Sequence[int]) -> list[int]:
             raise TypeError(f"capture_sizes must hold positive ints, got {s!r} in {list(sizes)}")
         if s <= 0:
             raise ValueError(f"capture_sizes must hold positive ints, got {s!r} in {list(sizes)}")
-    if len(set(sizes)) != len(sizes):
-        raise ValueError(f"capture_sizes must not repeat a size, got {list(sizes)}")
-    if list(sizes) != sorted(sizes):
-        raise ValueError(f"capture_sizes must be sorted ascending, got {list(sizes)}")
-    return [int(s) for s in sizes]
+    return sorted({int(s) for s in sizes})  # any order, as vLLM's config: padding bisects them

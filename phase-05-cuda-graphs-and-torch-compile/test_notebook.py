@@ -75,7 +75,7 @@ EXPECTED_ANSWERS = {
     "constraint 1": ("self.entries.get((x.shape, x.dtype))", "GraphRunner"),
     "constraint 2": ("np.copyto(entry.static_input, x)", "GraphRunner"),
     "the win": ("LaunchCounter.bump(1)", "GraphRunner.replay"),
-    "num_graphs": ("isinstance(s, GraphRunner)", "PiecewiseGraphRunner.num_graphs"),
+    "num_graphs": ("isinstance(p, GraphRunner)", "PiecewiseGraphRunner.num_graphs"),
 }
 
 

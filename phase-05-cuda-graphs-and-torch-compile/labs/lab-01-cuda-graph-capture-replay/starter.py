@@ -53,9 +53,9 @@ class GraphEntry:
 class GraphRunner:
     """Capture once per input shape, replay forever after.
 
-    With `capture_sizes` (sorted, e.g. [1, 2, 4, 8]) the batch dimension (axis 0) is padded with
-    zeros up to the smallest capture size that holds it, so batches 5..8 share the size-8 graph.
-    A batch above the largest size runs eagerly, uncaptured, and is counted in
+    With `capture_sizes` (any order, repeats allowed: e.g. [1, 2, 4, 8]) the batch dimension
+    (axis 0) is zero-padded up to the smallest capture size that holds it, so batches 5..8 share
+    the size-8 graph. A batch above the largest size runs eagerly, uncaptured, and is counted in
     `num_eager_fallbacks`. Padding assumes rows are independent (ops keep axis 0 row by row).
     """
 
@@ -63,7 +63,8 @@ class GraphRunner:
         raise NotImplementedError(
             "Step 3 (GraphRunner): keep the ops as a list, an empty dict of GraphEntry keyed by "
             "(x.shape, x.dtype), and num_eager_fallbacks = 0; Stretch 1 (padding) also keeps "
-            "capture_sizes (None, or a sorted list of positive ints)")
+            "capture_sizes: None, or sorted(set(capture_sizes)), since they may come in any "
+            "order")
 
     @property
     def num_captured(self) -> int:
@@ -103,27 +104,28 @@ class PiecewiseGraphRunner:
     def __init__(self, ops: Sequence[Op], is_capturable: Callable[[int], bool],
                  capture_sizes: Sequence[int] | None = None) -> None:
         raise NotImplementedError(
-            "Step 4 (PiecewiseGraphRunner): group consecutive ops with the same is_capturable(i) "
-            "(itertools.groupby); wrap each capturable run in a GraphRunner(run, capture_sizes) "
-            "and keep each other run as a plain list of ops")
+            "Step 4 (PiecewiseGraphRunner): cut the ops into pieces, maximal runs of consecutive "
+            "ops with the same is_capturable(i) (itertools.groupby); wrap each capturable piece "
+            "in a GraphRunner(piece, capture_sizes) and keep each other piece as a plain list")
 
     @property
     def num_graphs(self) -> int:
-        """Number of capturable segments (each a GraphRunner with its own graphs)."""
+        """How many pieces are capturable (the seed's name); each captures a graph per shape."""
         raise NotImplementedError(
-            "Step 4 (PiecewiseGraphRunner): num_graphs counts the GraphRunner segments")
+            "Step 4 (PiecewiseGraphRunner): num_graphs counts the GraphRunner pieces (not the "
+            "graphs they captured: those are their num_captured, summed)")
 
     @property
     def num_eager_fallbacks(self) -> int:
-        """Calls of capturable segments that ran eagerly because the batch was too large."""
+        """Calls of capturable pieces that ran eagerly because the batch was too large."""
         raise NotImplementedError(
             "Step 4 (PiecewiseGraphRunner): num_eager_fallbacks sums num_eager_fallbacks over "
-            "the GraphRunner segments (Stretch 1, padding)")
+            "the GraphRunner pieces (Stretch 1, padding)")
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError(
-            "Step 4 (PiecewiseGraphRunner): thread x through the segments in order: call a "
-            "GraphRunner segment, run_eager a plain op list")
+            "Step 4 (PiecewiseGraphRunner): thread x through the pieces in order: call a "
+            "GraphRunner piece, run_eager a plain op list")
 
 
 # --- Stretch 2: the torch.compile half of the story -------------------------------------------
