@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-REPORT_TOP_OPS = 10
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with its usage errors (an unknown subcommand, a bad option) on one line."""
@@ -31,19 +29,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _print_report() -> None:
-    """The run's launches: total, by kind, the top ops."""
-    from fake_torch._counter import LaunchCounter
-
-    kinds = ", ".join(f"{kind} {n}" for kind, n in LaunchCounter.by_kind.most_common())
-    print(f"\nfake_torch launch report: {LaunchCounter.n} launches ({kinds or 'none'})")
-    for op, n in LaunchCounter.by_op.most_common(REPORT_TOP_OPS):
-        print(f"  {op:<40}{n:>8}")
-
-
 def _run(script: str, args: Sequence[str], report: bool = False) -> int:
     """Run `script` as `__main__` with fake_torch installed, as `python SCRIPT ARGS` would;
-    with `report`, print the run's launch report afterwards."""
+    with `report`, print the whole run's launch report afterwards (whatever the script reset)."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         print(f"fake_torch run: can't open file {script!r}: no such file", file=sys.stderr)
@@ -52,22 +40,28 @@ def _run(script: str, args: Sequence[str], report: bool = False) -> int:
 
     install()
     from fake_torch._counter import LaunchCounter
+    from fake_torch._run_report import format_report, whole_run
 
     LaunchCounter.reset()
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(path)  # as python does: the script's folder comes first
-    try:
-        runpy.run_path(path, run_name="__main__")
-    except (SystemExit, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # the script's own error: its traceback, without our frames
-        tb = exc.__traceback__
-        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
-            tb = tb.tb_next
-        traceback.print_exception(type(exc), exc, tb)  # tb None: a SyntaxError, as python
-        return 1
+    with whole_run() as tally:
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit:  # the script ran to its exit: its report too
+            if report:
+                print(f"\n{format_report(tally)}")
+            raise
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the script's own error: its traceback, without our frames
+            tb = exc.__traceback__
+            while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+                tb = tb.tb_next
+            traceback.print_exception(type(exc), exc, tb)  # tb None: a SyntaxError, as python
+            return 1
     if report:
-        _print_report()
+        print(f"\n{format_report(tally)}")
     return 0
 
 
@@ -95,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                            "it (needs matplotlib: '.[plot]')")
     run = commands.add_parser("run", help="run a torch script with fake_torch as torch")
     run.add_argument("--report", action="store_true",
-                     help="print the run's launches afterwards: total, by kind, top ops")
+                     help="print the whole run's launches afterwards, whatever the script's "
+                          "LaunchCounter.reset() calls cleared: total, by kind, top ops")
     run.add_argument("script", help="the Python file to run as __main__")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     bench = commands.add_parser("bench", help="per-op eager time: numpy, fake_torch, torch; "
@@ -120,7 +115,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "stubs":
             _stubgen.write_stubs(Path("stubs"))
             return 0
-        print(_api.render_report(_api.compare_all(), _api_deviations.DEVIATIONS), end="")
+        reports = _api.compare_all()
+        if not reports:  # no real torch (or `torch` is fake_torch itself): nothing to compare
+            print(_api.NO_TORCH, file=sys.stderr)
+            return 2
+        print(_api.render_report(reports, _api_deviations.DEVIATIONS), end="")
         return 0
     return _bench(ns.repeat, ns.capture_layers)
 
