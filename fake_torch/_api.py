@@ -1,13 +1,17 @@
 """fake_torch measured against torch: which names each module provides, and whose signature
-differs. `python -m fake_torch api` prints it; tests/test_api_conformance.py enforces it against
-the one table of deliberate differences, fake_torch/_api_deviations.py."""
+differs. `python -m fake_torch api` prints it, the missing names most used first (by real runner
+code: fake_torch/_api_usage.py); tests/test_api_conformance.py enforces it against the one table
+of deliberate differences, fake_torch/_api_deviations.py."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
+
+from fake_torch._api_usage import usage
 
 # torch module -> fake_torch module; torch.profiler joins when fake_torch has one
 MODULES = {
@@ -107,7 +111,7 @@ class ModuleReport:
 
     torch_name: str
     provided: list[str] = field(default_factory=list)  # torch names fake_torch also has
-    missing: list[str] = field(default_factory=list)  # torch names fake_torch lacks
+    missing: list[str] = field(default_factory=list)  # torch names it lacks, most used first
     extra: list[str] = field(default_factory=list)  # fake_torch names torch lacks
     differs: dict[str, str] = field(default_factory=dict)  # name -> "fake (...) torch (...)"
     unchecked: list[str] = field(default_factory=list)  # provided, no readable signature
@@ -124,7 +128,8 @@ def compare_module(torch_name: str, fake_name: str) -> ModuleReport | None:
         return None
     report = ModuleReport(torch_name)
     fake_names = public_names(fake)
-    report.missing = [n for n in public_names(real) if not hasattr(fake, n)]
+    lacking = [n for n in public_names(real) if not hasattr(fake, n)]
+    report.missing = sorted(lacking, key=lambda n: (-usage(torch_name, n), n))
     for name in fake_names:
         if not hasattr(real, name):
             report.extra.append(name)
@@ -145,26 +150,36 @@ def compare_module(torch_name: str, fake_name: str) -> ModuleReport | None:
 
 def compare_all() -> list[ModuleReport]:
     """Every module pair that both sides have."""
-    return [r for t, f in MODULES.items() if (r := compare_module(t, f)) is not None]
+    with warnings.catch_warnings():  # torch's deprecated names warn when looked at
+        warnings.simplefilter("ignore", FutureWarning)
+        return [r for t, f in MODULES.items() if (r := compare_module(t, f)) is not None]
+
+
+NO_TORCH = ("fake_torch api: needs real torch to measure fake_torch against, and none is "
+            "importable here: pip install 'torch==2.13.*' (a CPU build is enough), then run it "
+            "again")
 
 
 def render_report(reports: list[ModuleReport], deviations: dict[str, str]) -> str:
-    """The coverage report as Markdown: one row per torch module, then every signature
-    difference (marked "listed" when it is a deliberate deviation)."""
-    if not reports:
-        return ("torch is not installed, so there is nothing to measure fake_torch against: "
-                "pip install torch (a CPU build is enough) and run it again.\n")
+    """The coverage report as Markdown: one row per torch module (its most used missing names
+    first), then every signature difference (marked "listed" when it is a deliberate
+    deviation)."""
     rows = ["| torch module | provided | missing | extensions | signatures checked | differ |"
-            " some missing names |",
+            " most used missing names |",
             "|---|---:|---:|---:|---:|---:|---|"]
     for r in reports:
         checked = len(r.provided) - len(r.unchecked)
+        shown = [f"{n} ({usage(r.torch_name, n)})" if usage(r.torch_name, n) else n
+                 for n in r.missing[:5]]
         rows.append(f"| `{r.torch_name}` | {len(r.provided)} | {len(r.missing)} | "
                     f"{len(r.extra)} | {checked} | {len(r.differs)} | "
-                    f"{', '.join(r.missing[:5])}{', ...' if len(r.missing) > 5 else ''} |")
+                    f"{', '.join(shown)}{', ...' if len(r.missing) > 5 else ''} |")
     total = sum(len(r.provided) for r in reports), sum(len(r.missing) for r in reports)
-    rows.append(f"\n{total[0]} torch names provided, {total[1]} missing. Signatures are compared"
-                " where Python can read both (torch's C builtins have none).\n")
+    rows.append(f"\n{total[0]} torch names provided, {total[1]} missing. Missing names come most "
+                "used first: (n) is how often nano-vllm, vLLM's compilation files and PyTorch's "
+                "CUDA-graph tests use one (fake_torch/_api_usage.py); unused ones follow, "
+                "alphabetically. Signatures are compared where Python can read both (torch's C "
+                "builtins have none).\n")
     rows.append("| name | signature difference | deviation table |")
     rows.append("|---|---|---|")
     for r in reports:
