@@ -140,16 +140,18 @@ def test_nothing_is_recorded_outside_the_profile_and_on_trace_ready_runs_at_stop
 def test_invalid_sort_by_lists_the_valid_keys() -> None:
     with profile() as prof:
         pass
-    with pytest.raises(AttributeError, match="valid sort_by keys: count, kernel_launches, "
-                                             "graph_launches, cpu_time_total, "):
+    with pytest.raises(AttributeError, match="valid sort_by keys: cpu_time, device_time, "
+                                             "cpu_time_total, device_time_total, "):
         prof.key_averages().table(sort_by="cuda_time_totl")
 
 
 def test_what_is_not_emulated_says_so() -> None:
     with pytest.raises(NotImplementedError, match=r"torch\.profiler\.profile\(schedule"):
         profile(schedule=lambda step: None)
-    with pytest.warns(UserWarning, match="record_shapes"):
-        profile(record_shapes=True)
+    with pytest.warns(UserWarning, match="profile_memory"):
+        profile(profile_memory=True)
+    with pytest.raises(NotImplementedError, match=r"key_averages\(group_by_stack_n\)"):
+        profile().key_averages(group_by_stack_n=2)
 
 
 def test_signatures_match_real_torch() -> None:

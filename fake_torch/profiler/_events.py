@@ -6,8 +6,9 @@ capture records it; one cudaGraphLaunch) or one `record_function` range. Its tim
 simulated clocks' (fake_torch/_timeline.py), so they are the same every run: the CPU span is the
 launch call on the host clock, the device time the sum of the kernels it put on a stream.
 The summary has one row per (op, where it ran): "eager", "capture graph 0" (recorded, not run),
-"graph 0" (a kernel that ran inside a replay of graph 0, or that graph's cudaGraphLaunch itself).
-Times are in microseconds, torch's unit.
+"graph 0" (a kernel that ran inside a replay of graph 0, or that graph's cudaGraphLaunch itself);
+grouped by input shape, one per (op, where, input shapes). Times are in microseconds, torch's
+unit.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from fake_torch._timeline import Span
 from fake_torch.profiler._table import build_table
 
 RANGE = "record_function"  # the kind of a record_function event, and the "where" of its row
-SORT_KEYS = ("count", "kernel_launches", "graph_launches", "cpu_time_total",
-             "self_cpu_time_total", "cpu_time", "device_time_total", "self_device_time_total",
-             "device_time")  # (torch reads "cuda" in a sort_by key as "device")
+# the keys sort_by takes: torch's (its docs' list, with "cuda" and "xpu" read as "device", as
+# torch reads them), then fake_torch's launch counts
+SORT_KEYS = ("cpu_time", "device_time", "cpu_time_total", "device_time_total",
+             "self_cpu_time_total", "self_device_time_total", "cpu_memory_usage",
+             "device_memory_usage", "self_cpu_memory_usage", "self_device_memory_usage",
+             "count", "kernel_launches", "graph_launches")
+DEVICE_ALIASES = ("cuda", "xpu", "privateuse1")  # torch's sort_by reads each as "device"
 
 
 @dataclass
@@ -47,6 +52,7 @@ class FunctionEvent:
     cpu_parent: FunctionEvent | None = field(default=None, repr=False, compare=False)
     cpu_children: list[FunctionEvent] = field(default_factory=list, repr=False, compare=False)
     count: int = 1
+    input_shapes: list[list[int]] = field(default_factory=list)  # with record_shapes
 
     @property
     def key(self) -> str:
@@ -102,6 +108,14 @@ class FunctionEventAvg:
     self_cpu_time_total: float = 0.0
     device_time_total: float = 0.0
     self_device_time_total: float = 0.0
+    # grouped by input shape: the row's shapes ("" otherwise, as torch's rows hold then)
+    input_shapes: list[list[int]] | str = ""
+    # memory is not profiled (profile() warns for profile_memory=True): 0, as torch's rows hold
+    # without profile_memory
+    cpu_memory_usage: int = 0
+    device_memory_usage: int = 0
+    self_cpu_memory_usage: int = 0
+    self_device_memory_usage: int = 0
 
     @property
     def cpu_time(self) -> float:
@@ -117,14 +131,22 @@ class FunctionEventAvg:
 class KeyAverages(list[FunctionEventAvg]):
     """`prof.key_averages()`: the rows, in first-seen order, and `table()`."""
 
-    def __init__(self, events: list[FunctionEvent]) -> None:
-        rows: dict[tuple[str, str], FunctionEventAvg] = {}
+    def __init__(self, events: list[FunctionEvent], group_by_input_shape: bool = False) -> None:
+        rows: dict[tuple[str, str, str], FunctionEventAvg] = {}
 
-        def row(key: str, where: str) -> FunctionEventAvg:
-            return rows.setdefault((key, where), FunctionEventAvg(key, where))
+        def row(key: str, where: str, shapes: list[list[int]] | None = None) -> FunctionEventAvg:
+            """The row of (key, where), and of its input shapes when grouping by them (a kernel
+            inside a replay has none: [], as torch's device events)."""
+            group = str(shapes or []) if group_by_input_shape else ""
+            found = rows.get((key, where, group))
+            if found is None:
+                found = rows[key, where, group] = FunctionEventAvg(key, where)
+                if group_by_input_shape:
+                    found.input_shapes = shapes or []
+            return found
 
         for ev in events:
-            r = row(ev.name, ev.where)
+            r = row(ev.name, ev.where, ev.input_shapes)
             r.count += 1
             r.kernel_launches += ev.kernel_launches
             r.graph_launches += ev.graph_launches
@@ -153,15 +175,18 @@ class KeyAverages(list[FunctionEventAvg]):
               max_src_column_width: int = 75, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
               top_level_events_only: bool = False, time_unit: str | None = None) -> str:
-        """The rows as torch's table (its CPU columns, and its CUDA ones when a kernel ran),
-        plus where each op ran and its launches, sorted by `sort_by` (descending; one of
-        SORT_KEYS, "cuda" read as "device"), at most `row_limit` rows (<= 0: all)."""
+        """The rows as torch's table (its CPU columns, its CUDA ones when a kernel ran, Input
+        Shapes when grouped by them), plus where each op ran and its launches, sorted by
+        `sort_by` (descending; one of SORT_KEYS, "cuda" read as "device" as torch reads it),
+        at most `row_limit` rows (<= 0: all)."""
         if top_level_events_only:
             raise NotImplementedError("torch.autograd.profiler_util.EventList.table("
                                       "top_level_events_only=True)")
         rows = list(self)
         if sort_by is not None:
-            attr = sort_by.replace("cuda", "device")
+            attr = sort_by
+            for alias in DEVICE_ALIASES:
+                attr = attr.replace(alias, "device")
             if attr not in SORT_KEYS:  # torch's error: getattr on its row class fails
                 raise AttributeError(f"'FunctionEventAvg' object has no attribute '{attr}'; "
                                      f"valid sort_by keys: {', '.join(SORT_KEYS)}")
@@ -169,7 +194,8 @@ class KeyAverages(list[FunctionEventAvg]):
         footer = (f"Launches: {self.total_kernel_launches + self.total_graph_launches} "
                   f"({self.total_kernel_launches} kernel, {self.total_graph_launches} "
                   "cudaGraphLaunch)")
-        return build_table(rows, row_limit, max_name_column_width, header, time_unit, footer)
+        return build_table(rows, row_limit, max_name_column_width, max_shapes_column_width,
+                           header, time_unit, footer)
 
     def __str__(self) -> str:
         return self.table()

@@ -2,8 +2,9 @@
 plus fake_torch's "Where", "Kernel launches" and "Graph launches" columns.
 
 Columns: Name, Where, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, then, when
-some kernel ran, Self CUDA, Self CUDA %, CUDA total, CUDA time avg, then # of Calls and the
-launch counts. Percentages are of the summed self times, as torch's are.
+some kernel ran, Self CUDA, Self CUDA %, CUDA total, CUDA time avg, then # of Calls, then, when
+the rows are grouped by input shape and some row has shapes, Input Shapes, then the launch
+counts. Percentages are of the summed self times, as torch's are.
 """
 
 from __future__ import annotations
@@ -19,22 +20,30 @@ _EXTRA = ("Kernel launches", "Graph launches")
 
 
 def build_table(rows: list[FunctionEventAvg], row_limit: int, max_name_column_width: int,
-                header: str | None, time_unit: str | None, footer: str) -> str:
+                max_shapes_column_width: int, header: str | None, time_unit: str | None,
+                footer: str) -> str:
     """`rows` (already sorted) as text; `footer` is the last line."""
     if not rows:
         return ""  # torch's table of nothing
     self_cpu_sum = sum(r.self_cpu_time_total for r in rows)
     self_device_sum = sum(r.self_device_time_total for r in rows)
     has_device_time = any(r.self_device_time_total > 0 for r in rows)
+    has_input_shapes = any(len(r.input_shapes) > 0 for r in rows)
     shown = rows[:row_limit] if row_limit > 0 else rows
     name_w = min(max([len(r.key) for r in rows], default=0) + 4, max_name_column_width)
     where_w = max([len(r.where) for r in rows], default=0) + 4
+    shapes_w = min(max(len(str(r.input_shapes)) for r in rows) + 4, max_shapes_column_width)
     headers = ["Name", "Where", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
                "CPU time avg"]
     if has_device_time:
         headers += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
-    headers += ["# of Calls", *_EXTRA]
+    headers += ["# of Calls"]
     widths = [name_w, where_w, *(max(COLUMN_WIDTH, len(h)) for h in headers[2:])]
+    if has_input_shapes:  # torch's: after # of Calls, as wide as the widest shapes (capped)
+        headers.append("Input Shapes")
+        widths.append(shapes_w)
+    headers += _EXTRA
+    widths += [max(COLUMN_WIDTH, len(h)) for h in _EXTRA]
 
     def line(cells: list[str]) -> str:
         return "".join(f"{c:>{w}}" + " " * SPACING for c, w in zip(cells, widths, strict=True))
@@ -56,7 +65,10 @@ def build_table(rows: list[FunctionEventAvg], row_limit: int, max_name_column_wi
             cells += [t(r.self_device_time_total),
                       _share(r.self_device_time_total, self_device_sum),
                       t(r.device_time_total), t(r.device_time)]
-        cells += [str(r.count), str(r.kernel_launches), str(r.graph_launches)]
+        cells.append(str(r.count))
+        if has_input_shapes:
+            cells.append(str(r.input_shapes)[:shapes_w])
+        cells += [str(r.kernel_launches), str(r.graph_launches)]
         out.append(line(cells))
     out += [rule, f"Self CPU time total: {t(self_cpu_sum)}"]
     if has_device_time:

@@ -4,8 +4,10 @@ simulated timeline's spans.
 A profile watches `_dispatch.observe` for every counted launch (where it ran; `launch_source()`
 tells which graph a cudaGraphLaunch replays), then the timeline (fake_torch/_timeline.py) for
 the launch's call on the host clock and, by its correlation id, the kernels it queued on the
-streams. It counts nothing itself: its numbers are the LaunchCounter's, split by op and by where
-the op ran, and its times are the simulated clocks', the same every run.
+streams. With record_shapes it also checks each launch's inputs just before it is counted (the
+door's input checks), for their shapes. It counts nothing itself: its numbers are the
+LaunchCounter's, split by op and by where the op ran, and its times are the simulated clocks',
+the same every run.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from contextlib import ContextDecorator, ExitStack
 from typing import Any
+
+import numpy as np
 
 from fake_torch import _dispatch, _timeline
 from fake_torch._timeline import TIMELINE, Span
@@ -48,7 +52,10 @@ class profile:  # lower case: torch's name
 
     Launches are recorded whichever activities are asked for (on a GPU the CPU side of each one
     is a cudaLaunchKernel / cudaGraphLaunch call); the kernels' device time with
-    ProfilerActivity.CUDA. Shapes, memory, stacks and flops are not."""
+    ProfilerActivity.CUDA; with record_shapes, the shapes of the arrays each launch's kernel reads
+    ([] for a scalar, none for a cudaGraphLaunch: mostly torch's op arguments, though where a
+    kernel reads a broadcast view, as addmm's bias, its shape is the view's). Memory, stacks and
+    flops are not."""
 
     def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
                  schedule: Callable[[int], Any] | None = None,
@@ -68,18 +75,20 @@ class profile:  # lower case: torch's name
         if unsupported:
             raise ValueError(f"torch.profiler.profile: unsupported activities {unsupported}; "
                              "fake_torch records ProfilerActivity.CPU and ProfilerActivity.CUDA")
-        wanted = {"record_shapes": record_shapes, "profile_memory": profile_memory,
-                  "with_stack": with_stack, "with_flops": with_flops,
-                  "with_modules": with_modules}
+        wanted = {"profile_memory": profile_memory, "with_stack": with_stack,
+                  "with_flops": with_flops, "with_modules": with_modules}
         ignored = [name for name, on in wanted.items() if on]
         if ignored:
             warnings.warn(f"fake_torch.profiler records launches only; {', '.join(ignored)} "
                           "add nothing to its tables or traces", stacklevel=2)
         self.on_trace_ready = on_trace_ready
+        self.record_shapes = record_shapes
         self.step_num = 0
         self._events: list[FunctionEvent] = []
         # observed launches whose host call comes next (from the door, on the same thread)
         self._awaiting_call: dict[int, FunctionEvent] = {}
+        # record_shapes: the input shapes of the launch about to be counted, per thread
+        self._next_shapes: dict[int, tuple[str, list[list[int]]]] = {}
         self._by_correlation: dict[int, FunctionEvent] = {}  # launches, by their host call
         self._open_ranges: list[tuple[FunctionEvent, int, int]] = []  # (range, k, g at entry)
         self._num_kernel_launches = 0
@@ -97,6 +106,8 @@ class profile:  # lower case: torch's name
         self._origin_ns = TIMELINE.host_ns
         self._stack = ExitStack()
         self._stack.enter_context(_dispatch.observe(self._on_launch))
+        if self.record_shapes:
+            self._stack.callback(_dispatch.add_input_check(self._on_inputs).remove)
         self._stack.callback(_timeline.add_listener(self._on_span))
         _active.append(self)
 
@@ -109,6 +120,7 @@ class profile:  # lower case: torch's name
         for opened, _, _ in reversed(self._open_ranges):  # still open: they end at stop
             self._end_range(opened)
         self._awaiting_call = {}
+        self._next_shapes = {}
         self._by_correlation = {}  # kernels queued after stop are not recorded
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
@@ -132,12 +144,13 @@ class profile:  # lower case: torch's name
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
                      group_by_overload_name: bool = False) -> KeyAverages:
-        """One row per (op, where it ran): CPU and CUDA times, calls, kernel and graph
-        launches."""
-        if group_by_input_shape or group_by_stack_n:
-            raise NotImplementedError("torch.profiler.profile.key_averages(group_by_input_shape"
-                                      "/group_by_stack_n): fake_torch records no shapes/stacks")
-        return KeyAverages(self._events)
+        """One row per (op, where it ran), and per input shapes with group_by_input_shape
+        (recorded with record_shapes; without, every launch's are [], as in torch): CPU and
+        CUDA times, calls, kernel and graph launches."""
+        if group_by_stack_n:
+            raise NotImplementedError("torch.profiler.profile.key_averages(group_by_stack_n): "
+                                      "fake_torch records no stacks")
+        return KeyAverages(self._events, group_by_input_shape)
 
     def export_chrome_trace(self, path: str, use_python_export: bool = False) -> None:
         """Write the events as Chrome trace JSON (chrome://tracing, ui.perfetto.dev)."""
@@ -162,11 +175,22 @@ class profile:  # lower case: torch's name
                      if isinstance(mode, graphs._CaptureMode) else "eager")
             ev = FunctionEvent(op, kind, where, now, now, kernel_launches=1,
                                fused=_dispatch.current_fused() is not None, cpu_parent=parent)
+            checked_op, shapes = self._next_shapes.pop(threading.get_ident(), ("", []))
+            if checked_op == op:  # a fused kernel counts under its own name: no shapes
+                ev.input_shapes = shapes
             self._num_kernel_launches += 1
         if parent is not None:
             parent.cpu_children.append(ev)
         self._events.append(ev)
         self._awaiting_call[threading.get_ident()] = ev
+
+    def _on_inputs(self, op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
+                   kind: str) -> None:
+        """record_shapes: the door is about to launch `op` on these inputs (counted or not: a
+        launch not counted leaves shapes that the next one replaces)."""
+        if kind != "graph":  # a graph launch's input is its node list, not a tensor
+            self._next_shapes[threading.get_ident()] = (
+                op, [list(x.shape) if isinstance(x, np.ndarray) else [] for x in inputs])
 
     def _on_span(self, span: Span) -> None:
         """The timeline's report: a launch's host call, or a kernel one of them queued."""
