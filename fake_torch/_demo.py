@@ -15,7 +15,8 @@ Each way runs STEPS decode steps (warmup, capture, replay) after a prefill; the 
 last step's launches, its simulated time (CUDA events around the step, the device idle before
 it) and the fraction of that time some kernel ran (GPU busy), the CUDA graphs captured so far,
 the memory their pools hold, the tokens computed (padded) against the tokens needed, and whether
-every step's logits and tokens equal eager's.
+every step's logits and tokens equal eager's. Footnotes under it say why a padded CUDA-graph
+step launches once more (the padding rows' memset) and why piecewise pads nothing.
 
 Times are the cost model's (fake_torch/_cost.py) on the simulated GPU: the H200 unless the
 FAKE_TORCH_GPU environment variable names another (fake_torch/_gpus.py). They are deterministic:
@@ -28,6 +29,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ MODES = ("eager", "cuda graph", "piecewise", "compile", "reduce-overhead")
 STEPS = 3  # warmup, capture, replay
 DEMO_GPU = "H200"  # the GPU the project's recorded measurements (tests/gpu) ran on
 PROMPT_LEN = 5
+NOTE_WIDTH = 100  # the footnotes' lines
 LOGITS_ATOL = 1e-4  # a padded batch changes the matmul's shape, so its float sums may differ
 
 Step = Callable[[Any, Any], Any]  # (token ids [bs], positions [bs]) -> logits [bs, V]
@@ -251,7 +254,37 @@ def format_table(rows: list[Row], gpu: str | None = None) -> str:
     if gpu is not None:
         lines.append(f"simulated GPU: {gpu} (FAKE_TORCH_GPU=H200|H100|A100|L4 chooses; "
                      "costs: fake_torch/_cost.py)")
-    return "\n".join(lines)
+    return "\n".join(lines + footnotes(rows))
+
+
+def footnotes(rows: list[Row]) -> list[str]:
+    """Why the rows that surprise differ: a padded CUDA-graph step launches once more, and
+    piecewise pads nothing."""
+    graph_rows = [r for r in rows if r.mode == "cuda graph"]
+    exact = [r for r in graph_rows if r.padded == r.bs]
+    notes = []
+    for r in graph_rows:
+        if r.padded == r.bs:
+            continue
+        compared = ""
+        if exact and len({e.launches for e in exact}) == 1:
+            many = len(exact) > 1
+            compared = (f" where batch{'es' if many else ''} "
+                        f"{' and '.join(str(e.bs) for e in exact)} take{'' if many else 's'} "
+                        f"{exact[0].launches}")
+        rows_padded = r.padded - r.bs
+        notes.append(f"cuda graph at batch {r.bs}: {r.launches} launches{compared}. No "
+                     f"graph holds {r.bs} rows, so the step replays the graph of {r.padded}: "
+                     "besides copying the new ids and positions into the graph's static "
+                     f"inputs, it zeroes the position{'s' if rows_padded > 1 else ''} of the "
+                     f"{rows_padded} padding row{'s' if rows_padded > 1 else ''} (zero_, one "
+                     "memset) before the replay.")
+    if any(r.mode == "piecewise" for r in rows):
+        notes.append("piecewise pads nothing: torch.compile captures its pieces for each "
+                     "batch size it sees (a batch of 3 gets graphs of its own), and attention "
+                     "runs eagerly between them on the real rows only.")
+    return [textwrap.fill(note, NOTE_WIDTH, initial_indent="note: ", subsequent_indent="      ")
+            for note in notes]
 
 
 def time_plot_path(plot: str) -> Path:

@@ -60,7 +60,7 @@ class GraphedPiece(Module):
             return self.piece(*args)
         if key not in self.graphs:  # capture
             self.graphs[key] = _Graphed(self.piece, args, self.backend.pool)
-            self.backend.num_graphs += 1
+            self.backend.num_captured += 1
         return self.graphs[key].replay(args)  # replay
 
 
@@ -73,7 +73,7 @@ class PiecewiseBackend:
 
     def __init__(self) -> None:
         self.pool = cuda.graph_pool_handle()  # one pool shared by every piece's graphs
-        self.num_graphs = 0
+        self.num_captured = 0  # graphs captured, over every piece and batch size
 
     def __call__(self, gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         part, parts = 0, {}

@@ -147,6 +147,22 @@ def test_padding_waste_of_batch_3_is_one_token(demo: tuple[
     assert table["cuda graph", 8][5] == "8/8"
 
 
+def test_footnotes_explain_the_padding_launch_and_the_unpadded_pieces(demo: tuple[
+        subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
+    """Batch 3 has no graph of its own: the runner replays the graph of 4 and zeroes the padding
+    row's position first, one launch more than the batches that fill a graph exactly."""
+    done, table = demo
+    notes = " ".join(line.removeprefix("note: ").strip() for line in done.stdout.splitlines()
+                     if line.startswith(("note: ", "      ")))
+    graph = {bs: int(table["cuda graph", bs][0]) for bs in BATCH_SIZES}
+    assert graph[3] == graph[1] + 1 == graph[8] + 1
+    assert (f"cuda graph at batch 3: {graph[3]} launches where batches 1 and 8 take {graph[1]}. "
+            "No graph holds 3 rows, so the step replays the graph of 4") in notes
+    assert "zeroes the position of the 1 padding row (zero_, one memset)" in notes
+    assert table["piecewise", 3][5] == "3/3"
+    assert "piecewise pads nothing: torch.compile captures its pieces for each batch size" in notes
+
+
 def test_plot_writes_a_png(tmp_path: Path) -> None:
     """--plot FILE draws launches to FILE and step time vs batch to FILE_time, and prints the
     second figure's numbers: the batch it names is where eager/graph first falls under SLACK."""
