@@ -232,11 +232,18 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
            params: dict[str, Any] | None = None, *, on_cuda: bool, kind: str = "kernel",
            source: Any = None) -> None:
     """THE door. Count one launch of `op` (on the cuda device only) and let the mode run it.
-    `source`: what a graph launch replays (observers read it through `launch_source`)."""
-    for check in _input_checks:
-        check(op, outs, inputs, kind)
+    `source`: what a graph launch replays (observers read it through `launch_source`).
+
+    A kernel whose every output has no element launches nothing, in the modes that run or
+    record work (eager, capture): CUDA torch's kernels return first (TensorIterator's
+    gpu_kernel checks `iter.numel() == 0`, copy_ an empty self), so `t[8:8].zero_()`, an
+    empty copy or `.cpu()` cost no launch. Tracing modes still see the op."""
     local = _local
     mode = local.modes[-1]
+    if outs and outs[0].size == 0 and mode.counts_launches and _all_empty(outs):
+        return
+    for check in _input_checks:
+        check(op, outs, inputs, kind)
     if on_cuda and mode.counts_launches:
         fused = local.fused
         if fused:  # inside one fused kernel: only its first launch is counted, under its name
@@ -252,6 +259,10 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
             nodes = len(inputs[0]) if kind == "graph" else 0
             local.correlation = TIMELINE.host_call(op, kind, _cost.host_ns(kind, nodes))
     mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
+
+
+def _all_empty(outs: tuple[np.ndarray, ...]) -> bool:
+    return all(a.size == 0 for a in outs)
 
 
 def _submit(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],

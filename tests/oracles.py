@@ -20,10 +20,16 @@ recorded as the single op `_fused_rms_norm` (a TorchFunctionMode sees the call; 
 dispatches on the CPU are not recorded), and any other call as the CPU build dispatches it.
 A second H200 check the same day: that one aten op ran as one kernel for a contiguous float32
 input, but as two for float64 (row moments, then the normalisation) and as none for an empty
-one; fake_torch counts the op once in those cases, as it counts native_layer_norm (whose CUDA
-kernels are the same family). A non-contiguous input to either norm was first copied by one
-more kernel: fake_torch launches a `clone` there, and cuda=True records a `clone` before
-either norm's op when its input is not contiguous (the CPU kernels read strides, no copy).
+one; fake_torch counts the op once in the first two cases, as it counts native_layer_norm (whose
+CUDA kernels are the same family), and none for the empty one.
+
+EMPTY: an op whose every output has no element is recorded as no launch. CUDA torch's kernels
+return before launching then (TensorIterator's `gpu_kernel` in aten/src/ATen/native/cuda/
+Loops.cuh returns when `iter.numel() == 0`; copy_ returns for an empty self; the H200 showed it
+for rms_norm, above); fake_torch's door skips such launches the same way.
+A non-contiguous input to either norm was first copied by one more kernel: fake_torch launches
+a `clone` there, and cuda=True records a `clone` before either norm's op when its input is not
+contiguous (the CPU kernels read strides, no copy).
 Compiled by inductor, add + rms_norm was one Triton kernel, `triton_per_fused__fused_rms_norm_add_0`
 (float32 and bfloat16, under no_grad and inference_mode).
 
@@ -107,11 +113,17 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
             returns = func._schema.returns
             alias = returns[0].alias_info if returns else None
             name = func.overloadpacket.__name__
+            out = func(*args, **(kwargs or {}))
             if (alias is None or alias.is_write) and name not in NO_LAUNCH and not inside_fused \
                     and func.namespace == "aten":  # prim ops (FakeTensor's device query) run none
                 rule = CUDA_RULES.get(name) if cuda else None
-                names.extend(rule(args) if rule is not None else [name])
-            return func(*args, **(kwargs or {}))
+                ops = rule(args) if rule is not None else [name]
+                if _all_empty(out):  # no element to compute: the kernel returns before
+                    # launching (EMPTY, above); a copy of a non-empty strided input made first
+                    # still runs
+                    ops = [op for op in ops if op == "clone" and not _all_empty(args[:1])]
+                names.extend(ops)
+            return out
 
     class FusedOnCuda(TorchFunctionMode):  # type: ignore[misc]
         def __torch_function__(self, func: Any, types: Any, args: Any = (),
@@ -126,6 +138,8 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
             rms = func in norms[:2]
             if rms and weight is not None and weight.dtype != x.dtype:
                 return func(*args, **kwargs)  # no fused kernel: the composite, as on the CPU
+            if x.numel() == 0:
+                return func(*args, **kwargs)  # nothing to normalise: no kernel at all
             if not x.is_contiguous():
                 names.append("clone")  # the CUDA norm kernels copy a strided input first
             if not rms:
@@ -140,6 +154,15 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
 
     with Record(), (FusedOnCuda() if cuda else nullcontext()):
         yield names
+
+
+def _all_empty(out: Any) -> bool:
+    """Every tensor an op returned has no element (and it returned one at least)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    tensors = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+    return bool(tensors) and all(t.numel() == 0 for t in tensors)
 
 
 def _cuda_convolution(args: tuple[Any, ...]) -> list[str]:
