@@ -108,6 +108,30 @@ def _join(stream: int, capture: Capture, nodes: frozenset[int]) -> None:
     capture.terminals[stream] = capture.terminals.get(stream, frozenset()) | nodes
 
 
+def capture_of(stream: int) -> Capture | None:
+    """The capture `stream` takes part in (began on it, or joined by waiting on it), or None."""
+    return _captures.get(stream)
+
+
+def unjoined(origin: int) -> list[int]:
+    """The streams of `origin`'s capture whose captured work the origin stream has not waited
+    for (cudaStreamEndCapture's cudaErrorStreamCaptureUnjoined): every node of the capture must
+    be an ancestor of the origin's terminals when the capture ends. A stream that joined and
+    launched nothing since has only joined nodes: it is no fork left open."""
+    capture = _captures.get(origin)
+    if capture is None:
+        return []
+    joined: set[int] = set()
+    todo = list(capture.terminals[origin])
+    while todo:
+        node = todo.pop()
+        if node not in joined:
+            joined.add(node)
+            todo.extend(capture.parents[node])
+    return [handle for handle, c in _captures.items()
+            if c is capture and handle != origin and not c.terminals[handle] <= joined]
+
+
 def pool_of(stream: int) -> tuple[int, int]:
     """The pool an allocation on `stream` comes from: its capture's, else the default pool."""
     capture = _captures.get(stream)

@@ -44,7 +44,18 @@ _U64 = 1 << 64
 
 def _capturing(dev: device) -> bool:
     """A capture is underway on this thread's current stream (a cuda generator's concern)."""
-    return dev.type == "cuda" and _dispatch.current_mode().name == "capture"
+    return dev.type == "cuda" and _stream_capturing()
+
+
+def _stream_capturing() -> bool:
+    """c10's currentStreamCaptureStatus: this thread captures and its current stream takes part
+    (a stream that never waited on the capture stream launches eagerly). The capture mode says
+    which streams take part; a stand-in capture mode without streams captures them all."""
+    mode = _dispatch.current_mode()
+    if mode.name != "capture":
+        return False
+    joined = getattr(mode, "joined", None)
+    return joined is None or bool(joined())
 
 
 def _assert_not_capturing(dev: device, attempt: str) -> None:
@@ -96,7 +107,7 @@ class PhiloxState:
         """Reserve `increment` offsets (rounded up to a multiple of 4) for one draw; return
         where the draw starts (in the graph, while capturing)."""
         increment = -(-increment // 4) * 4
-        if _dispatch.current_mode().name == "capture":
+        if _stream_capturing():
             if not self.capturing:
                 raise RuntimeError("Attempt to increase offset for a CUDA generator not in "
                                    "capture mode.")
@@ -285,7 +296,7 @@ class Generator:
         state must be capturing exactly while a capture is underway: else a graph would bake
         one snapshot and replay the same numbers forever."""
         state = self._state
-        if self._device.type == "cuda" and _dispatch.current_mode().name == "capture":
+        if self._device.type == "cuda" and _stream_capturing():
             intra = state.increase(increment)
             assert state.extragraph is not None
             return state.extragraph, intra

@@ -5,8 +5,9 @@ is current, live in fake_torch/cuda/streams.py.
 On the cuda device they are the simulated device's (fake_torch/_timeline.py): a stream's work
 runs in order, a wait makes a stream's later work start after an event or another stream's work
 so far, `query()` says whether the device has got there by the host's clock, and a host wait
-(`synchronize`, what a capture forbids) moves the host clock there. Events record device time:
-`elapsed_time` is the simulated milliseconds between two of them.
+(`synchronize`) moves the host clock there. A capture forbids both (cudaStreamQuery and
+cudaEventQuery fail with cudaErrorStreamCaptureUnsupported, and invalidate the capture).
+Events record device time: `elapsed_time` is the simulated milliseconds between two of them.
 """
 
 from __future__ import annotations
@@ -96,7 +97,10 @@ class Stream:
 
     def query(self) -> bool:
         """Whether all work queued on this stream has finished."""
-        return self.device.type != "cuda" or TIMELINE.stream_idle(self.handle)
+        if self.device.type != "cuda":
+            return True
+        _refuse_in_capture("stream query")
+        return TIMELINE.stream_idle(self.handle)
 
     def synchronize(self) -> None:
         _dispatch.host_sync("stream synchronize", stream=self.handle)
@@ -163,11 +167,18 @@ class Event:
             stream.wait_event(self)
 
     def query(self) -> bool:
-        """Whether the device has reached the event (an unrecorded one: True)."""
+        """Whether the device has reached the event (an unrecorded one: True, asking CUDA
+        nothing, as c10's CUDAEvent)."""
+        if not self._recorded:
+            return True
+        if self.device.type == "cuda":
+            _refuse_in_capture("event query")
         return TIMELINE.event_done(self)
 
     def synchronize(self) -> None:
-        """The host waits until the device reaches the event."""
+        """The host waits until the device reaches the event (an unrecorded one: at once)."""
+        if not self._recorded:
+            return
         _dispatch.host_sync("event synchronize", event=self)
         if sync_observer is not None and self.device.type == "cuda":
             sync_observer.synchronize(event=self)
@@ -187,6 +198,16 @@ class Event:
         index = -1 if self.device.index is None else self.device.index
         return (f"torch.Event device_type={self.device.type}, device_index={index}, "
                 f"event_flag=0, event_id={self.event_id}")
+
+
+def _refuse_in_capture(what: str) -> None:
+    """A query while this thread captures: CUDA refuses it ("operation not permitted when stream
+    is capturing", as for a host wait) and invalidates the capture. c10's caching allocator
+    defers its own event queries past a capture for this reason ("process_events involves
+    cudaEventQueries, illegal during CUDA graph capture", CUDACachingAllocator.cpp)."""
+    mode = _dispatch.current_mode()
+    if mode.name == "capture":
+        mode.host_sync(what)
 
 
 __all__ = ["Event", "Stream"]

@@ -295,7 +295,8 @@ HOST_SYNCS: dict[str, Callable[[torch.Tensor], object]] = {
     "item": lambda t: t.sum().item(),
     "torch.cuda.synchronize": lambda t: torch.cuda.synchronize(),
     "Stream.synchronize": lambda t: torch.cuda.current_stream().synchronize(),
-    "Event.synchronize": lambda t: torch.cuda.Event().synchronize(),
+    # (a recorded event: c10's CUDAEvent::synchronize of one never recorded asks CUDA nothing)
+    "Event.synchronize": lambda t: torch.cuda.current_stream().record_event().synchronize(),
 }
 
 

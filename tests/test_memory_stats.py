@@ -296,6 +296,8 @@ def _capture_reuse(reuse: bool, joins: int) -> tuple[int, int, int, CUDAGraph]:
             main.wait_stream(side)
         sink.add_(1)  # a node after the joins
         after = torch.empty(2, device="cuda")
+        for side in (side1, side2)[joins:]:  # every fork joined back before the end (CUDA
+            main.wait_stream(side)  # fails an unjoined one: "capturing stream has unjoined work")
         g.capture_end()
     return address, before.data_ptr(), after.data_ptr(), g
 

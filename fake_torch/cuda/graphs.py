@@ -7,6 +7,15 @@ counts ONE launch. Python code inside the capture ran once: values it read are b
 
 A host<->device copy may be captured only when its host side is pinned memory (else torch's
 error); the graph then reads (or writes) those host bytes at every replay, as a GPU's DMA does.
+Any other host operand (a 0-dim cpu tensor in `x * s`) is read on the host at launch and passed
+to the kernel by value, as TensorIterator passes a cpu scalar: the graph keeps its value at
+capture.
+
+Streams, as CUDA captures them: the capture stream, and every stream that waited on it (an
+event recorded in the capture, or `wait_stream`) record into the graph; work on any other stream
+is launched eagerly, outside the graph. Every stream that joined must be joined back (the capture
+stream waits on its last work) before capture_end, else CUDA's "capturing stream has unjoined
+work" fails it.
 Random draws follow torch's generator protocol (fake_torch/_generator.py): the default
 generator's state, and every state given to `register_generator_state`, is prepared at capture
 and refreshed (two fill_ launches) before each replay of a graph that draws.
@@ -21,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator_capture, _cost, _dispatch, _pinned, _streams
+from fake_torch import _allocator, _allocator_capture, _cost, _dispatch, _pinned, _streams
 from fake_torch._allocator import DEVICE, PoolId, Storage
 from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
 from fake_torch._host_allocator import HOST
@@ -34,6 +43,10 @@ _CAPTURE_SYNC_ERROR = ("CUDA error: operation not permitted when stream is captu
                        "CUDA kernel errors might be asynchronously reported at some other API "
                        "call, so the stacktrace below might be incorrect.\n"
                        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
+_CAPTURE_UNJOINED_ERROR = ("CUDA error: capturing stream has unjoined work\n"
+                           "CUDA kernel errors might be asynchronously reported at some other "
+                           "API call, so the stacktrace below might be incorrect.\n"
+                           "For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
 _CAPTURE_COPY_ERROR = ("Cannot copy between CPU and CUDA tensors during CUDA graph capture "
                        "unless the CPU tensor is pinned. Please use tensor.pin_memory() or "
                        "allocate the tensor with pin_memory=True.")
@@ -66,10 +79,17 @@ class _CaptureMode(_dispatch.Mode):
         self.stream = stream
         self.error: BaseException | None = None  # the first illegal call invalidates capture
         self.storages: list[weakref.ref[Storage]] = []  # allocated during capture
+        # the streams' graph (capture_begin began it on `stream`)
+        self.capture = _allocator_capture.capture_of(stream.handle)
+
+    def joined(self) -> bool:
+        """Whether the current stream takes part in this capture: the capture stream, or one
+        that waited on it. Work on any other stream is not captured (CUDA runs it now)."""
+        return _allocator_capture.capture_of(_allocator._current_stream()) is self.capture
 
     def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
-        if not on_cuda:
+        if not (on_cuda and self.joined()):  # (c10: a stream outside it, the default pool)
             return super().allocate(shape, np_dtype, on_cuda)
         nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
         storage = DEVICE.allocate(nbytes, self.pool_id)
@@ -86,8 +106,11 @@ class _CaptureMode(_dispatch.Mode):
         if not on_cuda:  # host work is not part of the graph: it runs now
             kernel(*outs, *inputs, **params)
             return
-        self.graph._kernels.append(RecordedKernel(op, kernel, outs, inputs, params, kind,
-                                                  _dispatch.current_fused()))
+        if not self.joined():  # eager, on a stream that never waited on the capture
+            super().run(op, kernel, outs, inputs, params, kind, on_cuda)
+            return
+        self.graph._kernels.append(RecordedKernel(op, kernel, outs, _by_value(inputs), params,
+                                                  kind, _dispatch.current_fused()))
 
     def record_event(self, event: Any, stream: int) -> None:
         """An event recorded on a stream in the capture is a node of the graph: each replay
@@ -103,6 +126,19 @@ class _CaptureMode(_dispatch.Mode):
         if self.error is None:
             self.error = error  # the capture is now invalidated, as cudaStreamEndCapture says
         raise error
+
+
+def _by_value(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A captured kernel's operands: device memory (and pinned host memory, which a DMA reads)
+    as they are, read at every replay; a 0-dim cpu tensor operand as a copy of its value now.
+    On a GPU a cpu scalar is read on the host at launch and passed by value (TensorIterator's
+    cpu scalar, aten/src/ATen/native/cuda/Loops.cuh), so the graph keeps what it was at
+    capture. (Only 0-dim host arrays can be such operands: a cuda op refuses other cpu tensors.)"""
+    if not any(isinstance(x, np.ndarray) and x.ndim == 0 for x in inputs):
+        return inputs
+    return tuple(x.copy() if isinstance(x, np.ndarray) and x.ndim == 0
+                 and DEVICE.storage_of(x) is None and not _pinned.is_pinned_array(x) else x
+                 for x in inputs)
 
 
 class CUDAGraph:
@@ -194,6 +230,7 @@ class CUDAGraph:
         _dispatch.exit_mode(mode)
         self._mode = None
         assert self._pool_id is not None
+        forks = _allocator_capture.unjoined(mode.stream.handle)  # (before the capture ends)
         DEVICE.end_allocate_to_pool(mode.stream.handle)
         HOST.end_allocate_to_pool(self._pool_id)
         _streams.capturing.discard(mode.stream.stream_id)
@@ -206,6 +243,11 @@ class CUDAGraph:
             self._kernels = []
             raise RuntimeError("CUDA error: operation failed due to a previous error during "
                                "capture")
+        if forks:  # a side stream forked from the capture and never joined back
+            DEVICE.release_pool(self._pool_id)
+            HOST.release_pool(self._pool_id)
+            self._kernels = []
+            raise RuntimeError(_CAPTURE_UNJOINED_ERROR)
         if not self._kernels:
             warnings.warn("The CUDA Graph is empty. This usually means that the graph was "
                           "attempted to be captured on wrong device or stream.", stacklevel=2)
@@ -270,6 +312,7 @@ class CUDAGraph:
         if self._capture_ended and self._pool_id is not None:
             DEVICE.release_pool(self._pool_id)
             HOST.release_pool(self._pool_id)
+            _forget_graph(self._pool_id, self)
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
         self._nodes = []
@@ -327,7 +370,17 @@ class CUDAGraph:
         return id(self._exec)
 
 
-_graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}
+_graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}  # the live graphs of each pool
+
+
+def _forget_graph(pool_id: PoolId, graph: CUDAGraph) -> None:
+    """A graph let go of its pool: out of the pool's set, and the set gone with its last graph
+    (a program capturing and deleting graphs in a loop keeps nothing of them)."""
+    peers = _graphs_by_pool.get(pool_id)
+    if peers is not None:
+        peers.discard(graph)
+        if not peers:
+            del _graphs_by_pool[pool_id]
 
 
 def _run_graph(nodes: list[Work]) -> None:
@@ -406,9 +459,10 @@ def _to_dot(kernels: list[RecordedKernel]) -> str:
 
 
 def is_current_stream_capturing() -> bool:
-    """True while a capture is underway on the current stream."""
+    """True while a capture is underway on the current stream (the capture stream, or a stream
+    that joined it by waiting on it)."""
     mode = _dispatch.current_mode()
-    return isinstance(mode, _CaptureMode) and mode.stream == streams.current_stream()
+    return isinstance(mode, _CaptureMode) and mode.joined()
 
 
 def graph_pool_handle() -> PoolId:
