@@ -6,11 +6,17 @@ its own CUDA sanitizer). It catches:
   1. reading a tensor a capture produced before the graph was ever replayed;
   2. replaying a graph whose captured input tensor was freed since capture;
   3. reading a graph's output after another graph sharing its pool overwrote that memory;
-  4. as torch's CSAN does, a kernel on one stream accessing a tensor that a kernel on another
+  4. replaying on a captured input the program forgot to copy new values into (it wrote it
+     before, not since the previous replay, while it wrote another tensor of that shape);
+  5. reading a tensor taken from a graph's output after one replay once a later replay has
+     overwritten it (fake_torch/cuda/_sanitizer_replays.py);
+  6. as torch's CSAN does, a kernel on one stream accessing a tensor that a kernel on another
      stream accessed, with no event, stream wait or synchronize ordering the two (at least one
      a write): CUDASanitizerErrors, after printing each race to stderr
      (fake_torch/cuda/_sanitizer_streams.py).
-The first three are fake_torch's own ("fake_torch sanitizer: ..." RuntimeErrors).
+The first five are fake_torch's own ("fake_torch sanitizer: ..." RuntimeErrors). A hazard of
+1, 3 and 5 raises where the host reads it (a device-to-host copy); an eager kernel reading it
+passes it on to what it writes.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 
 from fake_torch import _dispatch
 from fake_torch._allocator import DEVICE, Storage
+from fake_torch.cuda import _sanitizer_replays
 
 if TYPE_CHECKING:
     from fake_torch.cuda.graphs import CUDAGraph
@@ -125,6 +132,7 @@ def enable_cuda_sanitizer() -> None:
         from fake_torch.cuda import _sanitizer_streams  # (it imports the classes above)
 
         _registration = _dispatch.add_input_check(_check_inputs)
+        _sanitizer_replays.enable()
         _sanitizer_streams.enable()
 
 
@@ -136,6 +144,7 @@ def disable_cuda_sanitizer() -> None:
 
         _registration.remove()
         _registration = None
+        _sanitizer_replays.disable()
         _sanitizer_streams.disable()
 
 
@@ -145,15 +154,20 @@ def is_enabled() -> bool:
 
 def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
                   kind: str) -> None:
-    """A host read of hazardous memory raises; an eager kernel reading it passes the hazard on
-    to what it writes (so `out.argmax().item()` is caught too)."""
+    """A host read of hazardous memory (or of a stale reference to a graph's output) raises; an
+    eager kernel reading it passes the hazard on to what it writes (so `out.argmax().item()` is
+    caught too)."""
     hazard = None
     for x in inputs:
         if isinstance(x, np.ndarray):
             storage = DEVICE.storage_of(x)
-            if storage is not None and storage.hazard is not None:
-                hazard = storage.hazard
-                break
+            if storage is not None:
+                hazard = storage.hazard or _sanitizer_replays.stale_reference(x)
+                if hazard is not None:
+                    break
+    eager = _dispatch.current_mode().name == "eager"
+    if eager:
+        _sanitizer_replays.eager_wrote(outs)
     if hazard is None:  # clean inputs: what the kernel writes is defined again
         for out in outs:
             storage = DEVICE.storage_of(out)
@@ -162,7 +176,7 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
         return
     if kind == "memcpy_d2h":
         raise RuntimeError(f"fake_torch sanitizer: {op} copies to the host {hazard}")
-    if _dispatch.current_mode().name == "eager":
+    if eager:
         for out in outs:
             storage = DEVICE.storage_of(out)
             if storage is not None:
@@ -172,7 +186,9 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
 # --- bookkeeping called by CUDAGraph ----------------------------------------------------------
 
 def capture_ended(graph: CUDAGraph, made: list[weakref.ref[Storage]]) -> None:
-    """Outputs of a capture hold garbage until the first replay."""
+    """Outputs of a capture hold garbage until the first replay. (While on: watch the graph's
+    inputs and outputs across its replays.)"""
+    _sanitizer_replays.capture_ended(graph)
     for ref in made:
         storage = ref()
         if storage is not None:
@@ -192,6 +208,7 @@ def before_replay(graph: CUDAGraph, inputs: list[weakref.ref[Storage]],
                            "so replay reads memory that may now belong to another tensor. Keep "
                            "the static input tensor alive and copy new values into it with "
                            "static_input.copy_(new) instead of rebinding it.")
+    _sanitizer_replays.check_inputs_refreshed(graph)
 
 
 def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]],

@@ -13,14 +13,15 @@ event's `synchronize()`, and a blocking copy through pageable host memory (`.ite
 
 A race raises CUDASanitizerErrors before the kernel runs, after printing each race to stderr.
 
-Like CSAN it forgets a tensor's accesses when the tensor's memory is freed (here: on the
-first access after its Storage died). Unlike CSAN it does not see work recorded by a CUDA
-graph capture, nor what a replay runs (one launch whose reads and writes the door does not
-list): CSAN would charge captured kernels to the capture stream, where they never run.
+Like CSAN it forgets a tensor's accesses when the tensor's memory is freed (its Storage dies).
+Unlike CSAN it does not see work recorded by a CUDA graph capture, nor what a replay runs (one
+launch whose reads and writes the door does not list): CSAN would charge captured kernels to
+the capture stream, where they never run.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import traceback
@@ -164,8 +165,16 @@ class StreamChecker:
     def _tensor(self, ptr: int, storage: Storage) -> _TensorAccesses:
         info = self.tensors.get(ptr)
         if info is None or info.storage() is not storage:  # new, or the memory was freed since
-            info = self.tensors[ptr] = _TensorAccesses(weakref.ref(storage))
+            ref = weakref.ref(storage, functools.partial(self._freed, ptr))
+            info = self.tensors[ptr] = _TensorAccesses(ref)
         return info
+
+    def _freed(self, ptr: int, ref: weakref.ref[Storage]) -> None:
+        """The memory at `ptr` was freed: forget its accesses, as CSAN does at a free (no lock:
+        a free may come from the garbage collector while this thread holds it)."""
+        info = self.tensors.get(ptr)
+        if info is not None and info.storage is ref:
+            self.tensors.pop(ptr, None)
 
 
 def _eager() -> bool:
