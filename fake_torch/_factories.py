@@ -15,14 +15,18 @@ from fake_torch import _dispatch, _pinned
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     bool_,
+    complex128,
     dtype,
     float4_e2m1fn_x2,
+    float64,
     from_numpy_dtype,
     get_default_dtype,
     int64,
 )
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._elementwise import is_number
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, to_float8
+from fake_torch._kernels._strides import checked_convert
 from fake_torch._kernels.host import host_array
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
 from fake_torch._tensor import Number, Tensor
@@ -32,21 +36,65 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
-    """`empty(2, 3)` and `empty((2, 3))` both mean shape (2, 3)."""
+    """`empty(2, 3)` and `empty((2, 3))` both mean shape (2, 3); torch's argument parser's
+    errors for anything else."""
+    head = f"{fn}(): argument 'size'"
+    if not size:
+        if fn in ("rand", "randn"):
+            raise TypeError(f"{fn}() received an invalid combination of arguments - got (), but "
+                            "expected one of:")
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+        for i, s in enumerate(size):
+            if not _is_int(s):
+                raise TypeError(f"{head} (position 1) must be tuple of ints, but found element "
+                                f"of type {type(s).__name__} at pos {i}")
+    elif len(size) == 1 and not _is_int(size[0]):
+        raise TypeError(f"{head} (position 1) must be tuple of ints, not "
+                        f"{type(size[0]).__name__}")
+    for i, s in enumerate(size):
+        if not _is_int(s):
+            raise TypeError(f"{head} failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(s).__name__}\"")
     for s in size:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
-            raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
         if s < 0:
+            if fn == "zeros":  # (torch.zeros checks its sizes itself first)
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
     return tuple(int(s) for s in size)
 
 
+def finish(out: Tensor, requires_grad: bool) -> Tensor:
+    """A factory's requires_grad, which torch allows on floating (and complex) tensors only."""
+    if requires_grad and not (out.dtype.is_floating_point or out.dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    out.requires_grad = requires_grad
+    return out
+
+
+def _is_int(s: object) -> bool:
+    return isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+
+
+def _size_sequence(size: Any, fn: str) -> None:
+    """full and new_full take the size as one sequence, never as an int."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+
+
+_PYTHON_DTYPES = {int: int64, float: float64, bool: bool_, complex: complex128}
+
+
 def _check_dtype(dt: Any, fn: str) -> dtype | None:
+    """`dtype=`: a torch.dtype, or a Python number type (int, float, bool, complex), which
+    torch's argument parser reads as int64, float64, bool, complex128."""
     if dt is not None and not isinstance(dt, dtype):
+        if dt in _PYTHON_DTYPES:
+            return _PYTHON_DTYPES[dt]
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not "
                         f"{type(dt).__name__}")
     return dt
@@ -63,6 +111,12 @@ def _pinned_if(out: Tensor, pin_memory: bool) -> Tensor:
 
 
 def _fill(out: Tensor, value: Number, op: str) -> Tensor:
+    """Fill a new tensor with `value`, refused as torch's argument parser and c10's
+    checked_convert refuse it (a non-number; a value the dtype cannot hold)."""
+    if not is_number(value):
+        raise TypeError(f"{op}(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(value).__name__}")
+    value = checked_convert(value.item() if isinstance(value, np.generic) else value, out.dtype)
     kind = "memset" if value == 0 else "kernel"
     if out.dtype is float4_e2m1fn_x2 and value != 0:  # packed bytes: only a memset fills them
         raise NotImplementedError("\"fill_cpu\" not implemented for 'Float4_e2m1fn_x2'")
@@ -101,7 +155,7 @@ def _infer_dtype(data: Any) -> dtype:
     if not flat or all(issubclass(k, (bool, np.bool_)) for k in kinds):
         return bool_ if flat else get_default_dtype()
     bad = next(k for k in kinds if not issubclass(k, (int, float, bool, np.generic)))
-    raise TypeError(f"new(): invalid data type '{bad.__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {bad.__name__}")
 
 
 def _nested_array(data: Any) -> np.ndarray:
@@ -109,13 +163,20 @@ def _nested_array(data: Any) -> np.ndarray:
     def shape_of(x: Any, dim: int) -> list[int]:
         if isinstance(x, (list, tuple)):
             inner = [shape_of(v, dim + 1) for v in x]
-            for s in inner[1:]:
+            for v, s in zip(x[1:], inner[1:], strict=True):
+                if bool(s) != bool(inner[0]):  # a number and a sequence side by side
+                    raise TypeError(f"'{type(v).__name__}' object cannot be interpreted as an "
+                                    "integer" if s else "not a sequence")
                 if s != inner[0]:
                     raise ValueError(f"expected sequence of length {inner[0][0]} at dim "
                                      f"{dim + 1} (got {s[0]})")
             return [len(x), *(inner[0] if inner else [])]
         if isinstance(x, str):
             raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        if isinstance(x, Tensor) and x.numel() != 1:  # only a one-element tensor is a number
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if isinstance(x, int) and not -2**63 <= x < 2**63:
+            raise ValueError("Overflow when unpacking long long")
         return []
 
     shape_of(data, 0)
@@ -161,8 +222,7 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
     else:
         out = _pinned_if(out, pin_memory)
         out._a[...] = _as_np(host, dt) if host.dtype == object else host
-    out.requires_grad = requires_grad
-    return out
+    return finish(out, requires_grad)
 
 
 @op(POINTWISE, aten=(), graph_break=_from_tensor_break)
@@ -204,30 +264,31 @@ def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = No
           memory_format: object = None) -> Tensor:
     """Uninitialised memory: no launch."""
     out = _pinned_if(_new(size, dtype, device, "empty"), pin_memory)
-    return out.requires_grad_(requires_grad)
+    return finish(out, requires_grad)
 
 
 @op(POINTWISE)
 def zeros(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     out = _pinned_if(_new(size, dtype, device, "zeros"), pin_memory)
-    return _fill(out, 0, "zeros").requires_grad_(requires_grad)
+    return finish(_fill(out, 0, "zeros"), requires_grad)
 
 
 @op(POINTWISE)
 def ones(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     out = _pinned_if(_new(size, dtype, device, "ones"), pin_memory)
-    return _fill(out, 1, "ones").requires_grad_(requires_grad)
+    return finish(_fill(out, 1, "ones"), requires_grad)
 
 
 @op(POINTWISE)
 def full(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
          device: DeviceLike | None = None, pin_memory: bool = False,
          requires_grad: bool = False) -> Tensor:
+    _size_sequence(size, "full")
     dt = _check_dtype(dtype, "full") or _scalar_default(fill_value)
     out = _pinned_if(new_tensor(_sizes((size,), "full"), dt, canonical(device)), pin_memory)
-    return _fill(out, fill_value, "full").requires_grad_(requires_grad)
+    return finish(_fill(out, fill_value, "full"), requires_grad)
 
 
 def _scalar_default(value: Number) -> dtype:
@@ -249,7 +310,7 @@ def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike 
                pin_memory: bool = False, requires_grad: bool = False,
                memory_format: object = None) -> Tensor:
     out = _pinned_if(_like(input, dtype, device, "empty_like"), pin_memory)
-    return out.requires_grad_(requires_grad)
+    return finish(out, requires_grad)
 
 
 @op(POINTWISE)
@@ -257,7 +318,7 @@ def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike 
                pin_memory: bool = False, requires_grad: bool = False,
                memory_format: object = None) -> Tensor:
     out = _pinned_if(_like(input, dtype, device, "zeros_like"), pin_memory)
-    return _fill(out, 0, "zeros_like").requires_grad_(requires_grad)
+    return finish(_fill(out, 0, "zeros_like"), requires_grad)
 
 
 @op(POINTWISE)
@@ -265,7 +326,7 @@ def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike |
               pin_memory: bool = False, requires_grad: bool = False,
               memory_format: object = None) -> Tensor:
     out = _pinned_if(_like(input, dtype, device, "ones_like"), pin_memory)
-    return _fill(out, 1, "ones_like").requires_grad_(requires_grad)
+    return finish(_fill(out, 1, "ones_like"), requires_grad)
 
 
 @op(POINTWISE)
@@ -273,7 +334,7 @@ def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
               device: DeviceLike | None = None, pin_memory: bool = False,
               requires_grad: bool = False, memory_format: object = None) -> Tensor:
     out = _pinned_if(_like(input, dtype, device, "full_like"), pin_memory)
-    return _fill(out, fill_value, "full_like").requires_grad_(requires_grad)
+    return finish(_fill(out, fill_value, "full_like"), requires_grad)
 
 
 @op(POINTWISE)
@@ -283,16 +344,18 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, *,
     """[start, end) by step; int64 unless any bound is a float (then the default dtype)."""
     if end is None:
         start, end = 0, start
+    if not all(np.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = _check_dtype(dtype, "arange") or (int64 if ints else get_default_dtype())
     n = max(0, int(np.ceil((end - start) / step)))
     out = _pinned_if(new_tensor((n,), dt, canonical(device)), pin_memory)
     launch("arange", _arange_kernel, out, (), {"start": start, "step": step})
-    return out.requires_grad_(requires_grad)
+    return finish(out, requires_grad)
 
 
 def _arange_kernel(out: np.ndarray, *, start: Number, step: Number) -> None:
@@ -303,12 +366,19 @@ def _arange_kernel(out: np.ndarray, *, start: Number, step: Number) -> None:
 def linspace(start: Number, end: Number, steps: int, *, dtype: dtype | None = None,
              device: DeviceLike | None = None, pin_memory: bool = False,
              requires_grad: bool = False) -> Tensor:
+    if not _is_int(steps):
+        got = ", ".join(type(v).__name__ for v in (start, end, steps))
+        raise TypeError(f"linspace() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (Tensor start, Tensor end, int steps, *, "
+                        "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+                        "torch.device device = None, bool pin_memory = False, bool requires_grad "
+                        "= False)")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     out = _pinned_if(new_tensor((steps,), _check_dtype(dtype, "linspace") or
                                 get_default_dtype(), canonical(device)), pin_memory)
     launch("linspace", _linspace_kernel, out, (), {"start": start, "end": end})
-    return out.requires_grad_(requires_grad)
+    return finish(out, requires_grad)
 
 
 def _linspace_kernel(out: np.ndarray, *, start: Number, end: Number) -> None:
@@ -319,10 +389,13 @@ def _linspace_kernel(out: np.ndarray, *, start: Number, end: Number) -> None:
 def eye(n: int, m: int | None = None, *, dtype: dtype | None = None,
         device: DeviceLike | None = None, pin_memory: bool = False,
         requires_grad: bool = False) -> Tensor:
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     out = _pinned_if(new_tensor((n, n if m is None else m), _check_dtype(dtype, "eye") or
                                 get_default_dtype(), canonical(device)), pin_memory)
     launch("eye", _eye_kernel, out)
-    return out.requires_grad_(requires_grad)
+    return finish(out, requires_grad)
 
 
 def _eye_kernel(out: np.ndarray) -> None:

@@ -13,7 +13,7 @@ a subclass's ops return that subclass.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
@@ -46,6 +46,8 @@ class Size(tuple[int, ...]):
 
 
 _TF = _tf.state  # `_TF.enabled`: a mode or a subclass wants to see metadata calls
+# who sees each new tensor over device memory: the CUDA sanitizer while it is on, else None
+_watch: Callable[[Tensor], None] | None = None
 TensorT = TypeVar("TensorT", bound="Tensor")
 
 
@@ -62,7 +64,7 @@ class Tensor(TensorBase):
     _dtype: dtype
     _device: device
     _storage: Storage | None
-    requires_grad: bool
+    _requires_grad: bool
     grad: Tensor | None
     __array_priority__ = 1000  # numpy defers to Tensor's reflected operators (np.float32(2) * x)
 
@@ -89,8 +91,10 @@ class Tensor(TensorBase):
         if storage is None and dev.type == "cuda":
             storage = DEVICE.storage_of(a)
         self._storage = storage
-        self.requires_grad = False
+        self._requires_grad = False
         self.grad = None
+        if _watch is not None and storage is not None:
+            _watch(self)
 
     @classmethod
     def _make(cls, a: np.ndarray, dev: device, storage: Storage | None = None,
@@ -142,6 +146,18 @@ class Tensor(TensorBase):
     # --- metadata: no launches -----------------------------------------------------------------
 
     @property
+    def requires_grad(self) -> bool:
+        """Whether autograd would record ops on this tensor (stored only: no autograd here)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, requires_grad: bool) -> None:
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = requires_grad
+
+    @property
     def shape(self) -> Size:
         if _TF.enabled:
             return _meta(_GETTERS["shape"], _shape, self)  # type: ignore[no-any-return]
@@ -152,6 +168,9 @@ class Tensor(TensorBase):
             return _meta(Tensor.size, _size, self, *(() if dim is None else (dim,)))
         if dim is None:
             return Size(self._a.shape)
+        if not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"size(): argument 'dim' (position 1) must be int, not "
+                            f"{type(dim).__name__}")
         return self._a.shape[_wrap_dim(dim, self._a.ndim)]
 
     def dim(self) -> int:
@@ -409,6 +428,8 @@ def _nbytes(t: Tensor) -> int:
 
 
 def _requires_grad_(t: Tensor, requires_grad: bool = True) -> Tensor:
+    if requires_grad and not (t._dtype.is_floating_point or t._dtype.is_complex):
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     t.requires_grad = requires_grad
     return t
 
@@ -451,6 +472,13 @@ def _wrap_dim(dim: int, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
                          f"got {dim})")
     return dim % max(ndim, 1)
+
+
+def watch_new_tensors(watch: Callable[[Tensor], None] | None) -> None:
+    """Have `watch(t)` called for each tensor made over device memory from now on (None: stop).
+    The CUDA sanitizer's: it tells references to a graph's output apart by when they were taken."""
+    global _watch
+    _watch = watch
 
 
 def base_array(a: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any
 
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import dtype
-from fake_torch._factories import _check_dtype, _fill, _sizes, tensor
+from fake_torch._factories import _check_dtype, _fill, _size_sequence, _sizes, finish, tensor
 from fake_torch._kernels import _common
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, method
 from fake_torch._tensor import Number, Tensor
@@ -29,28 +29,29 @@ def _new(self: Tensor, size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike 
 def new_empty(self: Tensor, *size: Any, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Uninitialised memory: no launch."""
-    return _new(self, size, dtype, device, "new_empty").requires_grad_(requires_grad)
+    return finish(_new(self, size, dtype, device, "new_empty"), requires_grad)
 
 
 @method(POINTWISE)
 def new_zeros(self: Tensor, *size: Any, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     out = _new(self, size, dtype, device, "new_zeros")
-    return _fill(out, 0, "new_zeros").requires_grad_(requires_grad)
+    return finish(_fill(out, 0, "new_zeros"), requires_grad)
 
 
 @method(POINTWISE)
 def new_ones(self: Tensor, *size: Any, dtype: dtype | None = None,
              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     out = _new(self, size, dtype, device, "new_ones")
-    return _fill(out, 1, "new_ones").requires_grad_(requires_grad)
+    return finish(_fill(out, 1, "new_ones"), requires_grad)
 
 
 @method(POINTWISE)
 def new_full(self: Tensor, size: Any, fill_value: Number, *, dtype: dtype | None = None,
              device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
+    _size_sequence(size, "new_full")
     out = _new(self, (size,), dtype, device, "new_full")
-    return _fill(out, fill_value, "new_full").requires_grad_(requires_grad)
+    return finish(_fill(out, fill_value, "new_full"), requires_grad)
 
 
 def _from_tensor_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:

@@ -76,7 +76,7 @@ def expand(t: Tensor, shape: Sequence[int]) -> Tensor:
                            "must be greater or equal to the number of dimensions in the tensor "
                            f"({t.dim()})")
     lead = len(shape) - t.dim()
-    for i, size in enumerate(t.shape):
+    for i, size in reversed(list(enumerate(t.shape))):  # innermost first, as torch checks
         if size != 1 and size != shape[lead + i]:
             raise RuntimeError(f"The expanded size of the tensor ({shape[lead + i]}) must match "
                                f"the existing size ({size}) at non-singleton dimension "

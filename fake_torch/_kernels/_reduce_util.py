@@ -38,6 +38,31 @@ def reduce_dims(ndim: int, dim: DimArg, *, empty_means_all: bool = True) -> tupl
     return tuple(wrapped) if ndim > 0 else ()
 
 
+def check_dtype_arg(dt: Any, fn: str) -> None:
+    """torch's argument parser on a `dtype=` argument."""
+    if dt is not None and not isinstance(dt, dtype):
+        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dt).__name__}")
+
+
+def check_dim_list_args(fn: str, dim: Any, dt: Any) -> None:
+    """torch's argument parser on sum/mean's `dim` (an int or a sequence of ints) and `dtype`
+    (their overloads' error, as `x.sum("a")` prints it)."""
+    def is_int(d: object) -> bool:
+        return isinstance(d, (int, np.integer))
+
+    bad = None
+    if not (dim is None or is_int(dim)
+            or (isinstance(dim, (list, tuple)) and all(is_int(d) for d in dim))):
+        bad = type(dim).__name__
+    elif dt is not None and not isinstance(dt, dtype):
+        bad = f"dtype={type(dt).__name__}, "
+    if bad is not None:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got ({bad}), "
+                        "but expected one of:\n * (*, torch.dtype dtype = None)\n"
+                        " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)"
+                        "\n")
+
+
 def out_shape(shape: Sequence[int], axes: Sequence[int], keepdim: bool) -> tuple[int, ...]:
     """The shape left after folding `axes` (size 1 there when `keepdim`)."""
     if keepdim:

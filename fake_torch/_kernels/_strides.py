@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch._device import device
-from fake_torch._dtype import SCALAR_NAME, bfloat16, bool_, dtype
+from fake_torch._dtype import SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
 from fake_torch._tensor import Tensor
 
@@ -279,7 +279,12 @@ def empty_like_preserve(t: Tensor, dt: dtype | None = None) -> Tensor:
 
 def is_contiguous_format(memory_format: object, fn: str) -> bool:
     """True for torch.contiguous_format, False for torch.preserve_format (the default, or None);
-    the other formats are not emulated."""
+    the other formats are not emulated. A value that is no memory format at all (a number, a
+    string that names none) is torch's argument parser's TypeError."""
+    if isinstance(memory_format, (int, float, list, tuple, dict)) or (
+            isinstance(memory_format, str) and not memory_format.startswith("torch.")):
+        raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
     name = "torch.preserve_format" if memory_format is None else str(memory_format)
     if name not in ("torch.preserve_format", "torch.contiguous_format"):
         raise NotImplementedError(f"torch.Tensor.{fn}(memory_format={name}): fake_torch "
@@ -336,26 +341,53 @@ def assert_no_overlap(out: Tensor, inp: Tensor) -> None:
 
 # --- Python scalars stored into a tensor (torch's checked_convert) ----------------------------
 
-_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-            "uint8": "uint8_t", "float32": "float"}
+_C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "uint8": "uint8_t", "float32": "float", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16"}
 
 
 def check_scalar_fits(value: bool | int | float, dt: dtype) -> None:
-    """torch refuses a Python scalar that overflows the destination dtype (uint8 takes
-    -255..255, wrapping; float16/bfloat16 overflow to inf silently, as in torch)."""
-    name = repr(dt).removeprefix("torch.")
-    if isinstance(value, bool) or name not in _C_TYPES:
+    """An assigned Python scalar (`t[i] = v`): an int outside int64 is refused as Python's
+    unpacking refuses it; one an integral dtype cannot hold too (uint8 takes -255..255,
+    wrapping); a float overflows a floating dtype to inf silently, as in torch."""
+    if isinstance(value, bool):
         return
-    if isinstance(value, int) and not -2**63 <= value < 2**64:
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    ok: bool
-    if name == "float32":
-        ok = bool(not np.isfinite(value) or abs(value) <= np.finfo(np.float32).max)
-    elif isinstance(value, float) and not np.isfinite(value):
-        ok = False
-    else:
+    if dt not in (float16, bfloat16):
+        checked_convert(value, dt)
+
+
+def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
+    """c10's checked_convert of a Scalar argument into `dt` (fill_, full, new_full, masked_fill,
+    index_fill, scatter, clamp): a Python int must fit 64 bits (the argument parser's
+    OverflowError); then a value outside the dtype's range overflows (c10::overflows): NaN and
+    infinity fit a floating dtype, not an integral one; a negative int wraps into an unsigned
+    dtype down to -max; bool and float64 take anything. Returns the value to store (a
+    negative int wrapped into an unsigned dtype, as c10's conversion wraps it)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if value >= 2**64:
+            raise OverflowError("int too big to convert")
+        if value < -2**63:
+            raise OverflowError("can't convert negative int to unsigned")
+    name = repr(dt).removeprefix("torch.")
+    if name not in _C_TYPES:  # bool, float64, and what c10 does not check here (float8)
+        return value
+    if dt.np.kind in "iu":
         info = np.iinfo(dt.np)
-        lo = -int(info.max) if name == "uint8" else int(info.min)
-        ok = lo <= int(value) <= int(info.max)
+        if isinstance(value, float):
+            ok = bool(np.isfinite(value)) and float(info.min) <= value <= float(info.max)
+        else:
+            lo = -int(info.max) if info.min == 0 else int(info.min)
+            ok = lo <= int(value) <= int(info.max)
+    else:
+        top = float(np.finfo(dt.np).max)
+        v = float(value)
+        ok = not np.isfinite(v) or -top <= v <= top
     if not ok:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES[name]} without overflow")
+    if isinstance(value, int) and value < 0 and dt.np.kind == "u":
+        return int(value) % (int(np.iinfo(dt.np).max) + 1)
+    return value

@@ -17,7 +17,7 @@ from fake_torch._dtype import float16
 from fake_torch._generator import Generator, generator_for
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
-from fake_torch._kernels._elementwise import not_implemented, pointwise, tensor_arg
+from fake_torch._kernels._elementwise import is_number, not_implemented, pointwise, tensor_arg
 from fake_torch._kernels._strides import scalar_type_name
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._opdef import POINTWISE, RANDOM, op
@@ -31,6 +31,9 @@ def _leaky(x: np.ndarray, *, slope: float) -> Any:
 def leaky(op: str, input: Any, negative_slope: float, inplace: bool) -> Tensor:
     """x where x > 0, else x * negative_slope, as ONE launch named `op` (float inputs only)."""
     x = tensor_arg(input, "leaky_relu")
+    if not is_number(negative_slope):
+        raise TypeError("leaky_relu(): argument 'negative_slope' (position 2) must be Number, "
+                        f"not {type(negative_slope).__name__}")
     if not x.dtype.is_floating_point:
         raise not_implemented(kernel_name(x, "leaky_relu_cpu", "leaky_relu_cuda"), x.dtype)
     return pointwise(op, _leaky, [x], promo=x.dtype, result=x.dtype,

@@ -52,6 +52,7 @@ from fake_torch._kernels._elementwise import (
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
+    checked_convert,
     is_contiguous_format,
     is_non_overlapping_and_dense,
 )
@@ -290,6 +291,8 @@ def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bo
             raise ValueError(f"invalid type: '{dtype}'")
         target = by_name[dtype]
         dev = canonical("cuda" if dtype.startswith("torch.cuda.") else "cpu")
+    elif not isinstance(dtype, (type(float32), type)):
+        raise TypeError("dtype must be a type, str, or dtype object")
     elif not isinstance(dtype, type(float32)):
         raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
     return to(self, target, dev, non_blocking=non_blocking)
@@ -301,7 +304,10 @@ def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bo
 def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
     """self <- src: src broadcasts to self's shape, converts to self's dtype, may come from
     the other device (one H2D / D2H launch)."""
-    s = operand(src, "copy_", "src", 1)
+    s = operand(src, "copy_", "other", 1)  # (the name torch's argument parser prints)
+    if not isinstance(non_blocking, bool):
+        raise TypeError("copy_(): argument 'non_blocking' must be bool, not "
+                        f"{type(non_blocking).__name__}")
     if not isinstance(s, Tensor):
         return fill_(self, s)
     shape = _common.broadcast_shapes(self._a.shape, s._a.shape)
@@ -391,7 +397,7 @@ def fill_(self: Tensor, value: Tensor | Number) -> Tensor:
                         f"({type(value).__name__}), but expected one of:\n * (Tensor value)\n"
                         " * (Number value)")
     v = value.item() if isinstance(value, np.generic) else value
-    check_fits(v, self.dtype)
+    v = checked_convert(v, self.dtype)
     _common.launch("fill_", fill_kernel, self, (v,), kind="memset" if v == 0 else "kernel")
     return self
 

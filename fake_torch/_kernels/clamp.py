@@ -13,6 +13,7 @@ import numpy as np
 from fake_torch._dtype import dtype
 from fake_torch._kernels._common import result_type
 from fake_torch._kernels._elementwise import DTYPE_NAMES, can_cast, is_number, pointwise, tensor_arg
+from fake_torch._kernels._strides import checked_convert
 from fake_torch._kernels.pointwise_math import cpp_name
 from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Number, Tensor
@@ -52,8 +53,11 @@ def _clamp(op: str, input: Any, lo: Any, hi: Any, out: Tensor | None) -> Tensor:
                         "but expected one of:\n * (Tensor min = None, Tensor max = None)\n"
                         " * (Number min = None, Number max = None)")
     promo = result_type(x, *bounds)
-    if out is not None and not any(as_tensors):
-        _check_scalar_clamp_cast(promo, out)
+    if not any(as_tensors):
+        for b in bounds:  # c10 converts a Number bound to the op's dtype, checked
+            checked_convert(b, promo)
+        if out is not None:
+            _check_scalar_clamp_cast(promo, out)
     return pointwise(op, _clamp_fn, [x, lo, hi], promo=promo, result=promo, out=out)
 
 
@@ -71,8 +75,10 @@ def _one_bound(op: str, fname: str, fn: np.ufunc, input: Any, bound: Any,
         raise TypeError(f"{fname}(): argument '{fname[-3:]}' (position 2) must be Tensor or "
                         f"Number, not {type(bound).__name__}")
     promo = result_type(x, bound)
-    if out is not None and not isinstance(bound, Tensor):
-        _check_scalar_clamp_cast(promo, out)
+    if not isinstance(bound, Tensor):
+        checked_convert(bound, promo)
+        if out is not None:
+            _check_scalar_clamp_cast(promo, out)
     return pointwise(op, fn, [x, bound], promo=promo, result=promo, out=out)
 
 

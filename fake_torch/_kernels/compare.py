@@ -18,6 +18,7 @@ from fake_torch._dtype import bool_, dtype
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import (
     DTYPE_NAMES,
+    can_cast,
     not_implemented,
     operand,
     pointwise,
@@ -203,6 +204,9 @@ def _bitwise(op: str, kernel: str, fn: Any, input: Any, other: Any,
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor._make(np.array(a, dtype=_common.scalar_dtype(a).np), CPU)
     promo = _common.result_type(a, b)
+    if out is not None and not can_cast(promo, out.dtype):  # (TensorIterator checks it first)
+        raise RuntimeError(f"result type {DTYPE_NAMES[promo]} can't be cast to the desired "
+                           f"output type {DTYPE_NAMES[out.dtype]}")
     if promo.is_floating_point or (promo is bool_ and kernel in ("lshift", "rshift")):
         t = a if isinstance(a, Tensor) else b
         assert isinstance(t, Tensor)

@@ -52,6 +52,9 @@ def expand(self: Tensor, *sizes: Any) -> Tensor:
 
 @method(VIEW)
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"expand_as(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
     return expand(self, other.shape)
 
 

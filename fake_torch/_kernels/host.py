@@ -70,17 +70,26 @@ def array(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarr
 @method(HOST, name="__bool__", aten=())
 def bool_(self: Tensor) -> bool:
     if self.numel() != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        how_many = "no values" if self.numel() == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {how_many} is ambiguous")
     return bool(item(self))
+
+
+def _one_element(self: Tensor) -> None:
+    """The Python number protocol (float(t), int(t)) takes one element (torch's ValueError)."""
+    if self.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
 
 
 @method(HOST, name="__float__", aten=())
 def float_(self: Tensor) -> float:
+    _one_element(self)
     return float(item(self))
 
 
 @method(HOST, name="__int__", aten=())
 def int_(self: Tensor) -> int:
+    _one_element(self)
     return int(item(self))
 
 

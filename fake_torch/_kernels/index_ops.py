@@ -16,7 +16,7 @@ from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_overlap,
-    check_scalar_fits,
+    checked_convert,
     empty_like_preserve,
     scalar_type_name,
 )
@@ -181,8 +181,7 @@ def _scatter(self: Tensor, dim: int, index: Tensor, src: Any, reduce: str | None
         if not isinstance(src, (bool, int, float)):
             raise TypeError(f"{op}(): argument 'src' must be Tensor or Number, not "
                             f"{type(src).__name__}")
-        check_scalar_fits(src, self.dtype)
-        value = src
+        value = checked_convert(src, self.dtype)
     params: dict[str, Any] = {"dim": d, "value": value, "reduce": reduce}
     srcs = () if tensor_src is None else (tensor_src,)
     if inplace:
@@ -335,7 +334,7 @@ def _index_fill(self: Tensor, dim: int, index: Tensor, value: Any, op: str,
                                f"tensor with {value.dim()} dimension(s).")
         value_t, value = (value,), None
     else:
-        check_scalar_fits(value, self.dtype)
+        value = checked_convert(value, self.dtype)
     params = {"dim": d, "value": value}
     if inplace:
         _common.launch(op, _index_fill_kernel, self, (index, *value_t), params)

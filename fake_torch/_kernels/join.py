@@ -27,10 +27,17 @@ def _no_out(out: Tensor | None, fn: str) -> None:
         raise NotImplementedError(f"torch.{fn}(..., out=...) is not emulated by fake_torch")
 
 
-def _tensor_list(tensors: Any, fn: str) -> list[Tensor]:
-    if isinstance(tensors, Tensor):
+def _tensor_list(tensors: Any, fn: str, dim: Any = 0) -> list[Tensor]:
+    """The tensors a join takes, and its dim, checked as torch's argument parser checks them."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        "Tensor")
+                        f"{type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not {type(dim).__name__}")
     return list(tensors)
 
 
@@ -49,7 +56,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     """Join tensors along an existing dim (1-D empty tensors are skipped, as in torch); the
     result has the promoted dtype. One "cat" launch."""
     _no_out(out, "cat")
-    ts = _tensor_list(tensors, "cat")
+    ts = _tensor_list(tensors, "cat", dim)
     if not ts:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(ts):
@@ -103,7 +110,7 @@ def _stack_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """Join equal-shaped tensors along a new dim: one "stack" launch."""
     _no_out(out, "stack")
-    ts = _tensor_list(tensors, "stack")
+    ts = _tensor_list(tensors, "stack", dim)
     if not ts:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = wrap_dim(dim, ts[0].dim() + 1)
@@ -285,11 +292,16 @@ def _flip_kernel(out: np.ndarray, src: np.ndarray, *, axes: tuple[int, ...]) -> 
 
 
 @op(POINTWISE, method=True)
-def flip(input: Tensor, *dims: Any) -> Tensor:
-    """Reverse the order along `dims`: one "flip" launch (the result keeps input's layout)."""
-    if not dims:
-        raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    axes = _dims_list(dims[0] if len(dims) == 1 else dims, input.dim())
+def flip(input: Tensor, *args: Any, dims: int | Sequence[int] | None = None) -> Tensor:
+    """Reverse the order along `dims` (`flip(x, (0, 1))`, `x.flip(0, 1)`, `dims=` as a
+    keyword): one "flip" launch (the result keeps input's layout)."""
+    if args and dims is not None:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    if dims is None:
+        if not args:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
+        dims = args[0] if len(args) == 1 else args
+    axes = _dims_list(dims, input.dim())
     result = empty_like_preserve(input)
     _common.launch("flip", _flip_kernel, result, (input,), {"axes": axes})
     return result

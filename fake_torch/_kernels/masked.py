@@ -14,7 +14,8 @@ import numpy as np
 from fake_torch import _dispatch
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
-from fake_torch._kernels._strides import assert_no_partial_overlap, check_scalar_fits
+from fake_torch._kernels._elementwise import is_number
+from fake_torch._kernels._strides import assert_no_partial_overlap, checked_convert
 from fake_torch._opdef import DATA_DEPENDENT, POINTWISE, dynamic_shape, method, op
 from fake_torch._tensor import Scalar, Tensor
 
@@ -29,8 +30,11 @@ def _check_fill(self: Tensor, mask: Tensor, value: Any) -> tuple[tuple[Tensor, .
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.dim()} dimension(s).")
         return (value,), None
-    check_scalar_fits(value, self.dtype)
-    return (), value
+    if not is_number(value):
+        raise TypeError("masked_fill_() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(value).__name__}), but expected one of:\n"
+                        " * (Tensor mask, Tensor value)\n * (Tensor mask, Number value)")
+    return (), checked_convert(value, self.dtype)
 
 
 def _masked_fill_kernel(out: np.ndarray, mask: np.ndarray, *value_t: np.ndarray,

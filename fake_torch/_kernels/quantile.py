@@ -62,6 +62,9 @@ def _check(x: Tensor, q: Tensor) -> None:
         raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
     if canonical(q.device) != canonical(x.device):
         raise RuntimeError("quantile() q tensor must be on the same device as the input tensor")
+    # on the cpu only, torch checks q's values (elsewhere it would synchronise the device)
+    if x.device.type == "cpu" and not bool(((q._a >= 0) & (q._a <= 1)).all()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
 
 
 def _quantile(x: Tensor, q: Tensor, dim: int | None, keepdim: bool, mode: str) -> Tensor:

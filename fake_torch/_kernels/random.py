@@ -53,7 +53,7 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
     """Uniform samples on [0, 1)."""
     no_out(out, "rand")
     t = _uniform("rand", new(size, dtype, device, "rand"), 0.0, 1.0, generator)
-    return finish(t, requires_grad)
+    return finish(t, requires_grad)  # (after the kernel's dtype check, as torch's order)
 
 
 @op(POINTWISE, random=True)
@@ -83,7 +83,8 @@ def uniform_(input: Tensor, *args: float, generator: Generator | None = None,
 
 def _normal_fill(op: str, out: Tensor, mean: float, std: float,
                  generator: Generator | None) -> Tensor:
-    require_float(out.dtype, device_kernel("normal_kernel_{dev}", out.device))
+    if out.numel():  # (torch's normal kernel returns before its dtype dispatch when empty)
+        require_float(out.dtype, device_kernel("normal_kernel_{dev}", out.device))
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt(std)}")
     return draw(op, K.normal_kernel, out, generator, (float(mean), float(std)))

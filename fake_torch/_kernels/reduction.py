@@ -20,6 +20,7 @@ from fake_torch._kernels._limited import LIMITED, check_kernel
 from fake_torch._kernels._reduce_util import (
     DimArg,
     acc_np,
+    check_dim_list_args,
     check_out,
     exact_np,
     numel_of,
@@ -53,6 +54,7 @@ def sum(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
         dtype: dtype | None = None, out: None = None) -> Tensor:
     """Sum over `dim` (all dims when None); ints and bools sum into int64."""
     check_out(out, "sum")
+    check_dim_list_args("sum", dim, dtype)
     dt = dtype or _int_to_long(input._dtype)
     axes = reduce_dims(input._a.ndim, dim)
     return _reduce("sum", _sum_kernel, input, axes, keepdim, dt, acc=acc_np(dt))
@@ -68,6 +70,7 @@ def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
          dtype: dtype | None = None, out: None = None) -> Tensor:
     """Mean over `dim`; floating dtypes only (pass `dtype=` to average an integer tensor)."""
     check_out(out, "mean")
+    check_dim_list_args("mean", dim, dtype)
     dt = dtype or input.dtype
     if not dt.is_floating_point:
         which = "Optional" if dtype is not None else "Input"
@@ -151,6 +154,30 @@ def _extreme_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
     out[...] = fold(exact_np(x), axis=axes, keepdims=True).reshape(out.shape)
 
 
+class _NoDim:
+    """The default of max/min's `dim`: called without one. torch's overloads take no `dim=None`
+    (an explicit None is its argument parser's TypeError)."""
+
+    def __repr__(self) -> str:
+        return "<no dim>"
+
+
+_NO_DIM = _NoDim()
+
+
+def _explicit_none_dim(fn: str, dim: Any, keepdim: bool) -> None:
+    """torch's argument parser's errors for a `dim` none of max/min's overloads takes: None
+    given (as `x.max(dim=None)` prints it), or neither an int nor a tensor."""
+    if dim is None and keepdim:  # (keepdim picks the overload with an int dim)
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not NoneType")
+    if dim is None or not isinstance(dim, (int, np.integer, Tensor, _NoDim)):
+        got = "dim=NoneType, " if dim is None else type(dim).__name__
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but "
+                        "expected one of:\n * ()\n * (Tensor other)\n"
+                        " * (int dim, bool keepdim = False)\n"
+                        " * (name dim, bool keepdim = False)")
+
+
 @overload
 def max(input: Tensor) -> Tensor: ...
 @overload
@@ -159,16 +186,18 @@ def max(input: Tensor, dim: Tensor) -> Tensor: ...
 def max(input: Tensor, dim: int, keepdim: bool = False, *,
         out: None = None) -> return_types.max: ...
 @op(REDUCTION, method=True)
-def max(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+def max(input: Tensor, dim: int | Tensor | _NoDim | None = _NO_DIM, keepdim: bool = False, *,
         out: None = None) -> Tensor | return_types.max:
     """max(input) -> the largest value; max(input, dim) -> (values, indices) with the first
     maximal index; max(input, other) -> maximum(input, other)."""
+    _explicit_none_dim("max", dim, keepdim)
     if isinstance(dim, Tensor):
         from fake_torch._kernels.clamp import maximum  # the binary form is a pointwise op
 
         result: Tensor = maximum(input, dim)
         return result
-    values, indices = _max_min("max", input, dim, keepdim, out)
+    values, indices = _max_min("max", input, None if isinstance(dim, _NoDim) else dim, keepdim,
+                               out)
     return values if indices is None else return_types.max((values, indices))
 
 
@@ -180,16 +209,18 @@ def min(input: Tensor, dim: Tensor) -> Tensor: ...
 def min(input: Tensor, dim: int, keepdim: bool = False, *,
         out: None = None) -> return_types.min: ...
 @op(REDUCTION, method=True)
-def min(input: Tensor, dim: int | Tensor | None = None, keepdim: bool = False, *,
+def min(input: Tensor, dim: int | Tensor | _NoDim | None = _NO_DIM, keepdim: bool = False, *,
         out: None = None) -> Tensor | return_types.min:
     """min(input) -> the smallest value; min(input, dim) -> (values, indices) with the first
     minimal index; min(input, other) -> minimum(input, other)."""
+    _explicit_none_dim("min", dim, keepdim)
     if isinstance(dim, Tensor):
         from fake_torch._kernels.clamp import minimum  # the binary form is a pointwise op
 
         result: Tensor = minimum(input, dim)
         return result
-    values, indices = _max_min("min", input, dim, keepdim, out)
+    values, indices = _max_min("min", input, None if isinstance(dim, _NoDim) else dim, keepdim,
+                               out)
     return values if indices is None else return_types.min((values, indices))
 
 

@@ -12,7 +12,14 @@ import numpy as np
 from fake_torch._dtype import dtype, float16, float32, int64
 from fake_torch._kernels._common import launch, new_tensor, new_tensor_exact
 from fake_torch._kernels._elementwise import enter_quiet, exit_quiet
-from fake_torch._kernels._reduce_util import CPP_NAME, SCALAR_NAME, acc_np, cast, check_out
+from fake_torch._kernels._reduce_util import (
+    CPP_NAME,
+    SCALAR_NAME,
+    acc_np,
+    cast,
+    check_dtype_arg,
+    check_out,
+)
 from fake_torch._opdef import EXTERN, REDUCTION, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -32,6 +39,7 @@ def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 def _softmax_like(op: str, name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
     if not isinstance(dim, int):
         raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
+    check_dtype_arg(dt, op[1:])
     ndim = x._a.ndim
     axis = wrap_dim(dim, ndim)
     out_dt = dt or x._dtype
@@ -85,6 +93,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
     check_out(out, "cumsum")
     if not isinstance(dim, int):
         raise TypeError(f"cumsum(): argument 'dim' must be int, not {type(dim).__name__}")
+    check_dtype_arg(dtype, "cumsum")
     axis = wrap_dim(dim, input.dim())
     dt = dtype or (input.dtype if input.dtype.is_floating_point else int64)
     result = new_tensor(input.shape, dt, input.device)

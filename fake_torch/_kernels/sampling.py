@@ -74,9 +74,10 @@ def randint(*args: Any, size: Any = None, low: int | None = None, high: int | No
     if low is None and pos:
         low = pos.pop()
     if pos or high is None or size is None:
-        raise TypeError(f"randint() received an invalid combination of arguments - got "
-                        f"{len(args)} positional arguments, but expected one of: (int high, "
-                        "tuple of ints size, ...), (int low, int high, tuple of ints size, ...)")
+        got = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"randint() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (int high, tuple of ints size, ...)\n"
+                        " * (int low, int high, tuple of ints size, ...)")
     lo = 0 if low is None else _int(low, "randint", "low", 1)
     hi = _int(high, "randint", "high", 1 if low is None else 2)
     t = _common.new_tensor(_factories._sizes((size,), "randint"), dtype or int64,

@@ -57,6 +57,9 @@ def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
         shape = (kwargs["size"],)
     if len(shape) == 1 and type(shape[0]) is dtype:
         return _view_dtype(self, shape[0])
+    if not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but "
+                        "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
     try:
         sizes = infer_size(int_sizes(shape, "view"), self.numel())
     except TypeError:
@@ -134,6 +137,12 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
 @method(VIEW, name="reshape")
 def reshape_method(self: Tensor, *shape: Any) -> Tensor:
     """Tensor.reshape(*shape): the sizes as arguments, or one sequence of them."""
+    if not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and \
+            not hasattr(shape[0], "__index__"):
+        raise TypeError("reshape(): argument 'shape' (position 1) must be tuple of ints, not "
+                        f"{type(shape[0]).__name__}")
     return reshape(self, shape)
 
 

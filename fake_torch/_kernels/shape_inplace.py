@@ -17,8 +17,9 @@ from fake_torch._tensor import Tensor
 
 
 def _adopt(self: Tensor, view: Tensor) -> Tensor:
-    """self takes view's geometry (a view of self's own storage) and is returned."""
-    self._a = view._a
+    """self takes view's geometry (a view of self's own storage) and is returned, in an array
+    object of its own (the CUDA sanitizer tells references to memory apart by their arrays)."""
+    self._a = view._a.view()
     return self
 
 

@@ -33,6 +33,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
+import numpy as np
+
 from fake_torch._device import device
 from fake_torch._dtype import (
     CPP_NAME,
@@ -131,6 +133,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 
 @op(COMPOSITE, namespace="torch.nn.functional")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"relu(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     return input.relu_() if inplace else input.relu()
 
 
@@ -187,9 +192,15 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 # --- normalisation ----------------------------------------------------------------------------
 
 
-def _shape_list(normalized_shape: int | Sequence[int]) -> list[int]:
-    if isinstance(normalized_shape, int):
-        return [normalized_shape]
+def _shape_list(normalized_shape: int | Sequence[int], fn: str) -> list[int]:
+    """The functional norms take a sequence (torch's argument parser refuses an int; the
+    modules take one and make it a tuple)."""
+    head = f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of ints"
+    if not isinstance(normalized_shape, (list, tuple)):
+        raise TypeError(f"{head}, not {type(normalized_shape).__name__}")
+    for i, s in enumerate(normalized_shape):
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{head}, but found element of type {type(s).__name__} at pos {i}")
     return [int(s) for s in normalized_shape]
 
 
@@ -215,7 +226,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims: one `native_layer_norm`."""
-    shape = _shape_list(normalized_shape)
+    shape = _shape_list(normalized_shape, "layer_norm")
     _check_norm_args(input, shape, weight, bias, "*, ")
     if not input.dtype.is_floating_point:
         raise NotImplementedError('"LayerNormKernelImpl" not implemented for '
@@ -260,7 +271,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     torch's build has no fused kernel for the call (cpu; a weight of another dtype, which
     warns), the ops its composite launches: [_to_copy up] pow, mean, add_, rsqrt, mul,
     [mul weight], [_to_copy back]."""
-    shape = _shape_list(normalized_shape)
+    shape = _shape_list(normalized_shape, "rms_norm")
     if input.dim() < len(shape):
         raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got "
                          f"{input.dim()}")

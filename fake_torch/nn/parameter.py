@@ -35,6 +35,9 @@ class Parameter(Tensor):
                             f"{type(data).__name__}")
         p = object.__new__(cls)
         p._set(data._a, data._device, data._storage)  # shares data's storage (_make_subclass)
+        if requires_grad and not (p.dtype.is_floating_point or p.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")  # (_make_subclass's text)
         p.requires_grad = requires_grad
         return p
 
