@@ -553,9 +553,12 @@ class CachingAllocator:
         if not self.captures_underway:
             self._synchronize_and_free_events()
             self._release_whole_segments(self.pools[DEFAULT_POOL])
-        for pool in self.pools.values():
+        for pool in list(self.pools.values()):
             if pool.id != DEFAULT_POOL and pool.released:
                 self._release_whole_segments(pool)
+                if not pool.segments:  # c10's release_cached_blocks erases an emptied pool
+                    del self.pools[pool.id]  # (a later capture into its id starts a new one)
+                    self.stats.private_pools.pop(pool.id, None)
 
     def _release_cached_blocks(self) -> None:
         """The OOM retry's flush: what empty_cache frees."""

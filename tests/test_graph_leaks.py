@@ -80,9 +80,6 @@ def test_deleted_graphs_leave_nothing_but_the_allocators_pool_entries(
     assert _objects() - baseline < NOISE
 
 
-@pytest.mark.xfail(strict=True, reason="fake_torch/_allocator.py keeps a released graph pool's "
-                   "entry (DEVICE.pools, stats.private_pools) after empty_cache has freed its "
-                   "segments; c10 erases it there (release_cached_blocks)")
 def test_deleted_graphs_leave_the_object_count_at_its_baseline() -> None:
     x = torch.ones(16, device="cuda")
     _capture_replay_delete(x)
