@@ -316,3 +316,17 @@ def test_an_unrecorded_event_answers_without_asking_cuda() -> None:
         e.synchronize()  # c10's CUDAEvent::synchronize of an event never created: nothing
     g.replay()
     assert y.tolist() == [2.0, 2.0]
+
+
+def test_an_eager_kernel_reads_a_cpu_scalar_operand_at_launch() -> None:
+    """The device runs a queued kernel later than the host launched it; a 0-dim cpu operand
+    was passed by value at launch (TensorIterator's cpu scalar), so writing it afterwards
+    changes nothing. torch on a GPU gives 2.0 here (the host is far ahead of the device
+    after the 1-second `_sleep`)."""
+    x = torch.ones(4, device="cuda")
+    s = torch.tensor(2.0)
+    torch.cuda._sleep(10**9)  # the device is busy: the mul below waits in the queue
+    y = x * s
+    s.fill_(5.0)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(y.cpu().numpy(), [2.0] * 4)

@@ -43,10 +43,17 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
         out_arrays = tuple([t._a for t in outs])
         if dev is None:
             dev = outs[0]._device if outs else CPU
+    on_cuda = dev.type == "cuda"
     # list comprehensions, not generators: this runs once per launch
-    _dispatch.launch(op, kernel, out_arrays,
-                     tuple([x._a if isinstance(x, Tensor) else x for x in inputs]), params,
-                     on_cuda=dev.type == "cuda", kind=kind)
+    if on_cuda and kind == "kernel":
+        # a cpu tensor operand of a cuda kernel (a 0-dim one: `x * s`) is read on the host at
+        # launch and passed by value (TensorIterator's cpu scalar): the kernel, which runs when
+        # the device gets to it, sees the value of now, not of then
+        arrays = tuple([(x._a if x._device is not CPU else x._a.copy())
+                        if isinstance(x, Tensor) else x for x in inputs])
+    else:
+        arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
+    _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
 
 
 def common_device(*tensors: Tensor) -> device:
