@@ -200,12 +200,14 @@ class CachingAllocator:
         return pool
 
     @_locked
-    def begin_allocate_to_pool(self, pool_id: PoolId, stream: int) -> None:
+    def begin_allocate_to_pool(self, pool_id: PoolId, stream: int,
+                               global_thread: int | None = None) -> None:
         """capture_begin: a capture on `stream` allocates from `pool_id` until
-        end_allocate_to_pool (c10's beginAllocateToPool, then cudaStreamBeginCapture)."""
+        end_allocate_to_pool (c10's beginAllocateToPool, then cudaStreamBeginCapture);
+        `global_thread`: the capturing thread, in capture_error_mode "global"."""
         self.use_pool(pool_id)
         self.captures_underway += 1
-        _allocator_capture.begin(stream, pool_id)
+        _allocator_capture.begin(stream, pool_id, global_thread)
 
     @_locked
     def end_allocate_to_pool(self, stream: int) -> None:
@@ -288,7 +290,10 @@ class CachingAllocator:
     def _alloc_block(self, pool: Pool, size: int, small: bool, stream: int,
                      config: AllocatorConfig) -> Block:
         """A new segment for the request, after c10's tries to make room: garbage collection
-        (with a memory fraction), releasing oversize cached blocks, then the whole cache."""
+        (with a memory fraction), releasing oversize cached blocks, then the whole cache.
+        While another thread captures in "global" mode, cudaMalloc fails as CUDA refuses it."""
+        if _allocator_capture.refuses_unsafe_calls():
+            raise RuntimeError(_allocator_capture.CAPTURE_UNSUPPORTED_ERROR)
         seg_bytes = segment_size(size, config)
         if self.memory_fraction is not None and config.garbage_collection_threshold > 0:
             self._garbage_collect(config)

@@ -18,6 +18,7 @@ begins and ends a capture, cuda/streams.py reports waits and event records.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -32,6 +33,9 @@ class Capture:
     """One capture's graph: each node's dependencies, each joined stream's terminals."""
 
     pool_id: tuple[int, int]  # the memory pool its streams allocate from
+    # the thread that began it in capture_error_mode "global" (None: another mode): every
+    # other thread is then refused the potentially unsafe calls (cudaMalloc, host syncs)
+    global_thread: int | None = None
     parents: dict[int, frozenset[int]] = field(default_factory=dict)
     terminals: dict[int, frozenset[int]] = field(default_factory=dict)  # by stream handle
     # nodes already seen walking back from each stream's terminals (c10's GraphReuseContext:
@@ -46,11 +50,19 @@ _events: weakref.WeakKeyDictionary[Any, tuple[Capture, frozenset[int]]] = (
 _observer: Any = None  # the door registration while any capture is underway
 
 
-def begin(stream: int, pool_id: tuple[int, int]) -> None:
+CAPTURE_UNSUPPORTED_ERROR = (
+    "CUDA error: operation not permitted when stream is capturing\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.\nFor debugging consider passing "
+    "CUDA_LAUNCH_BLOCKING=1")  # cudaErrorStreamCaptureUnsupported, as C10_CUDA_CHECK words it
+
+
+def begin(stream: int, pool_id: tuple[int, int], global_thread: int | None = None) -> None:
     """cudaStreamBeginCapture on `stream`, allocating from `pool_id`: a new graph, no
-    terminals yet."""
+    terminals yet. `global_thread`: the capturing thread, for capture_error_mode "global"."""
     global _observer
-    _captures[stream] = Capture(pool_id, terminals={stream: frozenset()})
+    _captures[stream] = Capture(pool_id, terminals={stream: frozenset()},
+                                global_thread=global_thread)
     if _observer is None:
         from fake_torch import _allocator, _dispatch
 
@@ -130,6 +142,19 @@ def unjoined(origin: int) -> list[int]:
             todo.extend(capture.parents[node])
     return [handle for handle, c in _captures.items()
             if c is capture and handle != origin and not c.terminals[handle] <= joined]
+
+
+def refuses_unsafe_calls() -> bool:
+    """Whether this thread may not make potentially unsafe CUDA calls now: another thread
+    captures in capture_error_mode "global" (cudaStreamCaptureModeGlobal: "if any other thread
+    has a concurrent capture sequence initiated with cudaStreamCaptureModeGlobal, this thread is
+    prohibited from potentially unsafe API calls"). The capturing thread's own calls are the
+    capture mode's concern (c10 makes its own cudaMalloc relaxed)."""
+    if not _captures:
+        return False
+    me = threading.get_ident()
+    return any(c.global_thread is not None and c.global_thread != me
+               for c in list(_captures.values()))
 
 
 def pool_of(stream: int) -> tuple[int, int]:

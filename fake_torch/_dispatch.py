@@ -66,6 +66,10 @@ class Mode:
         """`event.record()` on `stream`: it marks the stream's work queued so far."""
         TIMELINE.record_event(event, stream)
 
+    def host_sync_elsewhere(self, what: str, device: bool) -> None:
+        """Another thread waits for the device while this mode is current on its own thread
+        (a capture refuses it in capture_error_mode "global"; see `watch_other_threads`)."""
+
 
 @dataclass
 class FusedKernel:
@@ -97,6 +101,7 @@ class _Local(threading.local):
 
 
 _local = _Local()
+_watchers: list[Mode] = []  # modes that hear other threads' host syncs (captures underway)
 _observers: list[Observer] = []
 _input_checks: list[InputCheck] = []
 _registry_lock = threading.Lock()
@@ -140,7 +145,20 @@ def reset_modes() -> list[Mode]:
     """Back to eager on this thread; the modes that were left entered (for tests' cleanup)."""
     left = _local.modes[1:]
     del _local.modes[1:]
+    for mode in left:  # (a capture left entered stops watching the other threads too)
+        watch_other_threads(mode, False)
     return left
+
+
+def watch_other_threads(mode: Mode, watch: bool = True) -> None:
+    """Have `mode.host_sync_elsewhere` hear every host sync of the other threads while it is
+    entered (a capture: CUDA's capture modes decide what another thread may do meanwhile);
+    watch=False: no longer."""
+    with _registry_lock:
+        if watch:
+            _watchers.append(mode)
+        elif mode in _watchers:
+            _watchers.remove(mode)
 
 
 @contextmanager
@@ -333,7 +351,12 @@ def host_sync(what: str, *, stream: int | None = None, device: bool = False,
               event: Any = None) -> None:
     """The host waits for the device (forbidden while capturing): for the current stream,
     unless told `stream` (a handle), the whole `device`, or an `event`."""
-    current_mode().host_sync(what)
+    mine = current_mode()
+    mine.host_sync(what)
+    if _watchers:
+        for watcher in list(_watchers):
+            if watcher is not mine:
+                watcher.host_sync_elsewhere(what, device)
     if event is not None:
         TIMELINE.wait_event_on_host(event, _cost.SYNC_NS)
     else:

@@ -65,6 +65,7 @@ def _run_threads(target: Callable[[int], None], n: int = 2) -> None:
 @pytest.mark.parametrize("run", range(20))
 def test_two_threads_allocating_never_share_or_lose_a_block(
         run: int, unraisable: list[Any], fast_switching: None) -> None:
+    gc.collect()
     baseline = torch.cuda.memory_allocated()
     wrong: list[tuple[int, int]] = []
 
@@ -143,3 +144,140 @@ def test_the_current_stream_is_per_thread() -> None:
         t.join()
         assert torch.cuda.current_stream() == side
     assert seen == [torch.cuda.default_stream()]
+
+
+MODES = ["global", "thread_local", "relaxed"]
+
+
+def _capture_while_another_thread_works(mode: str, work: Callable[[], Any]
+                                        ) -> tuple[Any, Any, BaseException | None]:
+    """Thread A captures `y = x + 1` in `mode`; meanwhile thread B runs `work()`. Returns the
+    graph, what B's work returned and what it raised."""
+    x = torch.ones(4, device="cuda")
+    started, done = threading.Event(), threading.Event()
+    result: list[Any] = [None, None]
+
+    def other() -> None:
+        started.wait()
+        try:
+            result[0] = work()
+        except BaseException as e:  # what B gets is the test's subject
+            result[1] = e
+        done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g, capture_error_mode=mode):
+            x + 1
+            started.set()
+            done.wait()
+    finally:
+        started.set()
+        t.join()
+    return g, result[0], result[1]
+
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_another_threads_kernels_run_eagerly_and_stay_out_of_the_graph(mode: str) -> None:
+    y = torch.full((3,), 2.0, device="cuda")
+
+    def work() -> Any:
+        return (y * 3 + 1).to("cuda")  # kernels on B's own (default) stream: safe calls
+
+    g, out, error = _capture_while_another_thread_works(mode, work)
+    assert error is None
+    assert g.kernel_names == ["add"]  # A's op only
+    g.replay()
+    assert out.cpu().tolist() == [7.0, 7.0, 7.0]  # run at once, on B's stream
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_another_threads_host_read_is_refused_only_in_global_mode(mode: str) -> None:
+    """torch.cuda.graph: "global" errors on actions in other threads, "thread_local" only on
+    the capturing thread's, "relaxed" on none (CUDA's cudaStreamCaptureMode*). A host read is
+    such an action (a copy to the host and a wait)."""
+    y = torch.full((3,), 2.0, device="cuda")
+    g, out, error = _capture_while_another_thread_works(mode, lambda: y.sum().item())
+    if mode == "global":
+        assert isinstance(error, RuntimeError)
+        assert str(error).startswith("CUDA error: operation not permitted when stream is "
+                                     "capturing")
+        g.replay()  # a refused stream-level call leaves A's capture whole
+    else:
+        assert error is None and out == 6.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_another_threads_device_synchronize_in_global_mode_invalidates_the_capture(
+        mode: str) -> None:
+    if mode != "global":
+        _, _, error = _capture_while_another_thread_works(mode, torch.cuda.synchronize)
+        assert error is None
+        return
+    with pytest.raises(RuntimeError, match="operation failed due to a previous error during "
+                                           "capture"):
+        _, _, error = _capture_while_another_thread_works(mode, torch.cuda.synchronize)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_another_threads_cuda_malloc_is_refused_only_in_global_mode(mode: str) -> None:
+    """A new segment is a cudaMalloc: potentially unsafe, so refused to other threads while a
+    "global" capture is underway (c10's capturing thread makes its own cudaMalloc relaxed)."""
+    big = 64 * 1024 * 1024  # bytes: more than any cached free block, a fresh segment
+    _, out, error = _capture_while_another_thread_works(
+        mode, lambda: torch.empty(big // 4, device="cuda"))
+    if mode == "global":
+        assert isinstance(error, RuntimeError)
+        assert str(error).startswith("CUDA error: operation not permitted when stream is "
+                                     "capturing")
+    else:
+        assert error is None and out.numel() == big // 4
+
+
+@pytest.mark.parametrize("run", range(20))
+def test_two_threads_capturing_and_working_eagerly(run: int, unraisable: list[Any],
+                                                   fast_switching: None) -> None:
+    """Stress: thread A captures and replays graphs in each mode while thread B computes
+    eagerly (safe calls only, no host reads during A's captures); every value checks out."""
+    gc.collect()
+    baseline = torch.cuda.memory_allocated()
+    wrong: list[str] = []
+    stop = threading.Event()
+    b_results: list[np.ndarray] = []
+
+    def eager() -> None:
+        z = torch.arange(8, device="cuda", dtype=torch.float32)
+        outs = [z * k for k in range(40)]  # launched while A captures: never in A's graphs
+        stop.wait(5)  # host reads once A is done (a "global" capture would refuse them)
+        b_results.extend(o.cpu().numpy() for o in outs)
+
+    def capture() -> None:
+        x = torch.ones(16, device="cuda")
+        for mode in MODES:
+            for _ in range(3):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, capture_error_mode=mode):
+                    y = x * 2 + 1
+                if g.kernel_names != ["mul", "add"]:
+                    wrong.append(f"{mode}: {g.kernel_names}")
+                g.replay()
+                if not np.array_equal(y.cpu().numpy(), np.full(16, 3.0, np.float32)):
+                    wrong.append(f"{mode}: values")
+        stop.set()
+
+    threads = [threading.Thread(target=eager), threading.Thread(target=capture)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+    assert len(b_results) == 40
+    for k, r in enumerate(b_results):
+        np.testing.assert_array_equal(r, np.arange(8, dtype=np.float32) * k)
+    gc.collect()
+    assert [u.exc_value for u in unraisable] == []
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_allocated() == baseline

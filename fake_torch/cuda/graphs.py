@@ -23,6 +23,7 @@ and refreshed (two fill_ launches) before each replay of a graph that draws.
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -39,10 +40,7 @@ from fake_torch.cuda import _sanitizer, streams
 
 _debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
 _ERROR_MODES = ("global", "thread_local", "relaxed")
-_CAPTURE_SYNC_ERROR = ("CUDA error: operation not permitted when stream is capturing\n"
-                       "CUDA kernel errors might be asynchronously reported at some other API "
-                       "call, so the stacktrace below might be incorrect.\n"
-                       "For debugging consider passing CUDA_LAUNCH_BLOCKING=1")
+_CAPTURE_SYNC_ERROR = _allocator_capture.CAPTURE_UNSUPPORTED_ERROR  # a host wait in a capture
 _CAPTURE_UNJOINED_ERROR = ("CUDA error: capturing stream has unjoined work\n"
                            "CUDA kernel errors might be asynchronously reported at some other "
                            "API call, so the stacktrace below might be incorrect.\n"
@@ -73,8 +71,11 @@ class _CaptureMode(_dispatch.Mode):
 
     name = "capture"
 
-    def __init__(self, graph: CUDAGraph, pool_id: PoolId, stream: streams.Stream) -> None:
+    def __init__(self, graph: CUDAGraph, pool_id: PoolId, stream: streams.Stream,
+                 error_mode: str = "global") -> None:
         self.graph = graph
+        self.error_mode = error_mode  # capture_error_mode: what other threads may do meanwhile
+        self.thread = threading.get_ident()  # the capturing thread
         self.pool_id = pool_id
         self.stream = stream
         self.error: BaseException | None = None  # the first illegal call invalidates capture
@@ -120,6 +121,19 @@ class _CaptureMode(_dispatch.Mode):
             self.graph._event_marks.append((len(self.graph._kernels), event))
         else:
             super().record_event(event, stream)
+
+    def host_sync_elsewhere(self, what: str, device: bool) -> None:
+        """Another thread waits for the device during this capture. In "global" mode CUDA
+        refuses it that call (cudaErrorStreamCaptureUnsupported); a device-wide wait
+        (cudaDeviceSynchronize) also invalidates this capture, which waits would otherwise
+        break. "thread_local" and "relaxed" leave other threads alone (torch.cuda.graph's
+        capture_error_mode: "global" errors on actions in other threads)."""
+        if self.error_mode != "global" or threading.get_ident() == self.thread:
+            return
+        error = RuntimeError(_CAPTURE_SYNC_ERROR)
+        if device and self.error is None:
+            self.error = error
+        raise error
 
     def host_sync(self, what: str) -> None:
         error = RuntimeError(_CAPTURE_SYNC_ERROR)
@@ -195,7 +209,8 @@ class CUDAGraph:
             raise TypeError(f"capture_begin(): pool must be a handle from "
                             f"torch.cuda.graph_pool_handle() or graph.pool(), got {pool!r}")
         self._pool_id = pool if pool is not None else DEVICE.new_pool_id(user_created=False)
-        DEVICE.begin_allocate_to_pool(self._pool_id, stream.handle)
+        DEVICE.begin_allocate_to_pool(self._pool_id, stream.handle, threading.get_ident()
+                                      if capture_error_mode == "global" else None)
         _streams.capturing.add(stream.stream_id)
         self._capture_stream = stream
         self._kernels = []
@@ -204,8 +219,9 @@ class CUDAGraph:
         pool_id = self._pool_id
         # pinned host memory allocated on the capture's streams comes from the graph's pool too
         HOST.begin_allocate_to_pool(pool_id, lambda s: _allocator_capture.pool_of(s) == pool_id)
-        self._mode = _CaptureMode(self, pool_id, stream)
+        self._mode = _CaptureMode(self, pool_id, stream, capture_error_mode)
         _dispatch.enter_mode(self._mode)
+        _dispatch.watch_other_threads(self._mode)
 
     def register_generator_state(self, generator: Generator) -> None:
         """Have this graph's captures and replays drive `generator`'s current state (one from
@@ -228,6 +244,7 @@ class CUDAGraph:
         if streams.current_stream() != self._capture_stream:
             raise RuntimeError("Capture must end on the same stream it began on.")
         _dispatch.exit_mode(mode)
+        _dispatch.watch_other_threads(mode, False)
         self._mode = None
         assert self._pool_id is not None
         forks = _allocator_capture.unjoined(mode.stream.handle)  # (before the capture ends)
