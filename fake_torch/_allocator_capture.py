@@ -133,13 +133,7 @@ def unjoined(origin: int) -> list[int]:
     capture = _captures.get(origin)
     if capture is None:
         return []
-    joined: set[int] = set()
-    todo = list(capture.terminals[origin])
-    while todo:
-        node = todo.pop()
-        if node not in joined:
-            joined.add(node)
-            todo.extend(capture.parents[node])
+    joined = _ancestors(capture, capture.terminals[origin], set())
     return [handle for handle, c in _captures.items()
             if c is capture and handle != origin and not c.terminals[handle] <= joined]
 
@@ -187,8 +181,14 @@ def visited(stream: int) -> set[int] | None:
     capture = _captures.get(stream)
     if capture is None or not capture.terminals[stream]:
         return None
-    seen = capture.visited.setdefault(stream, set())
-    todo = list(capture.terminals[stream])
+    return _ancestors(capture, capture.terminals[stream],
+                      capture.visited.setdefault(stream, set()))
+
+
+def _ancestors(capture: Capture, nodes: Iterable[int], seen: set[int]) -> set[int]:
+    """`seen` grown by `nodes` and every node they depend on (a node already in `seen` is not
+    walked again: its ancestors are there too)."""
+    todo = list(nodes)
     while todo:
         node = todo.pop()
         if node not in seen:
