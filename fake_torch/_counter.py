@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ClassVar
 
@@ -40,7 +40,44 @@ class _Local(threading.local):
 _local = _Local()
 
 
-class LaunchCounter:
+class _Tally(type):
+    """The class-level numbers of LaunchCounter, read as attributes (`LaunchCounter.n`).
+
+    The door counts each launch by appending (op, kind) to a queue, which needs no lock (a
+    list append is atomic) and no dict work; reading `n`, `by_op` or `by_kind` first folds the
+    queued launches in, under the lock. What a reader sees is therefore exactly what a counter
+    bumped at every launch would hold."""
+
+    @property
+    def n(cls) -> int:
+        cls._fold()
+        return cls._n
+
+    @n.setter
+    def n(cls, value: int) -> None:
+        cls._fold()
+        cls._n = value
+
+    @property
+    def by_op(cls) -> Counter[str]:
+        """Launches per aten-style op name ("mm", "add_")."""
+        cls._fold()
+        return cls._by_op
+
+    @property
+    def by_kind(cls) -> Counter[str]:
+        """Launches per kind: "kernel", "memcpy", "memset", "graph"."""
+        cls._fold()
+        return cls._by_kind
+
+    # (declared for the properties: LaunchCounter defines them)
+    _n: int
+    _by_op: Counter[str]
+    _by_kind: Counter[str]
+    _fold: Callable[[], None]
+
+
+class LaunchCounter(metaclass=_Tally):
     """Class-level launch tally: `n`, `reset()`, `bump(k=1)`; safe to bump from several threads.
 
     The class-level tally is process-wide: it counts every thread's launches, and `reset()`
@@ -48,11 +85,30 @@ class LaunchCounter:
     tally (with its own `reset()`) counts that thread's launches from the first time any
     thread asked: until then nothing pays for per-thread counting."""
 
-    n: ClassVar[int] = 0
-    by_op: ClassVar[Counter[str]] = Counter()  # launches per aten-style op name ("mm", "add_")
-    by_kind: ClassVar[Counter[str]] = Counter()  # "kernel", "memcpy", "memset", "graph"
-    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _n: ClassVar[int] = 0  # `n`, `by_op`, `by_kind`: the metaclass's properties read these
+    _by_op: ClassVar[Counter[str]] = Counter()
+    _by_kind: ClassVar[Counter[str]] = Counter()
+    _queued: ClassVar[list[tuple[str, str]]] = []  # (op, kind) of launches not yet folded in
+    _lock: ClassVar[threading.RLock] = threading.RLock()
     _per_thread: ClassVar[bool] = False  # some thread asked for its own tally
+
+    @classmethod
+    def _fold(cls) -> None:
+        """Move the queued launches into the numbers (other threads may append meanwhile:
+        only the ones seen here leave the queue, from its front)."""
+        queued = cls._queued
+        if not queued:
+            return
+        with cls._lock:
+            count = len(queued)
+            batch = queued[:count]
+            del queued[:count]
+            cls._n += count
+            by_op, by_kind = cls._by_op, cls._by_kind
+            for op, kind in batch:
+                by_kind[kind] += 1
+                if op:
+                    by_op[op] += 1
 
     @classmethod
     def this_thread(cls) -> ThreadLaunches:
@@ -67,9 +123,10 @@ class LaunchCounter:
     def reset(cls) -> None:
         """Set the tally back to zero (call it at the start of every measurement)."""
         with cls._lock:
-            cls.n = 0
-            cls.by_op.clear()
-            cls.by_kind.clear()
+            del cls._queued[:]
+            cls._n = 0
+            cls._by_op.clear()
+            cls._by_kind.clear()
 
     @classmethod
     def bump(cls, k: int = 1, *, op: str = "", kind: str = "kernel") -> None:
@@ -116,14 +173,28 @@ class LaunchCounter:
     def _add(cls, k: int, op: str, kind: str) -> None:
         """`bump` without its argument checks: for the dispatcher, which counts every launch
         and always passes a valid count."""
-        with cls._lock:  # `cls.n += k` is a read-modify-write: not atomic across threads
-            cls.n += k
-            cls.by_kind[kind] += k
+        with cls._lock:  # `cls._n += k` is a read-modify-write: not atomic across threads
+            cls._n += k
+            cls._by_kind[kind] += k
             if op:
-                cls.by_op[op] += k
+                cls._by_op[op] += k
         if cls._per_thread:
-            tally = _local.tally or cls.this_thread()
-            tally.n += k
-            tally.by_kind[kind] += k
-            if op:
-                tally.by_op[op] += k
+            cls._add_to_thread(k, op, kind)
+
+    @classmethod
+    def _add_to_thread(cls, k: int, op: str, kind: str) -> None:
+        tally = _local.tally or cls.this_thread()
+        tally.n += k
+        tally.by_kind[kind] += k
+        if op:
+            tally.by_op[op] += k
+
+
+_queue = LaunchCounter._queued.append  # (the queue is never replaced: folds cut its front)
+
+
+def count_launch(op: str, kind: str) -> None:
+    """The door's count of one launch (LaunchCounter._add(1, op, kind), without its lock)."""
+    _queue((op, kind))
+    if LaunchCounter._per_thread:
+        LaunchCounter._add_to_thread(1, op, kind)
