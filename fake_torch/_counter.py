@@ -190,11 +190,15 @@ class LaunchCounter(metaclass=_Tally):
             tally.by_op[op] += k
 
 
-_queue = LaunchCounter._queued.append  # (the queue is never replaced: folds cut its front)
+_queued = LaunchCounter._queued  # (never replaced: folds cut its front)
+_queue = _queued.append
+_FOLD_AT = 4096  # queued launches folded in even when nobody reads: the queue stays small
 
 
 def count_launch(op: str, kind: str) -> None:
     """The door's count of one launch (LaunchCounter._add(1, op, kind), without its lock)."""
     _queue((op, kind))
+    if len(_queued) >= _FOLD_AT:
+        LaunchCounter._fold()
     if LaunchCounter._per_thread:
         LaunchCounter._add_to_thread(1, op, kind)

@@ -281,3 +281,27 @@ def test_two_threads_capturing_and_working_eagerly(run: int, unraisable: list[An
     assert [u.exc_value for u in unraisable] == []
     torch.cuda.empty_cache()
     assert torch.cuda.memory_allocated() == baseline
+
+
+def test_the_counter_is_exact_under_threads_and_its_queue_stays_small() -> None:
+    """The door queues each launch without a lock; folding it in when read (and every few
+    thousand launches) loses none, whatever the threads do meanwhile."""
+    from fake_torch import _counter
+
+    x = torch.ones(2, device="cuda")
+    LaunchCounter.reset()
+
+    def work(k: int) -> None:
+        for i in range(3000):
+            x.add(1)
+            if i % 500 == 0:
+                assert LaunchCounter.n >= 0  # a read (a fold) racing the other thread's adds
+
+    _run_threads(work)
+    assert LaunchCounter.n == 6000 and LaunchCounter.by_op["add"] == 6000
+    assert LaunchCounter.by_kind["kernel"] == 6000
+    assert len(_counter._queued) == 0  # read: all folded
+    for _ in range(10_000):
+        x.add(1)
+    assert len(_counter._queued) < _counter._FOLD_AT  # unread, yet bounded
+    assert LaunchCounter.n == 16_000
