@@ -92,8 +92,7 @@ class _CaptureMode(_dispatch.Mode):
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
         if not (on_cuda and self.joined()):  # (c10: a stream outside it, the default pool)
             return super().allocate(shape, np_dtype, on_cuda)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
-        storage = DEVICE.allocate(nbytes, self.pool_id)
+        storage = DEVICE.allocate(_dispatch._nbytes(shape, np_dtype), self.pool_id)
         a, _ = _dispatch.device_buffer(storage, shape, np_dtype)
         self.storages.append(weakref.ref(storage))  # weak: a dead tensor's block goes back
         return a, storage
