@@ -193,6 +193,7 @@ class Timeline:
             t = max(self.host_ns, self.ready.get(stream, 0.0))
             first = True
             run: list[tuple[float, Work]] = []  # (end, node)
+            append, listeners, busy = run.append, self.listeners, 0.0
             for node in nodes:
                 if node.event is not None:
                     self._events[node.event] = t
@@ -200,10 +201,11 @@ class Timeline:
                 start = t if first else t + gap_ns
                 first = False
                 t = start + node.ns
-                self.busy_ns += node.ns
-                if self.listeners:
+                busy += node.ns
+                if listeners:
                     self._emit(Span("gpu", node.op, node.kind, start, t, stream, correlation))
-                run.append((t, node))
+                append((t, node))
+            self.busy_ns += busy
             self.ready[stream] = t
             if run:
                 heapq.heappush(self._heap, (run[0][0], next(self._seq), _Run(run)))
@@ -220,6 +222,11 @@ class Timeline:
                 _run(item)
                 continue
             nodes, i = item.nodes, item.next
+            if not heap and nodes[-1][0] <= self.host_ns:  # nothing else queued, all done by
+                for _, node in nodes[i:]:  # now: the rest in order, without the checks
+                    for kernel, args, params in node.calls:
+                        kernel(*args, **params)
+                continue
             while i < len(nodes) and nodes[i][0] <= self.host_ns \
                     and (not heap or nodes[i][0] <= heap[0][0]):
                 _run(nodes[i][1])

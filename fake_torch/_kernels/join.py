@@ -199,7 +199,7 @@ def _repeat_int_kernel(out: np.ndarray, src: np.ndarray, *, repeats: int, axis: 
     except AttributeError:  # an output numpy cannot split without a copy: the plain way
         out[...] = np.repeat(src, repeats, axis=axis)
         return
-    split[...] = np.expand_dims(src, axis + 1)
+    split[...] = src[(slice(None),) * (axis + 1) + (None,)]  # (np.expand_dims costs ~5 us)
 
 
 def _repeat_index_kernel(out: np.ndarray, repeats: np.ndarray) -> None:
