@@ -62,9 +62,12 @@ def _run_threads(target: Callable[[int], None], n: int = 2) -> None:
         raise errors[0]
 
 
-@pytest.mark.parametrize("run", range(20))
+ROUNDS = 20  # each stress test runs its two threads this many times (one gc pass each end:
+# a full collection in the whole suite's process costs a good part of a second)
+
+
 def test_two_threads_allocating_never_share_or_lose_a_block(
-        run: int, unraisable: list[Any], fast_switching: None) -> None:
+        unraisable: list[Any], fast_switching: None) -> None:
     gc.collect()
     baseline = torch.cuda.memory_allocated()
     wrong: list[tuple[int, int]] = []
@@ -79,7 +82,9 @@ def test_two_threads_allocating_never_share_or_lose_a_block(
                     and np.array_equal(c.cpu().numpy(), np.full(300, k + 1, np.float32))):
                 wrong.append((k, i))
 
-    _run_threads(work)
+    for _ in range(ROUNDS):
+        _run_threads(work)
+        assert torch.cuda.memory_allocated() == baseline  # every block of the round came back
     gc.collect()
     assert wrong == []
     assert [u.exc_value for u in unraisable] == []
@@ -237,8 +242,7 @@ def test_another_threads_cuda_malloc_is_refused_only_in_global_mode(mode: str) -
         assert error is None and out.numel() == big // 4
 
 
-@pytest.mark.parametrize("run", range(20))
-def test_two_threads_capturing_and_working_eagerly(run: int, unraisable: list[Any],
+def test_two_threads_capturing_and_working_eagerly(unraisable: list[Any],
                                                    fast_switching: None) -> None:
     """Stress: thread A captures and replays graphs in each mode while thread B computes
     eagerly (safe calls only, no host reads during A's captures); every value checks out."""
@@ -268,15 +272,18 @@ def test_two_threads_capturing_and_working_eagerly(run: int, unraisable: list[An
                     wrong.append(f"{mode}: values")
         stop.set()
 
-    threads = [threading.Thread(target=eager), threading.Thread(target=capture)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert wrong == []
-    assert len(b_results) == 40
-    for k, r in enumerate(b_results):
-        np.testing.assert_array_equal(r, np.arange(8, dtype=np.float32) * k)
+    for _ in range(ROUNDS):
+        stop.clear()
+        b_results.clear()
+        threads = [threading.Thread(target=eager), threading.Thread(target=capture)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert wrong == []
+        assert len(b_results) == 40
+        for k, r in enumerate(b_results):
+            np.testing.assert_array_equal(r, np.arange(8, dtype=np.float32) * k)
     gc.collect()
     assert [u.exc_value for u in unraisable] == []
     torch.cuda.empty_cache()
