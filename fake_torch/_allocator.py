@@ -88,54 +88,38 @@ def set_stream_source(source: Callable[[], int]) -> None:
     _current_stream = source
 
 
-class _Guard:
-    """One lock for the device's allocator state, as c10 guards its own with a mutex: tensors
-    made and freed on several threads at once never see a half-moved free list.
-
-    A Storage can also die INSIDE an allocator call of its own thread (the cyclic garbage
-    collector runs finalizers at any object allocation): with the lock being reentrant, that
-    free would rearrange the free lists under the call. So while a call is underway (`busy`,
-    only ever set by the lock's owner), a death is put in `late` and freed as the call ends."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.busy = False
-        self.late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root
-        # id, block) of each storage that died during a call
-
-
-_GUARD = _Guard()
+# One lock for the device's allocator state, as c10 guards its own with a mutex: tensors made
+# and freed on several threads at once never see a half-moved free list. A locked method never
+# calls another locked one (each is a whole call), so each frees the late deaths as it ends.
+#
+# A Storage can also die INSIDE an allocator call of its own thread (the cyclic garbage
+# collector runs finalizers at any object allocation): the lock being reentrant, that free would
+# rearrange the free lists under the call. So a death on the thread that holds the lock is put
+# in `_late`, and freed as the call ends.
+_LOCK = threading.RLock()
+_held_here = _LOCK._is_owned  # type: ignore[attr-defined]  # (CPython's RLock: this thread's?)
+_acquire, _release_lock = _LOCK.acquire, _LOCK.release  # (bound once: `with` costs ~2x more)
+_late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root id, block)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _locked(method: F) -> F:
-    """Run an allocator method under the guard (a call nested in another runs as part of it)."""
+    """Run an allocator method under the lock, then free what died meanwhile."""
     @functools.wraps(method)
     def locked(self: CachingAllocator, *args: Any, **kwargs: Any) -> Any:
-        guard = _GUARD
-        with guard.lock:
-            if guard.busy:
-                return method(self, *args, **kwargs)
-            guard.busy = True
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                guard.busy = False
-                if guard.late:
-                    _free_late()
+        with _LOCK:
+            result = method(self, *args, **kwargs)
+            if _late:
+                _free_late()
+            return result
     return locked  # type: ignore[return-value]
 
 
 def _free_late() -> None:
     """Free the blocks of storages that died during an allocator call (the lock is held)."""
-    guard = _GUARD
-    while guard.late:
-        allocator, key, block = guard.late.pop()
-        guard.busy = True
-        try:
-            allocator._release_parts(key, block)
-        finally:
-            guard.busy = False
+    while _late:
+        allocator, key, block = _late.pop()
+        allocator._release_parts(key, block)
 
 
 class CachingAllocator:
@@ -194,6 +178,10 @@ class CachingAllocator:
 
     @_locked
     def use_pool(self, pool_id: PoolId) -> Pool:
+        """One more user (a graph capturing into it or owning it) of the pool `pool_id`."""
+        return self._use_pool(pool_id)
+
+    def _use_pool(self, pool_id: PoolId) -> Pool:
         pool = self.pools.setdefault(pool_id, Pool(pool_id))
         pool.use_count += 1
         pool.released = False
@@ -205,7 +193,7 @@ class CachingAllocator:
         """capture_begin: a capture on `stream` allocates from `pool_id` until
         end_allocate_to_pool (c10's beginAllocateToPool, then cudaStreamBeginCapture);
         `global_thread`: the capturing thread, in capture_error_mode "global"."""
-        self.use_pool(pool_id)
+        self._use_pool(pool_id)
         self.captures_underway += 1
         _allocator_capture.begin(stream, pool_id, global_thread)
 
@@ -233,17 +221,14 @@ class CachingAllocator:
                  stream: int | None = None) -> Storage:
         """A block of at least `nbytes` from `pool_id` for `stream` (the current stream unless
         given); OutOfMemoryError past the device (or the per-process fraction)."""
-        guard = _GUARD  # (the _locked wrapper, written out: this runs once per op output)
-        with guard.lock:
-            if guard.busy:
-                return self._allocate(nbytes, pool_id, stream)
-            guard.busy = True
-            try:
-                return self._allocate(nbytes, pool_id, stream)
-            finally:
-                guard.busy = False
-                if guard.late:
-                    _free_late()
+        _acquire()  # (the _locked wrapper, written out: this runs once per op output)
+        try:
+            storage = self._allocate(nbytes, pool_id, stream)
+            if _late:
+                _free_late()
+            return storage
+        finally:
+            _release_lock()
 
     def _allocate(self, nbytes: int, pool_id: PoolId, stream: int | None) -> Storage:
         if nbytes == 0:  # torch hands out a null pointer: no block
@@ -257,7 +242,7 @@ class CachingAllocator:
         elif config.graph_capture_record_stream_reuse and self._free_markers:
             self._free_safe_blocks_in_capture(stream)
         size = round_size(nbytes, config)
-        pool = self.pools.get(pool_id) or self.use_pool(pool_id)
+        pool = self.pools.get(pool_id) or self._use_pool(pool_id)
         small = size <= SMALL_SIZE
         block = (self._free_block_for(pool, size, small, stream, config)
                  or self._alloc_block(pool, size, small, stream, config))
@@ -369,7 +354,7 @@ class CachingAllocator:
         capture's pool while it captures), held until raw_delete; 0 for 0 bytes."""
         if nbytes == 0:
             return 0
-        storage = self.allocate(nbytes, _allocator_capture.pool_of(stream), stream)
+        storage = self._allocate(nbytes, _allocator_capture.pool_of(stream), stream)
         address = storage.span()[0]
         self.raw[address] = storage
         return address
@@ -411,18 +396,16 @@ class CachingAllocator:
     def _release(self, storage: Storage) -> None:
         """A Storage died (its __del__, on whatever thread dropped the last reference)."""
         key, block = id(storage.root), storage.block
-        guard = _GUARD
-        with guard.lock:
-            if guard.busy:  # inside an allocator call of this thread: freed as it ends
-                guard.late.append((self, key, block))
-                return
-            guard.busy = True
-            try:
-                self._release_parts(key, block, storage)
-            finally:
-                guard.busy = False
-                if guard.late:
-                    _free_late()
+        if _held_here():  # inside an allocator call of this thread: freed as it ends
+            _late.append((self, key, block))
+            return
+        _acquire()
+        try:
+            self._release_parts(key, block, storage)
+            if _late:
+                _free_late()
+        finally:
+            _release_lock()
 
     def _release_parts(self, key: int, block: Block | None,
                        storage: Storage | None = None) -> None:
@@ -555,6 +538,10 @@ class CachingAllocator:
     def empty_cache(self) -> None:
         """Give back every fully free segment of the default pool (after waiting for the
         frees other streams hold up) and of released graph pools."""
+        self._release_cached_blocks()
+
+    def _release_cached_blocks(self) -> None:
+        """empty_cache's work (also the OOM retry's flush)."""
         if not self.captures_underway:
             self._synchronize_and_free_events()
             self._release_whole_segments(self.pools[DEFAULT_POOL])
@@ -564,10 +551,6 @@ class CachingAllocator:
                 if not pool.segments:  # c10's release_cached_blocks erases an emptied pool
                     del self.pools[pool.id]  # (a later capture into its id starts a new one)
                     self.stats.private_pools.pop(pool.id, None)
-
-    def _release_cached_blocks(self) -> None:
-        """The OOM retry's flush: what empty_cache frees."""
-        self.empty_cache()
 
     def _release_whole_segments(self, pool: Pool) -> None:
         for free in (pool.free_small, pool.free_large):

@@ -98,20 +98,19 @@ def test_a_storage_dying_inside_an_allocation_is_freed_after_it() -> None:
 
     baseline = torch.cuda.memory_allocated()
     x = torch.empty(1000, device="cuda")
-    storage = x._storage
-    assert storage is not None
-    guard = _allocator._GUARD
-    with guard.lock:
-        guard.busy = True  # as if an allocation were underway on this thread
-        try:
-            del x, storage  # the last references: the Storage dies now
-            assert torch.cuda.memory_allocated() > baseline  # ... its block is not yet free
-            assert len(guard.late) == 1
-        finally:
-            guard.busy = False
-            _allocator._free_late()
-    assert guard.late == []
+    with _allocator._LOCK:  # as if an allocator call were underway on this thread
+        del x  # the last reference: the Storage dies now
+        assert torch.cuda.memory_allocated() > baseline  # ... its block is not yet free
+        assert len(_allocator._late) == 1
+        _allocator._free_late()  # what the call does as it ends
+    assert _allocator._late == []
     assert torch.cuda.memory_allocated() == baseline
+    y = torch.empty(1000, device="cuda")  # and a real call frees a late death as it ends
+    with _allocator._LOCK:
+        del y
+        assert len(_allocator._late) == 1
+    torch.empty(10, device="cuda")
+    assert _allocator._late == [] and torch.cuda.memory_allocated() == baseline
 
 
 def test_each_thread_counts_its_own_launches_and_the_class_counts_all() -> None:
