@@ -274,8 +274,9 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
                     group.name, "kernel", _cost.host_ns("kernel"))
         else:
             _count(op, kind, source)
-            nodes = len(inputs[0]) if kind == "graph" else 0
-            local.correlation = TIMELINE.host_call(op, kind, _cost.host_ns(kind, nodes))
+            local.correlation = TIMELINE.host_call(op, kind, _cost.EAGER_LAUNCH_NS if kind ==
+                                                   "kernel" else _cost.host_ns(kind, len(
+                                                       inputs[0]) if kind == "graph" else 0))
     mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
 
 

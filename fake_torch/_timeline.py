@@ -75,8 +75,11 @@ class Timeline:
     # --- the host ---------------------------------------------------------------------------
 
     def host_call(self, name: str, kind: str, cost_ns: float) -> int:
-        """The host spends `cost_ns` launching `name`; returns the call's correlation id."""
-        with self.lock:
+        """The host spends `cost_ns` launching `name`; returns the call's correlation id.
+        (Once per eager launch: the lock by acquire/release, which costs half a `with`.)"""
+        lock = self.lock
+        lock.acquire()
+        try:
             correlation = next(self._seq)
             start = self.host_ns
             self.host_ns = start + cost_ns
@@ -85,6 +88,8 @@ class Timeline:
             if self._heap:
                 self._drain()
             return correlation
+        finally:
+            lock.release()
 
     def synchronize(self, stream: int | None = None, cost_ns: float = 0.0) -> None:
         """The host waits until `stream` (None: every stream) has finished its queued work."""
@@ -157,7 +162,9 @@ class Timeline:
                     correlation: int, gap_ns: float) -> None:
         """`submit` of one kernel call, without building its Work when it can run at once
         (the eager hot path)."""
-        with self.lock:  # (_place, inlined: this runs once per eager launch)
+        lock = self.lock
+        lock.acquire()  # (_place, inlined: this runs once per eager launch)
+        try:
             host = self.host_ns
             ready = self.ready.get(stream)
             start = host if ready is None or ready + gap_ns <= host else ready + gap_ns
@@ -171,6 +178,8 @@ class Timeline:
                 work = Work(op, kind, [(kernel, args, params)], ns)
                 heapq.heappush(self._heap, (end, next(self._seq), work))
                 self._drain()
+        finally:
+            lock.release()
 
     def _place(self, op: str, kind: str, ns: float, stream: int, correlation: int,
                gap_ns: float) -> bool:
