@@ -8,9 +8,9 @@ eagerly, as a graph replay, and as the floor under replay.
            (`kernel(*outs, *inputs, **params)` over `g._exec`): what no replay can beat.
 
 Each is timed in rounds of calls (time.perf_counter), the three interleaved round by round, and
-the median round is kept. Targets (issue 4): replay/eager <= 0.35, replay/floor <= 1.5. The
-kernels' own numpy time is in all three, so a busy machine whose BLAS threads contend (set
-OPENBLAS_NUM_THREADS=1 there) pushes both ratios towards 1.
+the median round is kept. Targets: replay/eager <= 0.35 (issue 4), replay/floor <= 1.2
+(issue 16). The kernels' own numpy time is in all three, so a busy machine whose BLAS threads
+contend (set OPENBLAS_NUM_THREADS=1 there) pushes both ratios towards 1.
 
 The model is examples/llama.py (plain `import torch` code), loaded with `import torch` meaning
 fake_torch even when this process has the real torch imported (the per-op bench imports it).
@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import TextIO
 
 TARGET_REPLAY_EAGER = 0.35
-TARGET_REPLAY_FLOOR = 1.5
+TARGET_REPLAY_FLOOR = 1.2  # issue 16 (issue 4 asked 1.5)
 LLAMA = Path(__file__).resolve().parents[1] / "examples" / "llama.py"
 PATHS = ("eager", "replay", "floor")
 

@@ -40,7 +40,7 @@ def test_bench_prints_eager_replay_floor_and_ratios() -> None:
     assert [c[0] for c in cells] == ["eager", "replay", "floor"]
     assert [c[2] for c in cells] == [str(N), "1", "-"]
     assert all(re.fullmatch(r"\d+\.\d", c[1]) for c in cells), cells
-    for (num, den), target in ((("replay", "eager"), "0.35"), (("replay", "floor"), "1.50")):
+    for (num, den), target in ((("replay", "eager"), "0.35"), (("replay", "floor"), "1.20")):
         line = next(ln for ln in lines if ln.startswith(f"{num}/{den}: "))
         m = re.fullmatch(rf"{num}/{den}: (\d+\.\d\d)x \(target <= {target}x, (meets|misses) it\)",
                          line)
@@ -58,12 +58,12 @@ def test_report_ratios_and_verdicts() -> None:
     text = out.getvalue()
     assert "eager      10000.0        60" in text and "floor       2500.0         -" in text
     assert "replay/eager: 0.30x (target <= 0.35x, meets it)" in text
-    assert "replay/floor: 1.20x (target <= 1.50x, meets it)" in text
+    assert "replay/floor: 1.20x (target <= 1.20x, meets it)" in text
     result.seconds["replay"] = 4e-3
     out = io.StringIO()
     report_decode(result, out)
     assert "replay/eager: 0.40x (target <= 0.35x, misses it)" in out.getvalue()
-    assert "replay/floor: 1.60x (target <= 1.50x, misses it)" in out.getvalue()
+    assert "replay/floor: 1.60x (target <= 1.20x, misses it)" in out.getvalue()
 
 
 def test_example_model_loads_on_fake_torch_and_leaves_torch_alone() -> None:
