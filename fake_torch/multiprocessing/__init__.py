@@ -106,12 +106,13 @@ class ProcessContext:
         others and raises ProcessRaisedException (with its traceback) or
         ProcessExitedException."""
         multiprocessing.connection.wait([p.sentinel for p in self.processes], timeout=timeout)
+        # liveness first, exit codes after: a process that ends between the two looks alive
+        # (we wait again), never ended without an exit code (a failure read as success)
+        alive = [p.is_alive() for p in self.processes]
         failed = next((i for i, p in enumerate(self.processes)
                        if p.exitcode not in (None, 0)), None)
         if failed is None:
-            if any(p.is_alive() for p in self.processes):
-                return False
-            return True
+            return not any(alive)
         for p in self.processes:
             if p.is_alive():
                 p.terminate()
