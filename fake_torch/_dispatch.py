@@ -50,7 +50,11 @@ class Mode:
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
         if not on_cuda:
             return np.empty(shape, dtype=np_dtype), None
-        return device_buffer(DEVICE.allocate(_nbytes(shape, np_dtype)), shape, np_dtype)
+        nbytes = np_dtype.itemsize  # (`_nbytes` and `device_buffer`, written out: every output)
+        for size in shape:
+            nbytes *= size
+        storage = DEVICE.allocate(nbytes)
+        return np.ndarray(shape, np_dtype, buffer=storage.root), storage
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
             inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
@@ -258,6 +262,20 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
     empty copy or `.cpu()` cost no launch. Tracing modes still see the op."""
     local = _local
     mode = local.modes[-1]
+    if (mode is _EAGER and on_cuda and kind == "kernel" and not local.fused
+            and not _input_checks and not _observers):
+        # the commonest launch (an eager cuda kernel, nobody watching), without the general
+        # path's calls: the same count, host cost, queueing and correlation id
+        if outs and outs[0].size == 0 and _all_empty(outs):
+            return
+        count_launch(op, kind)
+        if params is None:
+            params = {}
+        local.correlation = TIMELINE.launch_kernel(
+            op, _cost.EAGER_LAUNCH_NS, kernel, (*outs, *inputs), params,
+            _cost.kernel_ns(op, kind, outs, inputs, params), _allocator._current_stream(),
+            _cost.STREAM_QUEUE_GAP_NS)
+        return
     if outs and outs[0].size == 0 and mode.counts_launches and _all_empty(outs):
         return
     for check in _input_checks:

@@ -181,6 +181,38 @@ class Timeline:
         finally:
             lock.release()
 
+    def launch_kernel(self, op: str, host_cost_ns: float, kernel: Callable[..., None],
+                      args: tuple[Any, ...], params: dict[str, Any], ns: float, stream: int,
+                      gap_ns: float) -> int:
+        """`host_call` then `submit_call` of one kernel, under one lock: the door's eager hot
+        path when nothing listens (a profiler takes the two calls). Returns the correlation."""
+        lock = self.lock
+        lock.acquire()
+        try:
+            if self.listeners:
+                correlation = self.host_call(op, "kernel", host_cost_ns)
+                self.submit_call(op, "kernel", kernel, args, params, ns, stream, correlation,
+                                 gap_ns)
+                return correlation
+            correlation = next(self._seq)
+            host = self.host_ns = self.host_ns + host_cost_ns
+            heap = self._heap
+            if heap:
+                self._drain()
+            ready = self.ready.get(stream)
+            start = host if ready is None or ready + gap_ns <= host else ready + gap_ns
+            end = self.ready[stream] = start + ns
+            self.busy_ns += ns
+            if not heap and start <= host:
+                kernel(*args, **params)
+            else:
+                heapq.heappush(heap, (end, next(self._seq), Work(op, "kernel",
+                                                                 [(kernel, args, params)], ns)))
+                self._drain()
+            return correlation
+        finally:
+            lock.release()
+
     def _place(self, op: str, kind: str, ns: float, stream: int, correlation: int,
                gap_ns: float) -> bool:
         """Put `ns` of work on `stream`'s clock; whether it may run now (the device is idle
