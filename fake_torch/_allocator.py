@@ -54,6 +54,7 @@ from fake_torch._allocator_blocks import Storage as Storage
 from fake_torch._allocator_config import SIZE_MAX, AllocatorConfig, from_environment
 from fake_torch._allocator_stats import (
     ALLOCATED_BYTES,
+    FOLD_AT,
     RESERVED_BYTES,
     SEGMENT,
     DeviceStats,
@@ -330,6 +331,7 @@ class CachingAllocator:
         rest = block.size - size
         split = rest >= MIN_BLOCK if small else (size < config.max_split_size
                                                   and rest > SMALL_SIZE)
+        splits = split_bytes = 0  # the change in inactive splits (free pieces of split segments)
         if split:
             tail = Block(seg, block.address + size, rest, prev=block, next=block.next)
             if tail.next is not None:
@@ -338,14 +340,19 @@ class CachingAllocator:
             block.size = size
             self._push_free(tail)
             if already_split:  # a free piece of a split segment shrinks by `size`
-                stats.inactive_split(small, 0, -size)
+                split_bytes = -size
             else:  # the segment is split from now on: its free rest is an inactive split
-                stats.inactive_split(small, 1, rest)
+                splits, split_bytes = 1, rest
         elif already_split:  # a free piece of a split segment becomes active, whole
-            stats.inactive_split(small, -1, -block.size)
+            splits, split_bytes = -1, -block.size
         block.allocated, block.requested = True, nbytes
-        stats.block_allocated(small, block.size, nbytes)
-        if block.size >= config.max_split_size:
+        size = block.size
+        # one more allocation and active block, their bytes, the requested bytes
+        events = stats.events
+        events.append((0 if small else 4, 1, 1, size, size, nbytes, splits, split_bytes))
+        if len(events) >= FOLD_AT:
+            stats.fold()
+        if size >= config.max_split_size:
             stats.add_oversize(0, 1)
 
     @_locked
@@ -424,12 +431,13 @@ class CachingAllocator:
     def _free(self, block: Block) -> None:
         """c10's free: no longer allocated; back to the pool now, or after the events of the
         other streams that used it."""
-        small = block.segment.is_small
         block.allocated = False
-        self.stats.block_freed(small, block.size)
         if block.size >= (self._config or self.config).max_split_size:  # (never, by default)
             self.stats.add_oversize(0, -1)
         if block.stream_uses:
+            # one allocation fewer, and its bytes; it stays active until its events are done
+            self.stats.events.append((0 if block.segment.is_small else 4, -1, 0, -block.size,
+                                      0, 0, 0, 0))
             uses, block.stream_uses, block.pending = block.stream_uses, None, True
             if not self.captures_underway:
                 # c10 records an event on each stream that used it: done when all are reached
@@ -443,10 +451,11 @@ class CachingAllocator:
                 if markers:  # (none: a stream that used it is not capturing)
                     self._free_markers[block] = markers
         else:
-            self._free_block(block)
+            self._free_block(block, True)
 
-    def _free_block(self, block: Block) -> None:
-        """c10's free_block: merged with free neighbours, back on its pool's free list."""
+    def _free_block(self, block: Block, freed: bool = False) -> None:
+        """c10's free_block: merged with free neighbours, back on its pool's free list.
+        `freed`: the block's tensor died just now (its allocation is counted off here too)."""
         seg = block.segment
         small = seg.is_small
         size, requested = block.size, block.requested
@@ -473,10 +482,14 @@ class CachingAllocator:
         self._push_free(block)
         if block.is_split():
             net_blocks, net_bytes = net_blocks + 1, net_bytes + block.size
+        # one active block fewer (and, when `freed`, one allocation), their bytes, the
+        # requested bytes; the inactive splits' change
         stats = self.stats
-        if net_blocks or net_bytes:
-            stats.inactive_split(small, net_blocks, net_bytes)
-        stats.block_inactive(small, size, requested)
+        events = stats.events
+        events.append((0 if small else 4, -1 if freed else 0, -1, -size if freed else 0, -size,
+                       -requested, net_blocks, net_bytes))
+        if len(events) >= FOLD_AT:
+            stats.fold()
 
     def _push_free(self, block: Block) -> None:
         seg = block.segment
