@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch import _dispatch
 from fake_torch._device import CPU, device
 from fake_torch._dtype import (
     ALL_DTYPES,
@@ -435,11 +436,23 @@ def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], 
     else:
         return None
     # numbers convert after the output exists, as in the general path (a number too big for
-    # the dtype raises there with the block already taken)
-    inputs = [x if isinstance(x, Tensor) or x is None else _scalar_value(x, promo, promo, False)
-              for x in operands]
-    launch(op, map_kernel, res, inputs, {"fn": fn, "direct": True, "kw": {}, "plan": None})
+    # the dtype raises there with the block already taken). Every tensor is on the output's
+    # device (no cpu scalar tensor to pass by value): their arrays go to the door as they are
+    inputs = tuple([x._a if isinstance(x, Tensor)
+                    else _scalar_value(x, promo, promo, False)  # type: ignore[arg-type]
+                    for x in operands])  # (no None here: the loop above returned for one)
+    _dispatch.launch(op, ufunc_kernel, (res._a,), inputs, {"fn": fn},
+                     on_cuda=res._device.type == "cuda")
     return res
+
+
+def ufunc_kernel(out: np.ndarray, *xs: Any, fn: np.ufunc) -> None:
+    """out <- fn(*xs), a ufunc writing straight into out (`map_kernel`'s plain case)."""
+    token = enter_quiet()
+    try:
+        fn(*xs, out=out)
+    finally:
+        exit_quiet(token)
 
 
 def _plain_out(out: Tensor, like: Tensor, operands: Sequence[Operand | None],
