@@ -363,7 +363,7 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     keep: operands passed to fn as they are (where's condition)."""
     if promo in LIMITED:
         check_kernel(op, promo, error_tensor(*operands))
-    if kw is None and not keep and isinstance(fn, np.ufunc):
+    if kw is None and not keep:
         fast = _plain_pointwise(op, fn, operands, promo, bool_ if bool_result else promo,
                                 result, out)
         if fast is not None:
@@ -402,15 +402,17 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     return res
 
 
-def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], promo: dtype,
-                     natural: dtype, result: dtype, out: Tensor | None) -> Tensor | None:
+def _plain_pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None],
+                     promo: dtype, natural: dtype, result: dtype,
+                     out: Tensor | None) -> Tensor | None:
     """`pointwise` for its common case, or None when this is not it: tensors of ONE shape,
     dtype (`promo`) and device, with plain Python numbers beside them, computing in their own
-    dtype (no 16-bit float) into an output of the ufunc's natural dtype: a fresh row-major
-    one, or an `out` (in-place ops) of that same shape, dtype and device that every input
-    either is or shares no memory with. The general path would find no cast to plan, a
-    row-major output, nothing for `check_out` to refuse and a direct ufunc: the same launch,
-    without the ~15 calls it takes to find that out."""
+    dtype (no 16-bit float) into an output of fn's natural dtype: a fresh row-major one, or
+    an `out` (in-place ops) of that same shape, dtype and device that every input either is
+    or shares no memory with. The general path would find no cast to plan, a row-major
+    output and nothing for `check_out` to refuse: the same launch (a ufunc straight into the
+    output, any other fn through `map_kernel`'s cast on store), without the ~15 calls it
+    takes to find that out."""
     if promo in _IN_FLOAT32 or result is not natural:
         return None
     first: Tensor | None = None
@@ -441,8 +443,12 @@ def _plain_pointwise(op: str, fn: np.ufunc, operands: Sequence[Operand | None], 
     inputs = tuple([x._a if isinstance(x, Tensor)
                     else _scalar_value(x, promo, promo, False)  # type: ignore[arg-type]
                     for x in operands])  # (no None here: the loop above returned for one)
-    _dispatch.launch(op, ufunc_kernel, (res._a,), inputs, {"fn": fn},
-                     on_cuda=res._device.type == "cuda")
+    if isinstance(fn, np.ufunc):
+        kernel: Callable[..., None] = ufunc_kernel
+        params: dict[str, Any] = {"fn": fn}
+    else:
+        kernel, params = map_kernel, {"fn": fn, "direct": False, "kw": {}, "plan": None}
+    _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=res._device.type == "cuda")
     return res
 
 
