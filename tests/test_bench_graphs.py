@@ -89,7 +89,7 @@ def test_cli_bench_prints_the_graph_rows(monkeypatch: pytest.MonkeyPatch,
     from fake_torch import __main__, _bench
 
     monkeypatch.setattr(_bench, "run_bench", lambda **kw: [])  # the per-op table: test_bench
-    assert __main__.main(["bench", "--repeat", "1"]) == 0
+    assert __main__.main(["bench", "--repeat", "1", "--capture-layers", "1"]) == 0
     text = capsys.readouterr().out
     assert "example Llama decode step, batch 1" in text
     assert re.search(r"replay/eager: \d+\.\d\dx", text) and re.search(r"replay/floor: \d", text)
