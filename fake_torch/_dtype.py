@@ -13,9 +13,10 @@ dtype and no uint16/32/64 with another integral one."""
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 
@@ -27,7 +28,8 @@ class dtype:
     def __init__(self, name: str, np_dtype: Any, category: int, is_signed: bool,
                  itemsize: int = 0) -> None:
         self._name = name
-        if np_dtype is not None:  # a complex dtype leaves `np` unset: no tensor can hold one
+        # `np` left unset: a complex dtype (no tensor can hold one); ml_dtypes' until loaded
+        if np_dtype is not None:
             self.np: np.dtype[Any] = np.dtype(np_dtype)
         self._category = category  # 0 bool, 1 integral, 2 floating, 3 complex: the ladder
         self.is_signed = is_signed
@@ -63,6 +65,44 @@ class dtype:
     def __reduce__(self) -> str:
         return self._name
 
+    def __getattr__(self, name: str) -> Any:
+        """Only for an attribute not set: `np` of bfloat16 or a float8 before ml_dtypes is
+        loaded. ml_dtypes is imported at the first use of one of its dtypes, not with
+        fake_torch: its extension takes ~0.85 s to initialise (ml_dtypes 0.7), which every
+        process paid at `import fake_torch` before, most never touching a bfloat16. (No numpy
+        array of its types can exist before it is imported, so nothing needs them earlier.)"""
+        if name == "np" and self._name in _ML_NAMES:
+            return load_ml_dtypes()[self._name]
+        raise AttributeError(f"'torch.dtype' object has no attribute '{name}'")
+
+
+_ML_NAMES = frozenset(("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                       "float8_e5m2fnuz", "float8_e8m0fnu"))  # dtypes ml_dtypes provides
+_ML_NP: dict[str, np.dtype[Any]] = {}  # ml dtype name -> numpy dtype, once ml_dtypes is loaded
+FLOAT8_NP: set[np.dtype[Any]] = set()  # the float8s' numpy dtypes, once ml_dtypes is loaded
+_ml_lock = threading.Lock()
+
+
+def loaded_np(d: dtype) -> np.dtype[Any] | None:
+    """d's numpy dtype, or None for one of ml_dtypes' while it is not loaded (no array can
+    have that dtype yet): for checks of an array's dtype that must not load it."""
+    return _ML_NP.get(d._name) if d._name in _ML_NAMES else d.np
+
+
+def load_ml_dtypes() -> dict[str, np.dtype[Any]]:
+    """Import ml_dtypes (once) and register its numpy dtypes: name -> numpy dtype."""
+    with _ml_lock:
+        if not _ML_NP:
+            import ml_dtypes
+
+            found = {d._name: np.dtype(getattr(ml_dtypes, d._name)) for d in _ML_DTYPES}
+            for d in _ML_DTYPES:  # from now on a plain attribute, as every other dtype's
+                d.np = found[d._name]
+            _FROM_NP.update({found[d._name]: d for d in _ML_DTYPES})
+            FLOAT8_NP.update(found[d._name] for d in FLOAT8_DTYPES)
+            _ML_NP.update(found)  # (last: another thread reads _ML_NP without the lock)
+    return _ML_NP
+
 
 bool_ = dtype("bool", np.bool_, 0, False)
 uint8 = dtype("uint8", np.uint8, 1, False)
@@ -71,15 +111,15 @@ int16 = dtype("int16", np.int16, 1, True)
 int32 = dtype("int32", np.int32, 1, True)
 int64 = dtype("int64", np.int64, 1, True)
 float16 = dtype("float16", np.float16, 2, True)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, True)
+bfloat16 = dtype("bfloat16", None, 2, True, itemsize=2)
 float32 = dtype("float32", np.float32, 2, True)
 float64 = dtype("float64", np.float64, 2, True)
 
-float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, 2, True)
-float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, 2, True)
-float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, 2, True)
-float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, 2, True)
-float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, 2, False)  # exponent only
+float8_e4m3fn = dtype("float8_e4m3fn", None, 2, True, itemsize=1)
+float8_e5m2 = dtype("float8_e5m2", None, 2, True, itemsize=1)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", None, 2, True, itemsize=1)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", None, 2, True, itemsize=1)
+float8_e8m0fnu = dtype("float8_e8m0fnu", None, 2, False, itemsize=1)  # exponent only
 # two float4 values packed in one byte: its tensors hold raw bytes (numpy void), never numbers
 float4_e2m1fn_x2 = dtype("float4_e2m1fn_x2", "V1", 2, True)
 uint16 = dtype("uint16", np.uint16, 1, False)
@@ -122,7 +162,9 @@ CPP_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "
             float8_e4m3fnuz: "c10::Float8_e4m3fnuz", float8_e5m2fnuz: "c10::Float8_e5m2fnuz",
             float8_e8m0fnu: "c10::Float8_e8m0fnu", float4_e2m1fn_x2: "c10::Float4_e2m1fn_x2",
             uint16: "uint16_t", uint32: "uint32_t", uint64: "uint64_t"}
-_FROM_NP = {d.np: d for d in ALL_DTYPES + LIMITED_DTYPES}
+_ML_DTYPES = (bfloat16, *FLOAT8_DTYPES)
+# numpy dtype -> torch dtype; ml_dtypes' types join when it is loaded (load_ml_dtypes)
+_FROM_NP = {d.np: d for d in ALL_DTYPES + LIMITED_DTYPES if d not in _ML_DTYPES}
 _ORDER = {d: i for i, d in enumerate(ALL_DTYPES + COMPLEX_DTYPES)}
 
 _default_dtype = float32
@@ -132,6 +174,8 @@ def from_numpy_dtype(np_dtype: Any) -> dtype:
     """The torch dtype of a numpy dtype; TypeError for the ones torch does not have."""
     found = _FROM_NP.get(np_dtype) if isinstance(np_dtype, np.dtype) else None  # fast path
     if found is None:
+        if not _ML_NP and "ml_dtypes" in sys.modules:  # (the caller's own bfloat16 array)
+            load_ml_dtypes()
         found = _FROM_NP.get(np.dtype(np_dtype))
     if found is None:
         raise TypeError(
@@ -225,7 +269,7 @@ class finfo:
         if d is float4_e2m1fn_x2:
             raise TypeError("bad argument type for built-in operation")
         info: Any = (np.finfo(d.np) if d.np.type in _NUMPY_FLOATS
-                     else ml_dtypes.finfo(d.np))  # type: ignore[no-untyped-call]
+                     else _ml_finfo(d.np))
         self.dtype = d._name
         self.bits = d.itemsize * 8
         # c10 gives float8_e5m2fnuz an epsilon of 2**-3, not its two mantissa bits' 2**-2
@@ -256,3 +300,9 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def _ml_finfo(np_dtype: np.dtype[Any]) -> Any:
+    import ml_dtypes
+
+    return ml_dtypes.finfo(np_dtype)  # type: ignore[no-untyped-call]

@@ -59,7 +59,7 @@ class _TorchDistribution(importlib.metadata.Distribution):
             return (f"Metadata-Version: 2.1\nName: torch\nVersion: {__version__}\n"
                     "Summary: fake_torch, a numpy package shaped like torch, installed as "
                     "torch\nRequires-Dist: numpy>=1.26\nRequires-Dist: typing-extensions>=4.8\n"
-                    "Requires-Dist: ml_dtypes>=0.4\n")
+                    "Requires-Dist: ml_dtypes>=0.7\n")
         if filename == "top_level.txt":
             return "torch\n"
         return None

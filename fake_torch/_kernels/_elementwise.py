@@ -26,6 +26,7 @@ from fake_torch._dtype import (
     dtype,
     float16,
     float32,
+    loaded_np,
 )
 from fake_torch._kernels._common import (
     broadcast_shapes,
@@ -82,8 +83,6 @@ def quiet_call(f: Callable[[], None]) -> None:
 
 
 DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES + LIMITED_DTYPES}  # "Float", "Long"
-_LIMITED_NP = FLOAT8_NP | {PACKED_NP}
-_BF16 = bfloat16.np
 _REDUCED = (float16, bfloat16)
 _IN_FLOAT32 = frozenset((float16, bfloat16, *FLOAT8_DTYPES))
 
@@ -247,13 +246,13 @@ def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     fake_torch._kernels._float8_cast; float4_e2m1fn_x2's packed bytes convert to nothing."""
     if a.dtype == to:
         return a
-    if to in _LIMITED_NP or a.dtype in _LIMITED_NP:
+    if to in FLOAT8_NP or a.dtype in FLOAT8_NP or PACKED_NP in (to, a.dtype):
         if PACKED_NP in (to, a.dtype):
             raise NotImplementedError("\"copy_kernel\" not implemented for 'Float4_e2m1fn_x2'")
         a = cast_float8(a, to)  # type: ignore[assignment]  # not None: one side is a float8
         if a.dtype == to:
             return a
-    if a.dtype == _BF16 and to.kind in "iu":
+    if to.kind in "iu" and a.dtype == loaded_np(bfloat16):
         a = a.astype(np.float32)
     if to == np.uint8 and a.dtype == np.float64:
         wide = np.abs(a) < 2.0**63

@@ -11,31 +11,27 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-_E4M3FN = np.dtype(ml_dtypes.float8_e4m3fn)
-_E5M2 = np.dtype(ml_dtypes.float8_e5m2)
-_E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
-FLOAT8_NP = frozenset(np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2,
-                                           ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2fnuz,
-                                           ml_dtypes.float8_e8m0fnu))
+from fake_torch._dtype import FLOAT8_NP as FLOAT8_NP  # (filled when ml_dtypes is loaded)
+from fake_torch._dtype import float8_e4m3fn, float8_e5m2, float8_e8m0fnu
+
 PACKED_NP = np.dtype("V1")  # float4_e2m1fn_x2: raw bytes
 
 
 def to_float8(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     """`a` (any real dtype) as float8 dtype `to`."""
     f = a.astype(np.float32)
-    if to == _E4M3FN:
+    if to == float8_e4m3fn.np:
         return np.clip(f, -448.0, 448.0).astype(to)  # saturating; NaN stays NaN
-    if to == _E5M2:
+    if to == float8_e5m2.np:
         out = f.astype(to)
         nan = np.isnan(f)
         if nan.any():
             bits = out.view(np.uint8)
             bits[nan] = np.where(np.signbit(f[nan]), 0xFF, 0x7F)
         return out
-    if to == _E8M0:
+    if to == float8_e8m0fnu.np:
         return _to_e8m0(f)
     return f.astype(to)
 
@@ -48,7 +44,7 @@ def _to_e8m0(f: np.ndarray) -> np.ndarray:
     mant = bits & 0x7FFFFF
     up = (mant > 0x400000) | ((mant == 0x400000) & (exp != 0))
     byte = np.where(exp == 0xFF, 0xFF, exp + up).astype(np.uint8)
-    return byte.view(_E8M0)
+    return byte.view(float8_e8m0fnu.np)
 
 
 def cast_float8(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray | None:

@@ -11,7 +11,7 @@ import numpy as np
 
 from fake_torch._dtype import CPP_NAME as CPP_NAME  # re-exported for reduction_scan.py
 from fake_torch._dtype import SCALAR_NAME as SCALAR_NAME  # re-exported for reduction_scan.py
-from fake_torch._dtype import bfloat16, dtype, float16
+from fake_torch._dtype import bfloat16, dtype, float16, loaded_np
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -84,7 +84,7 @@ def acc_np(dt: dtype) -> np.dtype[Any]:
 def exact_np(a: np.ndarray) -> np.ndarray:
     """`a` in a dtype numpy compares and sorts correctly: float16/bfloat16 widen (exactly) to
     float32, since ml_dtypes' bfloat16 sorts NaN wrongly."""
-    if a.dtype == float16.np or a.dtype == bfloat16.np:
+    if a.dtype == float16.np or a.dtype == loaded_np(bfloat16):
         return a.astype(np.float32)
     return a
 
