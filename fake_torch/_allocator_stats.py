@@ -12,8 +12,9 @@ Every allocation and free changes five to seven of them. Those changes are not a
 one: the allocator appends each block event as one row of changes to `events` (a list append,
 where applying costs ~1.5 us per op output), and the rows are folded in, in order, when anything
 reads the numbers (or every 4096 rows). The fold is exact: a statistic's `current` is the sum of
-its changes, `peak` the most any running sum reached (numpy's cumsum and max over the rows, so a
-peak between two reads is kept), `allocated` and `freed` the sums of the rises and the falls.
+its changes, `peak` the most any running sum reached (a peak between two reads is kept),
+`allocated` and `freed` the sums of the rises and the falls: row by row for a few rows, with
+numpy's cumsum and max over many.
 """
 
 from __future__ import annotations
@@ -35,7 +36,31 @@ assert (INACTIVE_SPLIT, INACTIVE_SPLIT_BYTES) == (27, 63)  # offsets inactive_sp
 EVENT_STATS = (ALLOCATION, ACTIVE, ALLOCATED_BYTES, ACTIVE_BYTES, REQUESTED_BYTES, INACTIVE_SPLIT,
                INACTIVE_SPLIT_BYTES)
 Event = tuple[int, int, int, int, int, int, int, int]
+_CHANGED_BY_EVENTS = frozenset(EVENT_STATS)
 FOLD_AT = 4096  # rows folded in even when nobody reads: the list stays small
+_FOLD_IN_NUMPY = 48  # fewer rows are applied one by one: numpy's fixed cost is ~60 us
+
+
+def _apply_each(v: list[int], rows: list[Event]) -> None:
+    """Apply event rows one at a time: a rise adds to current and allocated and may raise
+    the peaks (this pool type's, and all pools'), a fall takes from current, adds to freed."""
+    for row in rows:
+        k = row[0]
+        for j, stat in enumerate(EVENT_STATS):
+            change = row[j + 1]
+            if change > 0:
+                i = stat + k
+                c = v[i] = v[i] + change
+                v[i + 2] += change
+                if c > v[i + 1]:
+                    v[i + 1] = c
+                c = v[stat] + v[stat + 4]
+                if c > v[stat + 8]:
+                    v[stat + 8] = c
+            elif change < 0:
+                i = stat + k
+                v[i] += change
+                v[i + 3] -= change
 _COUNTS = ("num_alloc_retries", "num_ooms", "num_oom_rejections", "num_sync_all_streams",
            "num_device_alloc", "num_device_free")
 
@@ -84,8 +109,12 @@ class DeviceStats:
             n = len(queued)
             if not n:
                 return
-            rows = np.array(queued[:n], dtype=np.int64)
+            taken = queued[:n]
             del queued[:n]
+            if n < _FOLD_IN_NUMPY:
+                _apply_each(self._v, taken)
+                return
+            rows = np.array(taken, dtype=np.int64)
             v = self._v
             changes = rows[:, 1:]
             start = np.array([v[s] + v[s + 4] for s in EVENT_STATS], dtype=np.int64)
@@ -110,16 +139,22 @@ class DeviceStats:
 
     def current(self, stat: int) -> int:
         """`current` of one statistic over all pools ("allocated_bytes.all.current")."""
-        return self.v[stat] + self.v[stat + 4]
+        v = self.v if stat in _CHANGED_BY_EVENTS else self._v  # (reserved bytes: no fold)
+        return v[stat] + v[stat + 4]
 
     def peak(self, stat: int) -> int:
-        return self.v[stat + 8]
+        return (self.v if stat in _CHANGED_BY_EVENTS else self._v)[stat + 8]
 
     # --- the rare updates ------------------------------------------------------------------------
 
     def add(self, stat: int, small: bool, n: int, values: list[int] | None = None) -> None:
-        """Add n (n < 0: take away) to one statistic of a pool type (and so to `all`)."""
-        v = self.v if values is None else values
+        """Add n (n < 0: take away) to one statistic of a pool type (and so to `all`): one
+        that block events never change (segments, reserved bytes), so no fold is needed."""
+        if values is None:
+            assert stat not in _CHANGED_BY_EVENTS, "a block event statistic is queued, not added"
+            v = self._v
+        else:  # a private pool's reserved bytes
+            v = values
         i = stat if small else stat + 4
         if n >= 0:
             v[i] += n

@@ -7,6 +7,9 @@ raise the peaks; a fall takes from current and adds to freed."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +37,7 @@ row = st.tuples(st.sampled_from([0, 4]), change, change, change, change, change,
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(row, max_size=40), min_size=1, max_size=6))
+@given(st.lists(st.lists(row, max_size=100), min_size=1, max_size=6))
 def test_folding_equals_applying_each_event(batches: list[list[Event]]) -> None:
     stats = DeviceStats()
     expected = [0] * len(stats.v)
@@ -44,6 +47,22 @@ def test_folding_equals_applying_each_event(batches: list[list[Event]]) -> None:
             apply_one_by_one(expected, r)
         assert stats.v == expected
         assert stats.events == []
+
+
+@pytest.mark.parametrize("n", [1, 47, 48, 1000])  # row by row below 48 rows, numpy from 48
+def test_both_ways_of_folding_equal_applying_each_event(n: int) -> None:
+    rng = random.Random(n)
+    def change() -> int:
+        return rng.randint(-(2**33), 2**33)
+
+    rows: list[Event] = [(rng.choice([0, 4]), change(), change(), change(), change(), change(),
+                          change(), change()) for _ in range(n)]
+    stats = DeviceStats()
+    expected = [0] * len(stats.v)
+    for r in rows:
+        apply_one_by_one(expected, r)
+    stats.events.extend(rows)
+    assert stats.v == expected
 
 
 def test_a_peak_between_two_reads_is_kept() -> None:

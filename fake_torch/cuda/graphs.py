@@ -147,7 +147,10 @@ def _by_value(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     On a GPU a cpu scalar is read on the host at launch and passed by value (TensorIterator's
     cpu scalar, aten/src/ATen/native/cuda/Loops.cuh), so the graph keeps what it was at
     capture. (Only 0-dim host arrays can be such operands: a cuda op refuses other cpu tensors.)"""
-    if not any(isinstance(x, np.ndarray) and x.ndim == 0 for x in inputs):
+    for x in inputs:  # (a loop, not any(...): this runs once per captured kernel)
+        if isinstance(x, np.ndarray) and x.ndim == 0:
+            break
+    else:
         return inputs
     return tuple(x.copy() if isinstance(x, np.ndarray) and x.ndim == 0
                  and DEVICE.storage_of(x) is None and not _pinned.is_pinned_array(x) else x
