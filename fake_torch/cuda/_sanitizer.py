@@ -24,6 +24,7 @@ from __future__ import annotations
 import enum
 import io
 import os
+import threading
 import traceback
 import weakref
 from dataclasses import dataclass
@@ -180,7 +181,7 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
         for out in outs:
             storage = DEVICE.storage_of(out)
             if storage is not None:
-                storage.hazard = hazard
+                _mark(storage, hazard)
 
 
 # --- bookkeeping called by CUDAGraph ----------------------------------------------------------
@@ -192,9 +193,9 @@ def capture_ended(graph: CUDAGraph, made: list[weakref.ref[Storage]]) -> None:
     for ref in made:
         storage = ref()
         if storage is not None:
-            storage.hazard = (f"a tensor produced inside the capture of {graph!r}, which was "
-                              "never replayed: capture only records kernels, so its values are "
-                              "unspecified. Call g.replay() before reading the graph's outputs.")
+            _mark(storage, f"a tensor produced inside the capture of {graph!r}, which was "
+                           "never replayed: capture only records kernels, so its values are "
+                           "unspecified. Call g.replay() before reading the graph's outputs.")
 
 
 def before_replay(graph: CUDAGraph, inputs: list[weakref.ref[Storage]],
@@ -212,26 +213,41 @@ def before_replay(graph: CUDAGraph, inputs: list[weakref.ref[Storage]],
 
 
 def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]],
-                 written: list[tuple[int, int]], others: list[CUDAGraph]) -> None:
+                 written: list[tuple[int, int]]) -> None:
     """The replay made `graph`'s own outputs valid and overwrote whatever else lives in the
-    memory its kernels wrote: outputs of other graphs that share the pool."""
-    for ref in made:
-        storage = ref()
-        if storage is not None:
-            storage.hazard = None
+    memory its kernels wrote: outputs of other graphs that share the pool (`graph._peers()`)."""
+    marks = _marks
+    if graph._cleared_at != marks:  # a hazard was set since this graph last cleared its own
+        for ref in made:
+            storage = ref()
+            if storage is not None:
+                storage.hazard = None
+        graph._cleared_at = marks  # (read before the loop: a mark meanwhile is seen next time)
     if not is_enabled():
         return
-    for other in others:
+    for other in graph._peers():
         for ref in other._made:
             storage = ref()
             if storage is None or storage.hazard is not None:
                 continue
             lo, hi = storage.span()
             if any(start < hi and lo < end for start, end in written):
-                storage.hazard = (f"an output of {other!r} that the replay of {graph!r} "
-                                  "overwrote: the two graphs share a memory pool, so replay them "
-                                  "in the order they were captured, or .clone() the output "
-                                  "before replaying the other graph.")
+                _mark(storage, f"an output of {other!r} that the replay of {graph!r} "
+                               "overwrote: the two graphs share a memory pool, so replay them "
+                               "in the order they were captured, or .clone() the output "
+                               "before replaying the other graph.")
+
+
+_marks = 0  # hazards set so far, on any storage (a replay clears its outputs' only after one)
+_mark_lock = threading.Lock()
+
+
+def _mark(storage: Storage, hazard: str) -> None:
+    """Set a storage's hazard, and count it (see after_replay)."""
+    global _marks
+    with _mark_lock:
+        storage.hazard = hazard
+        _marks += 1
 
 
 if os.environ.get("TORCH_CUDA_SANITIZER", "") not in ("", "0"):

@@ -173,6 +173,7 @@ class CUDAGraph:
         self._has_graph = False
         self._has_graph_exec = False
         self._made: list[weakref.ref[Storage]] = []  # allocated by the capture: its memory
+        self._cleared_at = -1  # the sanitizer's hazard count when a replay last cleared _made's
         self._inputs: list[weakref.ref[Storage]] = []  # read by the capture, made before it
         self._written: list[tuple[int, int]] = []  # address spans the kernels write
         self._check_liveness = False
@@ -309,8 +310,11 @@ class CUDAGraph:
                          kind="graph", source=self)
         self.num_replays += 1
         assert self._pool_id is not None
-        peers = [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]
-        _sanitizer.after_replay(self, self._made, self._written, peers)
+        _sanitizer.after_replay(self, self._made, self._written)
+
+    def _peers(self) -> list[CUDAGraph]:
+        """The other live graphs of this graph's pool (the sanitizer's, after a replay)."""
+        return [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]  # type: ignore[arg-type]
 
     @property
     def num_kernels(self) -> int:
@@ -334,6 +338,7 @@ class CUDAGraph:
             _forget_graph(self._pool_id, self)
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
+        self._cleared_at = -1
         self._nodes = []
         for state in self._generator_states:
             if id(self) in state.graphs:  # (not after a fresh_simulated_device block ended)
