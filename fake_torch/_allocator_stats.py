@@ -29,7 +29,6 @@ ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes"
           "reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes")
 (ALLOCATION, SEGMENT, ACTIVE, INACTIVE_SPLIT, ALLOCATED_BYTES, RESERVED_BYTES, ACTIVE_BYTES,
  INACTIVE_SPLIT_BYTES, REQUESTED_BYTES) = (9 * i for i in range(len(ARRAYS)))
-assert (INACTIVE_SPLIT, INACTIVE_SPLIT_BYTES) == (27, 63)  # offsets inactive_split writes out
 # the statistics a block event changes, in the order of an event row's changes:
 # (pool offset: 0 small / 4 large, allocation, active, allocated_bytes, active_bytes,
 #  requested_bytes, inactive_split, inactive_split_bytes)
@@ -41,26 +40,30 @@ FOLD_AT = 4096  # rows folded in even when nobody reads: the list stays small
 _FOLD_IN_NUMPY = 48  # fewer rows are applied one by one: numpy's fixed cost is ~60 us
 
 
+def _change(v: list[int], stat: int, k: int, n: int) -> None:
+    """Add n (n < 0: take away) to `stat` of pool type k (0 small, 4 large): a rise adds to
+    current and allocated and may raise the peaks (this pool type's, and all pools'), a fall
+    takes from current and adds to freed."""
+    i = stat + k
+    if n > 0:
+        c = v[i] = v[i] + n
+        v[i + 2] += n
+        if c > v[i + 1]:
+            v[i + 1] = c
+        c = v[stat] + v[stat + 4]
+        if c > v[stat + 8]:
+            v[stat + 8] = c
+    elif n < 0:
+        v[i] += n
+        v[i + 3] -= n
+
+
 def _apply_each(v: list[int], rows: list[Event]) -> None:
-    """Apply event rows one at a time: a rise adds to current and allocated and may raise
-    the peaks (this pool type's, and all pools'), a fall takes from current, adds to freed."""
+    """Apply event rows one at a time, in order."""
     for row in rows:
         k = row[0]
         for j, stat in enumerate(EVENT_STATS):
-            change = row[j + 1]
-            if change > 0:
-                i = stat + k
-                c = v[i] = v[i] + change
-                v[i + 2] += change
-                if c > v[i + 1]:
-                    v[i + 1] = c
-                c = v[stat] + v[stat + 4]
-                if c > v[stat + 8]:
-                    v[stat + 8] = c
-            elif change < 0:
-                i = stat + k
-                v[i] += change
-                v[i + 3] -= change
+            _change(v, stat, k, row[j + 1])
 _COUNTS = ("num_alloc_retries", "num_ooms", "num_oom_rejections", "num_sync_all_streams",
            "num_device_alloc", "num_device_free")
 
@@ -155,15 +158,7 @@ class DeviceStats:
             v = self._v
         else:  # a private pool's reserved bytes
             v = values
-        i = stat if small else stat + 4
-        if n >= 0:
-            v[i] += n
-            v[i + 2] += n
-            v[i + 1] = max(v[i + 1], v[i])
-            v[stat + 8] = max(v[stat + 8], v[stat] + v[stat + 4])
-        else:
-            v[i] += n
-            v[i + 3] -= n
+        _change(v, stat, 0 if small else 4, n)
 
     def add_oversize(self, which: int, n: int) -> None:
         """oversize_allocations (which=0) or oversize_segments (which=4) by +1 / -1."""
