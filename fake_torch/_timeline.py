@@ -163,52 +163,40 @@ class Timeline:
         """`submit` of one kernel call, without building its Work when it can run at once
         (the eager hot path)."""
         lock = self.lock
-        lock.acquire()  # (_place, inlined: this runs once per eager launch)
+        lock.acquire()  # (by acquire/release: this runs once per eager launch)
         try:
-            host = self.host_ns
-            ready = self.ready.get(stream)
-            start = host if ready is None or ready + gap_ns <= host else ready + gap_ns
-            end = self.ready[stream] = start + ns
-            self.busy_ns += ns
-            if self.listeners:
-                self._emit(Span("gpu", op, kind, start, end, stream, correlation))
-            if not self._heap and start <= host:
-                kernel(*args, **params)
-            else:
-                work = Work(op, kind, [(kernel, args, params)], ns)
-                heapq.heappush(self._heap, (end, next(self._seq), work))
-                self._drain()
+            self._queue_call(op, kind, kernel, args, params, ns, stream, correlation, gap_ns)
         finally:
             lock.release()
+
+    def _queue_call(self, op: str, kind: str, kernel: Callable[..., None],
+                    args: tuple[Any, ...], params: dict[str, Any], ns: float, stream: int,
+                    correlation: int, gap_ns: float) -> None:
+        """`submit_call`'s work, the lock held: a Work is built only when the call must wait."""
+        if self._place(op, kind, ns, stream, correlation, gap_ns):
+            kernel(*args, **params)  # idle device, nothing queued: running it now changes nothing
+        else:
+            work = Work(op, kind, [(kernel, args, params)], ns)
+            heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
+            self._drain()
 
     def launch_kernel(self, op: str, host_cost_ns: float, kernel: Callable[..., None],
                       args: tuple[Any, ...], params: dict[str, Any], ns: float, stream: int,
                       gap_ns: float) -> int:
         """`host_call` then `submit_call` of one kernel, under one lock: the door's eager hot
-        path when nothing listens (a profiler takes the two calls). Returns the correlation."""
+        path. Returns the correlation id."""
         lock = self.lock
         lock.acquire()
         try:
-            if self.listeners:
+            if self.listeners:  # (a profiler: the call's span too)
                 correlation = self.host_call(op, "kernel", host_cost_ns)
-                self.submit_call(op, "kernel", kernel, args, params, ns, stream, correlation,
-                                 gap_ns)
-                return correlation
-            correlation = next(self._seq)
-            host = self.host_ns = self.host_ns + host_cost_ns
-            heap = self._heap
-            if heap:
-                self._drain()
-            ready = self.ready.get(stream)
-            start = host if ready is None or ready + gap_ns <= host else ready + gap_ns
-            end = self.ready[stream] = start + ns
-            self.busy_ns += ns
-            if not heap and start <= host:
-                kernel(*args, **params)
             else:
-                heapq.heappush(heap, (end, next(self._seq), Work(op, "kernel",
-                                                                 [(kernel, args, params)], ns)))
-                self._drain()
+                correlation = next(self._seq)
+                self.host_ns += host_cost_ns
+                if self._heap:
+                    self._drain()
+            self._queue_call(op, "kernel", kernel, args, params, ns, stream, correlation,
+                             gap_ns)
             return correlation
         finally:
             lock.release()
