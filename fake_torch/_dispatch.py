@@ -50,11 +50,7 @@ class Mode:
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
         if not on_cuda:
             return np.empty(shape, dtype=np_dtype), None
-        nbytes = np_dtype.itemsize  # (`_nbytes` and `device_buffer`, written out: every output)
-        for size in shape:
-            nbytes *= size
-        storage = DEVICE.allocate(nbytes)
-        return np.ndarray(shape, np_dtype, buffer=storage.root), storage
+        return device_buffer(DEVICE.allocate(_nbytes(shape, np_dtype)), shape, np_dtype)
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
             inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:

@@ -76,8 +76,6 @@ class dtype:
         raise AttributeError(f"'torch.dtype' object has no attribute '{name}'")
 
 
-_ML_NAMES = frozenset(("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                       "float8_e5m2fnuz", "float8_e8m0fnu"))  # dtypes ml_dtypes provides
 _ML_NP: dict[str, np.dtype[Any]] = {}  # ml dtype name -> numpy dtype, once ml_dtypes is loaded
 FLOAT8_NP: set[np.dtype[Any]] = set()  # the float8s' numpy dtypes, once ml_dtypes is loaded
 _ml_lock = threading.Lock()
@@ -162,7 +160,8 @@ CPP_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "
             float8_e4m3fnuz: "c10::Float8_e4m3fnuz", float8_e5m2fnuz: "c10::Float8_e5m2fnuz",
             float8_e8m0fnu: "c10::Float8_e8m0fnu", float4_e2m1fn_x2: "c10::Float4_e2m1fn_x2",
             uint16: "uint16_t", uint32: "uint32_t", uint64: "uint64_t"}
-_ML_DTYPES = (bfloat16, *FLOAT8_DTYPES)
+_ML_DTYPES = (bfloat16, *FLOAT8_DTYPES)  # the dtypes ml_dtypes provides
+_ML_NAMES = frozenset(d._name for d in _ML_DTYPES)
 # numpy dtype -> torch dtype; ml_dtypes' types join when it is loaded (load_ml_dtypes)
 _FROM_NP = {d.np: d for d in ALL_DTYPES + LIMITED_DTYPES if d not in _ML_DTYPES}
 _ORDER = {d: i for i, d in enumerate(ALL_DTYPES + COMPLEX_DTYPES)}

@@ -314,7 +314,9 @@ class CUDAGraph:
 
     def _peers(self) -> list[CUDAGraph]:
         """The other live graphs of this graph's pool (the sanitizer's, after a replay)."""
-        return [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]  # type: ignore[arg-type]
+        if self._pool_id is None:
+            return []
+        return [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]
 
     @property
     def num_kernels(self) -> int:
