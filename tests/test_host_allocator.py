@@ -11,6 +11,8 @@ ATen/cuda/CachingHostAllocator.cpp. Every test runs on a fresh device, whose pin
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 import fake_torch as ft
@@ -205,9 +207,11 @@ def test_graphs_sharing_a_pool_share_its_free_pinned_blocks_and_release_it_toget
     assert kept.data_ptr() == address
     del kept
     del g1
+    gc.collect()  # (the counts below must not hang on when the collector frees a cycle)
     ft._C._host_emptyCache()  # g2 still holds the pool
     assert ft.cuda.host_memory_stats()["allocations.current"] == 1
     del g2
+    gc.collect()
     ft._C._host_emptyCache()  # released by both: its free blocks go back
     assert ft.cuda.host_memory_stats()["allocations.current"] == 0
 

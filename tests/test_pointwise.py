@@ -277,8 +277,20 @@ def test_binary_ops_equal_torch_bit_for_bit(torch: Any, op: str, d1: str, d2: st
     result = outcome(lambda: ft.result_type(*args_f))[0]
     fused = op in ("add_alpha", "sub_alpha") and result is not None and \
         result.is_floating_point
-    assert_same_outcome(torch, f"{op}{args_f}", lambda: BINARY[op](torch)(*args_t),
-                        lambda: BINARY[op](ft)(*args_f),
+    torch_fn = lambda: BINARY[op](torch)(*args_t)  # noqa: E731
+    if fused and repr(result) in ("torch.float16", "torch.bfloat16") and \
+            not d2.startswith("scalar") and "bool" not in (d1, d2):  # (bool: sub's error)
+        # a 16-bit result: the fused kernel reads its inputs in the 16-bit dtype, computes
+        # in float32 and rounds once on store, as torch's float32 kernel then a cast does
+        # (3 * a 16-bit value is exact in float32, so torch's unfused scalar tail agrees
+        # there): bit for bit. torch's own 16-bit tail rounds the product to 16 bits first:
+        # off by up to half its ulp, far more than the result's when the sum cancels
+        # (-16 + 3 * 5.46875).
+        dt = getattr(torch, repr(result)[6:])  # inputs cast to it first, as torch's are
+        torch_fn = lambda: BINARY[op](torch)(  # noqa: E731
+            *(t.to(dt).float() for t in args_t)).to(dt)
+        fused = False
+    assert_same_outcome(torch, f"{op}{args_f}", torch_fn, lambda: BINARY[op](ft)(*args_f),
                         exact=op not in ("pow", "pow_op") and not fused)
 
 
