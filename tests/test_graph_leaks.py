@@ -89,3 +89,38 @@ def test_deleted_graphs_leave_the_object_count_at_its_baseline() -> None:
         _capture_replay_delete(x)
     torch.cuda.empty_cache()
     assert _objects() - baseline < NOISE
+
+
+def test_a_graph_of_a_replaced_device_leaves_the_new_devices_pool_of_its_id_alone() -> None:
+    """Pool ids restart in a fresh simulated device (as in a new process): a graph left over
+    from the state before, dying later, must not release the new state's pool of the same id
+    (it did: a test's garbage graph collected during a later test emptied that test's pool)."""
+    torch.cuda.init()  # (host_memory_stats() is {} before, as in torch)
+    with torch.cuda.fresh_simulated_device():
+        old_pool = torch.cuda.graph_pool_handle()
+        old = CUDAGraph()
+        with torch.cuda.graph(old, pool=old_pool):
+            torch.ones(8, device="cuda").add_(1)
+    with torch.cuda.fresh_simulated_device():
+        pool = torch.cuda.graph_pool_handle()
+        assert pool == old_pool  # the same id, in another allocator state
+        g = CUDAGraph()
+        with torch.cuda.graph(g, pool=pool):
+            scratch = torch.empty(1024, device="cuda")  # dies in the capture: its segment
+            scratch.fill_(1)  # stays reserved in g's pool while g holds the pool
+            del scratch
+            pinned = torch.randn(8).pin_memory()  # the pool's pinned block, likewise
+            del pinned
+        reserved = torch.cuda.memory_reserved()
+        pinned_blocks = torch.cuda.host_memory_stats()["allocations.current"]
+        del old
+        gc.collect()
+        torch.cuda.empty_cache()
+        torch._C._host_emptyCache()
+        assert torch.cuda.memory_reserved() == reserved
+        assert torch.cuda.host_memory_stats()["allocations.current"] == pinned_blocks == 1
+        del g
+        torch.cuda.empty_cache()
+        torch._C._host_emptyCache()
+        assert torch.cuda.memory_reserved() < reserved  # released by its own graph: freed
+        assert torch.cuda.host_memory_stats()["allocations.current"] == 0

@@ -212,6 +212,9 @@ class CUDAGraph:
             raise TypeError(f"capture_begin(): pool must be a handle from "
                             f"torch.cuda.graph_pool_handle() or graph.pool(), got {pool!r}")
         self._pool_id = pool if pool is not None else DEVICE.new_pool_id(user_created=False)
+        # the allocator states it holds the pool in (a fresh_simulated_device block replaces
+        # them, and pool ids restart there: see _release_pool)
+        self._pool_states = (DEVICE.pools, HOST.graph_pools)
         DEVICE.begin_allocate_to_pool(self._pool_id, stream.handle, threading.get_ident()
                                       if capture_error_mode == "global" else None)
         _streams.capturing.add(stream.stream_id)
@@ -258,14 +261,12 @@ class CUDAGraph:
         for state in self._generator_states:
             self._generator_states[state] = state.capture_epilogue()
         if mode.error is not None:
-            DEVICE.release_pool(self._pool_id)
-            HOST.release_pool(self._pool_id)
+            self._release_pool()
             self._kernels = []
             raise RuntimeError("CUDA error: operation failed due to a previous error during "
                                "capture")
         if forks:  # a side stream forked from the capture and never joined back
-            DEVICE.release_pool(self._pool_id)
-            HOST.release_pool(self._pool_id)
+            self._release_pool()
             self._kernels = []
             raise RuntimeError(_CAPTURE_UNJOINED_ERROR)
         if not self._kernels:
@@ -330,13 +331,24 @@ class CUDAGraph:
 
     # --- lifetime, pools, debugging -----------------------------------------------------------
 
+    def _release_pool(self) -> None:
+        """Let go of the pool in the allocator states the capture held it in. A graph of a
+        state that a fresh device has since replaced leaves the new state alone: its pool of
+        the same id belongs to other graphs (before, a test's garbage graph collected during a
+        later test released that test's pool)."""
+        assert self._pool_id is not None
+        device_pools, host_pools = self._pool_states
+        if DEVICE.pools is device_pools:
+            DEVICE.release_pool(self._pool_id)
+        if HOST.graph_pools is host_pools:
+            HOST.release_pool(self._pool_id)
+
     def reset(self) -> None:
         """Delete the graph this instance holds, so it can capture again."""
         if self._nodes:
             TIMELINE.flush()  # its queued replays finish before its memory goes back
         if self._capture_ended and self._pool_id is not None:
-            DEVICE.release_pool(self._pool_id)
-            HOST.release_pool(self._pool_id)
+            self._release_pool()
             _forget_graph(self._pool_id, self)
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
