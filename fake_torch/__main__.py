@@ -5,6 +5,9 @@
   run [--report] SCRIPT [ARGS...]
                          run a torch script unchanged, with `import torch` meaning fake_torch
   api                    torch names fake_torch provides and lacks; signature differences
+  api --corpus DIR [--json FILE]
+                         the torch names and Tensor attributes a corpus of codebases (DIR's
+                         subfolders) uses, and which of them fake_torch provides
   stubs                  regenerate stubs/, fake_torch presented to mypy as `torch`
   bench                  per-op eager time on tiny tensors: numpy vs fake_torch vs real torch;
                          the example Llama's decode step: eager vs CUDA-graph replay vs floor
@@ -78,6 +81,23 @@ def _bench(repeat: int, capture_layers: int) -> int:
     return 0
 
 
+def _scan_corpus(corpus: Path, json_file: Path | None, tests: Path) -> int:
+    from fake_torch import _api, _corpus_scan
+
+    try:
+        counted, uses = _corpus_scan.scan(corpus, tests)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except ImportError:  # no real torch to read Tensor's attributes from
+        print(_api.NO_TORCH, file=sys.stderr)
+        return 2
+    print(_corpus_scan.render_markdown(counted, uses), end="")
+    if json_file is not None:
+        json_file.write_text(_corpus_scan.to_json(counted, uses), encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(prog="python -m fake_torch", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -99,8 +119,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument("--capture-layers", type=int, default=32, metavar="N",
                        help="decoder layers of the toy whose capture at scale is timed "
                             "(default 32, the target's)")
-    commands.add_parser("api", help="which torch names fake_torch provides and lacks, per "
-                        "module, and signature differences (Markdown)")
+    api = commands.add_parser("api", help="which torch names fake_torch provides and lacks, "
+                              "per module, and signature differences (Markdown)")
+    api.add_argument("--corpus", metavar="DIR", type=Path,
+                     help="instead: scan DIR's subfolders (one codebase each) for the torch "
+                          "names and Tensor attributes they use, and which fake_torch provides")
+    api.add_argument("--json", metavar="FILE", type=Path,
+                     help="with --corpus: also write the scan's counts as JSON to FILE")
+    api.add_argument("--tests", metavar="DIR", type=Path,
+                     default=Path(__file__).resolve().parents[1] / "tests",
+                     help="with --corpus: the tests whose oracle files mark a name tested "
+                          "(default: the repository's tests/)")
     commands.add_parser("stubs", help="regenerate stubs/ (torch for mypy) from fake_torch")
     ns = parser.parse_args(argv)
     if ns.command in (None, "demo"):
@@ -109,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return demo_main(getattr(ns, "plot", None))
     if ns.command == "run":
         return _run(ns.script, ns.args, ns.report)
+    if ns.command == "api" and ns.corpus is not None:
+        return _scan_corpus(ns.corpus, ns.json, ns.tests)
     if ns.command in ("api", "stubs"):
         from fake_torch import _api, _api_deviations, _stubgen
 

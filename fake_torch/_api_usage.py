@@ -21,20 +21,21 @@ import ast
 from collections import Counter
 
 
-def count_torch_names(source: str) -> Counter[str]:
+def count_torch_names(source: str, root: str = "torch") -> Counter[str]:
     """Each torch name `source` reaches, by its dotted path (`torch.cuda.graph`), and how often:
     once per reference (an attribute chain counts as its whole path, a name imported from torch
-    as the path it was imported from)."""
+    as the path it was imported from). `root` names the package ("fake_torch": what a test
+    reaches through fake_torch)."""
     tree = ast.parse(source)
     aliases: dict[str, str] = {}  # local name -> the torch path it stands for
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == "torch" or alias.name.startswith("torch."):
+                if alias.name == root or alias.name.startswith(root + "."):
                     # `import torch.cuda` binds `torch`; `import torch.nn as nn` binds `nn`
-                    aliases[alias.asname or "torch"] = alias.name if alias.asname else "torch"
+                    aliases[alias.asname or root] = alias.name if alias.asname else root
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None \
-                and (node.module == "torch" or node.module.startswith("torch.")):
+                and (node.module == root or node.module.startswith(root + ".")):
             for alias in node.names:
                 aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
@@ -43,7 +44,7 @@ def count_torch_names(source: str) -> Counter[str]:
         if id(node) in inner:
             continue  # part of a longer chain, counted there
         path = _dotted(node, aliases)
-        if path is not None and path != "torch":
+        if path is not None and path != root:
             counts[path] += 1
     return counts
 
