@@ -81,7 +81,10 @@ def _bench(repeat: int, capture_layers: int) -> int:
     return 0
 
 
-def _scan_corpus(corpus: Path, json_file: Path | None, tests: Path) -> int:
+def _scan_corpus(corpus: Path, json_file: Path | None, tests: Path,
+                 baseline: Path | None) -> int:
+    import json
+
     from fake_torch import _api, _corpus_scan
 
     try:
@@ -92,7 +95,8 @@ def _scan_corpus(corpus: Path, json_file: Path | None, tests: Path) -> int:
     except ImportError:  # no real torch to read Tensor's attributes from
         print(_api.NO_TORCH, file=sys.stderr)
         return 2
-    print(_corpus_scan.render_markdown(counted, uses), end="")
+    before = None if baseline is None else json.loads(baseline.read_text(encoding="utf-8"))
+    print(_corpus_scan.render_markdown(counted, uses, baseline=before), end="")
     if json_file is not None:
         json_file.write_text(_corpus_scan.to_json(counted, uses), encoding="utf-8")
     return 0
@@ -126,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                           "names and Tensor attributes they use, and which fake_torch provides")
     api.add_argument("--json", metavar="FILE", type=Path,
                      help="with --corpus: also write the scan's counts as JSON to FILE")
+    api.add_argument("--baseline", metavar="FILE", type=Path,
+                     help="with --corpus: compare with a scan --json wrote earlier (figures "
+                          "before and now, names whose status changed)")
     api.add_argument("--tests", metavar="DIR", type=Path,
                      default=Path(__file__).resolve().parents[1] / "tests",
                      help="with --corpus: the tests whose oracle files mark a name tested "
@@ -139,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "run":
         return _run(ns.script, ns.args, ns.report)
     if ns.command == "api" and ns.corpus is not None:
-        return _scan_corpus(ns.corpus, ns.json, ns.tests)
+        return _scan_corpus(ns.corpus, ns.json, ns.tests, ns.baseline)
     if ns.command in ("api", "stubs"):
         from fake_torch import _api, _api_deviations, _stubgen
 

@@ -387,8 +387,10 @@ def _flags(u: NameUse) -> str:
                     if on) or "MISSING"
 
 
-def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3) -> str:
-    """The scan as Markdown: headline coverage, the gaps most used first, then every name."""
+def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3,
+                    baseline: Mapping[str, object] | None = None) -> str:
+    """The scan as Markdown: headline coverage (against `baseline`, an earlier scan's JSON, when
+    given), the gaps most used first, then every name."""
     s = summary(counted, uses, min_codebases)
     lines = [f"# Corpus scan: {s['codebases']} codebases, {s['names']} names", "",
              "| call sites of | resolved in fake_torch | all | coverage |",
@@ -400,7 +402,10 @@ def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3)
         lines.append(f"| {label} | {ok} | {total} | {_percent(ok, total)} |")
     gaps = missing(uses, min_codebases)
     lines += ["", "Counted over names real torch has; ambiguous Tensor names (kind `tensor?`) "
-              "are left out. See fake_torch/_corpus_scan.py for the counting rules.", "",
+              "are left out. See fake_torch/_corpus_scan.py for the counting rules.", ""]
+    if baseline is not None:
+        lines += [render_comparison(baseline, counted, uses)]
+    lines += [
               f"## Missing: used by >= {min_codebases} codebases ({len(gaps)})",
               "", "| name | call sites | codebases |", "|---|---:|---:|"]
     lines += [f"| `{u.name}` | {u.sites} | {u.codebases} |" for u in gaps]
@@ -427,6 +432,40 @@ def to_json(counted: Tally, uses: list[NameUse], min_codebases: int = 3) -> str:
     return json.dumps({"codebases": counted.codebases,
                        "summary": summary(counted, uses, min_codebases),
                        "names": [asdict(u) for u in uses]}, indent=1) + "\n"
+
+
+def render_comparison(baseline: Mapping[str, object], counted: Tally,
+                      uses: list[NameUse]) -> str:
+    """Markdown: the headline figures now against a scan saved earlier with `to_json`, and the
+    names whose status changed (newly provided, newly missing, newly refused or tested)."""
+    before_summary = baseline["summary"]
+    before_names = baseline["names"]
+    assert isinstance(before_summary, dict) and isinstance(before_names, list)
+    now = summary(counted, uses)
+    lines = ["## Against the baseline", "", "| call sites of | before | now |", "|---|---:|---:|"]
+    for label, key in (("torch.* names", "torch_sites"), ("Tensor attributes", "tensor_sites"),
+                       ("both", "sites")):
+        then_ok, then_all = before_summary[f"{key}_resolved"], before_summary[key]
+        now_ok, now_all = now[f"{key}_resolved"], now[key]
+        assert isinstance(now_ok, int) and isinstance(now_all, int)
+        lines.append(f"| {label} | {then_ok}/{then_all} ({_percent(then_ok, then_all)}) | "
+                     f"{now_ok}/{now_all} ({_percent(now_ok, now_all)}) |")
+    key = "missing_used_by_3"
+    lines.append(f"| names used by >= 3 codebases missing | {before_summary.get(key)} | "
+                 f"{now.get(key)} |")
+    before = {n["name"]: n for n in before_names}
+    for flag, label in (("provided", "provided"), ("refused", "refused"), ("tested", "tested")):
+        gained = [u.name for u in uses if getattr(u, flag) and u.name in before
+                  and not before[u.name][flag]]
+        lost = [u.name for u in uses if not getattr(u, flag) and u.name in before
+                and before[u.name][flag]]
+        lines.append("")
+        lines.append(f"Now {label} ({len(gained)}): "
+                     + (", ".join(f"`{n}`" for n in gained) or "none"))
+        if lost:
+            lines.append(f"No longer {label} ({len(lost)}): "
+                         + ", ".join(f"`{n}`" for n in lost))
+    return "\n".join(lines) + "\n"
 
 
 def scan(corpus: Path, tests: Path | None) -> tuple[Tally, list[NameUse]]:

@@ -204,3 +204,19 @@ def test_the_command_names_a_missing_corpus_folder(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["api", "--corpus", str(tmp_path / "absent")]) == 2
     assert "expected a folder of codebases" in capsys.readouterr().err
+
+
+def test_a_baseline_scan_shows_figures_before_and_now_and_what_changed() -> None:
+    _real_torch()
+    corpus = {"a": {"m.py": "import torch\ntorch.ones(1)\ntorch.ones(2)\ntorch.zeros(1)\n"}}
+    counted = cs.tally(corpus, cs.real_tensor_names())
+    uses = cs.measure(counted, cs.TestedNames(set(), set()))
+    baseline = json.loads(cs.to_json(counted, uses))
+    for entry in baseline["names"]:  # as if an earlier fake_torch had lacked torch.ones
+        entry["provided"] = entry["provided"] and entry["name"] != "torch.ones"
+    baseline["summary"]["torch_sites_resolved"] = 1
+    baseline["summary"]["sites_resolved"] = 1
+    text = cs.render_markdown(counted, uses, baseline=baseline)
+    assert "| torch.* names | 1/3 (33.3%) | 3/3 (100.0%) |" in text
+    assert "Now provided (1): `torch.ones`\n" in text and "No longer provided" not in text
+    assert text.index("## Against the baseline") < text.index("## Missing")
