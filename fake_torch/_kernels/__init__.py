@@ -16,6 +16,7 @@ from fake_torch._kernels import (  # noqa: F401
     division,
     expand,
     host,
+    index_add,
     index_ops,
     indexing,
     join,

@@ -83,6 +83,12 @@ def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 @op(POINTWISE, method=True)
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """exp(x) - 1, exact near 0 (where exp(x) - 1 would cancel)."""
+    return _int_to_float("expm1", np.expm1, input, out)
+
+
+@op(POINTWISE, method=True)
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("sqrt", np.sqrt, input, out)
 
@@ -145,6 +151,11 @@ def log_(input: Tensor) -> Tensor:
 @op(POINTWISE, method=True)
 def log1p_(input: Tensor) -> Tensor:
     return _int_to_float("log1p_", np.log1p, input, input)
+
+
+@op(POINTWISE, method=True)
+def expm1_(input: Tensor) -> Tensor:
+    return _int_to_float("expm1_", np.expm1, input, input)
 
 
 @op(POINTWISE, method=True)

@@ -47,6 +47,7 @@ from fake_torch.nn.modules import (
     SiLU,
     SmoothL1Loss,
     Softmax,
+    Softplus,
     Tanh,
 )
 from fake_torch.nn.parameter import Buffer, Parameter
@@ -99,6 +100,7 @@ __all__ = [
     "Sigmoid",
     "SmoothL1Loss",
     "Softmax",
+    "Softplus",
     "Tanh",
     "functional",
     "init",

@@ -1,6 +1,6 @@
 """torch.nn.functional's elementwise activations beyond relu/silu/gelu: hardswish, leaky_relu,
-hardtanh, relu6, mish, prelu and rrelu, each ONE launch named as torch's aten op (the in-place
-forms `hardswish_`, `leaky_relu_`, `hardtanh_`, `mish_`; relu6 is torch's hardtanh(0, 6),
+hardtanh, relu6, mish, softplus, prelu and rrelu, each ONE launch named as torch's aten op (the
+in-place forms `hardswish_`, `leaky_relu_`, `hardtanh_`, `mish_`; relu6 is torch's hardtanh(0, 6),
 prelu launches `_prelu_kernel`, rrelu `rrelu_with_noise`). Floating math runs in float32 for
 float16/bfloat16 and rounds once on store, as torch's kernels do.
 """
@@ -59,6 +59,36 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     x = _float_input(input, "mish", "mish_{dev}")
     return pointwise("mish_" if inplace else "mish", _mish, [x], promo=x.dtype,
                      result=x.dtype, out=x if inplace else None)
+
+
+def _softplus(x: np.ndarray, *, beta: float, threshold: float) -> Any:
+    # torch's kernel, in the compute dtype: x where x * beta > threshold (exp would overflow
+    # and softplus is x there to the dtype's precision), else log1p(exp(x * beta)) / beta
+    b, t = x.dtype.type(beta), x.dtype.type(threshold)
+    scaled = x * b
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return np.where(scaled > t, x, np.log1p(np.exp(scaled)) / b)
+
+
+def _number(value: Any, fname: str, arg: str, position: int) -> float:
+    """A Scalar argument as torch's parser takes it: a Python number or a one-element tensor
+    (its error names the position, as torch's does for an argument given positionally)."""
+    if isinstance(value, Tensor) and value.numel() == 1:
+        return float(value.item())
+    if isinstance(value, (bool, int, float, np.number)):
+        return float(value)
+    raise TypeError(f"{fname}(): argument '{arg}' (position {position}) must be Number, not "
+                    f"{type(value).__name__}")
+
+
+@op(POINTWISE, namespace=_F, aten=("softplus",))
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold: one `softplus`
+    launch."""
+    x = _float_input(input, "softplus", "softplus_{dev}")
+    params = {"beta": _number(beta, "softplus", "beta", 2),
+              "threshold": _number(threshold, "softplus", "threshold", 3)}
+    return pointwise("softplus", _softplus, [x], promo=x.dtype, result=x.dtype, kw=params)
 
 
 @op(POINTWISE, namespace=_F, aten=("leaky_relu", "leaky_relu_"))

@@ -14,6 +14,7 @@ from fake_torch.nn.modules.activation import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Tanh,
 )
 from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
@@ -91,5 +92,6 @@ __all__ = [
     "Sigmoid",
     "SmoothL1Loss",
     "Softmax",
+    "Softplus",
     "Tanh",
 ]

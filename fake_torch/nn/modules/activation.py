@@ -1,5 +1,5 @@
 """Activation modules: ReLU, SiLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, Hardtanh, ReLU6,
-LeakyReLU, Hardswish, Mish, PReLU, RReLU."""
+LeakyReLU, Hardswish, Mish, Softplus, PReLU, RReLU."""
 
 from __future__ import annotations
 
@@ -177,6 +177,22 @@ class Mish(Module):
 
     def extra_repr(self) -> str:
         return _inplace_suffix(self.inplace, first=True)
+
+
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold: one `softplus`
+    launch."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class PReLU(Module):

@@ -1,0 +1,188 @@
+"""Names the corpus scan (docs/corpus_scan.md) found real inference code using and fake_torch
+lacking: F.softplus and nn.Softplus (Mamba's dt), expm1, index_add(_) (MoE combine),
+F.one_hot, aminmax. Against real torch CPU: values (bit for bit where the kernel is exact),
+dtypes, launches as torch's dispatcher records them for cuda, in-place identity, errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from oracles import assert_raises_like_torch, launches, torch_launches
+
+import fake_torch as ft
+from fake_torch.nn import functional as F
+
+torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
+TF = torch.nn.functional
+
+VALUES = np.array([-30.0, -4.0, -1.0, -1e-7, -0.0, 0.0, 1e-6, 0.5, 1.0, 4.9, 5.0, 19.99, 20.0,
+                   20.5, 40.0, 100.0, np.nan, np.inf, -np.inf, 3.0], dtype=np.float32)
+
+
+def _pair(dtype: str = "float32") -> tuple[Any, ft.Tensor]:
+    t = torch.from_numpy(VALUES.copy()).to(getattr(torch, dtype))
+    return t, ft.tensor(VALUES, device="cuda").to(getattr(ft, dtype))
+
+
+def _host(x: Any) -> np.ndarray:
+    if isinstance(x, ft.Tensor):
+        return np.asarray(x.numpy(force=True), dtype=np.float64)
+    return x.detach().double().numpy()
+
+
+# --- softplus, expm1 ----------------------------------------------------------------------------
+
+UNARY: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "softplus": lambda T, F_, x: F_.softplus(x),
+    "softplus_beta_threshold": lambda T, F_, x: F_.softplus(x, 2.0, 5),
+    "softplus_keywords": lambda T, F_, x: F_.softplus(x, threshold=1.0, beta=0.5),
+    "softplus_negative_beta": lambda T, F_, x: F_.softplus(x, beta=-1),
+    "softplus_zero_beta": lambda T, F_, x: F_.softplus(x, beta=0),
+    "Softplus": lambda T, F_, x: T.nn.Softplus(beta=3, threshold=4.0)(x),
+    "torch.expm1": lambda T, F_, x: T.expm1(x),
+    "Tensor.expm1": lambda T, F_, x: x.expm1(),
+    "torch.expm1_": lambda T, F_, x: T.expm1_(x),
+    "Tensor.expm1_": lambda T, F_, x: x.expm1_(),
+}
+INPLACE = {"torch.expm1_", "Tensor.expm1_"}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_values_and_launches_match_torch(name: str) -> None:
+    tx, fx = _pair()
+    with torch_launches(cuda=True) as expected:
+        theirs = UNARY[name](torch, TF, tx)
+    with launches() as got:
+        ours = UNARY[name](ft, F, fx)
+    # numpy's and torch's exp/log1p may differ in the last bit or two of float32
+    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=3e-7, atol=0)
+    number = ~np.isnan(_host(theirs))  # zeros keep their sign (a NaN's sign means nothing)
+    np.testing.assert_array_equal(np.signbit(_host(ours))[number],
+                                  np.signbit(_host(theirs))[number])
+    assert got == expected and len(got) == 1
+    assert (ours is fx) == (name in INPLACE) == (theirs is tx)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("name", ["softplus", "softplus_beta_threshold", "torch.expm1"])
+def test_other_float_dtypes_compute_in_float32_and_round_once(name: str, dtype: str) -> None:
+    tx, fx = _pair(dtype)
+    theirs, ours = UNARY[name](torch, TF, tx), UNARY[name](ft, F, fx)
+    assert repr(ours.dtype) == repr(theirs.dtype)
+    if dtype == "float64":
+        np.testing.assert_allclose(_host(ours), _host(theirs), rtol=1e-15, atol=0)
+    else:  # float32 math rounded once: equal, but where float32 results differ by an ulp
+        close = np.isclose(_host(ours), _host(theirs), rtol=1e-2, atol=0, equal_nan=True)
+        assert close.all()
+
+
+def test_expm1_of_integers_computes_in_the_default_dtype() -> None:
+    a = np.array([-3, 0, 1, 5])
+    theirs = torch.expm1(torch.from_numpy(a))
+    ours = ft.expm1(ft.tensor(a, device="cuda"))
+    assert repr(ours.dtype) == repr(theirs.dtype) == "torch.float32"
+    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=3e-7)
+
+
+def test_softplus_refuses_integers_and_bad_arguments_like_torch() -> None:
+    for program in (lambda T: T.nn.functional.softplus(T.tensor([1, 2])),
+                    lambda T: T.nn.functional.softplus(T.tensor([True])),
+                    lambda T: T.nn.functional.softplus(T.ones(2), "2"),
+                    lambda T: T.nn.functional.softplus(T.ones(2), 1, 20, True)):
+        assert_raises_like_torch(program)
+
+
+def test_softplus_module_repr_matches_torch() -> None:
+    for make in (lambda nn: nn.Softplus(), lambda nn: nn.Softplus(2, 10),
+                 lambda nn: nn.Softplus(beta=0.5, threshold=3.5)):
+        assert repr(make(ft.nn)) == repr(make(torch.nn))
+
+
+# --- index_add ----------------------------------------------------------------------------------
+
+def _index_add_case(T: Any, dev: str) -> dict[str, Callable[[], Any]]:
+    """Programs over fresh tensors: repeated indices accumulate; alpha scales."""
+    def rows() -> Any:
+        return T.arange(15.0, device=dev).view(5, 3)
+
+    def idx(*v: int, dtype: Any = None) -> Any:
+        return T.tensor(v, device=dev, dtype=dtype or T.int64)
+    return {
+        "torch.index_add": lambda: T.index_add(rows(), 0, idx(4, 0, 4), T.ones(3, 3, device=dev)),
+        "alpha": lambda: rows().index_add(0, idx(1, 1), T.full((2, 3), 0.5, device=dev),
+                                          alpha=-2),
+        "dim1": lambda: rows().index_add(1, idx(2, 0, 2, 2), T.ones(5, 4, device=dev)),
+        "int32_index": lambda: rows().index_add(-2, idx(3, dtype=T.int32),
+                                                T.ones(1, 3, device=dev)),
+        "in_place": lambda: rows().index_add_(0, idx(0, 0, 0), T.ones(3, 3, device=dev)),
+        "one_dim": lambda: T.zeros(4, device=dev).index_add_(0, idx(1, 1, 3),
+                                                             T.tensor([1.0, 2, 3], device=dev)),
+        "zero_dim": lambda: T.zeros((), device=dev).index_add(0, idx(0),
+                                                              T.tensor(2.0, device=dev)),
+        "int64_alpha_truncates": lambda: T.zeros(5, dtype=T.int64, device=dev).index_add(
+            0, idx(0, 4, 0), T.full((3,), 3, dtype=T.int64, device=dev), alpha=-1.7),
+        "uint8_wraps": lambda: T.zeros(3, dtype=T.uint8, device=dev).index_add(
+            0, idx(0, 2), T.ones(2, dtype=T.uint8, device=dev), alpha=-1),
+        "bool_or": lambda: T.zeros(3, dtype=T.bool, device=dev).index_add(
+            0, idx(0, 2, 2), T.tensor([True, False, True], device=dev), alpha=2),
+        "bfloat16_rounds_each_add": lambda: T.ones(4, dtype=T.bfloat16, device=dev).index_add(
+            0, idx(0, 0, 0, 0, 0), T.full((5,), 0.005859375, dtype=T.bfloat16, device=dev)),
+        "transposed_self": lambda: rows().T.index_add(1, idx(1, 2), T.ones(3, 2, device=dev)),
+        "empty_index": lambda: rows().index_add(0, idx(), T.ones(0, 3, device=dev)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_index_add_case(np, "cpu")))
+def test_index_add_values_dtype_strides_and_launches_match_torch(name: str) -> None:
+    theirs = _index_add_case(torch, "cpu")[name]()
+    ours_program = _index_add_case(ft, "cuda")[name]
+    with launches() as got:
+        ours = ours_program()
+    assert repr(ours.dtype) == repr(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(_host(ours), _host(theirs))
+    # the program's own tensors come first (arange, ones, full, ...): index_add is the last
+    op = "index_add_" if name in ("in_place", "one_dim") else "index_add"
+    assert got[-1] == op and got.count(op) == 1
+
+
+def test_index_add_launches_exactly_what_torch_dispatches() -> None:
+    tx, ti, ts = torch.zeros(4, 2), torch.tensor([3, 3]), torch.ones(2, 2)
+    fx, fi, fs = (ft.tensor(t.numpy(), device="cuda") for t in (tx, ti, ts))
+    with torch_launches(cuda=True) as expected:
+        tx.index_add_(0, ti, ts)
+        torch.index_add(tx, 0, ti, ts, alpha=3)
+    with launches() as got:
+        fx.index_add_(0, fi, fs)
+        ft.index_add(fx, 0, fi, fs, alpha=3)
+    assert got == expected == ["index_add_", "index_add"]
+    np.testing.assert_array_equal(fx.numpy(force=True), tx.numpy())
+
+
+BAD_INDEX_ADD: dict[str, Callable[[Any], Any]] = {
+    "float_index": lambda T: T.zeros(5).index_add(0, T.tensor([0.0]), T.ones(1)),
+    "matrix_index": lambda T: T.zeros(5).index_add(0, T.tensor([[0], [1]]), T.ones(2)),
+    "matrix_float_index": lambda T: T.zeros(5).index_add(0, T.tensor([[0.0]]), T.ones(1)),
+    "dtypes_differ": lambda T: T.zeros(5).index_add(0, T.tensor([0]), T.ones(1).double()),
+    "dim_beyond_source": lambda T: T.zeros(5, 3).index_add(1, T.tensor([1]), T.ones(3)),
+    "count_differs": lambda T: T.zeros(5, 3).index_add(0, T.tensor([0, 1]), T.ones(3, 3)),
+    "shapes_differ": lambda T: T.zeros(5, 3).index_add(0, T.tensor([0]), T.ones(1, 2)),
+    "scalar_source": lambda T: T.zeros(5).index_add(0, T.tensor([1]), T.ones(())),
+    "dim_out_of_range": lambda T: T.zeros(5, 3).index_add(2, T.tensor([0]), T.ones(1, 3)),
+    "index_too_big_1d": lambda T: T.zeros(5).index_add(0, T.tensor([5]), T.ones(1)),
+    "negative_index_2d": lambda T: T.zeros(5, 3).index_add(0, T.tensor([-1]), T.ones(1, 3)),
+    "index_too_big_dim1": lambda T: T.zeros(1, 5).index_add(1, T.tensor([5]), T.ones(1, 1)),
+    "number_source": lambda T: T.zeros(5).index_add(0, T.tensor([1]), 3),
+    "string_alpha": lambda T: T.zeros(5).index_add_(0, T.tensor([1]), T.ones(1), alpha="a"),
+    "overlapping_source": lambda T: (lambda x: x.index_add_(0, T.tensor([0, 1]), x[:2]))(
+        T.zeros(5, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_INDEX_ADD))
+def test_index_add_errors_match_torch(name: str) -> None:
+    assert_raises_like_torch(BAD_INDEX_ADD[name])
