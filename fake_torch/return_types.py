@@ -1,4 +1,5 @@
-"""torch.return_types: the named (values, indices) pairs that max/min/sort/topk return.
+"""torch.return_types: the named pairs that max/min/sort/topk (values, indices) and aminmax
+(min, max) return.
 
 Each is a tuple subclass, so `values, indices = x.max(1)` unpacks and `r.values` reads by name.
 """
@@ -6,15 +7,16 @@ Each is a tuple subclass, so `values, indices = x.max(1)` unpacks and `r.values`
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Self
+from typing import ClassVar, Self
 
 from fake_torch._tensor import Tensor
 
 
-class _ValuesIndices(tuple[Tensor, Tensor]):
-    """A (values, indices) structseq; subclasses only carry torch's name."""
+class _Pair(tuple[Tensor, Tensor]):
+    """A structseq of two tensors; subclasses carry torch's name and the fields' names."""
 
     __slots__ = ()
+    _fields: ClassVar[tuple[str, str]]
     n_fields = 2
     n_sequence_fields = 2
     n_unnamed_fields = 0
@@ -26,6 +28,18 @@ class _ValuesIndices(tuple[Tensor, Tensor]):
                             f"({len(items)}-sequence given)")
         return super().__new__(cls, items)
 
+    def __repr__(self) -> str:
+        first, second = self._fields
+        return (f"torch.return_types.{type(self).__name__}(\n{first}={self[0]!r},\n"
+                f"{second}={self[1]!r})")
+
+
+class _ValuesIndices(_Pair):
+    """A (values, indices) structseq."""
+
+    __slots__ = ()
+    _fields = ("values", "indices")
+
     @property
     def values(self) -> Tensor:
         return self[0]
@@ -33,10 +47,6 @@ class _ValuesIndices(tuple[Tensor, Tensor]):
     @property
     def indices(self) -> Tensor:
         return self[1]
-
-    def __repr__(self) -> str:
-        return (f"torch.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
-                f"indices={self[1]!r})")
 
 
 class max(_ValuesIndices):
@@ -55,4 +65,19 @@ class topk(_ValuesIndices):
     __slots__ = ()
 
 
-__all__ = ["max", "min", "sort", "topk"]
+class aminmax(_Pair):
+    """(min, max), as torch.aminmax returns them."""
+
+    __slots__ = ()
+    _fields = ("min", "max")
+
+    @property
+    def min(self) -> Tensor:
+        return self[0]
+
+    @property
+    def max(self) -> Tensor:
+        return self[1]
+
+
+__all__ = ["aminmax", "max", "min", "sort", "topk"]

@@ -186,3 +186,141 @@ BAD_INDEX_ADD: dict[str, Callable[[Any], Any]] = {
 @pytest.mark.parametrize("name", list(BAD_INDEX_ADD))
 def test_index_add_errors_match_torch(name: str) -> None:
     assert_raises_like_torch(BAD_INDEX_ADD[name])
+
+
+# --- one_hot ------------------------------------------------------------------------------------
+
+ONE_HOT: dict[str, Callable[[Any, Any], Any]] = {
+    "inferred": lambda F_, T: F_.one_hot(T.tensor([0, 2, 1])),
+    "given": lambda F_, T: F_.one_hot(T.tensor([[1, 0], [3, 2]]), 5),
+    "keyword": lambda F_, T: F_.one_hot(T.tensor([3]), num_classes=4),
+    "zero_dim": lambda F_, T: F_.one_hot(T.tensor(2)),
+    "transposed": lambda F_, T: F_.one_hot(T.tensor([[0, 1, 2], [2, 1, 0]]).T, 3),
+    "empty_given": lambda F_, T: F_.one_hot(T.zeros(0, 2, dtype=T.int64), 3),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("name", list(ONE_HOT))
+def test_one_hot_matches_torch(name: str, device: str) -> None:
+    theirs = ONE_HOT[name](TF, torch)
+    with ft.device(device):
+        ours = ONE_HOT[name](F, ft)
+    assert ours.device.type == device and repr(ours.dtype) == repr(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    if ours.numel() or device == "cuda":  # (fake_torch's empty cpu tensors report 0 strides)
+        assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(force=True), theirs.numpy())
+
+
+def test_one_hot_on_cuda_launches_what_atens_composite_launches_there() -> None:
+    # Onehot.cpp on cuda: no range check; max + a read of it only to infer the class count
+    x = ft.tensor([0, 2, 1], device="cuda")
+    with launches() as inferred:
+        F.one_hot(x)
+    with launches() as given:
+        F.one_hot(x, 7)
+    with launches() as empty:
+        F.one_hot(ft.zeros(0, dtype=ft.int64, device="cuda"), 7)
+    assert inferred == ["max", "_local_scalar_dense", "zeros", "scatter_"]
+    assert given == ["zeros", "scatter_"] and empty == []
+
+
+BAD_ONE_HOT: dict[str, Callable[[Any], Any]] = {
+    "int32": lambda T: T.nn.functional.one_hot(T.tensor([0, 1], dtype=T.int32)),
+    "float": lambda T: T.nn.functional.one_hot(T.tensor([0.0])),
+    "negative": lambda T: T.nn.functional.one_hot(T.tensor([0, -1])),
+    "negative_given": lambda T: T.nn.functional.one_hot(T.tensor([0, -1]), 3),
+    "too_big": lambda T: T.nn.functional.one_hot(T.tensor([0, 2]), 2),
+    "zero_classes": lambda T: T.nn.functional.one_hot(T.tensor([0]), 0),
+    "empty_inferred": lambda T: T.nn.functional.one_hot(T.zeros(0, dtype=T.int64)),
+    "float_classes": lambda T: T.nn.functional.one_hot(T.tensor([0]), 2.0),
+    "list_input": lambda T: T.nn.functional.one_hot([0, 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_ONE_HOT))
+def test_one_hot_errors_match_torch_on_cpu(name: str) -> None:
+    assert_raises_like_torch(BAD_ONE_HOT[name])
+
+
+def test_one_hot_on_cuda_checks_only_the_class_count() -> None:
+    x = ft.tensor([0, 1], device="cuda")
+    with pytest.raises(RuntimeError, match=r"^num_classes should be positive$"):
+        F.one_hot(x, -2)
+    with pytest.raises(RuntimeError, match="out of bounds"):  # scatter_'s index check
+        F.one_hot(x, 1)
+
+
+def test_one_hot_without_a_class_count_breaks_the_graph_as_torch_does() -> None:
+    from torch._dynamo.utils import counters as torch_counters
+
+    from fake_torch._dynamo.utils import counters as ours
+
+    def programs(T: Any) -> list[Callable[[Any], Any]]:
+        return [lambda x: T.nn.functional.one_hot(x) * 2,
+                lambda x: T.nn.functional.one_hot(x, 4) * 2]
+    for theirs_fn, ours_fn in zip(programs(torch), programs(ft), strict=True):
+        seen = []
+        for T, counters, fn, dev in ((torch, torch_counters, theirs_fn, "cpu"),
+                                     (ft, ours, ours_fn, "cuda")):
+            T._dynamo.reset()
+            counters.clear()
+            out = T.compile(fn, backend="eager")(T.tensor([0, 2, 1], device=dev))
+            seen.append((dict(counters["graph_break"]), counters["stats"]["unique_graphs"],
+                         out.tolist()))
+        assert seen[0] == seen[1]
+        breaks = list(seen[0][0])
+        assert breaks == [] or "/gb/gb0246.html" in breaks[0]  # the break is the one we mean
+
+
+# --- aminmax ------------------------------------------------------------------------------------
+
+AMINMAX: dict[str, Callable[[Any, Any], Any]] = {
+    "all": lambda T, x: T.aminmax(x),
+    "all_keepdim": lambda T, x: T.aminmax(x, keepdim=True),
+    "dim": lambda T, x: T.aminmax(x, dim=1),
+    "dim_keepdim": lambda T, x: x.aminmax(dim=-2, keepdim=True),
+    "method": lambda T, x: x.aminmax(),
+    "transposed": lambda T, x: x.T.aminmax(dim=1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("name", list(AMINMAX))
+def test_aminmax_matches_torch(name: str, dtype: str) -> None:
+    a = np.array([[3.0, -1.0, np.nan, 7.0], [2.0, 5.0, 4.0, 0.0], [9.0, -8.0, 6.0, 1.0]])
+    if dtype != "float32" and dtype != "bfloat16":
+        a = np.nan_to_num(a, nan=2.0)
+    tx = torch.from_numpy(a).to(getattr(torch, dtype))
+    fx = ft.tensor(a, device="cuda").to(getattr(ft, dtype))
+    with torch_launches(cuda=True) as expected:
+        theirs = AMINMAX[name](torch, tx)
+    with launches() as got:
+        ours = AMINMAX[name](ft, fx)
+    assert type(ours).__name__ == "aminmax" and repr(ours).startswith(
+        "torch.return_types.aminmax(\nmin=tensor(")
+    for mine, real in ((ours.min, theirs.min), (ours.max, theirs.max)):
+        assert repr(mine.dtype) == repr(real.dtype) and tuple(mine.shape) == tuple(real.shape)
+        np.testing.assert_array_equal(_host(mine), _host(real))
+    assert got == expected == ["aminmax"]
+
+
+BAD_AMINMAX: dict[str, Callable[[Any], Any]] = {
+    "empty": lambda T: T.aminmax(T.zeros(0)),
+    "empty_dim": lambda T: T.aminmax(T.zeros(0, 3), dim=0),
+    "dim_out_of_range": lambda T: T.aminmax(T.zeros(2, 3), dim=2),
+    "tuple_dim": lambda T: T.aminmax(T.zeros(2, 3), dim=(0, 1)),
+    "positional_dim": lambda T: T.aminmax(T.zeros(2, 3), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_AMINMAX))
+def test_aminmax_errors_match_torch(name: str) -> None:
+    assert_raises_like_torch(BAD_AMINMAX[name])
+
+
+def test_aminmax_over_an_empty_tensor_along_a_nonempty_dim_is_empty() -> None:
+    theirs = torch.aminmax(torch.zeros(0, 3), dim=1, keepdim=True)
+    ours = ft.aminmax(ft.zeros(0, 3), dim=1, keepdim=True)
+    assert tuple(ours.min.shape) == tuple(theirs.min.shape) == (0, 1)

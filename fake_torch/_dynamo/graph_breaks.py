@@ -142,6 +142,15 @@ def data_dependent(aten_op: str) -> str:
                aten_op, "gb0033")
 
 
+def one_hot_num_classes(context: str) -> str:
+    """F.one_hot without a class count: its output's shape is read from the data."""
+    return _gb("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",
+               "Dynamo does not support this.",
+               ["Explicitly set the `num_classes` param of the function call "
+                "`torch.nn.functional.one_hot` to something other than -1."],
+               context, "gb0246")
+
+
 def dynamic_shape(aten_op: str) -> str:
     """An op whose output shape is read from the tensor's data."""
     return _gb("Dynamic shape operator",

@@ -50,7 +50,8 @@ def on_sync(what: str) -> str:
 
 
 _BREAK_TEXT: dict[str, Callable[[str], str]] = {"dynamic_shape": gb.dynamic_shape,
-                                                "data_dependent": gb.data_dependent}
+                                                "data_dependent": gb.data_dependent,
+                                                "one_hot": gb.one_hot_num_classes}
 
 
 class TracingMode(TorchFunctionMode):

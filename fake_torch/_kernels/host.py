@@ -38,14 +38,19 @@ def host_array(t: Tensor, what: str) -> np.ndarray:
 @method(HOST, aten=("_local_scalar_dense",))
 def item(self: Tensor) -> Any:
     """The one element as a Python number."""
-    if self._a.size != 1:
-        raise RuntimeError(f"a Tensor with {self._a.size} elements cannot be converted to "
-                           "Scalar")
-    if self.is_cuda:
-        _dispatch.host_sync("item")
-        _dispatch.launch("_local_scalar_dense", _noop, (), (self._a,), on_cuda=True,
+    return scalar(self, "item")
+
+
+def scalar(t: Tensor, what: str) -> Any:
+    """`t.item()` as an op reads a value inside it (one_hot's class count): `what` names the
+    read for the host sync (the graph break tracing makes of it)."""
+    if t._a.size != 1:
+        raise RuntimeError(f"a Tensor with {t._a.size} elements cannot be converted to Scalar")
+    if t.is_cuda:
+        _dispatch.host_sync(what)
+        _dispatch.launch("_local_scalar_dense", _noop, (), (t._a,), on_cuda=True,
                          kind="memcpy_d2h")
-    return self._a.item()
+    return t._a.item()
 
 
 @method(HOST, aten=())

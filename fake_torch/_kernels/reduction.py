@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, prod, amax/amin, max/min, argmax/argmin, all/any (one launch each).
+"""Reductions: sum, mean, prod, amax/amin, aminmax, max/min, argmax/argmin, all/any (one launch
+each).
 
 The statistics (var, std, norm) are in reduction_stats.py, the ops along one dim (softmax,
 log_softmax, cumsum) in reduction_scan.py, sorting (sort, argsort, topk) in reduction_sort.py.
@@ -152,6 +153,39 @@ def _extreme_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
                     largest: bool) -> None:
     fold = np.max if largest else np.min
     out[...] = fold(exact_np(x), axis=axes, keepdims=True).reshape(out.shape)
+
+
+@op(REDUCTION, method=True)
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False,
+            out: None = None) -> return_types.aminmax:
+    """(min, max) over `dim` (every dim when None) in one pass: one `aminmax` launch with two
+    outputs; NaN propagates."""
+    check_out(out, "aminmax")
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if input._dtype in LIMITED:
+        check_kernel("aminmax", input._dtype, input)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        axes = tuple(range(input.dim()))
+    else:
+        axes = (wrap_dim(dim, input.dim()),) if input.dim() else ()
+        for a in axes:
+            if input.shape[a] == 0:
+                raise IndexError(f"aminmax: Expected reduction dim {a} to have non-zero size.")
+    shape = out_shape(input.shape, axes, keepdim)
+    low, high = (new_tensor(shape, input.dtype, input.device) for _ in range(2))
+    launch("aminmax", _aminmax_kernel, (low, high), (input,), {"axes": axes})
+    return return_types.aminmax((low, high))
+
+
+def _aminmax_kernel(low: np.ndarray, high: np.ndarray, x: np.ndarray, *,
+                    axes: tuple[int, ...]) -> None:
+    exact = exact_np(x)
+    low[...] = np.min(exact, axis=axes, keepdims=True).reshape(low.shape)
+    high[...] = np.max(exact, axis=axes, keepdims=True).reshape(high.shape)
 
 
 class _NoDim:

@@ -83,6 +83,7 @@ from fake_torch.nn._losses import mse_loss as mse_loss
 from fake_torch.nn._losses import nll_loss as nll_loss
 from fake_torch.nn._losses import smooth_l1_loss as smooth_l1_loss
 from fake_torch.nn._names import typename
+from fake_torch.nn._one_hot import one_hot as one_hot
 from fake_torch.nn._pad import pad as pad
 
 # --- linear and embedding ---------------------------------------------------------------------
