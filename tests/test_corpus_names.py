@@ -14,6 +14,7 @@ import pytest
 from oracles import assert_raises_like_torch, launches, torch_launches
 
 import fake_torch as ft
+from fake_torch._dynamo.exc import BackendCompilerFailed
 from fake_torch.nn import functional as F
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
@@ -324,3 +325,27 @@ def test_aminmax_over_an_empty_tensor_along_a_nonempty_dim_is_empty() -> None:
     theirs = torch.aminmax(torch.zeros(0, 3), dim=1, keepdim=True)
     ours = ft.aminmax(ft.zeros(0, 3), dim=1, keepdim=True)
     assert tuple(ours.min.shape) == tuple(theirs.min.shape) == (0, 1)
+
+
+# --- torch._inductor.config.triton.unique_kernel_names ------------------------------------------
+
+def test_unique_kernel_names_has_torchs_default_and_false_is_refused_not_ignored() -> None:
+    import torch._inductor.config as real_config
+
+    from fake_torch._inductor import config
+
+    assert config.triton.unique_kernel_names is real_config.triton.unique_kernel_names is True
+    assert config.get_config_copy()["triton.unique_kernel_names"] is True
+    x = ft.ones(8, device="cuda")
+    ft._dynamo.reset()
+    config.triton.unique_kernel_names = True  # as gpt-fast and litgpt set it
+    with launches() as got:
+        ft.compile(lambda t: (t + 1) * 2)(x)
+    assert got == ["triton_poi_fused_add_mul_0"]  # named for what it fuses
+    ft._dynamo.reset()
+    with config.patch({"triton.unique_kernel_names": False}), \
+            pytest.raises(BackendCompilerFailed, match="unique_kernel_names=False is not "
+                                                       "emulated") as info:
+        ft.compile(lambda t: (t + 1) * 3)(x)  # as torch wraps a backend's error
+    assert isinstance(info.value.__cause__, NotImplementedError)
+    ft._dynamo.reset()

@@ -329,6 +329,10 @@ def compile_fx(model_: GraphModule, example_inputs_: Sequence[Any], *,
         if config.graph_partition:
             raise NotImplementedError("torch._inductor.config.graph_partition=True is not "
                                       "emulated by fake_torch")
+        if not config.triton.unique_kernel_names:
+            raise NotImplementedError("torch._inductor.config.triton.unique_kernel_names=False "
+                                      "is not emulated by fake_torch (its kernels keep their "
+                                      "fused names)")
         for key in ("post_grad_custom_pre_pass", "post_grad_custom_post_pass"):
             if getattr(config, key) is not None:  # never silently skipped
                 raise NotImplementedError(f"torch._inductor.config.{key}: fake_torch's inductor "

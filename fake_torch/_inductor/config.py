@@ -3,6 +3,7 @@ unless noted. `patch(...)` changes some for a block, as torch's config.patch doe
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,9 +46,12 @@ class triton:  # torch's name
     cudagraph_support_input_mutation = True
     cudagraph_dynamic_shape_warn_limit: int | None = 8
     persistent_reductions = True  # reductions over <= 1024 elements: triton_per_ kernels
+    # kernels named for what they fuse (gpt-fast and litgpt set it); False (every kernel
+    # `triton_` in the profiler, for caching) is refused at compile time, not emulated
+    unique_kernel_names = os.environ.get("TORCHINDUCTOR_UNIQUE_KERNEL_NAMES", "1") == "1"
 
 
-_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager"}
+_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager", "os"}
 
 
 def _split(key: str) -> tuple[Any, str]:
