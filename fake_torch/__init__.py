@@ -1,6 +1,6 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
-from math import inf, nan
+from math import e, inf, nan, pi
 
 from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
 from fake_torch import _buffers as _buffers  # torch.asarray, torch.frombuffer
@@ -201,6 +201,7 @@ __all__ = [
     "distributions",
     "double",
     "dtype",
+    "e",
     "enable_grad",
     "finfo",
     "float",
@@ -256,6 +257,7 @@ __all__ = [
     "ops",
     "optim",
     "overrides",
+    "pi",
     "profiler",
     "promote_types",
     "result_type",

@@ -349,3 +349,169 @@ def test_unique_kernel_names_has_torchs_default_and_false_is_refused_not_ignored
         ft.compile(lambda t: (t + 1) * 3)(x)  # as torch wraps a backend's error
     assert isinstance(info.value.__cause__, NotImplementedError)
     ft._dynamo.reset()
+
+
+# --- logsumexp, var_mean / std_mean, log10 / log2, pi / e ---------------------------------------
+
+def _grid() -> np.ndarray:
+    return np.array([[1.0, 2.0, 3.0, -1.0], [np.inf, 1.0, 2.0, 0.0],
+                     [-np.inf, -np.inf, -np.inf, -np.inf], [50.0, 100.0, -3.0, 99.5]],
+                    dtype=np.float32)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64", "int64"])
+@pytest.mark.parametrize(("dim", "keepdim"), [(1, False), (-2, True), ((0, 1), False), (0, True)])
+def test_logsumexp_matches_torch(dim: Any, keepdim: bool, dtype: str) -> None:
+    a = _grid() if dtype != "int64" else np.arange(16).reshape(4, 4) - 8
+    theirs = torch.logsumexp(torch.from_numpy(a).to(getattr(torch, dtype)), dim, keepdim)
+    ours = ft.tensor(a, device="cuda").to(getattr(ft, dtype)).logsumexp(dim, keepdim=keepdim)
+    assert repr(ours.dtype) == repr(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+    tol = {"bfloat16": 1e-2}.get(dtype, 1e-6)
+    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=tol, atol=0)
+
+
+def test_logsumexp_launches_atens_composite_one_kernel_at_a_time() -> None:
+    x = ft.tensor(_grid(), device="cuda")
+    with launches() as got:
+        ft.logsumexp(x, 1)
+    assert got == ["amax", "abs", "eq", "masked_fill_", "sub", "exp_", "sum", "log_", "add_"]
+    with launches() as got:
+        ft.logsumexp(ft.ones(0, 3, device="cuda"), 1)  # nothing to take a max of
+    assert got == []  # every op's output is empty: no kernel runs
+    ints = ft.arange(4, device="cuda")
+    with launches() as got:
+        ft.logsumexp(ints, 0)
+    assert got[0] == "_to_copy" and len(got) == 10  # an integer input: cast first
+
+
+MOMENTS: dict[str, Callable[[Any, Any], Any]] = {
+    "var_mean": lambda T, x: T.var_mean(x),
+    "var_mean_dim": lambda T, x: T.var_mean(x, 1),
+    "var_mean_unbiased_false": lambda T, x: T.var_mean(x, False),
+    "var_mean_correction": lambda T, x: T.var_mean(x, dim=(0, 1), correction=0, keepdim=True),
+    "std_mean_whisper": lambda T, x: T.std_mean(x, dim=-2, keepdim=True, unbiased=False),
+    "std_mean": lambda T, x: T.std_mean(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64"])
+@pytest.mark.parametrize("name", list(MOMENTS))
+def test_var_mean_and_std_mean_match_torch(name: str, dtype: str) -> None:
+    a = np.array([[1.0, 2.0, 4.0, 8.5], [3.0, 5.0, 9.0, -2.0], [0.25, 7.0, 1.0, 3.0]])
+    tx = torch.from_numpy(a).to(getattr(torch, dtype))
+    fx = ft.tensor(a, device="cuda").to(getattr(ft, dtype))
+    with torch_launches(cuda=True) as expected:
+        theirs = MOMENTS[name](torch, tx)
+    with launches() as got:
+        ours = MOMENTS[name](ft, fx)
+    assert type(ours) is tuple and len(ours) == 2 and got == expected
+    for mine, real in zip(ours, theirs, strict=True):
+        assert repr(mine.dtype) == repr(real.dtype) and tuple(mine.shape) == tuple(real.shape)
+        np.testing.assert_allclose(_host(mine), _host(real), rtol=1e-6 if dtype != "bfloat16"
+                                   else 0, atol=0)
+
+
+def test_var_mean_errors_and_warnings_match_torch() -> None:
+    assert_raises_like_torch(lambda T: T.var_mean(T.tensor([1, 2])))
+    assert_raises_like_torch(lambda T: T.std_mean(T.tensor([1, 2]), 0))
+    for T in (torch, ft):
+        with pytest.warns(UserWarning, match=r"^std_mean\(\): degrees of freedom is <= 0"):
+            T.std_mean(T.ones(1))
+
+
+@pytest.mark.parametrize("name", ["log10", "log2"])
+def test_log10_and_log2_match_torch(name: str) -> None:
+    tx, fx = _pair()
+    for form in (lambda T, x: getattr(T, name)(x), lambda T, x: getattr(x, name)(),
+                 lambda T, x: getattr(x, name + "_")()):
+        before = tx.clone()
+        with torch_launches(cuda=True) as expected:
+            theirs = form(torch, before)
+        fresh = fx.clone()
+        with launches() as got:
+            ours = form(ft, fresh)
+        np.testing.assert_allclose(_host(ours), _host(theirs), rtol=3e-7, atol=0)
+        assert got == expected
+    ints = np.array([1, 10, 1000, 8])
+    theirs = getattr(torch, name)(torch.from_numpy(ints))
+    ours = getattr(ft, name)(ft.tensor(ints, device="cuda"))
+    assert repr(ours.dtype) == repr(theirs.dtype) == "torch.float32"
+    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=3e-7)
+
+
+def test_pi_and_e_are_torchs_floats() -> None:
+    assert (type(ft.pi), ft.pi, type(ft.e), ft.e) == (type(torch.pi), torch.pi, type(torch.e),
+                                                      torch.e)
+
+
+# --- meshgrid, Tensor.unfold: views -------------------------------------------------------------
+
+MESHGRID: dict[str, Callable[[Any], Any]] = {
+    "ij": lambda T: T.meshgrid(T.arange(2), T.arange(3), indexing="ij"),
+    "xy": lambda T: T.meshgrid(T.arange(2), T.arange(3), T.arange(4), indexing="xy"),
+    "list": lambda T: T.meshgrid([T.arange(2.0), T.tensor(7.0)], indexing="ij"),
+    "one": lambda T: T.meshgrid(T.arange(5), indexing="xy"),
+}
+
+
+@pytest.mark.parametrize("name", list(MESHGRID))
+def test_meshgrid_views_match_torch(name: str) -> None:
+    theirs = MESHGRID[name](torch)
+    with launches() as got:
+        ours = MESHGRID[name](ft)
+    assert type(ours) is tuple and len(ours) == len(theirs)
+    assert got.count("arange") == len(got)  # the grids themselves launch nothing
+    for mine, real in zip(ours, theirs, strict=True):
+        assert tuple(mine.shape) == tuple(real.shape) and mine.stride() == real.stride()
+        np.testing.assert_array_equal(mine.numpy(), real.numpy())
+
+
+def test_meshgrid_without_indexing_warns_as_torch_and_means_ij() -> None:
+    for T in (torch, ft):
+        with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+            grids = T.meshgrid(T.arange(2), T.arange(3))
+        assert tuple(grids[0].shape) == (2, 3)
+
+
+@pytest.mark.parametrize("program", [
+    lambda T: T.meshgrid(T.arange(2), T.arange(3.0), indexing="ij"),
+    lambda T: T.meshgrid(T.arange(2), T.arange(3), indexing="yx"),
+    lambda T: T.meshgrid(indexing="ij"),
+])
+def test_meshgrid_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
+
+
+UNFOLD = [(1, 2, 1), (1, 2, 2), (-1, 5, 3), (1, 0, 1), (0, 1, 1), (1, 3, 2)]
+
+
+@pytest.mark.parametrize("args", UNFOLD)
+@pytest.mark.parametrize("base", ["plain", "transposed", "sliced"])
+def test_unfold_is_torchs_view(base: str, args: tuple[int, int, int]) -> None:
+    def make(T: Any) -> Any:
+        x = T.arange(30.0).view(5, 6)
+        return {"plain": x[:2, :5], "transposed": x.T[:2, :5], "sliced": x[1:3, 1:]}[base]
+    tx, fx = make(torch), make(ft)
+    if args[1] > tx.shape[args[0]]:
+        return
+    theirs, ours = tx.unfold(*args), fx.unfold(*args)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    assert ours.storage_offset() == theirs.storage_offset()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.untyped_storage().data_ptr() == fx.untyped_storage().data_ptr()  # a view
+
+
+@pytest.mark.parametrize("program", [
+    lambda T: T.arange(10.0).view(2, 5).unfold(1, 6, 1),
+    lambda T: T.arange(10.0).view(2, 5).unfold(1, 2, 0),
+    lambda T: T.arange(10.0).view(2, 5).unfold(1, -1, 1),
+    lambda T: T.arange(10.0).view(2, 5).unfold(2, 1, 1),
+    lambda T: T.tensor(3.0).unfold(0, 2, 1),
+])
+def test_unfold_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
+
+
+def test_unfold_of_a_scalar_is_one_window() -> None:
+    theirs, ours = torch.tensor(3.0).unfold(0, 1, 1), ft.tensor(3.0).unfold(0, 1, 1)
+    assert (tuple(ours.shape), ours.stride()) == (tuple(theirs.shape), theirs.stride())

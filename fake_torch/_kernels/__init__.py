@@ -22,6 +22,7 @@ from fake_torch._kernels import (  # noqa: F401
     join,
     linalg,
     linalg_einsum,
+    logsumexp,
     loss,
     masked,
     operators,
@@ -40,4 +41,5 @@ from fake_torch._kernels import (  # noqa: F401
     shape,
     shape_inplace,
     split,
+    window_views,
 )

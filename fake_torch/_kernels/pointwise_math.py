@@ -78,6 +78,16 @@ def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 @op(POINTWISE, method=True)
+def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("log10", np.log10, input, out)
+
+
+@op(POINTWISE, method=True)
+def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _int_to_float("log2", np.log2, input, out)
+
+
+@op(POINTWISE, method=True)
 def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _int_to_float("log1p", np.log1p, input, out)
 
@@ -146,6 +156,16 @@ def exp_(input: Tensor) -> Tensor:
 @op(POINTWISE, method=True)
 def log_(input: Tensor) -> Tensor:
     return _int_to_float("log_", np.log, input, input)
+
+
+@op(POINTWISE, method=True)
+def log10_(input: Tensor) -> Tensor:
+    return _int_to_float("log10_", np.log10, input, input)
+
+
+@op(POINTWISE, method=True)
+def log2_(input: Tensor) -> Tensor:
+    return _int_to_float("log2_", np.log2, input, input)
 
 
 @op(POINTWISE, method=True)

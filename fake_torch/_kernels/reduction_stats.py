@@ -1,4 +1,4 @@
-"""Statistics over dims: var, std (launch `var` / `std`) and norms (launch
+"""Statistics over dims: var, std, var_mean, std_mean (one launch each, named so) and norms (launch
 `linalg_vector_norm`, which torch.norm and Tensor.norm also reach for vector and Frobenius norms).
 
 var/std accumulate in float64 (torch's CPU accumulation type for them) and round once.
@@ -42,9 +42,50 @@ def std(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
     return _var_std("std", input, dim, unbiased, keepdim, correction, out)
 
 
+@op(REDUCTION)
+def var_mean(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None) -> tuple[Tensor, Tensor]:
+    """(variance, mean) over `dim` in one pass: one `var_mean` launch."""
+    return _moments("var_mean", input, dim, unbiased, keepdim, correction)
+
+
+@op(REDUCTION)
+def std_mean(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None) -> tuple[Tensor, Tensor]:
+    """(standard deviation, mean) over `dim` in one pass: one `std_mean` launch."""
+    return _moments("std_mean", input, dim, unbiased, keepdim, correction)
+
+
+def _moments(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keepdim: bool,
+             correction: Number | None) -> tuple[Tensor, Tensor]:
+    axes, dof = _axes_dof(fn, x, dim, unbiased, correction)
+    shape = out_shape(x.shape, axes, keepdim)
+    spread, mean = (new_tensor(shape, x.dtype, x.device) for _ in range(2))
+    launch(fn, _moments_kernel, (spread, mean), (x,),
+           {"axes": axes, "dof": dof, "root": fn == "std_mean"})
+    return spread, mean
+
+
+def _moments_kernel(spread: np.ndarray, mean: np.ndarray, x: np.ndarray, *,
+                    axes: tuple[int, ...], dof: float, root: bool) -> None:
+    _var_kernel(spread, x, axes=axes, dof=dof, root=root)
+    with np.errstate(invalid="ignore"):  # an empty reduction: nan, as in torch
+        mean[...] = np.mean(x.astype(np.float64), axis=axes, keepdims=True).reshape(mean.shape)
+
+
 def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keepdim: bool,
              correction: Number | None, out: None) -> Tensor:
     check_out(out, fn)
+    axes, dof = _axes_dof(fn, x, dim, unbiased, correction)
+    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype, x.device)
+    launch(fn, _var_kernel, result, (x,), {"axes": axes, "dof": dof, "root": fn == "std"})
+    return result
+
+
+def _axes_dof(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None,
+              correction: Number | None) -> tuple[tuple[int, ...], float]:
+    """The dims var/std (and their _mean forms) fold and the degrees of freedom they divide
+    by, after torch's checks."""
     if isinstance(dim, bool):  # torch.var(x, False): the (input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -53,17 +94,15 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
     if correction is None:
         correction = 0 if unbiased is False else 1
     if not x.dtype.is_floating_point:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        what = fn if fn.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
     axes = reduce_dims(x.dim(), dim)
     count = numel_of(x.shape, axes)
     if count - correction <= 0:
-        warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
-    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype, x.device)
-    launch(fn, _var_kernel, result, (x,),
-           {"axes": axes, "dof": max(0.0, float(count - correction)), "root": fn == "std"})
-    return result
+        warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=4)
+    return axes, max(0.0, float(count - correction))
 
 
 def _var_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], dof: float,

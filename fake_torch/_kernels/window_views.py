@@ -1,0 +1,73 @@
+"""Views that read an element more than once: torch.meshgrid (coordinate grids, stride-0 dims)
+and Tensor.unfold (sliding windows). No launches, as in torch, where both are views.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from fake_torch._kernels._common import common_device
+from fake_torch._kernels._strides import restride
+from fake_torch._kernels.expand import expand
+from fake_torch._kernels.shape import view
+from fake_torch._opdef import COMPOSITE, VIEW, method, op
+from fake_torch._tensor import Tensor, wrap_dim
+
+
+@op(COMPOSITE)
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """One grid per 0-d or 1-d input, each expanded to every input's length: with "ij" the
+    k-th input varies along dim k; with "xy" the first two dims swap (x along columns)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=3)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    grids = list(tensors)
+    if any(t.dtype is not grids[0].dtype for t in grids):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    common_device(*grids)
+    for t in grids:
+        if t.dim() > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    swap = indexing == "xy" and len(grids) >= 2
+    if swap:  # "xy" is "ij" with the first two inputs (and outputs) swapped
+        grids[0], grids[1] = grids[1], grids[0]
+    shape = [t.numel() for t in grids]
+    out = []
+    for k, t in enumerate(grids):
+        lined = [1] * len(grids)
+        lined[k] = -1
+        out.append(expand(view(t, *lined), *shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+@method(VIEW)
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of `size` elements along `dimension`, `step` apart: that dim's size becomes
+    the window count and a new last dim of `size` walks each window."""
+    d = wrap_dim(dimension, max(self.dim(), 1))
+    max_size = self.shape[d] if self.dim() else 1
+    if size > max_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {max_size} but size "
+                           f"is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape, strides = list(self.shape), list(self.stride())
+    inner = strides[d] if self.dim() else 1
+    if self.dim():
+        shape[d] = (shape[d] - size) // step + 1
+        strides[d] *= step
+    return restride(self, [*shape, size], [*strides, inner])
