@@ -29,9 +29,9 @@ the way; a Tensor name by `hasattr(fake_torch.Tensor, name)`), whether fake_torc
 NotImplementedError or calling a `refuse`/`unsupported` helper, or the attribute look-up itself
 raises NotImplementedError), and whether it is tested against real torch (`tested`: a test file
 under tests/ that compares with real torch, i.e. imports `oracles` or torch, references the path
-through fake_torch or torch; for a Tensor name or a name directly in torch or
-torch.nn.functional, an attribute access `.foo` or the string "foo" in such a file also counts,
-as op lists are parametrized by name).
+through fake_torch or torch; for a Tensor name an attribute access `.foo` there also counts,
+and for a Tensor name or a name directly in torch or torch.nn.functional the string "foo", as op
+lists are parametrized by name).
 
 Only counts leave this module: names and numbers, never the code they were read from.
 """
@@ -274,20 +274,22 @@ class TestedNames:
     """What the oracle test files (those that import `oracles` or torch) reach."""
 
     paths: set[str]  # torch paths, through fake_torch or torch
-    words: set[str]  # attribute names accessed and identifier-like strings
+    attrs: set[str]  # attribute names accessed (`x.cumsum`)
+    strings: set[str]  # identifier-like string constants (`"cumsum"` in an op list)
 
     def covers(self, name: str) -> bool:
         if name.startswith("Tensor."):
-            return name[len("Tensor."):] in self.words or f"torch.{name}" in self.paths
+            short = name[len("Tensor."):]
+            return short in self.attrs or short in self.strings or f"torch.{name}" in self.paths
         if name in self.paths or any(p.startswith(name + ".") for p in self.paths):
             return True
         module, _, last = name.rpartition(".")
-        return module in ("torch", "torch.nn.functional") and last in self.words
+        return module in ("torch", "torch.nn.functional") and last in self.strings
 
 
 def tested_names(tests: Path) -> TestedNames:
     """Read the oracle test files under `tests` (each `test_*.py`, at any depth)."""
-    found = TestedNames(set(), set())
+    found = TestedNames(set(), set(), set())
     for path in sorted(tests.rglob("test_*.py")):
         source = path.read_text(encoding="utf-8")
         try:
@@ -301,10 +303,10 @@ def tested_names(tests: Path) -> TestedNames:
                            for p in count_torch_names(source, root="fake_torch"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):
-                found.words.add(node.attr)
+                found.attrs.add(node.attr)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
                     and node.value.isidentifier():
-                found.words.add(node.value)
+                found.strings.add(node.value)
     return found
 
 
@@ -472,5 +474,5 @@ def scan(corpus: Path, tests: Path | None) -> tuple[Tally, list[NameUse]]:
     """Read, count and resolve a corpus folder (ImportError without real torch)."""
     counted = tally(read_corpus(corpus), real_tensor_names())
     tested = tested_names(tests) if tests is not None and tests.is_dir() \
-        else TestedNames(set(), set())
+        else TestedNames(set(), set(), set())
     return counted, measure(counted, tested)

@@ -139,7 +139,7 @@ def test_tested_names_reads_only_files_that_compare_with_real_torch(tmp_path: Pa
         from oracles import to_torch
         import fake_torch as ft
         from fake_torch.nn import functional as F
-        F.gelu(ft.ones(2).cumsum(0))
+        F.gelu(ft.ones(2).cumsum(0)).softmax(0)
         OPS = ["expm1"]
     """))
     (tmp_path / "test_no_oracle.py").write_text("import fake_torch as ft\nft.softplus(x).erf()\n")
@@ -149,6 +149,7 @@ def test_tested_names_reads_only_files_that_compare_with_real_torch(tmp_path: Pa
     assert tested.covers("torch.nn")  # a prefix of a path the test reaches
     assert not tested.covers("torch.softplus") and not tested.covers("Tensor.erf")
     assert not tested.covers("torch.cuda.expm1")  # strings count only for torch and F's names
+    assert tested.covers("Tensor.softmax") and not tested.covers("torch.softmax")
 
 
 def test_measure_orders_most_used_first_and_computes_coverage() -> None:
@@ -160,7 +161,7 @@ def test_measure_orders_most_used_first_and_computes_coverage() -> None:
         "c": {"m.py": "import torch.nn.functional as F\nF.softplus(x)\nF.softplus(x)\n"},
     }
     counted = cs.tally(corpus, cs.real_tensor_names())
-    uses = cs.measure(counted, cs.TestedNames({"torch.zeros"}, set()))
+    uses = cs.measure(counted, cs.TestedNames({"torch.zeros"}, set(), set()))
     softplus_provided = hasattr(fake_torch.nn.functional, "softplus")
     assert [(u.name, u.kind, u.sites, u.codebases) for u in uses] == [
         ("torch.nn.functional.softplus", "torch", 4, 3), ("torch.zeros", "torch", 3, 2),
@@ -175,7 +176,7 @@ def test_measure_orders_most_used_first_and_computes_coverage() -> None:
         ([] if softplus_provided else ["torch.nn.functional.softplus"])
     assert cs.missing(uses, 1, ("tensor?",)) == []  # fake_torch has split
     again = cs.measure(cs.tally(dict(reversed(corpus.items())), cs.real_tensor_names()),
-                       cs.TestedNames({"torch.zeros"}, set()))
+                       cs.TestedNames({"torch.zeros"}, set(), set()))
     assert again == uses  # deterministic, whatever order the codebases come in
 
 
@@ -210,7 +211,7 @@ def test_a_baseline_scan_shows_figures_before_and_now_and_what_changed() -> None
     _real_torch()
     corpus = {"a": {"m.py": "import torch\ntorch.ones(1)\ntorch.ones(2)\ntorch.zeros(1)\n"}}
     counted = cs.tally(corpus, cs.real_tensor_names())
-    uses = cs.measure(counted, cs.TestedNames(set(), set()))
+    uses = cs.measure(counted, cs.TestedNames(set(), set(), set()))
     baseline = json.loads(cs.to_json(counted, uses))
     for entry in baseline["names"]:  # as if an earlier fake_torch had lacked torch.ones
         entry["provided"] = entry["provided"] and entry["name"] != "torch.ones"
