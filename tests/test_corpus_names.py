@@ -561,3 +561,88 @@ def test_a_cuda_legacy_type_makes_cuda_the_default_device(restore_defaults: Any)
     ft.set_default_device("cuda")  # a device set the new way stays: torch's context wins
     ft.set_default_tensor_type(ft.DoubleTensor)
     assert (str(ft.empty(1).device), repr(ft.empty(1).dtype)) == ("cuda:0", "torch.float64")
+
+
+# --- torch.jit's markers, the refusals, dense tensors' sparse accessors, xpu, profiler ------------
+
+def test_jit_markers_mark_and_return_the_function_as_torch() -> None:
+    import typing
+    import warnings
+
+    assert ft.jit.Final is torch.jit.Final is typing.Final
+
+    class Block(ft.nn.Module):  # timm's pattern: evaluated when the class is created
+        fused_attn: ft.jit.Final[bool]
+
+        @ft.jit.ignore
+        def helper(self) -> int:
+            return 1
+
+    assert Block().helper() == 1
+    for name in ("ignore", "unused", "export"):
+        def f() -> int:
+            return 2
+
+        def g() -> int:
+            return 2
+        ours, theirs = getattr(ft.jit, name)(f), getattr(torch.jit, name)(g)
+        assert ours is f and ours._torchscript_modifier == theirs._torchscript_modifier
+    prop = ft.jit.unused(property(lambda self: 1, lambda self, v: None))
+    assert prop.fget._torchscript_modifier == prop.fset._torchscript_modifier == \
+        torch._jit_internal.FunctionModifiers.UNUSED
+    for T in (torch, ft):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dropped = T.jit.ignore(True)(lambda: 0)
+            old = T.jit.ignore(drop_on_export=True)(lambda: 0)
+        assert [(w.category, str(w.message)) for w in caught] == [
+            (FutureWarning, "ignore(True) has been deprecated. TorchScript will now drop the "
+                            "function call on compilation. Use torch.jit.unused now. {}"),
+            (FutureWarning, "ignore(drop_on_export=True) has been deprecated. TorchScript will "
+                            "now drop the function call on compilation. Use torch.jit.unused "
+                            "now. {}")]
+        assert dropped._torchscript_modifier == old._torchscript_modifier == \
+            torch._jit_internal.FunctionModifiers.UNUSED
+    assert_raises_like_torch(lambda T: T.jit.ignore("x"))
+
+
+def test_script_method_and_cpp_extension_load_are_refused_by_name() -> None:
+    with pytest.raises(NotImplementedError, match=r"^torch\.jit\.script_method is not emulated"):
+        ft.jit.script_method(lambda self: 0)
+    import fake_torch.utils.cpp_extension as ours
+    with pytest.raises(NotImplementedError, match=r"^torch\.utils\.cpp_extension\.load\('wkv'\)"):
+        ours.load("wkv", sources=["wkv.cpp", "wkv.cu"], verbose=True)
+
+
+@pytest.mark.parametrize("program", [lambda T: T.ones(2).indices(), lambda T: T.ones(2).values(),
+                                     lambda T: T.tensor(1.0).indices()])
+def test_sparse_accessors_of_a_dense_tensor_raise_as_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
+
+
+def test_to_sparse_is_refused_by_name() -> None:
+    with pytest.raises(NotImplementedError, match=r"^torch\.Tensor\.to_sparse is not emulated"):
+        ft.ones(2).to_sparse()
+
+
+def test_xpu_answers_as_torchs_build_without_xpu() -> None:
+    assert_raises_like_torch(lambda T: T.xpu.synchronize())
+    assert ft.xpu.empty_cache() is None and torch.xpu.empty_cache() is None
+
+
+def test_init_for_cuda_graphs_runs_an_empty_profile() -> None:
+    import fake_torch.profiler._utils as ours
+
+    entered = []
+    original = ft.profiler.profile.__enter__
+
+    def spy(self: Any) -> Any:
+        entered.append(self)
+        return original(self)
+    ft.profiler.profile.__enter__ = spy  # type: ignore[method-assign]
+    try:
+        with launches() as got:
+            ours._init_for_cuda_graphs()
+    finally:
+        ft.profiler.profile.__enter__ = original  # type: ignore[method-assign]
+    assert len(entered) == 1 and got == []

@@ -40,6 +40,7 @@ from fake_torch._kernels import (  # noqa: F401
     sampling,
     shape,
     shape_inplace,
+    sparse,
     split,
     window_views,
 )

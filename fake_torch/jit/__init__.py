@@ -1,9 +1,17 @@
 """torch.jit: trace (record a function's ops on example inputs, replay them) and what it
-returns; script, TorchScript's compiler, is not emulated."""
+returns; TorchScript's markers (Final, ignore, unused, export); script and script_method,
+TorchScript's compiler, are not emulated."""
 
-from fake_torch.jit._script import ScriptFunction, ScriptModule, is_scripting, script
+from fake_torch.jit._modifiers import Final, export, ignore, unused
+from fake_torch.jit._script import (
+    ScriptFunction,
+    ScriptModule,
+    is_scripting,
+    script,
+    script_method,
+)
 from fake_torch.jit._trace import TopLevelTracedModule, TracerWarning, is_tracing, trace
 
-__all__ = ["ScriptFunction", "ScriptModule", "TracerWarning", "is_scripting", "is_tracing",
-           "script", "trace"]
+__all__ = ["Final", "ScriptFunction", "ScriptModule", "TracerWarning", "export", "ignore",
+           "is_scripting", "is_tracing", "script", "script_method", "trace", "unused"]
 _ = TopLevelTracedModule  # torch.jit.TopLevelTracedModule: its constructor is torch's own

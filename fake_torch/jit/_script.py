@@ -68,9 +68,17 @@ def script(obj: Any, optimize: None = None, _frames_up: int = 0,
                               "torch.fx.symbolic_trace or torch.compile")
 
 
+def script_method(fn: Any) -> Any:
+    """Raises, as torch.jit.script does: a ScriptModule's script_method is compiled to
+    TorchScript's IR when its class is created."""
+    raise NotImplementedError("torch.jit.script_method is not emulated by fake_torch: "
+                              "TorchScript compiles Python source into its own IR; use "
+                              "torch.jit.trace, torch.fx.symbolic_trace or torch.compile")
+
+
 def is_scripting() -> bool:
     """False: nothing runs as TorchScript under fake_torch."""
     return False
 
 
-__all__ = ["ScriptFunction", "ScriptModule", "is_scripting", "script"]
+__all__ = ["ScriptFunction", "ScriptModule", "is_scripting", "script", "script_method"]

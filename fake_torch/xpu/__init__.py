@@ -3,7 +3,7 @@ build without XPU support does: no XPU is available, none is counted or initiali
 
 from __future__ import annotations
 
-__all__ = ["device_count", "is_available", "is_initialized"]
+__all__ = ["device_count", "empty_cache", "is_available", "is_initialized", "synchronize"]
 
 
 def is_available() -> bool:
@@ -19,6 +19,17 @@ def device_count() -> int:
 def is_initialized() -> bool:
     """Whether the XPU state has been initialized: never."""
     return False
+
+
+def synchronize(device: object = None) -> None:
+    """Wait for an XPU: there is none, so torch's lazy initialisation refuses, as in its build
+    without XPU support."""
+    raise AssertionError("Torch not compiled with XPU enabled")
+
+
+def empty_cache() -> None:
+    """Release the XPU caching allocator's unused memory: none was ever allocated (torch does
+    nothing either while the XPU is uninitialized)."""
 
 
 def _is_compiled() -> bool:
