@@ -28,10 +28,10 @@ the way; a Tensor name by `hasattr(fake_torch.Tensor, name)`), whether fake_torc
 (`refused`: the function, or a class's `__init__`/`__new__`, starts by raising
 NotImplementedError or calling a `refuse`/`unsupported` helper, or the attribute look-up itself
 raises NotImplementedError), and whether it is tested against real torch (`tested`: a test file
-under tests/ that compares with real torch, i.e. imports `oracles` or torch, references the path
-through fake_torch or torch; for a Tensor name an attribute access `.foo` there also counts,
-and for a Tensor name or a name directly in torch or torch.nn.functional the string "foo", as op
-lists are parametrized by name).
+under tests/ that compares with real torch, i.e. whose top-level code imports `oracles` or torch
+or calls pytest.importorskip("torch"), references the path through fake_torch or torch; for a
+Tensor name an attribute access `.foo` there also counts, and for a Tensor name or a name
+directly in torch or torch.nn.functional the string "foo", as op lists are parametrized by name).
 
 Only counts leave this module: names and numbers, never the code they were read from.
 """
@@ -311,16 +311,21 @@ def tested_names(tests: Path) -> TestedNames:
 
 
 def _compares_with_torch(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name in ("torch", "oracles")
-                                                for a in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and node.module in ("oracles", "torch"):
-            return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr == "importorskip" and node.args \
-                and isinstance(node.args[0], ast.Constant) and node.args[0].value == "torch":
-            return True
+    """Whether the module's own top-level code imports torch or `oracles`, or calls
+    `pytest.importorskip("torch")` (a function that does so, for one test, does not count)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import) and any(a.name in ("torch", "oracles")
+                                                    for a in node.names):
+                return True
+            if isinstance(node, ast.ImportFrom) and node.module in ("oracles", "torch"):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "importorskip" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and node.args[0].value == "torch":
+                return True
     return False
 
 

@@ -221,3 +221,18 @@ def test_a_baseline_scan_shows_figures_before_and_now_and_what_changed() -> None
     assert "| torch.* names | 1/3 (33.3%) | 3/3 (100.0%) |" in text
     assert "Now provided (1): `torch.ones`\n" in text and "No longer provided" not in text
     assert text.index("## Against the baseline") < text.index("## Missing")
+
+
+def test_a_file_that_imports_torch_only_inside_one_test_is_no_oracle_file(tmp_path: Path) -> None:
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
+        import pytest
+        import fake_torch as ft
+
+        def test_x():
+            pytest.importorskip("torch")
+            ft.softplus
+    """))
+    (tmp_path / "test_top.py").write_text("import pytest\ntorch = pytest.importorskip('torch')\n"
+                                          "import fake_torch as ft\nft.erf\n")
+    tested = cs.tested_names(tmp_path)
+    assert not tested.covers("torch.softplus") and tested.covers("torch.erf")
