@@ -517,52 +517,6 @@ def test_unfold_of_a_scalar_is_one_window() -> None:
     assert (tuple(ours.shape), ours.stride()) == (tuple(theirs.shape), theirs.stride())
 
 
-# --- torch.set_default_tensor_type (Meta's Llama reference code) --------------------------------
-
-@pytest.fixture
-def restore_defaults() -> Any:
-    yield
-    for T in (torch, ft):
-        T.set_default_dtype(T.float32)
-    ft.set_default_device(None)
-
-
-def test_set_default_tensor_type_sets_the_default_dtype_as_torch(restore_defaults: Any) -> None:
-    import warnings
-
-    for T in (torch, ft):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            T.set_default_tensor_type(T.DoubleTensor)
-            assert repr(T.get_default_dtype()) == "torch.float64"
-            assert repr(T.ones(1).dtype) == "torch.float64" and T.ones(1).device.type == "cpu"
-            T.set_default_tensor_type("torch.FloatTensor")
-            assert repr(T.get_default_dtype()) == "torch.float32"
-    for bad in (lambda T: T.LongTensor, lambda T: T.float64, lambda T: "torch.Foo",
-                lambda T: "torch.cuda.Foo", lambda T: 3):
-        assert_raises_like_torch(lambda T, bad=bad: T.set_default_tensor_type(bad(T)))
-
-
-def test_a_cuda_legacy_type_makes_cuda_the_default_device(restore_defaults: Any) -> None:
-    from fake_torch import _default_tensor_type
-
-    _default_tensor_type._warned.clear()
-    with pytest.warns(UserWarning, match=r"^torch.set_default_tensor_type\(\) is deprecated"):
-        ft.set_default_tensor_type(ft.cuda.HalfTensor)  # as llama's generation.py does
-    x = ft.empty(2, 3)
-    assert (str(x.device), repr(x.dtype)) == ("cuda:0", "torch.float16")
-    assert str(ft.get_default_device()) == "cuda:0"
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # once a process, as torch's TORCH_WARN_ONCE
-        ft.set_default_tensor_type(ft.FloatTensor)
-    assert (str(ft.empty(1).device), repr(ft.empty(1).dtype)) == ("cpu", "torch.float32")
-    ft.set_default_device("cuda")  # a device set the new way stays: torch's context wins
-    ft.set_default_tensor_type(ft.DoubleTensor)
-    assert (str(ft.empty(1).device), repr(ft.empty(1).dtype)) == ("cuda:0", "torch.float64")
-
-
 # --- torch.jit's markers, the refusals, dense tensors' sparse accessors, xpu, profiler ------------
 
 def test_jit_markers_mark_and_return_the_function_as_torch() -> None:
@@ -618,11 +572,6 @@ def test_script_method_and_cpp_extension_load_are_refused_by_name() -> None:
                                      lambda T: T.tensor(1.0).indices()])
 def test_sparse_accessors_of_a_dense_tensor_raise_as_torch(program: Callable[[Any], Any]) -> None:
     assert_raises_like_torch(program)
-
-
-def test_to_sparse_is_refused_by_name() -> None:
-    with pytest.raises(NotImplementedError, match=r"^torch\.Tensor\.to_sparse is not emulated"):
-        ft.ones(2).to_sparse()
 
 
 def test_xpu_answers_as_torchs_build_without_xpu() -> None:

@@ -1,6 +1,6 @@
 """The sparse-tensor accessors on the dense (strided) tensors fake_torch has: torch raises for
 them too, with these texts, so model code that probes a tensor's layout this way behaves the
-same. Making a sparse tensor (`to_sparse`) is not emulated: fake_torch has no sparse layouts."""
+same (fake_torch has no sparse layouts)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,3 @@ def indices(self: Tensor) -> Tensor:
 def values(self: Tensor) -> Tensor:
     """A sparse tensor's values; every fake_torch tensor is strided: torch's error."""
     raise RuntimeError("values expected sparse tensor layout but got Strided")
-
-
-@method(COMPOSITE, aten=())
-def to_sparse(self: Tensor, *args: object, **kwargs: object) -> Tensor:
-    """A sparse copy of the tensor: not emulated."""
-    raise NotImplementedError("torch.Tensor.to_sparse is not emulated by fake_torch: it has no "
-                              "sparse layouts (every tensor is strided)")
