@@ -6,6 +6,7 @@ from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointe
 from fake_torch import _buffers as _buffers  # torch.asarray, torch.frombuffer
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
 from fake_torch import _tensor_new as _tensor_new  # Tensor.new_empty, new_zeros, ...
+from fake_torch import _windows as _windows  # torch.hann_window, hamming_window
 from fake_torch import (
     accelerator,
     amp,

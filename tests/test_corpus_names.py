@@ -6,6 +6,7 @@ dtypes, launches as torch's dispatcher records them for cuda, in-place identity,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -595,3 +596,58 @@ def test_init_for_cuda_graphs_runs_an_empty_profile() -> None:
     finally:
         ft.profiler.profile.__enter__ = original  # type: ignore[method-assign]
     assert len(entered) == 1 and got == []
+
+
+# --- hann_window / hamming_window (whisper's log-mel front end) ----------------------------------
+
+WINDOWS: dict[str, Callable[[Any], Any]] = {
+    "hann_400": lambda T: T.hann_window(400),
+    "hann_symmetric": lambda T: T.hann_window(7, False),
+    "hann_float64": lambda T: T.hann_window(16, dtype=T.float64),
+    "hann_one": lambda T: T.hann_window(1),
+    "hann_empty": lambda T: T.hann_window(0),
+    "hamming": lambda T: T.hamming_window(10),
+    "hamming_coefficients": lambda T: T.hamming_window(6, False, 0.6, 0.3, dtype=T.float64),
+}
+
+
+@pytest.mark.parametrize("name", list(WINDOWS))
+def test_windows_match_torch(name: str) -> None:
+    theirs = WINDOWS[name](torch)
+    ours = WINDOWS[name](ft)
+    assert repr(ours.dtype) == repr(theirs.dtype) and tuple(ours.shape) == tuple(theirs.shape)
+    if ours.numel():  # (fake_torch's empty cpu tensors report 0 strides)
+        assert ours.stride() == theirs.stride()
+    tol = 1e-15 if repr(ours.dtype) == "torch.float64" else 1e-6
+    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_16_bit_window_reads_its_coefficients_unrounded_as_cudas_kernels(dtype: str) -> None:
+    # torch's CPU composite rounds the mul_ scalars to the 16-bit dtype (a C++ Scalar there is
+    # not the kernel's "original scalar"); CUDA's kernels read them unrounded in float32, as
+    # Python's own x.mul_(c) does on the CPU: that chain is the oracle
+    n, alpha, beta = 12, 0.54, 0.46
+    dt = getattr(torch, dtype)
+    theirs = torch.arange(n + 1, dtype=dt).mul_(math.pi * 2 / n).cos_().mul_(-beta) \
+        .add_(alpha)[:n]
+    ours = ft.hamming_window(n, dtype=getattr(ft, dtype), device="cuda")
+    np.testing.assert_array_equal(_host(ours), _host(theirs))
+
+
+def test_a_window_on_cuda_launches_atens_composite() -> None:
+    with launches() as got:
+        w = ft.hann_window(400, device="cuda")
+    assert got == ["arange", "mul_", "cos_", "mul_", "add_"] and w.is_cuda
+    with launches() as got:
+        ft.hann_window(1, device="cuda")
+        ft.hann_window(0, device="cuda")
+    assert got == ["ones"]
+
+
+@pytest.mark.parametrize("program", [lambda T: T.hann_window(4, dtype=T.int64),
+                                     lambda T: T.hann_window(-1),
+                                     lambda T: T.hann_window(5.0),
+                                     lambda T: T.hamming_window(-3)])
+def test_window_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
