@@ -236,3 +236,18 @@ def test_a_file_that_imports_torch_only_inside_one_test_is_no_oracle_file(tmp_pa
                                           "import fake_torch as ft\nft.erf\n")
     tested = cs.tested_names(tmp_path)
     assert not tested.covers("torch.softplus") and tested.covers("torch.erf")
+
+
+@pytest.mark.parametrize("stored", ["corpus_scan_before.json", "corpus_scan.json"])
+def test_the_stored_scans_hold_counts_only_most_used_first(stored: str) -> None:
+    import re
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "docs" / stored).read_text())
+    assert len(data["codebases"]) >= 28 and data["summary"]["codebases"] == len(data["codebases"])
+    names = data["names"]
+    assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", n["name"]) for n in names)  # no code
+    assert all(isinstance(n[k], int) and n[k] > 0 for n in names for k in ("sites", "codebases"))
+    order = [(-n["codebases"], -n["sites"], n["name"]) for n in names]
+    assert order == sorted(order)
+    torch_sites = sum(n["sites"] for n in names if n["kind"] == "torch" and n["in_torch"])
+    assert data["summary"]["torch_sites"] == torch_sites
