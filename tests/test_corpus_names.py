@@ -651,3 +651,79 @@ def test_a_window_on_cuda_launches_atens_composite() -> None:
                                      lambda T: T.hamming_window(-3)])
 def test_window_errors_match_torch(program: Callable[[Any], Any]) -> None:
     assert_raises_like_torch(program)
+
+
+# --- torch.distributions.Categorical (whisper's temperature sampling) ----------------------------
+
+def _categorical(T: Any, kind: str) -> Any:
+    logits = T.tensor([[1.0, 2.0, 3.0, -1.0], [0.5, 0.5, -1.0, 8.0]])
+    if kind == "logits":
+        return T.distributions.Categorical(logits=logits)
+    if kind == "probs":
+        return T.distributions.Categorical(probs=logits.abs())
+    return T.distributions.Categorical(probs=T.tensor([0.1, 0.0, 0.6, 0.3]))
+
+
+@pytest.mark.parametrize("kind", ["logits", "probs", "one_row"])
+def test_categorical_matches_torch(kind: str) -> None:
+    ours, theirs = _categorical(ft, kind), _categorical(torch, kind)
+    assert repr(ours) == repr(theirs)  # only the given parameter exists yet
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert type(ours.batch_shape).__name__ == "Size"
+    for name in ("probs", "logits", "mode", "mean", "variance", "param_shape"):
+        mine, real = getattr(ours, name), getattr(theirs, name)
+        if name == "param_shape":
+            assert tuple(mine) == tuple(real)
+            continue
+        assert repr(mine.dtype) == repr(real.dtype) and tuple(mine.shape) == tuple(real.shape)
+        np.testing.assert_allclose(_host(mine), _host(real), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(_host(ours.entropy()), _host(theirs.entropy()), rtol=1e-6)
+    value = [[2, 0], [3, 1]] if kind != "one_row" else [2, 3, 0]
+    np.testing.assert_allclose(_host(ours.log_prob(ft.tensor(value))),
+                               _host(theirs.log_prob(torch.tensor(value))), rtol=1e-6)
+    for expand in (True, False):
+        np.testing.assert_array_equal(ours.enumerate_support(expand).numpy(),
+                                      theirs.enumerate_support(expand).numpy())
+    assert repr(ours) == repr(theirs)  # now both parameters
+    wide_ours, wide_theirs = ours.expand((3, *ours.batch_shape)), \
+        theirs.expand((3, *theirs.batch_shape))
+    assert tuple(wide_ours.batch_shape) == tuple(wide_theirs.batch_shape)
+    assert repr(wide_ours) == repr(wide_theirs)
+
+
+def test_categorical_samples_are_multinomial_draws_with_replacement() -> None:
+    certain = ft.distributions.Categorical(probs=ft.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]],
+                                                           device="cuda"))
+    draws = certain.sample((4,))
+    assert tuple(draws.shape) == (4, 2) and repr(draws.dtype) == "torch.int64"
+    assert draws.cpu().tolist() == [[1, 2]] * 4
+    ft.manual_seed(0)
+    p = [0.2, 0.3, 0.5]
+    many = ft.distributions.Categorical(logits=ft.tensor(p, device="cuda").log()).sample((20000,))
+    freq = np.bincount(many.cpu().numpy(), minlength=3) / 20000
+    np.testing.assert_allclose(freq, p, atol=0.015)  # 3 sigma of a 20000-draw frequency
+
+
+def test_categorical_launches_what_its_ops_launch() -> None:
+    # the eager oracle: the ops torch's Categorical runs, written out
+    x = ft.tensor([[1.0, 2.0, 3.0], [0.0, 0.5, 4.0]], device="cuda")
+    with launches() as expected:
+        logits = x - x.logsumexp(dim=-1, keepdim=True)
+        bool(ft.distributions.constraints.real_vector.check(logits).all())  # validate_args
+        ft.multinomial(logits.softmax(-1).reshape(-1, 3), 5, True)
+    with launches() as got:
+        ft.distributions.Categorical(logits=x).sample((5,))
+    assert got == expected and got.count("multinomial") == 1
+
+
+@pytest.mark.parametrize("program", [
+    lambda T: T.distributions.Categorical(),
+    lambda T: T.distributions.Categorical(probs=T.ones(2), logits=T.ones(2)),
+    lambda T: T.distributions.Categorical(probs=T.tensor(1.0)),
+    lambda T: T.distributions.Categorical(logits=T.tensor(1.0)),
+    lambda T: T.distributions.Categorical(probs=T.tensor([0.5, -0.5, 1.0])),
+    lambda T: T.distributions.Categorical(logits=T.zeros(3)).log_prob(T.tensor([3])),
+    lambda T: T.distributions.Categorical(logits=T.zeros(2, 3)).log_prob(T.tensor([0, 1, 2])),
+])
+def test_categorical_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)

@@ -1,5 +1,6 @@
-"""torch.distributions, as far as vLLM and transformers use it: `constraints` (complete), the
-`Distribution` base class, `Normal` (sampling, log_prob, cdf, icdf, entropy), and the names
+"""torch.distributions, as far as vLLM, transformers and whisper use it: `constraints`
+(complete), the `Distribution` base class, `Normal` (sampling, log_prob, cdf, icdf, entropy),
+`Categorical` (sampling, log_prob, entropy, enumerate_support), and the names
 transformers imports at module level, whose construction raises NotImplementedError."""
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from fake_torch.distributions._refused import (
     Transform,
     TransformedDistribution,
 )
+from fake_torch.distributions.categorical import Categorical
 from fake_torch.distributions.distribution import Distribution
 from fake_torch.distributions.normal import Normal
 
 __all__ = [
-    "AffineTransform", "Distribution", "Independent", "NegativeBinomial", "Normal", "StudentT",
-    "Transform", "TransformedDistribution", "constraints",
+    "AffineTransform", "Categorical", "Distribution", "Independent", "NegativeBinomial",
+    "Normal", "StudentT", "Transform", "TransformedDistribution", "constraints",
 ]

@@ -5,6 +5,7 @@ torch."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -43,6 +44,9 @@ class Distribution:
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
+                if param not in self.__dict__ and isinstance(getattr(type(self), param, None),
+                                                             functools.cached_property):
+                    continue  # derived on first use (Categorical's other parameter), unchecked
                 value = getattr(self, param)
                 if not bool(constraint.check(value).all()):  # a host read, as torch's
                     raise ValueError(f"Expected parameter {param} ({type(value).__name__} of "
