@@ -716,14 +716,18 @@ def test_categorical_launches_what_its_ops_launch() -> None:
     assert got == expected and got.count("multinomial") == 1
 
 
+# validate_args given: real torch's first torch.compile turns validation off process-wide
+# (torch/_dynamo/eval_frame.py, TorchPatcher), and another test here compiles
 @pytest.mark.parametrize("program", [
     lambda T: T.distributions.Categorical(),
     lambda T: T.distributions.Categorical(probs=T.ones(2), logits=T.ones(2)),
     lambda T: T.distributions.Categorical(probs=T.tensor(1.0)),
     lambda T: T.distributions.Categorical(logits=T.tensor(1.0)),
-    lambda T: T.distributions.Categorical(probs=T.tensor([0.5, -0.5, 1.0])),
-    lambda T: T.distributions.Categorical(logits=T.zeros(3)).log_prob(T.tensor([3])),
-    lambda T: T.distributions.Categorical(logits=T.zeros(2, 3)).log_prob(T.tensor([0, 1, 2])),
+    lambda T: T.distributions.Categorical(probs=T.tensor([0.5, -0.5, 1.0]), validate_args=True),
+    lambda T: T.distributions.Categorical(logits=T.zeros(3), validate_args=True).log_prob(
+        T.tensor([3])),
+    lambda T: T.distributions.Categorical(logits=T.zeros(2, 3), validate_args=True).log_prob(
+        T.tensor([0, 1, 2])),
 ])
 def test_categorical_errors_match_torch(program: Callable[[Any], Any]) -> None:
     assert_raises_like_torch(program)
