@@ -731,3 +731,42 @@ def test_categorical_launches_what_its_ops_launch() -> None:
 ])
 def test_categorical_errors_match_torch(program: Callable[[Any], Any]) -> None:
     assert_raises_like_torch(program)
+
+
+# --- threshold (vLLM's activation layer) ---------------------------------------------------------
+
+THRESHOLD: dict[str, Callable[[Any, Any], Any]] = {
+    "F.threshold": lambda T, x: T.nn.functional.threshold(x, 1.0, 0.0),
+    "F.threshold_inplace": lambda T, x: T.nn.functional.threshold(x, 1, -5, True),
+    "F.threshold_": lambda T, x: T.nn.functional.threshold_(x, 0.5, 9),
+    "torch.threshold": lambda T, x: T.threshold(x, -0.0, 3.5),
+    "torch.threshold_": lambda T, x: T.threshold_(x, 4.0, 1),
+    "Threshold": lambda T, x: T.nn.Threshold(0.5, 20)(x),
+}
+THRESHOLD_INPLACE = {"F.threshold_inplace", "F.threshold_", "torch.threshold_"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "uint8"])
+@pytest.mark.parametrize("name", list(THRESHOLD))
+def test_threshold_matches_torch(name: str, dtype: str) -> None:
+    a = np.array([-1.0, 0.5, 1.0, 2.0, 4.0, 25.0, np.nan, -0.0, 0.0])
+    if dtype in ("int64", "uint8"):
+        a = np.array([0, 1, 2, 3, 4, 5, 250])
+    tx = torch.from_numpy(a).to(getattr(torch, dtype))
+    fx = ft.tensor(a, device="cuda").to(getattr(ft, dtype))
+    with torch_launches(cuda=True) as expected:
+        theirs = THRESHOLD[name](torch, tx)
+    with launches() as got:
+        ours = THRESHOLD[name](ft, fx)
+    assert repr(ours.dtype) == repr(theirs.dtype) and got == expected and len(got) == 1
+    np.testing.assert_array_equal(_host(ours), _host(theirs))
+    assert (ours is fx) == (name in THRESHOLD_INPLACE) == (theirs is tx)
+
+
+def test_threshold_refuses_bool_and_non_numbers_and_reprs_match() -> None:
+    assert_raises_like_torch(lambda T: T.nn.functional.threshold(T.tensor([True]), 0, 0))
+    assert_raises_like_torch(lambda T: T.nn.functional.threshold(T.ones(2), "1", 0))
+    assert_raises_like_torch(lambda T: T.nn.functional.threshold(  # 300 overflows uint8
+        T.tensor([1, 200], dtype=T.uint8), 100, 300))
+    for make in (lambda nn: nn.Threshold(0.1, 20), lambda nn: nn.Threshold(0.1, 20, True)):
+        assert repr(make(ft.nn)) == repr(make(torch.nn))

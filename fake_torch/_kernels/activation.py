@@ -1,6 +1,7 @@
 """The activations of torch's own namespace: torch.prelu (one `_prelu_kernel`), torch.rrelu
-and torch.rrelu_ (one `rrelu_with_noise` / `rrelu_with_noise_`), and the leaky-relu kernel
-they share with torch.nn.functional.leaky_relu (fake_torch/nn/_activations.py).
+and torch.rrelu_ (one `rrelu_with_noise` / `rrelu_with_noise_`), torch.threshold(_) (one
+`threshold` / `threshold_`), and the leaky-relu and threshold kernels they share with
+torch.nn.functional (fake_torch/nn/_activations.py).
 
 rrelu, training: each element x <= 0 becomes x * a with a ~ U(lower, upper) drawn from the
 generator (one draw: the Philox offset advances as for any small draw); eval: leaky_relu with
@@ -13,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import float16
+from fake_torch._dtype import bool_, float16
 from fake_torch._generator import Generator, generator_for
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
 from fake_torch._kernels._elementwise import is_number, not_implemented, pointwise, tensor_arg
-from fake_torch._kernels._strides import scalar_type_name
+from fake_torch._kernels._strides import checked_convert, scalar_type_name
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._opdef import POINTWISE, RANDOM, op
 from fake_torch._tensor import Tensor
@@ -38,6 +39,42 @@ def leaky(op: str, input: Any, negative_slope: float, inplace: bool) -> Tensor:
         raise not_implemented(kernel_name(x, "leaky_relu_cpu", "leaky_relu_cuda"), x.dtype)
     return pointwise(op, _leaky, [x], promo=x.dtype, result=x.dtype,
                      out=x if inplace else None, kw={"slope": float(negative_slope)})
+
+
+# --- threshold ---------------------------------------------------------------------------------
+
+def _threshold(x: np.ndarray, *, threshold: Any, value: Any) -> Any:
+    # torch's kernel: x <= threshold ? value : x (a NaN is kept: the comparison is false)
+    return np.where(x <= threshold, x.dtype.type(value), x)
+
+
+def threshold_op(op: str, input: Any, threshold: Any, value: Any, inplace: bool) -> Tensor:
+    """x where x > threshold, else value, in x's dtype (both scalars converted into it, as
+    torch's kernel converts them, overflow refused): ONE launch named `op`."""
+    x = tensor_arg(input, "threshold")
+    for name, number, position in (("threshold", threshold, 2), ("value", value, 3)):
+        if not is_number(number):
+            raise TypeError(f"threshold(): argument '{name}' (position {position}) must be "
+                            f"Number, not {type(number).__name__}")
+    if x.dtype is bool_:
+        raise not_implemented(kernel_name(x, "threshold_cpu", "threshold_cuda"), x.dtype)
+    limit, fill = (checked_convert(v, x.dtype) for v in (threshold, value))
+    if not x.dtype.is_floating_point:  # an integral dtype truncates them, as a C++ cast
+        limit, fill = int(limit), int(fill)
+    return pointwise(op, _threshold, [x], promo=x.dtype, result=x.dtype,
+                     out=x if inplace else None, kw={"threshold": limit, "value": fill})
+
+
+@op(POINTWISE, aten=("threshold",))
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """x where x > threshold, else value: one `threshold` launch."""
+    return threshold_op("threshold", input, threshold, value, False)
+
+
+@op(POINTWISE, aten=("threshold_",))
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """threshold in place: one `threshold_` launch."""
+    return threshold_op("threshold_", input, threshold, value, True)
 
 
 # --- prelu -------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from fake_torch.nn.modules import (
     Softmax,
     Softplus,
     Tanh,
+    Threshold,
 )
 from fake_torch.nn.parameter import Buffer, Parameter
 
@@ -102,6 +103,7 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "Threshold",
     "functional",
     "init",
     "modules",

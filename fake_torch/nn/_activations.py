@@ -1,8 +1,9 @@
 """torch.nn.functional's elementwise activations beyond relu/silu/gelu: hardswish, leaky_relu,
-hardtanh, relu6, mish, softplus, prelu and rrelu, each ONE launch named as torch's aten op (the
-in-place forms `hardswish_`, `leaky_relu_`, `hardtanh_`, `mish_`; relu6 is torch's hardtanh(0, 6),
-prelu launches `_prelu_kernel`, rrelu `rrelu_with_noise`). Floating math runs in float32 for
-float16/bfloat16 and rounds once on store, as torch's kernels do.
+hardtanh, relu6, mish, softplus, threshold, prelu and rrelu, each ONE launch named as torch's
+aten op (the in-place forms `hardswish_`, `leaky_relu_`, `hardtanh_`, `mish_`, `threshold_`;
+relu6 is torch's hardtanh(0, 6), prelu launches `_prelu_kernel`, rrelu `rrelu_with_noise`).
+Floating math runs in float32 for float16/bfloat16 and rounds once on store, as torch's kernels
+do.
 """
 
 from __future__ import annotations
@@ -89,6 +90,18 @@ def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     params = {"beta": _number(beta, "softplus", "beta", 2),
               "threshold": _number(threshold, "softplus", "threshold", 3)}
     return pointwise("softplus", _softplus, [x], promo=x.dtype, result=x.dtype, kw=params)
+
+
+@op(POINTWISE, namespace=_F, aten=("threshold", "threshold_"))
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value: one `threshold` launch (`threshold_` in place)."""
+    return _activation.threshold_op("threshold_" if inplace else "threshold", input, threshold,
+                                    value, inplace)
+
+
+@op(POINTWISE, namespace=_F, aten=("threshold_",))
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _activation.threshold_op("threshold_", input, threshold, value, True)
 
 
 @op(POINTWISE, namespace=_F, aten=("leaky_relu", "leaky_relu_"))

@@ -72,6 +72,8 @@ from fake_torch.nn._activations import relu6 as relu6
 from fake_torch.nn._activations import rrelu as rrelu
 from fake_torch.nn._activations import rrelu_ as rrelu_
 from fake_torch.nn._activations import softplus as softplus
+from fake_torch.nn._activations import threshold as threshold
+from fake_torch.nn._activations import threshold_ as threshold_
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
 from fake_torch.nn._losses import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,

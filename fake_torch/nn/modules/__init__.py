@@ -16,6 +16,7 @@ from fake_torch.nn.modules.activation import (
     Softmax,
     Softplus,
     Tanh,
+    Threshold,
 )
 from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from fake_torch.nn.modules.container import ModuleDict, ModuleList, Sequential
@@ -94,4 +95,5 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "Threshold",
 ]

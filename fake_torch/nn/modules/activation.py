@@ -1,5 +1,5 @@
 """Activation modules: ReLU, SiLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, Hardtanh, ReLU6,
-LeakyReLU, Hardswish, Mish, Softplus, PReLU, RReLU."""
+LeakyReLU, Hardswish, Mish, Softplus, Threshold, PReLU, RReLU."""
 
 from __future__ import annotations
 
@@ -193,6 +193,22 @@ class Softplus(Module):
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Threshold(Module):
+    """x where x > threshold, else value: one `threshold` launch (`threshold_` in place)."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace_suffix(self.inplace)}"
 
 
 class PReLU(Module):
