@@ -770,3 +770,10 @@ def test_threshold_refuses_bool_and_non_numbers_and_reprs_match() -> None:
         T.tensor([1, 200], dtype=T.uint8), 100, 300))
     for make in (lambda nn: nn.Threshold(0.1, 20), lambda nn: nn.Threshold(0.1, 20, True)):
         assert repr(make(ft.nn)) == repr(make(torch.nn))
+
+
+def test_jit_load_and_save_are_refused_by_name(tmp_path: Any) -> None:
+    with pytest.raises(NotImplementedError, match=r"^torch\.jit\.load is not emulated"):
+        ft.jit.load(str(tmp_path / "ViT-B-32.pt"), map_location="cpu")  # CLIP's jit=True path
+    with pytest.raises(NotImplementedError, match=r"^torch\.jit\.save is not emulated"):
+        ft.jit.save(ft.nn.Linear(2, 2), str(tmp_path / "m.pt"))

@@ -76,9 +76,24 @@ def script_method(fn: Any) -> Any:
                               "torch.jit.trace, torch.fx.symbolic_trace or torch.compile")
 
 
+def load(f: Any, map_location: Any = None, _extra_files: Any = None,
+         _restore_shapes: bool = False) -> Any:
+    """Raises: a TorchScript archive holds TorchScript IR (CLIP's jit=True checkpoints), which
+    fake_torch cannot run."""
+    raise NotImplementedError("torch.jit.load is not emulated by fake_torch: a TorchScript "
+                              "archive holds TorchScript IR, which it cannot run; load the "
+                              "eager model's state_dict instead")
+
+
+def save(m: Any, f: Any, _extra_files: Any = None) -> None:
+    """Raises: saving writes TorchScript IR, which fake_torch does not have."""
+    raise NotImplementedError(f"torch.jit.save {_NO_IR}")
+
+
 def is_scripting() -> bool:
     """False: nothing runs as TorchScript under fake_torch."""
     return False
 
 
-__all__ = ["ScriptFunction", "ScriptModule", "is_scripting", "script", "script_method"]
+__all__ = ["ScriptFunction", "ScriptModule", "is_scripting", "load", "save", "script",
+           "script_method"]
