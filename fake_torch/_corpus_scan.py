@@ -2,7 +2,7 @@
 `python -m fake_torch api --corpus DIR`. Each immediate subfolder of DIR is one codebase (its
 `.py` files, at any depth); docs/corpus.md lists the corpus this project measures itself on.
 
-Two kinds of use are counted, once per reference ("call site"):
+Three kinds of use are counted, once per reference ("call site"):
 
   torch names   a dotted path reached through an import of torch (`torch.nn.functional.silu`,
                 `F.silu` after `import torch.nn.functional as F`, `nn.Linear` after
@@ -21,6 +21,12 @@ Two kinds of use are counted, once per reference ("call site"):
                 the coverage figure and the missing list (they are listed apart).
                 The rule undercounts (a Tensor's `.norm()` in a codebase with a `self.norm`) more
                 than it overcounts (an ndarray's `.reshape`, a module's `.to`, `finfo(t).max`).
+  Module names  `self.foo` inside a class that subclasses torch.nn.Module (a torch path that is
+                a Module subclass in real torch, or a Module class of the same file), counted as
+                `Module.foo` when `foo` is an attribute of real torch.nn.Module's class (its
+                methods, private ones included: `self.register_buffer`,
+                `self._register_load_state_dict_pre_hook`) and the codebase does not define `foo`
+                itself (rule (3) above).
 
 For every name: call sites, codebases, whether real torch has it (`in_torch`), whether fake_torch
 provides it (the path resolved against fake_torch: each part by getattr, importing submodules on
@@ -41,6 +47,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import enum
+import functools
 import importlib
 import inspect
 import json
@@ -48,7 +55,7 @@ import pathlib
 import textwrap
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
@@ -124,11 +131,42 @@ def _class_body_names(item: ast.stmt) -> list[str]:
     return []
 
 
-def count_tensor_names(source: str, tensor_names: frozenset[str],
-                       own: set[str]) -> Counter[str]:
-    """`Tensor.foo` per attribute access the module docstring's rule counts as a Tensor's."""
+def count_module_names(source: str, module_names: frozenset[str], own: set[str],
+                       is_module: Callable[[str], bool]) -> Counter[str]:
+    """`Module.foo` per `self.foo` in the methods of an nn.Module subclass (module docstring);
+    `is_module(path)` says whether a torch path names an nn.Module subclass."""
     tree = ast.parse(source)
-    imported: set[str] = set()  # every name an import binds, torch's or not
+    _, torch_aliases = _imports(tree)
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    modules: set[str] = set()
+    grew = True
+    while grew:  # a Module class of this file makes its subclasses Modules too
+        grew = False
+        for cls in classes:
+            if cls.name not in modules and any(
+                    (isinstance(b, ast.Name) and b.id in modules)
+                    or ((path := _dotted(b, torch_aliases)) is not None and is_module(path))
+                    for b in cls.bases):
+                modules.add(cls.name)
+                grew = True
+    counts: Counter[str] = Counter()
+    for cls in classes:
+        if cls.name not in modules:
+            continue
+        for item in cls.body:
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(item):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id == "self" and node.attr in module_names \
+                        and node.attr not in own:
+                    counts[f"Module.{node.attr}"] += 1
+    return counts
+
+
+def _imports(tree: ast.Module) -> tuple[set[str], dict[str, str]]:
+    """The names imports bind (torch's or not), and the torch aliases among them."""
+    imported: set[str] = set()
     torch_aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -143,6 +181,14 @@ def count_tensor_names(source: str, tensor_names: frozenset[str],
                     and (node.module == "torch" or node.module.startswith("torch.")):
                 for alias in node.names:
                     torch_aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return imported, torch_aliases
+
+
+def count_tensor_names(source: str, tensor_names: frozenset[str],
+                       own: set[str]) -> Counter[str]:
+    """`Tensor.foo` per attribute access the module docstring's rule counts as a Tensor's."""
+    tree = ast.parse(source)
+    imported, torch_aliases = _imports(tree)
     counts: Counter[str] = Counter()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or node.attr not in tensor_names \
@@ -168,8 +214,12 @@ class Tally:
     unparsed: list[str]  # "codebase/path" of files Python could not parse
 
 
-def tally(corpus: Mapping[str, Mapping[str, str]], tensor_names: frozenset[str]) -> Tally:
-    """Count a corpus given as {codebase: {relative path: source}}."""
+def tally(corpus: Mapping[str, Mapping[str, str]], tensor_names: frozenset[str],
+          module_names: frozenset[str] = frozenset(),
+          is_module: Callable[[str], bool] = lambda path: False) -> Tally:
+    """Count a corpus given as {codebase: {relative path: source}}: `tensor_names` and
+    `module_names` are real torch.Tensor's and torch.nn.Module's attributes, `is_module` says
+    whether a torch path is an nn.Module subclass."""
     result = Tally(sorted(corpus), Counter(), {}, [])
     for codebase in result.codebases:
         files = corpus[codebase]
@@ -184,7 +234,8 @@ def tally(corpus: Mapping[str, Mapping[str, str]], tensor_names: frozenset[str])
         own = own_attribute_names(parsed.values())
         for source in parsed.values():
             for counts in (count_torch_names(source),
-                           count_tensor_names(source, tensor_names, own)):
+                           count_tensor_names(source, tensor_names, own),
+                           count_module_names(source, module_names, own, is_module)):
                 result.sites.update(counts)
                 for name in counts:
                     result.users.setdefault(name, set()).add(codebase)
@@ -205,12 +256,15 @@ def read_corpus(root: Path) -> dict[str, dict[str, str]]:
 # ---- resolving -----------------------------------------------------------------------------
 
 def resolve(path: str, root: str) -> object:
-    """The object `path` (`torch.nn.functional.silu`, `Tensor.view`) names under the package
+    """The object `path` (`torch.nn.functional.silu`, `Tensor.view`, `Module.to`) names under the
+    package
     `root` ("torch" or "fake_torch"): each part by getattr, else as a submodule; _MISSING when
     absent. A look-up that raises NotImplementedError returns that exception (refused)."""
     parts = path.split(".")
     if parts[0] == "Tensor":
         parts = ["torch", *parts]
+    elif parts[0] == "Module":
+        parts = ["torch", "nn", *parts]
     obj: object = importlib.import_module(root)
     for part in parts[1:]:
         try:
@@ -339,6 +393,18 @@ def real_tensor_names() -> frozenset[str]:
     return frozenset(n for n in dir(torch.Tensor) if not n.startswith("_"))
 
 
+def real_module_names() -> frozenset[str]:
+    """The attributes of real torch.nn.Module's class, private ones too (not dunders)."""
+    module = importlib.import_module("torch.nn").Module
+    return frozenset(n for n in dir(module) if not n.startswith("__"))
+
+
+def is_real_module(path: str) -> bool:
+    """Whether the torch path names a subclass of real torch.nn.Module."""
+    obj = resolve(path, "torch")
+    return inspect.isclass(obj) and issubclass(obj, importlib.import_module("torch.nn").Module)
+
+
 def measure(counted: Tally, tested: TestedNames) -> list[NameUse]:
     """Every counted name, resolved; most used first (codebases, then call sites, then name)."""
     uses = []
@@ -347,7 +413,8 @@ def measure(counted: Tally, tested: TestedNames) -> list[NameUse]:
         uses.append(NameUse(
             name=name,
             kind="tensor?" if name.startswith("Tensor.") and name[7:] in _AMBIGUOUS
-            else "tensor" if name.startswith("Tensor.") else "torch",
+            else "tensor" if name.startswith("Tensor.")
+            else "module" if name.startswith("Module.") else "torch",
             sites=sites, codebases=len(counted.users[name]),
             in_torch=resolve(name, "torch") is not _MISSING,
             provided=ours is not _MISSING, refused=ours is not _MISSING and refuses(ours),
@@ -361,6 +428,10 @@ def coverage(uses: list[NameUse], kinds: tuple[str, ...]) -> tuple[int, int]:
     return sum(u.sites for u in counted if u.provided), sum(u.sites for u in counted)
 
 
+_ROWS = (("torch.* names", "torch_sites"), ("Tensor attributes", "tensor_sites"),
+         ("nn.Module attributes (self.*)", "module_sites"), ("all", "sites"))
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
@@ -369,11 +440,14 @@ def summary(counted: Tally, uses: list[NameUse], min_codebases: int = 3) -> dict
     """The headline figures, as numbers (the JSON's "summary")."""
     torch_ok, torch_all = coverage(uses, ("torch",))
     tensor_ok, tensor_all = coverage(uses, ("tensor",))
+    module_ok, module_all = coverage(uses, ("module",))
     gaps = missing(uses, min_codebases)
     return {"codebases": len(counted.codebases), "names": len(uses),
             "torch_sites": torch_all, "torch_sites_resolved": torch_ok,
             "tensor_sites": tensor_all, "tensor_sites_resolved": tensor_ok,
-            "sites": torch_all + tensor_all, "sites_resolved": torch_ok + tensor_ok,
+            "module_sites": module_all, "module_sites_resolved": module_ok,
+            "sites": torch_all + tensor_all + module_all,
+            "sites_resolved": torch_ok + tensor_ok + module_ok,
             f"missing_used_by_{min_codebases}": len(gaps),
             "refused": sum(u.refused for u in uses),
             "not_in_torch": sum(not u.in_torch for u in uses),
@@ -381,7 +455,7 @@ def summary(counted: Tally, uses: list[NameUse], min_codebases: int = 3) -> dict
 
 
 def missing(uses: list[NameUse], min_codebases: int = 3,
-            kinds: tuple[str, ...] = ("torch", "tensor")) -> list[NameUse]:
+            kinds: tuple[str, ...] = ("torch", "tensor", "module")) -> list[NameUse]:
     """Names of `kinds` real torch has and fake_torch lacks, used by at least `min_codebases`
     codebases, most used first."""
     return [u for u in uses if u.kind in kinds and u.in_torch and not u.provided
@@ -402,8 +476,7 @@ def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3,
     lines = [f"# Corpus scan: {s['codebases']} codebases, {s['names']} names", "",
              "| call sites of | resolved in fake_torch | all | coverage |",
              "|---|---:|---:|---:|"]
-    for label, key in (("torch.* names", "torch_sites"), ("Tensor attributes", "tensor_sites"),
-                       ("both", "sites")):
+    for label, key in _ROWS:
         ok, total = s[f"{key}_resolved"], s[key]
         assert isinstance(ok, int) and isinstance(total, int)
         lines.append(f"| {label} | {ok} | {total} | {_percent(ok, total)} |")
@@ -450,8 +523,9 @@ def render_comparison(baseline: Mapping[str, object], counted: Tally,
     assert isinstance(before_summary, dict) and isinstance(before_names, list)
     now = summary(counted, uses)
     lines = ["## Against the baseline", "", "| call sites of | before | now |", "|---|---:|---:|"]
-    for label, key in (("torch.* names", "torch_sites"), ("Tensor attributes", "tensor_sites"),
-                       ("both", "sites")):
+    for label, key in _ROWS:
+        if key not in before_summary:  # a kind the earlier scan did not count
+            continue
         then_ok, then_all = before_summary[f"{key}_resolved"], before_summary[key]
         now_ok, now_all = now[f"{key}_resolved"], now[key]
         assert isinstance(now_ok, int) and isinstance(now_all, int)
@@ -477,7 +551,8 @@ def render_comparison(baseline: Mapping[str, object], counted: Tally,
 
 def scan(corpus: Path, tests: Path | None) -> tuple[Tally, list[NameUse]]:
     """Read, count and resolve a corpus folder (ImportError without real torch)."""
-    counted = tally(read_corpus(corpus), real_tensor_names())
+    counted = tally(read_corpus(corpus), real_tensor_names(), real_module_names(),
+                    functools.lru_cache(maxsize=None)(is_real_module))
     tested = tested_names(tests) if tests is not None and tests.is_dir() \
         else TestedNames(set(), set(), set())
     return counted, measure(counted, tested)

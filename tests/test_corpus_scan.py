@@ -251,3 +251,40 @@ def test_the_stored_scans_hold_counts_only_most_used_first(stored: str) -> None:
     assert order == sorted(order)
     torch_sites = sum(n["sites"] for n in names if n["kind"] == "torch" and n["in_torch"])
     assert data["summary"]["torch_sites"] == torch_sites
+
+
+def test_module_attributes_count_self_in_module_subclasses_only() -> None:
+    source = textwrap.dedent("""
+        import torch.nn as nn
+        from torch.nn import Linear
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", None)          # Module.register_buffer
+                self._register_load_state_dict_pre_hook(self.fix)
+
+            def fix(self, *args):                        # the codebase's own method
+                pass
+
+        class Block(Base):                               # a Module through Base
+            def forward(self, x):
+                return self.fix(x), self.apply(print), self.cuda
+
+        class MyLinear(Linear):                          # a Module through torch's Linear
+            def go(self):
+                return self.parameters()
+
+        class NotAModule:
+            def go(self):
+                return self.register_buffer, self.apply
+    """)
+    names = frozenset({"register_buffer", "_register_load_state_dict_pre_hook", "apply",
+                       "parameters", "cuda", "fix"})
+    modules = {"torch.nn.Module", "torch.nn.Linear"}
+    own = cs.own_attribute_names([source])
+    counts = cs.count_module_names(source, names, own, modules.__contains__)
+    assert counts == {"Module.register_buffer": 1, "Module._register_load_state_dict_pre_hook": 1,
+                      "Module.apply": 1, "Module.cuda": 1, "Module.parameters": 1}
+    assert cs.resolve("Module.register_buffer", "fake_torch") is \
+        fake_torch.nn.Module.register_buffer
