@@ -26,11 +26,13 @@ Three kinds of use are counted, once per reference ("call site"):
                 `Module.foo` when `foo` is an attribute of real torch.nn.Module's class (its
                 methods, private ones included: `self.register_buffer`,
                 `self._register_load_state_dict_pre_hook`) and the codebase does not define `foo`
-                itself (rule (3) above).
+                itself (rule (3) above). Classes whose Module base lives in another file
+                (transformers' PreTrainedModel) are not seen: this kind undercounts most.
 
 For every name: call sites, codebases, whether real torch has it (`in_torch`), whether fake_torch
 provides it (the path resolved against fake_torch: each part by getattr, importing submodules on
-the way; a Tensor name by `hasattr(fake_torch.Tensor, name)`), whether fake_torch refuses it
+the way; `Tensor.foo` and `Module.foo` as attributes of fake_torch.Tensor and
+fake_torch.nn.Module), whether fake_torch refuses it
 (`refused`: the function, or a class's `__init__`/`__new__`, starts by raising
 NotImplementedError or calling a `refuse`/`unsupported` helper, or the attribute look-up itself
 raises NotImplementedError), and whether it is tested against real torch (`tested`: a test file
@@ -73,7 +75,8 @@ _MISSING = object()
 @dataclass(frozen=True)
 class NameUse:
     """One name the corpus uses: `torch.nn.functional.silu` (kind "torch"), `Tensor.view`
-    ("tensor"), `Tensor.split` ("tensor?": a builtin type has the attribute too)."""
+    ("tensor"), `Tensor.split` ("tensor?": a builtin type has the attribute too),
+    `Module.register_buffer` ("module")."""
 
     name: str
     kind: str
