@@ -215,6 +215,7 @@ class Tally:
     sites: Counter[str]
     users: dict[str, set[str]]
     unparsed: list[str]  # "codebase/path" of files Python could not parse
+    by_codebase: dict[str, Counter[str]] = dataclasses.field(default_factory=dict)
 
 
 def tally(corpus: Mapping[str, Mapping[str, str]], tensor_names: frozenset[str],
@@ -240,6 +241,7 @@ def tally(corpus: Mapping[str, Mapping[str, str]], tensor_names: frozenset[str],
                            count_tensor_names(source, tensor_names, own),
                            count_module_names(source, module_names, own, is_module)):
                 result.sites.update(counts)
+                result.by_codebase.setdefault(codebase, Counter()).update(counts)
                 for name in counts:
                     result.users.setdefault(name, set()).add(codebase)
     return result
@@ -500,6 +502,13 @@ def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3,
     lines += ["", f"## Refused: provided, raising NotImplementedError ({len(refused)})", "",
               "| name | call sites | codebases |", "|---|---:|---:|"]
     lines += [f"| `{u.name}` | {u.sites} | {u.codebases} |" for u in refused]
+    lines += ["", "## By codebase", "", "| codebase | call sites | resolved | missing names |",
+              "|---|---:|---:|---|"]
+    for codebase, row in by_codebase(counted, uses).items():
+        sites, ok, lacking = row["sites"], row["sites_resolved"], row["missing"]
+        assert isinstance(sites, int) and isinstance(ok, int) and isinstance(lacking, list)
+        lines.append(f"| {codebase} | {sites} | {_percent(ok, sites)} | "
+                     + (", ".join(f"`{n}`" for n in lacking) or "none") + " |")
     lines += ["", "## Every name", "", "| name | kind | call sites | codebases | status |",
               "|---|---|---:|---:|---|"]
     lines += [f"| `{u.name}` | {u.kind} | {u.sites} | {u.codebases} | {_flags(u)} |"
@@ -510,10 +519,29 @@ def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3,
     return "\n".join(lines) + "\n"
 
 
+def by_codebase(counted: Tally, uses: list[NameUse]) -> dict[str, dict[str, object]]:
+    """Per codebase: its call sites (of names real torch has, ambiguous ones left out), how
+    many resolve in fake_torch, and the names it uses that fake_torch lacks, most used first."""
+    known = {u.name: u for u in uses}
+    out: dict[str, dict[str, object]] = {}
+    for codebase in counted.codebases:
+        counts = counted.by_codebase.get(codebase, Counter())
+        counted_names = [n for n in counts if known[n].in_torch and known[n].kind != "tensor?"]
+        lacking = sorted((n for n in counted_names if not known[n].provided),
+                         key=lambda n: (-counts[n], n))
+        out[codebase] = {"sites": sum(counts[n] for n in counted_names),
+                         "sites_resolved": sum(counts[n] for n in counted_names
+                                               if known[n].provided),
+                         "missing": lacking}
+    return out
+
+
 def to_json(counted: Tally, uses: list[NameUse], min_codebases: int = 3) -> str:
-    """The scan as JSON: the codebases, the summary and every name's counts and flags."""
+    """The scan as JSON: the codebases, the summary, per codebase what it lacks, and every
+    name's counts and flags."""
     return json.dumps({"codebases": counted.codebases,
                        "summary": summary(counted, uses, min_codebases),
+                       "by_codebase": by_codebase(counted, uses),
                        "names": [asdict(u) for u in uses]}, indent=1) + "\n"
 
 

@@ -175,6 +175,11 @@ def test_measure_orders_most_used_first_and_computes_coverage() -> None:
     assert [u.name for u in cs.missing(uses)] == \
         ([] if softplus_provided else ["torch.nn.functional.softplus"])
     assert cs.missing(uses, 1, ("tensor?",)) == []  # fake_torch has split
+    rows = cs.by_codebase(counted, uses)
+    assert list(rows) == ["a", "b", "c"]
+    assert rows["a"] == {"sites": 4, "sites_resolved": 3 + softplus_provided,
+                         "missing": [] if softplus_provided else
+                         ["torch.nn.functional.softplus"]}  # no_such_thing and split left out
     again = cs.measure(cs.tally(dict(reversed(corpus.items())), cs.real_tensor_names()),
                        cs.TestedNames({"torch.zeros"}, set(), set()))
     assert again == uses  # deterministic, whatever order the codebases come in
