@@ -777,3 +777,61 @@ def test_jit_load_and_save_are_refused_by_name(tmp_path: Any) -> None:
         ft.jit.load(str(tmp_path / "ViT-B-32.pt"), map_location="cpu")  # CLIP's jit=True path
     with pytest.raises(NotImplementedError, match=r"^torch\.jit\.save is not emulated"):
         ft.jit.save(ft.nn.Linear(2, 2), str(tmp_path / "m.pt"))
+
+
+# --- F.unfold / nn.Unfold (im2col; mistral-inference's vision encoder) --------------------------
+
+UNFOLD_PROGRAMS: dict[str, Callable[[Any, Any], Any]] = {
+    "plain": lambda T, x: T.nn.functional.unfold(x, 2),
+    "all_options": lambda T, x: T.nn.functional.unfold(x, (2, 3), dilation=(1, 2), padding=1,
+                                                       stride=(2, 1)),
+    "mistral_grid": lambda T, x: T.nn.functional.unfold(x, kernel_size=2, stride=2),
+    "unbatched": lambda T, x: T.nn.functional.unfold(x[0], 3, padding=(0, 1)),
+    "strided_input": lambda T, x: T.nn.functional.unfold(x.transpose(2, 3), 2),
+    "module": lambda T, x: T.nn.Unfold((3, 2), stride=(1, 2))(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool"])
+@pytest.mark.parametrize("name", list(UNFOLD_PROGRAMS))
+def test_functional_unfold_matches_torch(name: str, dtype: str) -> None:
+    a = np.arange(2 * 3 * 5 * 6, dtype=np.float64).reshape(2, 3, 5, 6) % 7
+    tx = torch.from_numpy(a).to(getattr(torch, dtype))
+    fx = ft.tensor(a, device="cuda").to(getattr(ft, dtype))
+    theirs, ours = UNFOLD_PROGRAMS[name](torch, tx), UNFOLD_PROGRAMS[name](ft, fx)
+    assert repr(ours.dtype) == repr(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(_host(ours), _host(theirs))
+
+
+def test_unfold_launches_one_im2col_per_image_as_cudas_kernel() -> None:
+    x = ft.ones(3, 2, 4, 4, device="cuda")
+    with launches() as got:
+        F.unfold(x, 2)
+    assert got == ["im2col"] * 3  # Im2Col.cu loops over the batch
+    with launches() as got:
+        F.unfold(x.transpose(2, 3), 2)
+    assert got == ["clone"] + ["im2col"] * 3  # its .contiguous() first
+    with launches() as got:
+        F.unfold(ft.ones(0, 2, 4, 4, device="cuda"), 2)
+    assert got == []
+
+
+@pytest.mark.parametrize("program", [
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4), 0),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4), 2, dilation=0),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4), 2, padding=-1),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4), 2, stride=0),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4), 5),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 1, 4, 4), 2),
+    lambda T: T.nn.functional.unfold(T.ones(2, 0, 4, 4), 2),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4), (2, 2, 2)),
+    lambda T: T.nn.functional.unfold(T.ones(1, 1, 4, 4, dtype=T.int64), 2),
+])
+def test_functional_unfold_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
+
+
+def test_unfold_module_repr_matches_torch() -> None:
+    for make in (lambda nn: nn.Unfold(2), lambda nn: nn.Unfold((2, 3), 2, 1, 3)):
+        assert repr(make(ft.nn)) == repr(make(torch.nn))

@@ -50,6 +50,7 @@ from fake_torch.nn.modules import (
     Softplus,
     Tanh,
     Threshold,
+    Unfold,
 )
 from fake_torch.nn.parameter import Buffer, Parameter
 
@@ -104,6 +105,7 @@ __all__ = [
     "Softplus",
     "Tanh",
     "Threshold",
+    "Unfold",
     "functional",
     "init",
     "modules",

@@ -87,6 +87,7 @@ from fake_torch.nn._losses import smooth_l1_loss as smooth_l1_loss
 from fake_torch.nn._names import typename
 from fake_torch.nn._one_hot import one_hot as one_hot
 from fake_torch.nn._pad import pad as pad
+from fake_torch.nn._unfold import unfold as unfold
 
 # --- linear and embedding ---------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from fake_torch.nn.modules.container import ModuleDict, ModuleList, Sequential
 from fake_torch.nn.modules.conv import Conv1d, Conv2d
 from fake_torch.nn.modules.dropout import Dropout
+from fake_torch.nn.modules.fold import Unfold
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
     BCEWithLogitsLoss,
@@ -96,4 +97,5 @@ __all__ = [
     "Softplus",
     "Tanh",
     "Threshold",
+    "Unfold",
 ]
