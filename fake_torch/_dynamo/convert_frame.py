@@ -31,7 +31,7 @@ from __future__ import annotations
 import dis
 import logging
 import weakref
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from types import CodeType, FunctionType
 from typing import Any
 
@@ -46,6 +46,7 @@ from fake_torch._dynamo.guards import (
     TensorGuard,
     flatten,
     global_guards,
+    is_constant,
     leaf_guard,
     module_guard,
     module_tensors,
@@ -60,9 +61,9 @@ from fake_torch._dynamo.output_graph import (
     SegmentCompiler,
     reset_frame_ids,
 )
+from fake_torch._dynamo.reconstruct import build, output_values, template
 from fake_torch._dynamo.segments import SegmentEntry, Spec
 from fake_torch._dynamo.state import is_tracing
-from fake_torch._dynamo.sym_number import SymNumber
 from fake_torch._dynamo.trace import Segment, Source, Tracer
 from fake_torch._dynamo.utils import counters, timed
 from fake_torch._tensor import Tensor
@@ -170,7 +171,7 @@ class DirectEntry:
         inputs = [_source_value(s, leaves) for s in self.plan]
         compiled = self.segment.compiled
         outs = compiled(*inputs) if compiled is not None else ()
-        return _build(self.template, outs, leaves)
+        return build(self.template, outs, lambda source: _source_value(source, leaves))
 
 
 def _source_value(source: Source, leaves: list[Leaf]) -> Any:
@@ -178,35 +179,6 @@ def _source_value(source: Source, leaves: list[Leaf]) -> Any:
         return source.obj
     value = leaves[source.leaf].value
     return resolve_attr(value, source.attr) if source.attr else value
-
-
-def _template(value: Any, outs: dict[int, int], sources: dict[int, Source]) -> Any:
-    if isinstance(value, (Tensor, SymNumber)):
-        if id(value) in outs:
-            return ("out", outs[id(value)])
-        if id(value) in sources:
-            return ("source", sources[id(value)])
-        return ("const", value)
-    if type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        return ("seq", type(value), [_template(v, outs, sources) for v in value])
-    if type(value) is dict:
-        return ("dict", {k: _template(v, outs, sources) for k, v in value.items()})
-    return ("const", value)
-
-
-def _build(template: Any, outs: Any, leaves: list[Leaf]) -> Any:
-    kind = template[0]
-    if kind == "out":
-        return outs[template[1]]
-    if kind == "source":
-        return _source_value(template[1], leaves)
-    if kind == "seq":
-        items = [_build(t, outs, leaves) for t in template[2]]
-        cls = template[1]
-        return cls(*items) if hasattr(cls, "_fields") else cls(items)
-    if kind == "dict":
-        return {k: _build(t, outs, leaves) for k, t in template[1].items()}
-    return template[1]
 
 
 def _module_state(modules: list[Module]) -> list[tuple[tuple[str, int], ...]]:
@@ -227,29 +199,6 @@ def _writes_globals(code: CodeType | None) -> bool:
     if any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for i in dis.get_instructions(code)):
         return True
     return any(isinstance(c, CodeType) and _writes_globals(c) for c in code.co_consts)
-
-
-def _tensors(value: Any) -> Iterator[Tensor]:
-    if isinstance(value, Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors(v)
-
-
-def _tensor_ids(value: Any, found: set[int]) -> set[int]:
-    if isinstance(value, (Tensor, SymNumber)):
-        found.add(id(value))
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _tensor_ids(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _tensor_ids(v, found)
-    return found
 
 
 def _sources(leaves: list[Leaf]) -> dict[int, Source]:
@@ -407,10 +356,10 @@ class CompiledFrame:
                                              final.result, final.holders)
         expect = tracer.expect
         leaf_ids = {id(leaf.value): i for i, leaf in enumerate(tracer.leaves)}
-        returned = _tensor_ids(result, set())
+        returned = {id(v) for v in output_values(result)}
         made = {id(h) for h, _ in holders}
-        for t in _tensors(result):
-            if id(t) not in made and tracer.mode.is_meta(t):
+        for t in output_values(result):
+            if isinstance(t, Tensor) and id(t) not in made and tracer.mode.is_meta(t):
                 raise InternalTorchDynamoError(
                     "fake_torch.compile: the function returned a tensor made by a call the "
                     "tracer does not hook (its values were never computed). Please report it.")
@@ -431,8 +380,10 @@ class CompiledFrame:
                                            for i, leaf in enumerate(leaves)],
                              global_guards(self.code, self.globals, self.closure))
         outs = {id(h): i for i, (h, _) in enumerate(holders)}
-        template = _template(result, outs, tracer.input_sources)
-        direct = DirectEntry(guards, entry, list(seg.sources), template)
+        given = {id(leaf.value): Source(leaf.name, leaf=i) for i, leaf in enumerate(leaves)
+                 if not is_constant(leaf.value)}  # an argument object returned: the new one
+        shape = template(result, outs, {**given, **tracer.input_sources})
+        direct = DirectEntry(guards, entry, list(seg.sources), shape)
         direct.tables[guards.dynamic_key(leaves)] = spec
         self.entries.append(direct)
 

@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from fake_torch._dynamo import reconstruct
 from fake_torch._dynamo.convert_frame import CompiledFrame, DirectEntry, _source_value
 from fake_torch._dynamo.eval_frame import _options, optimize_callable
 from fake_torch._dynamo.exc import UserError, UserErrorType
@@ -204,18 +205,10 @@ def _walk_template(template: Any, value: Any, by_id: dict[int, Any],
                    returned: dict[int, Source]) -> None:
     """Match a direct entry's return template to the returned value: id -> output index
     (an int) or the Source of a returned input."""
-    kind = template[0]
-    if kind == "out":
-        by_id[id(value)] = template[1]
-    elif kind == "source":
-        by_id[id(value)] = template[1]
-        returned[id(value)] = template[1]
-    elif kind == "seq":
-        for t, v in zip(template[2], value, strict=True):
-            _walk_template(t, v, by_id, returned)
-    elif kind == "dict":
-        for k, t in template[1].items():
-            _walk_template(t, value[k], by_id, returned)
+    for (kind, found), v in reconstruct.leaves(template, value):
+        by_id[id(v)] = found
+        if kind == "source":
+            returned[id(v)] = found
 
 
 def _shape_check(metas: list[tuple[int, tuple[int, ...]]]) -> Callable[..., None]:

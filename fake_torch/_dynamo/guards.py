@@ -221,12 +221,17 @@ class ModuleGuard:
 LeafGuard = TensorGuard | ValueGuard | IdGuard | ModuleGuard
 
 
+def is_constant(v: Any) -> bool:
+    """A value guarded by equality (a number, string, None, dtype, device)."""
+    return isinstance(v, _SIMPLE) or isinstance(v, (dtype, device))
+
+
 def leaf_guard(leaf: Leaf, dims: frozenset[int], dynamic_scalar: bool) -> LeafGuard:
     """The guard of a tensor, simple value or other object (a module's: `module_guard`)."""
     v = leaf.value
     if isinstance(v, Tensor):
         return TensorGuard.of(leaf.name, v, dims)
-    if isinstance(v, _SIMPLE) or isinstance(v, (dtype, device)):
+    if is_constant(v):
         scalar = isinstance(v, (int, float)) and not isinstance(v, bool)
         return ValueGuard(leaf.name, v, dynamic_scalar and scalar)
     return IdGuard(leaf.name, v)
