@@ -41,8 +41,8 @@ from fake_torch._dynamo.decorators import current_stance
 from fake_torch._dynamo.exc import FailOnRecompileLimitHit, InternalTorchDynamoError
 from fake_torch._dynamo.guards import (
     FrameGuards,
+    Guard,
     Leaf,
-    LeafGuard,
     TensorGuard,
     flatten,
     global_guards,
@@ -54,6 +54,14 @@ from fake_torch._dynamo.guards import (
     resolve_attr,
 )
 from fake_torch._dynamo.mutation_guard import GenerationTracker
+from fake_torch._dynamo.object_guards import (
+    ObjectGuard,
+    is_user_object,
+    object_entries,
+    object_state,
+    path_name,
+    resolve_path,
+)
 from fake_torch._dynamo.output_graph import (
     LIMIT_WARNING,
     CompileOptions,
@@ -178,6 +186,8 @@ def _source_value(source: Source, leaves: list[Leaf]) -> Any:
     if source.leaf < 0:
         return source.obj
     value = leaves[source.leaf].value
+    if source.path:
+        return resolve_path(value, source.path)
     return resolve_attr(value, source.attr) if source.attr else value
 
 
@@ -201,9 +211,10 @@ def _writes_globals(code: CodeType | None) -> bool:
     return any(isinstance(c, CodeType) and _writes_globals(c) for c in code.co_consts)
 
 
-def _sources(leaves: list[Leaf]) -> dict[int, Source]:
-    """id(tensor) -> where it comes from: an argument, or a module argument's tensor (named
-    as Dynamo names the placeholder: L_self_modules_lin_parameters_weight_)."""
+def _sources(leaves: list[Leaf], code: CodeType | None) -> dict[int, Source]:
+    """id(tensor) -> where it comes from: an argument, a module argument's tensor or one inside
+    another argument object (named as Dynamo names the placeholder:
+    L_self_modules_lin_parameters_weight_, L_cache_key_cache_0_)."""
     sources: dict[int, Source] = {}
     for i, leaf in enumerate(leaves):
         v = leaf.value
@@ -213,7 +224,27 @@ def _sources(leaves: list[Leaf]) -> dict[int, Source]:
         elif isinstance(v, Module):
             for key, (qualname, path) in module_tensors(v).items():
                 sources.setdefault(key, Source(f"{base}_{path}_", leaf=i, attr=qualname))
+        elif is_user_object(v):
+            for steps, t in object_entries(v, code):
+                if isinstance(t, Tensor):
+                    sources.setdefault(id(t), Source(f"{base}_{path_name(steps)}_", leaf=i,
+                                                     path=steps))
     return sources
+
+
+def _given_objects(leaves: list[Leaf], code: CodeType | None) -> dict[int, Source]:
+    """id -> Source of the objects a call was given (argument leaves, and the objects inside
+    an argument object): one the function returns is the next call's, not rebuilt."""
+    given: dict[int, Source] = {}
+    for i, leaf in enumerate(leaves):
+        if is_constant(leaf.value):
+            continue
+        given.setdefault(id(leaf.value), Source(leaf.name, leaf=i))
+        if is_user_object(leaf.value):
+            for steps, v in object_entries(leaf.value, code):
+                if not is_constant(v):
+                    given.setdefault(id(v), Source(leaf.name, leaf=i, path=steps))
+    return given
 
 
 # --- the frame ------------------------------------------------------------------------------
@@ -329,21 +360,23 @@ class CompiledFrame:
                force: bool = False, expect: tuple[DirectEntry, tuple[Any, ...]] | None = None,
                ) -> Any:
         capture = config.capture_scalar_outputs or self.options.fullgraph
-        tracer = Tracer(self.code, self.compiler, _sources(leaves), self.options.fullgraph,
-                        capture)
+        tracer = Tracer(self.code, self.compiler, _sources(leaves, self.code),
+                        self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
         tracer.force_first = force
         tracer.expect = expect
         modules = [m for leaf in leaves if isinstance(leaf.value, Module)
                    for m in leaf.value.modules()]
-        before = _module_state(modules)
+        objects = [leaf.value for leaf in leaves if is_user_object(leaf.value)]
+        before = _module_state(modules), [object_state(o, self.code) for o in objects]
         entries = len(self.entries)
         with timed("_compile.compile_inner"):
             result = tracer.run(self.fn, args, kwargs)
         self._finish(tracer)
         tracer.final = None  # its graph's outputs: the caller holds what it keeps
-        if _module_state(modules) != before:  # the Python set module attributes: keep running it
+        after = _module_state(modules), [object_state(o, self.code) for o in objects]
+        if after != before:  # the Python set module or object attributes: keep running it
             self.state.rerun = True
             del self.entries[entries:]
         return result
@@ -380,17 +413,18 @@ class CompiledFrame:
                                            for i, leaf in enumerate(leaves)],
                              global_guards(self.code, self.globals, self.closure))
         outs = {id(h): i for i, (h, _) in enumerate(holders)}
-        given = {id(leaf.value): Source(leaf.name, leaf=i) for i, leaf in enumerate(leaves)
-                 if not is_constant(leaf.value)}  # an argument object returned: the new one
+        given = _given_objects(leaves, self.code)  # an argument object returned: the new one
         shape = template(result, outs, {**given, **tracer.input_sources})
         direct = DirectEntry(guards, entry, list(seg.sources), shape)
         direct.tables[guards.dynamic_key(leaves)] = spec
         self.entries.append(direct)
 
-    def _leaf_guard(self, index: int, leaf: Leaf, seg: Segment) -> LeafGuard:
+    def _leaf_guard(self, index: int, leaf: Leaf, seg: Segment) -> Guard:
         if isinstance(leaf.value, Module):
             return module_guard(leaf, self.code,
                                 [s.attr for s in seg.sources if s.leaf == index and s.attr])
+        if is_user_object(leaf.value):
+            return ObjectGuard.of(leaf.name, leaf.value, self.code)
         return leaf_guard(leaf, self.state.dims(leaf), self.state.dynamic_scalar(leaf))
 
 

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any
+from typing import Any, Protocol
 
 from fake_torch._device import device
 from fake_torch._dtype import dtype, get_default_dtype
@@ -221,6 +221,14 @@ class ModuleGuard:
 LeafGuard = TensorGuard | ValueGuard | IdGuard | ModuleGuard
 
 
+class Guard(Protocol):
+    """What a frame checks per argument leaf (these, and object_guards.ObjectGuard)."""
+
+    name: str
+
+    def check(self, v: Any) -> str | None: ...
+
+
 def is_constant(v: Any) -> bool:
     """A value guarded by equality (a number, string, None, dtype, device)."""
     return isinstance(v, _SIMPLE) or isinstance(v, (dtype, device))
@@ -314,7 +322,7 @@ class FrameGuards:
     """Everything one compiled entry checks before it runs."""
 
     spec: tuple[Any, ...]
-    leaves: list[LeafGuard]
+    leaves: list[Guard]
     globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
     state: GlobalState = field(default_factory=GlobalState.now)
 
@@ -389,5 +397,5 @@ def module_tensors(root: Module) -> dict[int, tuple[str, str]]:
     return found
 
 
-__all__ = ["FrameGuards", "Leaf", "ModuleGuard", "TensorGuard", "ValueGuard", "flatten",
+__all__ = ["FrameGuards", "Guard", "Leaf", "ModuleGuard", "TensorGuard", "ValueGuard", "flatten",
            "module_guard", "module_tensors"]

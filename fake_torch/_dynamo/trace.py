@@ -91,12 +91,14 @@ class TraceMode(_dispatch.Mode):
 @dataclass(frozen=True)
 class Source:
     """Where a placeholder's value comes from on a later call: an argument leaf, a tensor of an
-    nn.Module argument (by qualified name), or a tensor object the trace found elsewhere."""
+    nn.Module argument (by qualified name) or of another argument object (by path), or a
+    tensor object the trace found elsewhere."""
 
     name: str  # placeholder name, torch style: "L_x_", "L_self_modules_lin_parameters_weight_"
     leaf: int = -1  # index into the flattened arguments (-1: not an argument)
     attr: str = ""  # qualified name inside that argument (an nn.Module), or ""
     obj: Any = None  # the tensor itself, for lifted values
+    path: tuple[tuple[str, Any], ...] = ()  # inside an argument object: object_guards.Path
 
 
 @dataclass
