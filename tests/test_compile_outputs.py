@@ -86,7 +86,7 @@ class Point:
 
 for _lib in LIBS:
     _lib.utils._pytree.register_pytree_node(
-        Point, lambda p: ([p.x, p.y], p.label), lambda xs, label: Point(*xs, label))
+        Point, lambda p: ([p.x, p.y], p.label), lambda xs, label: Point(xs[0], xs[1], label))
 
 
 def _x(lib: Any, i: int) -> Any:
@@ -191,3 +191,26 @@ def test_greedy_decode_returning_a_model_output_matches_eager_and_torch() -> Non
     assert ours == eager == theirs
     assert ft._dynamo.utils.counters["stats"]["unique_graphs"] == \
         torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+
+def test_greedy_decode_under_reduce_overhead_reads_each_replays_outputs(
+        fresh_device: Any) -> None:
+    """With CUDA graph trees the first trace's output is freed at the next call: returning it
+    again raised "accessing tensor output of CUDAGraphs that has been overwritten"."""
+    from fake_torch._inductor.cudagraph_trees import reset_cudagraph_trees
+
+    reset_cudagraph_trees()
+    try:
+        rng = np.random.default_rng(0)
+        emb = ft.tensor(rng.standard_normal((16, 8)).astype(np.float32), device="cuda")
+        head = ft.tensor(rng.standard_normal((8, 16)).astype(np.float32), device="cuda")
+        steps = [_decode_step, ft.compile(_decode_step, mode="reduce-overhead")]
+        tokens: list[list[int]] = [[3], [3]]
+        for _ in range(8):
+            for step, seen in zip(steps, tokens, strict=True):
+                out = step(ft.tensor([seen[-1]], device="cuda"), emb, head)
+                seen.append(int(out.logits[0].argmax().item()))
+        assert tokens[1] == tokens[0] and len(set(tokens[0])) > 2
+        assert ft._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
+    finally:
+        reset_cudagraph_trees()

@@ -96,15 +96,19 @@ class TensorGuard:
     strides: tuple[int, ...]
     requires_grad: bool
     dynamic: frozenset[int] = frozenset()
+    obj_id: int | None = None  # mark_static_address(t, guard=True): this very tensor
 
     @classmethod
     def of(cls, name: str, t: Tensor, dynamic: frozenset[int] = frozenset()) -> TensorGuard:
+        guarded = getattr(t, "_dynamo_static_input_type", None) == "guarded"
         return cls(name, t.dtype, t.device, tuple(t.shape), tuple(t.stride()),
-                   t.requires_grad, dynamic)
+                   t.requires_grad, dynamic, id(t) if guarded else None)
 
     def check(self, t: Any) -> str | None:
         if not isinstance(t, Tensor):
             return f"___check_type_id({self.name}, {id(Tensor)})"
+        if self.obj_id is not None and id(t) != self.obj_id:
+            return f"___check_obj_id({self.name}, {self.obj_id})"
         if t.dtype is not self.dtype:
             return (f"tensor '{self.name}' dtype mismatch. expected "
                     f"{_scalar_name(self.dtype)}, actual {_scalar_name(t.dtype)}")
