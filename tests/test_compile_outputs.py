@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import to_numpy
+from oracles import assert_raises_like_torch, to_numpy
 
 import fake_torch as ft
 
@@ -84,9 +84,18 @@ class Point:
     label: str = "p"
 
 
+@dataclasses.dataclass
+class Batch:
+    ids: Any
+    mask: Any = None
+    name: str = "b"
+
+
 for _lib in LIBS:
     _lib.utils._pytree.register_pytree_node(
         Point, lambda p: ([p.x, p.y], p.label), lambda xs, label: Point(xs[0], xs[1], label))
+    _lib.utils._pytree.register_dataclass(Batch, field_names=["ids", "mask"],
+                                          drop_field_names=["name"])
 
 
 def _x(lib: Any, i: int) -> Any:
@@ -109,6 +118,10 @@ def _pytree_dataclass(x: Any) -> Any:
     return Point(x * x, x - 2, "q")
 
 
+def _registered_dataclass(x: Any) -> Any:
+    return Batch(x.neg(), None, "r")
+
+
 def _nested(x: Any) -> Any:
     return {"out": [CausalLMOutput(logits=x.exp(), past_key_values=Pair(x, x + 5))],
             "p": Tagged((Point(x + 1, x, "n"),))}
@@ -119,6 +132,7 @@ PROGRAMS: list[tuple[str, Callable[[Any], Any]]] = [
     ("namedtuple", _namedtuple),
     ("tuple subclass", _tuple_subclass),
     ("dataclass registered as a pytree node", _pytree_dataclass),
+    ("register_dataclass", _registered_dataclass),
     ("nested", _nested),
 ]
 
@@ -153,6 +167,33 @@ def test_returned_objects_are_rebuilt_each_call_like_torch(fn: Callable[[Any], A
             assert [_plain(o) for o in outs] == [_plain(fn(_x(ft, i))) for i in range(3)]
     assert results[1] == results[0]
     assert graphs[1] == graphs[0] == 1
+
+
+def test_register_dataclass_flattens_like_torch() -> None:
+    """torch.utils._pytree.register_dataclass: the non-None fields are the children, the
+    context their names and the None fields' names."""
+    got = []
+    for lib in LIBS:
+        leaves, spec = lib.utils._pytree.tree_flatten(Batch(lib.ones(2), None, "z"))
+        back = lib.utils._pytree.tree_unflatten([leaf * 3 for leaf in leaves], spec)
+        paths = [lib.utils._pytree.keystr(p)
+                 for p, _ in lib.utils._pytree.tree_flatten_with_path(Batch(1, 2))[0]]
+        got.append((len(leaves), spec.context, _plain(back), paths))
+    assert got[1] == got[0]
+
+
+def test_register_dataclass_refuses_what_torch_refuses() -> None:
+    @dataclasses.dataclass
+    class Two:
+        a: Any
+        b: Any
+
+    class Plain:
+        pass
+
+    assert_raises_like_torch(lambda lib: lib.utils._pytree.register_dataclass(Plain))
+    assert_raises_like_torch(lambda lib: lib.utils._pytree.register_dataclass(
+        Two, field_names=["a", "c"]))
 
 
 def test_model_output_items_and_attributes_are_the_same_tensors() -> None:
