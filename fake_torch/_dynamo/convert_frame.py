@@ -15,7 +15,11 @@ the compiler to the backend; the frame reads what the trace found when it return
 Frames are shared as torch shares its caches, per code object: a compiled module's frame is its
 class's forward, so torch.compile(m1) and torch.compile(m2) of one class, or a compiled method
 called on nine instances, share graphs; a module is an argument (`self`), guarded by its type,
-the attributes its code reads and its tensors' properties (guards.py), never by identity.
+the attributes its code reads and its tensors' properties (guards.py), never by identity; any
+other argument object (a KV cache) by its type and what the trace read (object_guards.py), its
+tensors taken from the new object on each call. A trace whose Python changed an argument module
+or object keeps running its Python. A direct entry rebuilds the return value around the new
+outputs on every call, whatever object it is (reconstruct.py).
 
 Dynamic shapes: after a recompile caused by a size (or Python number) change, the changed dims
 (numbers) become dynamic (any size >= 2) unless dynamic=False; dynamic=True starts so. A dynamic

@@ -3,8 +3,10 @@
 A call's arguments are flattened into named leaves (`x`, `xs[0]`, `cfg['n']`). Guards check the
 leaves' structure, every tensor's dtype, device, rank, sizes (a dynamic dim accepts any size
 >= 2, as torch specialises 0 and 1), strides and requires_grad, Python numbers, strings and None
-by value (a dynamic int or float accepts any value of its type), other objects by identity, and
-the simple values (int/float/bool/str/None) of the globals and closure cells the code reads.
+by value (a dynamic int or float accepts any value of its type), an instance of a user class
+by its type and what the trace read (object_guards.py), other objects (functions, classes,
+enum members) by identity, and the simple values (int/float/bool/str/None) of the globals and
+closure cells the code reads. A tensor marked mark_static_address(t, guard=True): its identity.
 First of all, as Dynamo's GLOBAL_STATE guard, the state the trace ran under: grad mode,
 autocast (on, and its dtype, per device type; whether its cache is used) and the default dtype.
 
