@@ -141,6 +141,24 @@ def test_a_kv_cache_marked_static_is_written_in_the_graph_and_replayed(
     assert counters["inductor"]["cudagraph_skips"] == 0
 
 
+def test_a_parameter_argument_updated_in_place_is_static() -> None:
+    """An optimizer-like step: Dynamo marks every nn.Parameter input static."""
+    def sgd(p: ft.Tensor, grad: ft.Tensor) -> ft.Tensor:
+        p.sub_(grad * 0.5)
+        return p.sum()
+
+    compiled = ft.compile(sgd, mode="reduce-overhead")
+    with ft.no_grad():
+        p = ft.nn.Parameter(ft.ones(4, device="cuda"))
+        for i in range(4):
+            counted, total = launches(compiled, p, ft.ones(4, device="cuda"))
+            assert total.item() == 4.0 - 2.0 * (i + 1)
+            total = None
+            if i >= 2:
+                assert counted == {"_foreach_copy_": 1, "cudaGraphLaunch": 1}  # grad only
+    assert counters["inductor"]["cudagraph_skips"] == 0
+
+
 def test_an_unmarked_kv_cache_written_in_place_skips_with_torchs_message(
         caplog: pytest.LogCaptureFixture) -> None:
     step = _step_writing(_write_index_copy)
