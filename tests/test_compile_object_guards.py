@@ -6,6 +6,7 @@ reached), not by identity (issue 23, item 2). Before the fix every new object re
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,11 +77,18 @@ def _generate(lib: Any, step: Callable[..., Any], scales: list[int]) -> list[Any
 
 
 @pytest.mark.parametrize("scales", [[1, 1, 1], [1, 1, 3]], ids=["same", "scale read changes"])
-def test_a_new_cache_object_per_call_compiles_like_torch(scales: list[int]) -> None:
+def test_a_new_cache_object_per_call_compiles_like_torch(
+        scales: list[int], caplog: pytest.LogCaptureFixture) -> None:
     """A fresh cache of the same class: no recompile; a number the code branches on
-    changes: one recompile; an attribute nobody reads changes every call: none."""
+    changes: one recompile, for torch's reason; an attribute nobody reads changes every call:
+    none."""
     theirs = _generate(torch, torch.compile(_decode_step, backend="eager"), scales)
-    ours = _generate(ft, ft.compile(_decode_step, backend="eager"), scales)
+    with caplog.at_level(logging.DEBUG, logger="fake_torch._dynamo.guards"):
+        ours = _generate(ft, ft.compile(_decode_step, backend="eager"), scales)
+    reasons = [r.getMessage().rsplit("- ", 1)[-1] for r in caplog.records
+               if r.getMessage().startswith("Recompiling")]
+    # torch (TORCH_LOGS=recompiles): "- 0/0: cache.scale == 1"
+    assert reasons == ([] if scales[-1] == 1 else ["0/0: cache.scale == 1"])
     eager = _generate(ft, _decode_step, scales)
     for o, t, e in zip(ours, theirs, eager, strict=True):
         np.testing.assert_allclose(o, t, rtol=1e-6)
