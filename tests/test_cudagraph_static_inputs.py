@@ -202,3 +202,45 @@ def test_mark_static_address_guards_like_torch(guard: bool) -> None:
 
 def test_mark_static_address_refuses_a_non_tensor_like_torch() -> None:
     assert_raises_like_torch(lambda lib: lib._dynamo.mark_static_address([1.0]))
+
+
+class MarkedCache:
+    """transformers' StaticCache: a new one per generate(), its tensors marked static."""
+
+    def __init__(self) -> None:
+        self.keys = [ft.zeros(8, 4, device="cuda") for _ in range(2)]
+        for t in self.keys:
+            ft._dynamo.mark_static_address(t)
+
+    def update(self, x: ft.Tensor, layer: int, pos: ft.Tensor) -> ft.Tensor:
+        self.keys[layer].index_copy_(0, pos, x)
+        return self.keys[layer]
+
+
+def _cached_step(x: ft.Tensor, cache: MarkedCache, pos: ft.Tensor) -> ft.Tensor:
+    for layer in range(len(cache.keys)):
+        x = x + cache.update(x, layer, pos).sum(0)
+    return x
+
+
+def test_a_new_static_cache_per_generate_compiles_once_and_records_once_per_cache() -> None:
+    """One graph for every cache (guarded by its type: item 2); each new cache's tensors are
+    static inputs at new addresses, so the trees record once more for it (torch: "cudagraphs
+    will re-record if guard=False"), then replay."""
+    compiled = ft.compile(_cached_step, mode="reduce-overhead")
+    for generate in range(2):
+        cache, eager = MarkedCache(), MarkedCache()
+        record = 1 if generate == 0 else 0  # the first call of all warms up
+        for i in range(4):
+            x, pos = _inputs(i)
+            counted, y = launches(compiled, x, cache, pos)
+            np.testing.assert_allclose(y.cpu().numpy(),
+                                       _cached_step(x, eager, pos).cpu().numpy(), rtol=1e-6)
+            y = None
+            assert ("fill_" in counted) == (i == record)  # a capture begins with fill_s
+            if i > record:
+                assert counted == REPLAY
+        for ours, theirs in zip(cache.keys, eager.keys, strict=True):
+            np.testing.assert_allclose(ours.cpu().numpy(), theirs.cpu().numpy(), rtol=1e-6)
+    assert counters["stats"]["unique_graphs"] == 1
+    assert counters["inductor"]["cudagraph_skips"] == 0
