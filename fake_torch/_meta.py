@@ -51,5 +51,9 @@ def meta_array(shape: tuple[int, ...], np_dtype: np.dtype[Any]) -> np.ndarray:
 
 def no_kernel(op: str) -> NotImplementedError:
     """What torch raises for an op with no meta kernel (its output depends on the data)."""
-    return NotImplementedError(f"aten::{op}: attempted to run this operator with Meta tensors, "
-                               "but there was no fake impl or Meta kernel registered.")
+    return NotImplementedError(
+        f"aten::{op}: attempted to run this operator with Meta tensors, but there was no fake "
+        "impl or Meta kernel registered. You may have run into this message while using an "
+        "operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this "
+        "operator with those APIs you'll need to add a fake impl. Please see the following for "
+        "next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
