@@ -291,7 +291,7 @@ def test_copying_into_a_meta_module_warns_as_torch(torch: Any) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             lin.load_state_dict({"weight": lib.ones(2, 2), "bias": lib.ones(2)})
-        assert [str(w.message) for w in caught][0].startswith(
+        assert next(str(w.message) for w in caught).startswith(
             "for weight: copying from a non-meta parameter in the checkpoint to a meta "
             "parameter in the current model, which is a no-op.")
         assert lin.weight.is_meta
