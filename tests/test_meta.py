@@ -140,6 +140,26 @@ def test_what_needs_the_data_refuses_as_torchs_meta(name: str) -> None:
     check(META_REFUSALS[name])
 
 
+def test_random_ops_on_meta_draw_nothing(torch: Any) -> None:
+    """No generator advances (torch's meta kernels draw nothing): the next cpu draw is the
+    one it would have been."""
+    for lib in (ft, torch):
+        lib.manual_seed(0)
+        expected = lib.randn(3)
+        lib.manual_seed(0)
+        lib.randn(5, device="meta")
+        lib.empty(4, device="meta").uniform_()
+        lib.nn.Linear(3, 3, device="meta")
+        lib.multinomial(lib.empty(4, device="meta"), 2)
+        g = lib.Generator().manual_seed(1)
+        lib.randn(3, device="meta", generator=g)  # a cpu generator, unread
+        assert g.initial_seed() == 1 and bool((g.get_state() == lib.Generator().manual_seed(
+            1).get_state()).all())
+        assert bool((lib.randn(3) == expected).all())
+    check(lambda L: L.Generator(device="meta"))
+    check(lambda L: L.randn(3, device="meta", generator=L.Generator()))
+
+
 def test_meta_ops_that_torch_runs_run() -> None:
     """What torch's meta kernels accept without data (checked against torch by `check`)."""
     for program in (
