@@ -219,11 +219,10 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
             src = _pinned.pinned_copy(src)
         launch("copy_", np.copyto, out, (src,), kind="memcpy_h2d")
         _dispatch.host_sync("to")
-    elif dev.type == "meta":  # the values are dropped (torch's copy onto meta)
-        out = _pinned_if(out, pin_memory)
     else:
         out = _pinned_if(out, pin_memory)
-        out._a[...] = _as_np(host, dt) if host.dtype == object else host
+        if dev.type != "meta":  # (onto meta the values are dropped, as torch's copy drops them)
+            out._a[...] = _as_np(host, dt) if host.dtype == object else host
     return finish(out, requires_grad)
 
 
