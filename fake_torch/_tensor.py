@@ -220,6 +220,13 @@ class Tensor(TensorBase):
         return self._device.type == "cpu"
 
     @property
+    def is_meta(self) -> bool:
+        """A tensor of the meta device: shape, dtype and strides, no data (fake_torch/_meta.py)."""
+        if _TF.enabled:
+            return _meta(_GETTERS["is_meta"], _is_meta, self)  # type: ignore[no-any-return]
+        return self._device.type == "meta"
+
+    @property
     def is_leaf(self) -> bool:
         return True
 
@@ -253,7 +260,7 @@ class Tensor(TensorBase):
         """The address of the first element; views share their base's storage."""
         if _TF.enabled:
             return _meta(Tensor.data_ptr, _data_ptr, self)  # type: ignore[no-any-return]
-        return int(self._a.__array_interface__["data"][0])
+        return _data_ptr(self)
 
     def untyped_storage(self) -> UntypedStorage:
         """The bytes of the whole storage under this tensor (metadata: no launch)."""
@@ -382,6 +389,10 @@ def _is_cpu(t: Tensor) -> bool:
     return t._device.type == "cpu"
 
 
+def _is_meta(t: Tensor) -> bool:
+    return t._device.type == "meta"
+
+
 def _is_floating_point(t: Tensor) -> bool:
     return t._dtype.is_floating_point
 
@@ -410,6 +421,8 @@ def _is_contiguous(t: Tensor, memory_format: object = None) -> bool:
 
 
 def _data_ptr(t: Tensor) -> int:
+    if t._device.type == "meta":  # no memory: torch's storage pointer is null
+        return _storage_offset(t) * t._a.itemsize
     return int(t._a.__array_interface__["data"][0])
 
 
@@ -446,8 +459,8 @@ def _len(t: Tensor) -> int:
 
 # what modes are shown for a property: its getter, as torch shows `Tensor.shape.__get__`
 _GETTERS = {name: vars(Tensor)[name].__get__
-            for name in ("shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "itemsize",
-                         "nbytes")}
+            for name in ("shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "is_meta",
+                         "itemsize", "nbytes")}
 
 
 def _convert(ret: Any, cls: type) -> Any:
