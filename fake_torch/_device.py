@@ -49,6 +49,10 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __reduce__(self) -> tuple[type[device], tuple[str] | tuple[str, int]]:
+        """Pickled as torch pickles it: device('cuda', 0), device('cpu')."""
+        return (device, (self.type,) if self.index is None else (self.type, self.index))
+
     def __repr__(self) -> str:
         if self.index is None:
             return f"device(type='{self.type}')"

@@ -44,6 +44,9 @@ class Size(tuple[int, ...]):
     def __repr__(self) -> str:
         return f"torch.Size([{', '.join(str(s) for s in self)}])"
 
+    def __reduce__(self) -> tuple[type[Size], tuple[tuple[int, ...]]]:
+        return (Size, (tuple(self),))  # as torch pickles it: Size((2, 3))
+
 
 _TF = _tf.state  # `_TF.enabled`: a mode or a subclass wants to see metadata calls
 # who sees each new tensor over device memory: the CUDA sanitizer while it is on, else None
@@ -339,6 +342,14 @@ class Tensor(TensorBase):
         new.requires_grad = self.requires_grad
         memo[id(self)] = new
         return new
+
+    def __reduce_ex__(self, proto: Any) -> tuple[Any, tuple[Any, ...]]:
+        """How pickle, copy and torch.save take a tensor apart: torch's rebuild functions over
+        its storage (`torch._utils._rebuild_tensor_v2`/`_v3`), so views keep their offsets
+        and strides and tensors over one storage share it when rebuilt (metadata: no launch)."""
+        from fake_torch._utils import reduce_tensor
+
+        return reduce_tensor(self)
 
     def __len__(self) -> int:
         if _TF.enabled:

@@ -1,0 +1,482 @@
+"""torch.serialization: torch.save and torch.load in torch's own file format, both ways with
+real torch (fake_torch loads what torch wrote, torch loads what fake_torch writes).
+
+    torch.save(model.state_dict(), "model.pt")         a zip: pickle + one record per storage
+    torch.load("model.pt")                             weights_only=True: an allowlist unpickler
+    torch.load("model.pt", mmap=True)                  storages mapped from the file, no copy
+    torch.load("model.pt", map_location="cuda")        one host-to-device copy per storage
+
+Launches, as torch's CUDA build makes them: saving copies each cuda storage to the host once
+(one "copy_", memcpy_d2h); loading onto cuda copies each storage to the device once (one
+"copy_", memcpy_h2d), however many tensors view it. Loading onto the cpu launches nothing.
+The zip container is fake_torch/_serialization_zip.py, the pickling fake_torch/
+_serialization_pickle.py, the pre-zip format fake_torch/_serialization_legacy.py.
+"""
+
+from __future__ import annotations
+
+import _compat_pickle
+import functools
+import io
+import os
+import pickle
+import pickletools
+import re
+import sys
+import warnings
+from collections.abc import Callable
+from mmap import MAP_PRIVATE, MAP_SHARED
+from typing import IO, Any, TypeAlias
+
+import numpy as np
+
+from fake_torch import _serialization_names as names
+from fake_torch import _weights_only_unpickler
+from fake_torch._device import CPU, device
+from fake_torch._dtype import uint8
+from fake_torch._serialization_legacy import (
+    INT_SIZE,
+    LONG_SIZE,
+    MAGIC_NUMBER,
+    PROTOCOL_VERSION,
+    SHORT_SIZE,
+    legacy_load,
+    legacy_save,
+)
+from fake_torch._serialization_names import StorageType
+from fake_torch._serialization_pickle import StorageIds, TorchPickler, find_torch_class
+from fake_torch._serialization_zip import ALIGNMENT, ZipReader, ZipWriter
+from fake_torch._storage import UntypedStorage
+from fake_torch.storage import TypedStorage
+
+__all__ = ["DEFAULT_PROTOCOL", "INT_SIZE", "LONG_SIZE", "MAGIC_NUMBER", "PROTOCOL_VERSION",
+           "SHORT_SIZE", "StorageType", "add_safe_globals", "clear_safe_globals",
+           "default_restore_location", "get_default_mmap_options", "get_safe_globals",
+           "get_unsafe_globals_in_checkpoint", "load", "location_tag", "register_package",
+           "safe_globals", "save", "set_default_mmap_options", "validate_cuda_device"]
+
+DEFAULT_PROTOCOL = 2
+FileLike: TypeAlias = str | os.PathLike[str] | IO[bytes]
+MAP_LOCATION: TypeAlias = (Callable[[UntypedStorage, str], UntypedStorage | None] | device | str
+                           | dict[str, str] | None)
+
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+    "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to "
+    "`False` will likely succeed, but it can result in arbitrary code execution. Do it only if "
+    "you got the file from a trusted source.")
+_DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default "
+    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+# --- safe globals for weights_only loads -------------------------------------------------------
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Mark functions/classes (or (object, "module.name") pairs) safe for weights_only loads."""
+    _weights_only_unpickler._add_safe_globals(safe_globals)
+
+
+def get_safe_globals() -> list[Any]:
+    """The globals the user marked safe for weights_only loads."""
+    return _weights_only_unpickler._get_safe_globals()
+
+
+def clear_safe_globals() -> None:
+    """Forget every global marked safe."""
+    _weights_only_unpickler._clear_safe_globals()
+
+
+class safe_globals(_weights_only_unpickler._safe_globals):
+    """`with torch.serialization.safe_globals([MyClass]):` marks them safe inside the block."""
+
+
+# --- locations: where a storage lives, and how to put one there --------------------------------
+
+Tagger = Callable[[UntypedStorage], str | None]
+Deserializer = Callable[[UntypedStorage, str], UntypedStorage | None]
+_package_registry: list[tuple[int, Tagger, Deserializer]] = []
+
+
+def register_package(priority: int, tagger: Tagger, deserializer: Deserializer) -> None:
+    """Register how to tag a storage's location at save time and restore a storage to a
+    location at load time; lower priorities are asked first."""
+    _package_registry.append((priority, tagger, deserializer))
+    _package_registry.sort(key=lambda entry: entry[0])
+
+
+def _cpu_tag(obj: UntypedStorage) -> str | None:
+    return "cpu" if obj.device.type == "cpu" else None
+
+
+def _cuda_tag(obj: UntypedStorage) -> str | None:
+    if obj.device.type != "cuda":
+        return None
+    return "cuda" if obj.device.index is None else f"cuda:{obj.device.index}"
+
+
+def _cpu_deserialize(obj: UntypedStorage, location: str) -> UntypedStorage | None:
+    return obj if location == "cpu" else None
+
+
+def validate_cuda_device(location: str) -> int:
+    """The index of the cuda device `location` names, checked as torch checks it."""
+    from fake_torch import cuda
+
+    dev = device(location)
+    index = dev.index or 0
+    if not cuda.is_available():
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+            "False. If you are running on a CPU-only machine, please use torch.load with "
+            "map_location=torch.device('cpu') to map your storages to the CPU.")
+    if index >= cuda.device_count():
+        raise RuntimeError(
+            f"Attempting to deserialize object on CUDA device {index} but "
+            f"torch.cuda.device_count() is {cuda.device_count()}. Please use torch.load with "
+            "map_location to map your storages to an existing device.")
+    return index
+
+
+def _cuda_deserialize(obj: UntypedStorage, location: str) -> UntypedStorage | None:
+    if location == "cuda" or re.match("cuda(:|[0-9]+)", location):
+        return obj.to(device=device("cuda", validate_cuda_device(location)))
+    return None
+
+
+register_package(10, _cpu_tag, _cpu_deserialize)
+register_package(20, _cuda_tag, _cuda_deserialize)
+
+
+def location_tag(storage: UntypedStorage | TypedStorage) -> str:
+    """Where a storage lives, as a checkpoint records it: "cpu", "cuda:0"."""
+    raw = storage._untyped_storage if isinstance(storage, TypedStorage) else storage
+    for _, tagger, _ in _package_registry:
+        found = tagger(raw)
+        if found:
+            return found
+    raise RuntimeError(f"don't know how to determine data location of {type(storage)}")
+
+
+def default_restore_location(storage: UntypedStorage, location: str) -> UntypedStorage:
+    """`storage` moved to `location` by the first registered deserializer that takes it."""
+    for _, _, deserializer in _package_registry:
+        found = deserializer(storage, location)
+        if found is not None:
+            return found
+    raise RuntimeError(f"don't know how to restore data location of "
+                       f"torch.storage.UntypedStorage (tagged with {location})")
+
+
+def _restore_location(map_location: MAP_LOCATION) -> Callable[[UntypedStorage, str],
+                                                               UntypedStorage]:
+    """torch.load's map_location as a function (cpu storage, saved location) -> storage."""
+    if map_location is None:
+        return default_restore_location
+    if isinstance(map_location, dict):
+        remap = map_location
+        return lambda s, loc: default_restore_location(s, remap.get(loc, loc))
+    if isinstance(map_location, (str, bytes)):
+        target = map_location.decode() if isinstance(map_location, bytes) else map_location
+        return lambda s, loc: default_restore_location(s, target)
+    if isinstance(map_location, device):
+        target = str(map_location)
+        return lambda s, loc: default_restore_location(s, target)
+    user = map_location
+
+    def restore(s: UntypedStorage, loc: str) -> UntypedStorage:
+        found = user(s, loc)
+        return default_restore_location(s, loc) if found is None else found
+    return restore
+
+
+# --- mmap options ------------------------------------------------------------------------------
+
+_mmap_flags = MAP_PRIVATE
+
+
+def get_default_mmap_options() -> int:
+    """The flags torch.load(mmap=True) maps with: mmap.MAP_PRIVATE (default) or MAP_SHARED."""
+    return _mmap_flags
+
+
+class set_default_mmap_options:
+    """Set torch.load(mmap=True)'s flags (as a call, or for a `with` block)."""
+
+    def __init__(self, flags: int) -> None:
+        global _mmap_flags
+        if flags != MAP_PRIVATE and flags != MAP_SHARED:
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
+                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
+        self.prev = _mmap_flags
+        _mmap_flags = flags
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        global _mmap_flags
+        _mmap_flags = self.prev
+
+
+# --- files ---------------------------------------------------------------------------------
+
+def _is_path(f: object) -> bool:
+    return isinstance(f, (str, os.PathLike))
+
+
+def _check_seekable(f: IO[bytes]) -> None:
+    try:
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as e:
+        if "seek" in str(e) or "tell" in str(e):
+            raise type(e)(f"{e}. You can only torch.load from a file that is seekable. Please "
+                          "pre-load the data into a buffer like io.BytesIO and try to load "
+                          "from it instead.") from None
+        raise
+
+
+def _is_zipfile(f: IO[bytes]) -> bool:
+    start = f.tell()
+    head = f.read(4)
+    f.seek(start)
+    return head == b"PK\x03\x04"
+
+
+# --- save ----------------------------------------------------------------------------------
+
+def save(obj: object, f: FileLike, pickle_module: Any = pickle,
+         pickle_protocol: int = DEFAULT_PROTOCOL, _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
+    """Save `obj` to a file path or a writable file-like object in torch's format."""
+    if not _is_path(f) and not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'write' attribute")
+    if pickle_module is not pickle:
+        raise NotImplementedError("torch.save(pickle_module=...) other than pickle is not "
+                                  "emulated by fake_torch")
+    if not _use_new_zipfile_serialization:
+        if _is_path(f):
+            with open(os.fspath(f), "wb") as opened:  # type: ignore[arg-type]
+                legacy_save(obj, opened, pickle_protocol, location_tag)
+        else:
+            legacy_save(obj, f, pickle_protocol, location_tag)  # type: ignore[arg-type]
+        return
+    if _is_path(f):
+        path = os.fspath(f)  # type: ignore[arg-type]
+        name = os.path.splitext(os.path.basename(path))[0]
+        with open(path, "wb") as opened:
+            _save(obj, ZipWriter(opened, name), pickle_protocol, _disable_byteorder_record)
+        return
+    file: Any = f
+    if not callable(getattr(file, "write", None)):
+        raise TypeError(f"Buffer of {str(type(file)).strip('<>')} has no callable attribute "
+                        "'write'")
+    _save(obj, ZipWriter(file, "archive"), pickle_protocol, _disable_byteorder_record)
+    file.flush()
+
+
+def _save(obj: object, zip_file: ZipWriter, protocol: int, no_byteorder: bool) -> None:
+    ids = StorageIds(location_tag)
+    data = io.BytesIO()
+    TorchPickler(data, protocol, ids).dump(obj)
+    zip_file.write_record("data.pkl", data.getbuffer())
+    zip_file.write_record(".format_version", b"1")
+    zip_file.write_record(".storage_alignment", str(ALIGNMENT).encode())
+    if not no_byteorder:
+        zip_file.write_record("byteorder", sys.byteorder.encode())
+    for key, (raw, _) in ids.storages.items():
+        zip_file.write_record(f"data/{key}", memoryview(raw.cpu()._bytes))  # cuda: one D2H
+    zip_file.close()
+
+
+# --- load ----------------------------------------------------------------------------------
+
+def _weights_only_message(message: str) -> str:
+    """torch.load's text around a weights_only unpickler's error."""
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return ("Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, \033[1mdo those steps only if you trust the source of the checkpoint"
+                f"\033[0m. \n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with "
+                "`weights_only=True` please check the recommended steps in the following error "
+                "message.\n\tWeightsUnpickler error: " + message + _DOCS_MESSAGE)
+    if re.search(r"(\S+) must be (\S+) to load", message):
+        return f"Weights only load failed. {message}\n {UNSAFE_MESSAGE}\n"
+    text = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+    if not re.search(r"whose module (\S+) is blocked", message):
+        text += ("Please file an issue with the following so that we can make "
+                 "`weights_only=True` compatible with your use case: WeightsUnpickler error: ")
+    return text + "\n\n" + message + _DOCS_MESSAGE
+
+
+def _weights_only_default(weights_only: bool | None) -> bool:
+    """weights_only as torch resolves it: the argument, default True, and the
+    TORCH_FORCE_WEIGHTS_ONLY_LOAD / TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD overrides."""
+    truthy = ("1", "y", "yes", "true")
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in truthy
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in truthy
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and weights_only is None:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since "
+                      "the`weights_only` argument was not explicitly passed to `torch.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return True if weights_only is None else weights_only
+
+
+def load(f: FileLike, map_location: MAP_LOCATION = None, pickle_module: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None,
+         **pickle_load_args: Any) -> Any:
+    """Load an object torch.save wrote (by torch or fake_torch) from a path or a seekable
+    file-like object. weights_only=True (the default) allows only tensors, containers,
+    primitive types and the globals marked safe; mmap=True maps storages from the file."""
+    weights_only = _weights_only_default(weights_only)
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                               "specified")
+        if pickle_load_args:
+            warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    elif pickle_module is None:
+        pickle_module = pickle
+    pickle_load_args.setdefault("encoding", "utf-8")
+    if _is_path(f) and os.fspath(f).endswith(".safetensors"):  # type: ignore[arg-type]
+        raise NotImplementedError("torch.load of a .safetensors file is not emulated by "
+                                  "fake_torch (use safetensors.torch.load_file)")
+    restore = _restore_location(map_location)
+    if _is_path(f):
+        with open(os.fspath(f), "rb") as opened:  # type: ignore[arg-type]
+            return _load_file(opened, f, restore, pickle_module, weights_only, bool(mmap),
+                              pickle_load_args)
+    file: Any = f
+    _check_seekable(file)
+    return _load_file(file, f, restore, pickle_module, weights_only, bool(mmap),
+                      pickle_load_args)
+
+
+def _load_file(opened: IO[bytes], f: FileLike, restore: Callable[[UntypedStorage, str],
+                                                                   UntypedStorage],
+               pickle_module: Any, weights_only: bool, mmap: bool,
+               pickle_load_args: dict[str, Any]) -> Any:
+    if _is_zipfile(opened):
+        reader = ZipReader(opened)
+        if reader.has_record("constants.pkl"):
+            raise NotImplementedError("torch.load of a TorchScript archive (torch.jit.load) is "
+                                      "not emulated by fake_torch")
+        overall = None
+        if mmap:
+            if not _is_path(f):
+                raise ValueError("f must be a file path in order to use the mmap argument")
+            path = os.fspath(f)  # type: ignore[arg-type]
+            overall = UntypedStorage.from_file(path, _mmap_flags == MAP_SHARED,
+                                               os.path.getsize(path))
+        unpickler = (_weights_only_unpickler.Unpickler if weights_only
+                     else _full_unpickler(pickle_module))
+        return _wrap_weights_only(weights_only, lambda: _load_zip(
+            reader, restore, unpickler, overall, pickle_load_args))
+    if mmap:
+        name = f"{f}, " if isinstance(f, str) else ""
+        raise RuntimeError("mmap can only be used with files saved with "
+                           f"`torch.save({name}_use_new_zipfile_serialization=True), please "
+                           "torch.save your checkpoint with this option in order to use mmap.")
+    if weights_only:
+        return _wrap_weights_only(True, lambda: legacy_load(
+            opened, restore, _weights_only_unpickler, _weights_only_unpickler.Unpickler,
+            **pickle_load_args))
+    return legacy_load(opened, restore, pickle_module, _full_unpickler(pickle_module),
+                       **pickle_load_args)
+
+
+def _wrap_weights_only(weights_only: bool, run: Callable[[], Any]) -> Any:
+    if not weights_only:
+        return run()
+    try:
+        return run()
+    except pickle.UnpicklingError as e:
+        raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
+
+
+@functools.cache
+def _full_unpickler(pickle_module: Any) -> type:
+    """pickle_module's Unpickler, its globals found as torch's are (find_torch_class)."""
+
+    class UnpicklerWrapper(pickle_module.Unpickler):  # type: ignore[misc, name-defined]
+        def find_class(self, mod_name: str, name: str) -> Any:
+            return find_torch_class(mod_name, name, super().find_class)
+
+    return UnpicklerWrapper
+
+
+def _load_zip(reader: ZipReader, restore: Callable[[UntypedStorage, str], UntypedStorage],
+              unpickler: Callable[..., Any], overall: UntypedStorage | None,
+              pickle_load_args: dict[str, Any]) -> Any:
+    """The object of a zip checkpoint: its pickle, each storage read (or mapped) once."""
+    byteorder = reader.get_record("byteorder") if reader.has_record("byteorder") else b"little"
+    if byteorder not in (b"little", b"big"):
+        raise ValueError("Unknown endianness type: " + byteorder.decode())
+    loaded: dict[str, TypedStorage] = {}
+
+    def load_storage(dt: Any, nbytes: int, key: str, location: str) -> TypedStorage:
+        name = f"data/{key}"
+        if overall is not None:  # a slice of the file's mapping: no copy
+            start = reader.record_offset(name)
+            storage = overall[start:start + nbytes]
+        else:
+            data = np.empty(nbytes, np.uint8)
+            reader.read_record_into(name, data)
+            storage = UntypedStorage._wrap(data, CPU, None, resizable=True)
+        if byteorder.decode() != sys.byteorder and dt.itemsize > 1:
+            storage._bytes.view(dt.np).byteswap(inplace=True)
+        return TypedStorage(wrap_storage=restore(storage, location), dtype=dt, _internal=True)
+
+    def persistent_load(saved_id: Any) -> TypedStorage:
+        if not isinstance(saved_id, tuple):
+            raise AssertionError(f"saved_id must be a tuple, got {type(saved_id).__name__}")
+        tag = saved_id[0].decode("ascii") if isinstance(saved_id[0], bytes) else saved_id[0]
+        if tag != "storage":
+            raise AssertionError("Unknown typename for persistent_load, expected 'storage' but "
+                                 f"got '{tag}'")
+        storage_type, key, location, numel = saved_id[1:]
+        dt = uint8 if storage_type is UntypedStorage else storage_type.dtype
+        if key not in loaded:
+            if isinstance(location, bytes):
+                location = location.decode("ascii")
+            loaded[key] = load_storage(dt, numel * dt.itemsize, key, location)
+        return loaded[key]
+
+    data = io.BytesIO(reader.get_record("data.pkl"))
+    pickled = unpickler(data, **pickle_load_args)
+    pickled.persistent_load = persistent_load
+    return pickled.load()
+
+
+def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:
+    """The globals a checkpoint's pickle names that a weights_only load would refuse."""
+    safe = set(names.torch_globals()) | set(_weights_only_unpickler._user_allowed_globals())
+    if _is_path(f):
+        with open(os.fspath(f), "rb") as opened:  # type: ignore[arg-type]
+            data = _pickle_record(opened)
+    else:
+        data = _pickle_record(f)  # type: ignore[arg-type]
+    found = set()
+    for opcode, arg, _ in pickletools.genops(data):
+        if opcode.name == "GLOBAL":
+            module, name = str(arg).split(" ", 1)
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            found.add(f"{_compat_pickle.IMPORT_MAPPING.get(module, module)}.{name}")
+    return sorted(found - safe)
+
+
+def _pickle_record(f: IO[bytes]) -> bytes:
+    if not _is_zipfile(f):
+        raise ValueError("Expected input to be a checkpoint returned by torch.save")
+    reader = ZipReader(f)
+    if reader.has_record("constants.pkl"):
+        raise ValueError("Expected input to be a checkpoint returned by torch.save but got a "
+                         "torchscript checkpoint")
+    return reader.get_record("data.pkl")
