@@ -4,6 +4,8 @@ a block."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fake_torch import _torch_function
 
 _KNOWN = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
@@ -49,7 +51,7 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
-    def __reduce__(self) -> tuple[type[device], tuple[str] | tuple[str, int]]:
+    def __reduce__(self) -> tuple[Any, tuple[str | int, ...]]:
         """Pickled as torch pickles it: device('cuda', 0), device('cpu')."""
         return (device, (self.type,) if self.index is None else (self.type, self.index))
 

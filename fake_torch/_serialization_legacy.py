@@ -52,7 +52,7 @@ def legacy_save(obj: Any, f: IO[bytes], protocol: int,
     for key in keys:
         raw, dt = ids.storages[key]
         f.write(struct.pack("<q", raw.nbytes() // dt.itemsize))
-        f.write(memoryview(raw.cpu()._bytes))
+        f.write(raw.cpu()._bytes.data)
     f.flush()
 
 

@@ -50,7 +50,7 @@ class TorchPickler(pickle._Pickler):
                 return
             found = ("torch" + module[len(names.FAKE):], name or obj.__qualname__)
         module, name = found
-        if self.proto >= 4:
+        if self.proto >= 4:  # type: ignore[attr-defined]
             self.save(module)  # type: ignore[attr-defined]
             self.save(name)  # type: ignore[attr-defined]
             self.write(pickle.STACK_GLOBAL)  # type: ignore[attr-defined]

@@ -99,8 +99,8 @@ class ZipReader:
         """Where the record's bytes start in the file (after its local header)."""
         info = self._info(name)
         self._file.seek(info.header_offset)
-        header = _LOCAL_HEADER.unpack(self._file.read(_LOCAL_HEADER.size))
-        return info.header_offset + _LOCAL_HEADER.size + header[-2] + header[-1]
+        *_, name_len, extra_len = _LOCAL_HEADER.unpack(self._file.read(_LOCAL_HEADER.size))
+        return int(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
 
     def read_record_into(self, name: str, out: np.ndarray[Any, Any]) -> None:
         """The record's bytes into `out` (uint8, its size): straight from the file when the
@@ -113,9 +113,9 @@ class ZipReader:
             out[...] = np.frombuffer(self._zip.read(info), np.uint8)
             return
         self._file.seek(self.record_offset(name))
-        view = memoryview(out).cast("B")
+        view = out.data.cast("B")
         readinto = getattr(self._file, "readinto", None)
-        got = readinto(view) if readinto is not None else _read_into(self._file, view)
+        got = int(readinto(view)) if readinto is not None else _read_into(self._file, view)
         if got != out.nbytes:
             raise _bad_archive(f"record {name} is truncated")
 

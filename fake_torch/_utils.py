@@ -122,7 +122,7 @@ def _rebuild_from_type_v2(func: Callable[..., Tensor], new_type: type, args: tup
         ret = ret.as_subclass(new_type)
     setstate = getattr(type(ret), "__setstate__", None)
     if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
-        ret.__setstate__(state)
+        setstate(ret, state)
     else:
         ret = _set_obj_state(ret, state)
     return ret

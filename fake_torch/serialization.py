@@ -262,31 +262,36 @@ def save(obj: object, f: FileLike, pickle_module: Any = pickle,
         else:
             legacy_save(obj, f, pickle_protocol, location_tag)  # type: ignore[arg-type]
         return
-    if _is_path(f):
-        path = os.fspath(f)  # type: ignore[arg-type]
-        name = os.path.splitext(os.path.basename(path))[0]
-        with open(path, "wb") as opened:
-            _save(obj, ZipWriter(opened, name), pickle_protocol, _disable_byteorder_record)
-        return
     file: Any = f
-    if not callable(getattr(file, "write", None)):
+    if not _is_path(f) and not callable(getattr(file, "write", None)):
         raise TypeError(f"Buffer of {str(type(file)).strip('<>')} has no callable attribute "
                         "'write'")
-    _save(obj, ZipWriter(file, "archive"), pickle_protocol, _disable_byteorder_record)
-    file.flush()
-
-
-def _save(obj: object, zip_file: ZipWriter, protocol: int, no_byteorder: bool) -> None:
-    ids = StorageIds(location_tag)
+    ids = StorageIds(location_tag)  # pickled first: a refused object leaves no file behind
     data = io.BytesIO()
-    TorchPickler(data, protocol, ids).dump(obj)
+    TorchPickler(data, pickle_protocol, ids).dump(obj)
+    if not _is_path(f):
+        _write_zip(ZipWriter(file, "archive"), data, ids, _disable_byteorder_record)
+        file.flush()
+        return
+    path = os.fspath(file)
+    parent = os.path.dirname(path)
+    if parent and not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    with open(path, "wb") as opened:
+        name = os.path.splitext(os.path.basename(path))[0]
+        _write_zip(ZipWriter(opened, name), data, ids, _disable_byteorder_record)
+
+
+def _write_zip(zip_file: ZipWriter, data: io.BytesIO, ids: StorageIds,
+               no_byteorder: bool) -> None:
+    """The records, in torch's order; a cuda storage's bytes come over by one D2H copy."""
     zip_file.write_record("data.pkl", data.getbuffer())
     zip_file.write_record(".format_version", b"1")
     zip_file.write_record(".storage_alignment", str(ALIGNMENT).encode())
     if not no_byteorder:
         zip_file.write_record("byteorder", sys.byteorder.encode())
     for key, (raw, _) in ids.storages.items():
-        zip_file.write_record(f"data/{key}", memoryview(raw.cpu()._bytes))  # cuda: one D2H
+        zip_file.write_record(f"data/{key}", raw.cpu()._bytes.data)
     zip_file.close()
 
 
@@ -404,7 +409,7 @@ def _wrap_weights_only(weights_only: bool, run: Callable[[], Any]) -> Any:
 def _full_unpickler(pickle_module: Any) -> type:
     """pickle_module's Unpickler, its globals found as torch's are (find_torch_class)."""
 
-    class UnpicklerWrapper(pickle_module.Unpickler):  # type: ignore[misc, name-defined]
+    class UnpicklerWrapper(pickle_module.Unpickler):  # type: ignore[misc]
         def find_class(self, mod_name: str, name: str) -> Any:
             return find_torch_class(mod_name, name, super().find_class)
 
