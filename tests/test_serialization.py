@@ -313,7 +313,9 @@ def test_cuda_tensors_save_as_cuda_0_and_load_back_to_the_device(fresh_device: A
     buf = io.BytesIO()
     with launches() as names:
         ft.save(sd, buf)
-    assert names == ["copy_", "copy_"]  # one device-to-host copy per storage, not per tensor
+    # one device-to-host copy per storage, not per tensor (torch on an H200:
+    # tests/gpu/serialization_gpu.py)
+    assert names == ["copy_", "copy_"]
     data = zipfile.ZipFile(buf).read("archive/data.pkl")
     assert [a for op, a, _ in pickletools.genops(data) if a in ("cpu", "cuda:0")] == [
         "cuda:0"] * 3
@@ -347,6 +349,23 @@ def test_map_location_to_cuda_copies_each_storage_once(map_location: Any,
     assert loaded["row"].device == ft.device("cuda", 0)
     assert loaded["row"].cpu().tolist() == [2.0, 3.0, 4.0, 5.0]
     assert loaded["row"].data_ptr() - loaded["x"].data_ptr() == 8
+
+
+def test_mmap_and_the_pre_zip_format_onto_cuda_copy_as_torch_does(tmp_path: Path,
+                                                                  fresh_device: Any) -> None:
+    """On an H200 (tests/gpu/serialization_gpu.py) torch copied each storage to the device once
+    from a mapped file, and twice from a pre-zip file (made on the device, then filled)."""
+    x = ft.arange(12., device="cuda").reshape(3, 4)
+    sd = {"x": x, "xt": x.t(), "row": x[1], "y": ft.ones(2, device="cuda", dtype=ft.bfloat16)}
+    ft.save(sd, tmp_path / "m.pt")
+    with launches() as names:
+        mapped = ft.load(tmp_path / "m.pt", mmap=True)
+    assert names == ["copy_"] * 2 and mapped["row"].cpu().tolist() == [4.0, 5.0, 6.0, 7.0]
+    buf = _saved(ft, sd, _use_new_zipfile_serialization=False)
+    with launches() as names:
+        legacy = ft.load(buf)
+    assert names == ["copy_"] * 4 and legacy["xt"].cpu().tolist() == x.t().cpu().tolist()
+    assert legacy["x"].data_ptr() == legacy["xt"].data_ptr() and legacy["y"].is_cuda
 
 
 def test_a_missing_device_is_refused() -> None:
