@@ -25,14 +25,13 @@ import re
 import sys
 import warnings
 from collections.abc import Callable
-from mmap import MAP_PRIVATE, MAP_SHARED
 from typing import IO, Any, TypeAlias
 
 import numpy as np
 
 from fake_torch import _serialization_names as names
 from fake_torch import _weights_only_unpickler
-from fake_torch._device import CPU, device
+from fake_torch._device import CPU
 from fake_torch._dtype import uint8
 from fake_torch._serialization_legacy import (
     INT_SIZE,
@@ -43,22 +42,43 @@ from fake_torch._serialization_legacy import (
     legacy_load,
     legacy_save,
 )
+from fake_torch._serialization_location import (
+    MAP_LOCATION,
+    Restore,
+    default_restore_location,
+    location_tag,
+    register_package,
+    restore_location,
+    validate_cuda_device,
+)
 from fake_torch._serialization_names import StorageType
+from fake_torch._serialization_options import (
+    LoadEndianness,
+    fallback_byteorder,
+    get_crc32_options,
+    get_default_load_endianness,
+    get_default_mmap_options,
+    mmap_shared,
+    set_crc32_options,
+    set_default_load_endianness,
+    set_default_mmap_options,
+)
 from fake_torch._serialization_pickle import StorageIds, TorchPickler, find_torch_class
 from fake_torch._serialization_zip import ALIGNMENT, ZipReader, ZipWriter
 from fake_torch._storage import UntypedStorage
 from fake_torch.storage import TypedStorage
 
-__all__ = ["DEFAULT_PROTOCOL", "INT_SIZE", "LONG_SIZE", "MAGIC_NUMBER", "PROTOCOL_VERSION",
-           "SHORT_SIZE", "StorageType", "add_safe_globals", "clear_safe_globals",
-           "default_restore_location", "get_default_mmap_options", "get_safe_globals",
-           "get_unsafe_globals_in_checkpoint", "load", "location_tag", "register_package",
-           "safe_globals", "save", "set_default_mmap_options", "validate_cuda_device"]
+__all__ = ["DEFAULT_PROTOCOL", "INT_SIZE", "LONG_SIZE", "MAGIC_NUMBER", "MAP_LOCATION",
+           "PROTOCOL_VERSION", "SHORT_SIZE", "LoadEndianness", "SourceChangeWarning",
+           "StorageType", "add_safe_globals", "clear_safe_globals", "default_restore_location",
+           "get_crc32_options", "get_default_load_endianness", "get_default_mmap_options",
+           "get_safe_globals", "get_unsafe_globals_in_checkpoint", "load", "location_tag",
+           "register_package", "safe_globals", "save", "set_crc32_options",
+           "set_default_load_endianness", "set_default_mmap_options", "skip_data",
+           "validate_cuda_device"]
 
 DEFAULT_PROTOCOL = 2
 FileLike: TypeAlias = str | os.PathLike[str] | IO[bytes]
-MAP_LOCATION: TypeAlias = (Callable[[UntypedStorage, str], UntypedStorage | None] | device | str
-                           | dict[str, str] | None)
 
 UNSAFE_MESSAGE = (
     "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
@@ -91,132 +111,17 @@ class safe_globals(_weights_only_unpickler._safe_globals):
     """`with torch.serialization.safe_globals([MyClass]):` marks them safe inside the block."""
 
 
-# --- locations: where a storage lives, and how to put one there --------------------------------
-
-Tagger = Callable[[UntypedStorage], str | None]
-Deserializer = Callable[[UntypedStorage, str], UntypedStorage | None]
-_package_registry: list[tuple[int, Tagger, Deserializer]] = []
+class SourceChangeWarning(Warning):
+    """torch's warning that a pickled module class's source changed (fake_torch never checks
+    sources, so never warns it)."""
 
 
-def register_package(priority: int, tagger: Tagger, deserializer: Deserializer) -> None:
-    """Register how to tag a storage's location at save time and restore a storage to a
-    location at load time; lower priorities are asked first."""
-    _package_registry.append((priority, tagger, deserializer))
-    _package_registry.sort(key=lambda entry: entry[0])
+class skip_data:
+    """torch.serialization.skip_data (save or load storages without their bytes): not
+    emulated."""
 
-
-def _cpu_tag(obj: UntypedStorage) -> str | None:
-    return "cpu" if obj.device.type == "cpu" else None
-
-
-def _cuda_tag(obj: UntypedStorage) -> str | None:
-    if obj.device.type != "cuda":
-        return None
-    return "cuda" if obj.device.index is None else f"cuda:{obj.device.index}"
-
-
-def _cpu_deserialize(obj: UntypedStorage, location: str) -> UntypedStorage | None:
-    return obj if location == "cpu" else None
-
-
-def validate_cuda_device(location: str) -> int:
-    """The index of the cuda device `location` names, checked as torch checks it."""
-    from fake_torch import cuda
-
-    dev = device(location)
-    index = dev.index or 0
-    if not cuda.is_available():
-        raise RuntimeError(
-            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
-            "False. If you are running on a CPU-only machine, please use torch.load with "
-            "map_location=torch.device('cpu') to map your storages to the CPU.")
-    if index >= cuda.device_count():
-        raise RuntimeError(
-            f"Attempting to deserialize object on CUDA device {index} but "
-            f"torch.cuda.device_count() is {cuda.device_count()}. Please use torch.load with "
-            "map_location to map your storages to an existing device.")
-    return index
-
-
-def _cuda_deserialize(obj: UntypedStorage, location: str) -> UntypedStorage | None:
-    if location == "cuda" or re.match("cuda(:|[0-9]+)", location):
-        return obj.to(device=device("cuda", validate_cuda_device(location)))
-    return None
-
-
-register_package(10, _cpu_tag, _cpu_deserialize)
-register_package(20, _cuda_tag, _cuda_deserialize)
-
-
-def location_tag(storage: UntypedStorage | TypedStorage) -> str:
-    """Where a storage lives, as a checkpoint records it: "cpu", "cuda:0"."""
-    raw = storage._untyped_storage if isinstance(storage, TypedStorage) else storage
-    for _, tagger, _ in _package_registry:
-        found = tagger(raw)
-        if found:
-            return found
-    raise RuntimeError(f"don't know how to determine data location of {type(storage)}")
-
-
-def default_restore_location(storage: UntypedStorage, location: str) -> UntypedStorage:
-    """`storage` moved to `location` by the first registered deserializer that takes it."""
-    for _, _, deserializer in _package_registry:
-        found = deserializer(storage, location)
-        if found is not None:
-            return found
-    raise RuntimeError(f"don't know how to restore data location of "
-                       f"torch.storage.UntypedStorage (tagged with {location})")
-
-
-def _restore_location(map_location: MAP_LOCATION) -> Callable[[UntypedStorage, str],
-                                                               UntypedStorage]:
-    """torch.load's map_location as a function (cpu storage, saved location) -> storage."""
-    if map_location is None:
-        return default_restore_location
-    if isinstance(map_location, dict):
-        remap = map_location
-        return lambda s, loc: default_restore_location(s, remap.get(loc, loc))
-    if isinstance(map_location, (str, bytes)):
-        target = map_location.decode() if isinstance(map_location, bytes) else map_location
-        return lambda s, loc: default_restore_location(s, target)
-    if isinstance(map_location, device):
-        target = str(map_location)
-        return lambda s, loc: default_restore_location(s, target)
-    user = map_location
-
-    def restore(s: UntypedStorage, loc: str) -> UntypedStorage:
-        found = user(s, loc)
-        return default_restore_location(s, loc) if found is None else found
-    return restore
-
-
-# --- mmap options ------------------------------------------------------------------------------
-
-_mmap_flags = MAP_PRIVATE
-
-
-def get_default_mmap_options() -> int:
-    """The flags torch.load(mmap=True) maps with: mmap.MAP_PRIVATE (default) or MAP_SHARED."""
-    return _mmap_flags
-
-
-class set_default_mmap_options:
-    """Set torch.load(mmap=True)'s flags (as a call, or for a `with` block)."""
-
-    def __init__(self, flags: int) -> None:
-        global _mmap_flags
-        if flags != MAP_PRIVATE and flags != MAP_SHARED:
-            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
-                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
-        self.prev = _mmap_flags
-        _mmap_flags = flags
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc: object) -> None:
-        global _mmap_flags
-        _mmap_flags = self.prev
+    def __init__(self, materialize_fake_tensors: bool = False) -> None:
+        raise NotImplementedError("torch.serialization.skip_data is not emulated by fake_torch")
 
 
 # --- files ---------------------------------------------------------------------------------
@@ -352,7 +257,7 @@ def load(f: FileLike, map_location: MAP_LOCATION = None, pickle_module: Any = No
     if _is_path(f) and os.fspath(f).endswith(".safetensors"):  # type: ignore[arg-type]
         raise NotImplementedError("torch.load of a .safetensors file is not emulated by "
                                   "fake_torch (use safetensors.torch.load_file)")
-    restore = _restore_location(map_location)
+    restore = restore_location(map_location)
     if _is_path(f):
         with open(os.fspath(f), "rb") as opened:  # type: ignore[arg-type]
             return _load_file(opened, f, restore, pickle_module, weights_only, bool(mmap),
@@ -363,8 +268,7 @@ def load(f: FileLike, map_location: MAP_LOCATION = None, pickle_module: Any = No
                       pickle_load_args)
 
 
-def _load_file(opened: IO[bytes], f: FileLike, restore: Callable[[UntypedStorage, str],
-                                                                   UntypedStorage],
+def _load_file(opened: IO[bytes], f: FileLike, restore: Restore,
                pickle_module: Any, weights_only: bool, mmap: bool,
                pickle_load_args: dict[str, Any]) -> Any:
     if _is_zipfile(opened):
@@ -377,7 +281,7 @@ def _load_file(opened: IO[bytes], f: FileLike, restore: Callable[[UntypedStorage
             if not _is_path(f):
                 raise ValueError("f must be a file path in order to use the mmap argument")
             path = os.fspath(f)  # type: ignore[arg-type]
-            overall = UntypedStorage.from_file(path, _mmap_flags == MAP_SHARED,
+            overall = UntypedStorage.from_file(path, mmap_shared(),
                                                os.path.getsize(path))
         unpickler = (_weights_only_unpickler.Unpickler if weights_only
                      else _full_unpickler(pickle_module))
@@ -416,11 +320,12 @@ def _full_unpickler(pickle_module: Any) -> type:
     return UnpicklerWrapper
 
 
-def _load_zip(reader: ZipReader, restore: Callable[[UntypedStorage, str], UntypedStorage],
+def _load_zip(reader: ZipReader, restore: Restore,
               unpickler: Callable[..., Any], overall: UntypedStorage | None,
               pickle_load_args: dict[str, Any]) -> Any:
     """The object of a zip checkpoint: its pickle, each storage read (or mapped) once."""
-    byteorder = reader.get_record("byteorder") if reader.has_record("byteorder") else b"little"
+    byteorder = (reader.get_record("byteorder") if reader.has_record("byteorder") else
+                 fallback_byteorder() or sys.byteorder.encode())
     if byteorder not in (b"little", b"big"):
         raise ValueError("Unknown endianness type: " + byteorder.decode())
     loaded: dict[str, TypedStorage] = {}

@@ -453,3 +453,42 @@ def test_bad_files_raise_torch_s_errors(torch: Lib, tmp_path: Path) -> None:
 def test_torchscript_and_safetensors_are_not_emulated(tmp_path: Path) -> None:
     with pytest.raises(NotImplementedError, match="safetensors"):
         ft.load(tmp_path / "model.safetensors")
+
+
+def test_a_big_endian_checkpoint_is_byteswapped_as_torch_does(torch: Lib, tmp_path: Path) -> None:
+    little = tmp_path / "little.pt"
+    torch.save({"f": torch.tensor([1.5, -2.0]), "i": torch.tensor([1, 2**40]),
+                "h": torch.tensor([0.5], dtype=torch.bfloat16)}, little)
+    big = tmp_path / "big.pt"
+    sizes = {"data/0": 4, "data/1": 8, "data/2": 2}  # each record's element size
+    with zipfile.ZipFile(little) as src, zipfile.ZipFile(big, "w") as dst:
+        for info in src.infolist():
+            data, record = src.read(info), info.filename.split("/", 1)[1]
+            if record == "byteorder":
+                data = b"big"
+            elif record in sizes:  # the same numbers, written big-endian
+                n = sizes[record]
+                data = b"".join(data[i:i + n][::-1] for i in range(0, len(data), n))
+            dst.writestr(info, data)
+    theirs, ours = torch.load(big), ft.load(big)
+    assert _describe(ours, ft) == _describe(theirs, torch)
+    assert ours["i"].tolist() == [1, 2**40] and ours["h"].tolist() == [0.5]
+
+
+def test_options_and_the_names_not_emulated() -> None:
+    ser = ft.serialization
+    assert ser.get_default_load_endianness() is None and ser.get_crc32_options() is True
+    ser.set_default_load_endianness(ser.LoadEndianness.LITTLE)
+    try:
+        assert ser.get_default_load_endianness() is ser.LoadEndianness.LITTLE
+    finally:
+        ser.set_default_load_endianness(None)
+    with pytest.raises(TypeError, match="Invalid argument type"):
+        ser.set_default_load_endianness("big")
+    with pytest.raises(NotImplementedError, match="set_crc32_options"):
+        ser.set_crc32_options(False)
+    with pytest.raises(NotImplementedError, match="skip_data"):
+        ser.skip_data()
+    assert ser.location_tag(ft.ones(1).untyped_storage()) == "cpu"
+    assert ser.default_restore_location(ft.ones(1).untyped_storage(), "cpu").device == ft.device(
+        "cpu")
