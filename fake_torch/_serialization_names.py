@@ -57,7 +57,15 @@ _UNSUPPORTED = ("torch._utils._rebuild_qtensor", "torch._utils._rebuild_sparse_t
                 "torch.per_tensor_symmetric", "torch.per_channel_affine",
                 "torch.per_channel_symmetric", "torch.per_channel_affine_float_qparams",
                 "torch.QInt8Storage", "torch.QInt32Storage", "torch.QUInt8Storage",
-                "torch.QUInt4x2Storage", "torch.QUInt2x4Storage")
+                "torch.QUInt4x2Storage", "torch.QUInt2x4Storage",
+                "torch.nested._internal.nested_tensor.NestedTensor",
+                "torch.nested._internal.nested_tensor._rebuild_njt",
+                "torch.distributed.tensor.DTensor", "torch.distributed.device_mesh.DeviceMesh",
+                "torch.distributed.tensor._dtensor_spec.DTensorSpec",
+                "torch.distributed.tensor._dtensor_spec.TensorMeta",
+                "torch.distributed.tensor.placement_types.Partial",
+                "torch.distributed.tensor.placement_types.Replicate",
+                "torch.distributed.tensor.placement_types.Shard")
 NOT_EMULATED = frozenset(_UNSUPPORTED) | frozenset(
     n.replace("torch.", "torch.cuda.", 1) for n in _UNSUPPORTED if n.endswith("Storage"))
 
@@ -124,5 +132,5 @@ def torch_name(obj: Any) -> tuple[str, str] | None:
 def not_emulated(path: str) -> NotImplementedError:
     """The error for a torch global fake_torch cannot rebuild."""
     return NotImplementedError(f"torch.load: the checkpoint needs {path}, which fake_torch "
-                               "does not emulate (quantized, sparse, nested tensors and "
-                               "torch.layout objects have no fake_torch counterpart)")
+                               "does not emulate (quantized, sparse, nested tensors, DTensors "
+                               "and torch.layout objects have no fake_torch counterpart)")

@@ -219,8 +219,9 @@ def _weights_only_message(message: str) -> str:
     return text + "\n\n" + message + _DOCS_MESSAGE
 
 
-def _weights_only_default(weights_only: bool | None) -> bool:
-    """weights_only as torch resolves it: the argument, default True, and the
+def _weights_only_default(weights_only: bool | None, pickle_module: Any) -> bool:
+    """weights_only as torch resolves it: the argument, default True (False when a
+    pickle_module is given), and the
     TORCH_FORCE_WEIGHTS_ONLY_LOAD / TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD overrides."""
     truthy = ("1", "y", "yes", "true")
     force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in truthy
@@ -235,7 +236,7 @@ def _weights_only_default(weights_only: bool | None) -> bool:
                       "the`weights_only` argument was not explicitly passed to `torch.load`, "
                       "forcing weights_only=False.", UserWarning, stacklevel=3)
         return False
-    return True if weights_only is None else weights_only
+    return pickle_module is None if weights_only is None else weights_only
 
 
 def load(f: FileLike, map_location: MAP_LOCATION = None, pickle_module: Any = None, *,
@@ -244,7 +245,7 @@ def load(f: FileLike, map_location: MAP_LOCATION = None, pickle_module: Any = No
     """Load an object torch.save wrote (by torch or fake_torch) from a path or a seekable
     file-like object. weights_only=True (the default) allows only tensors, containers,
     primitive types and the globals marked safe; mmap=True maps storages from the file."""
-    weights_only = _weights_only_default(weights_only)
+    weights_only = _weights_only_default(weights_only, pickle_module)
     if weights_only:
         if pickle_module is not None:
             raise RuntimeError("Can not safely load weights when explicit pickle_module is "

@@ -237,6 +237,19 @@ def test_weights_only_with_a_pickle_module_is_refused_as_torch_refuses_it(torch:
     assert_same_error(ours, theirs)
 
 
+def test_a_pickle_module_alone_turns_weights_only_off_as_in_torch(torch: Lib) -> None:
+    buf = _saved(torch, {"cfg": Config()})
+    for lib in (torch, ft):
+        assert lib.load(io.BytesIO(buf.getvalue()), pickle_module=pickle)["cfg"].hidden == 64
+
+
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
+def test_what_fake_torch_cannot_rebuild_raises_not_implemented(torch: Lib) -> None:
+    buf = _saved(torch, {"q": torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.qint8)})
+    with pytest.raises(NotImplementedError, match="torch._utils._rebuild_qtensor"):
+        ft.load(buf)
+
+
 def test_a_whole_module_saves_and_loads_with_weights_only_false() -> None:
     model = ft.nn.Linear(3, 2)
     loaded = ft.load(_saved(ft, model), weights_only=False)
