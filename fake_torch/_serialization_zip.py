@@ -19,6 +19,7 @@ import numpy as np
 ALIGNMENT = 64
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")  # a zip local file header, 30 bytes
 _PAD_TAG = b"FB"
+_END_RECORD_SIZE = 22  # the smallest zip: its end-of-central-directory record alone
 
 
 class ZipWriter:
@@ -67,6 +68,11 @@ class ZipReader:
     """The records of a torch.save zip in `file` (a path's open file or a seekable buffer)."""
 
     def __init__(self, file: IO[bytes]) -> None:
+        start = file.tell()
+        size = file.seek(0, 2) - start
+        file.seek(start)
+        if size < _END_RECORD_SIZE:  # miniz's check before it looks for the directory
+            raise _bad_archive("not a ZIP archive")
         try:
             self._zip = zipfile.ZipFile(file)
         except zipfile.BadZipFile:

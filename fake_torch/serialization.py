@@ -182,7 +182,12 @@ def save(obj: object, f: FileLike, pickle_module: Any = pickle,
     parent = os.path.dirname(path)
     if parent and not os.path.isdir(parent):
         raise RuntimeError(f"Parent directory {parent} does not exist.")
-    with open(path, "wb") as opened:
+    try:
+        opened = open(path, "wb")  # (closed by the with below)
+    except OSError as e:  # torch's file writer reports it so
+        raise RuntimeError("[enforce fail at inline_container.cc:747] . open file failed with "
+                           f"strerror: {e.strerror}") from None
+    with opened:
         name = os.path.splitext(os.path.basename(path))[0]
         _write_zip(ZipWriter(opened, name), data, ids, _disable_byteorder_record)
 

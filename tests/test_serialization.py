@@ -444,6 +444,8 @@ def test_bad_files_raise_torch_s_errors(torch: Lib, tmp_path: Path) -> None:
     torch.save({"a": torch.ones(4)}, good)
     truncated = tmp_path / "truncated.pt"
     truncated.write_bytes(good.read_bytes()[:300])
+    empty = tmp_path / "empty.pt"
+    empty.write_bytes(b"")
 
     class NoSeek(io.RawIOBase):
         def readable(self) -> bool:
@@ -455,7 +457,10 @@ def test_bad_files_raise_torch_s_errors(torch: Lib, tmp_path: Path) -> None:
     calls = [lambda lib: lib.load(garbage), lambda lib: lib.load(garbage, weights_only=False),
              lambda lib: lib.load(tmp_path / "missing.pt"), lambda lib: lib.load(truncated),
              lambda lib: lib.load(NoSeek()), lambda lib: lib.save(lib.ones(1), 3),
-             lambda lib: lib.save(lib.ones(1), tmp_path / "no" / "dir.pt")]
+             lambda lib: lib.save(lib.ones(1), tmp_path / "no" / "dir.pt"),
+             lambda lib: lib.save(lib.ones(1), tmp_path), lambda lib: lib.load(tmp_path),
+             lambda lib: lib.load(io.BytesIO(b"PK\x03\x04 too short")), lambda lib: lib.load(empty),
+             lambda lib: lib.load(empty, weights_only=False)]
     for call in calls:
         _, theirs = outcome(lambda: call(torch))  # noqa: B023
         _, ours = outcome(lambda: call(ft))  # noqa: B023
