@@ -12,7 +12,7 @@ import os
 import pickle
 import pickletools
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,10 @@ def _state_dict(lib: Lib) -> OrderedDict[str, Any]:
     sd["param"] = lib.nn.Parameter(lib.ones(2, 2))
     sd["frozen"] = lib.nn.Parameter(lib.zeros(3), requires_grad=False)
     sd["meta"] = {"step": 7, "lr": 0.5, "name": "llama", "dtype": lib.bfloat16,
-                  "device": lib.device("cpu"), "shape": lib.Size([2, 3]), "nested": [1, (2, "x")]}
+                  "device": lib.device("cpu"), "shape": lib.Size([2, 3]), "nested": [1, (2, "x")],
+                  "bytes": b"\x00\xff", "bytearray": bytearray(b"ab"), "set": {1, 2},
+                  "complex": 1 + 2j, "big": 2**70, "none": None, "flag": True,
+                  "counter": Counter("aab"), "cuda": lib.device("cuda", 0)}
     return sd
 
 
@@ -212,6 +215,45 @@ def test_a_blocked_module_is_refused_even_when_marked_safe(torch: Lib) -> None:
             lib.serialization.clear_safe_globals()
     assert type(ours) is type(theirs) and str(ours) == str(theirs)
     assert "is blocked" in str(ours)
+
+
+# hand-made pickles, each a step the weights_only unpickler must refuse (or allow) as torch's
+CRAFTED = [
+    b"\x80\x02}q\x00K\x01a.",  # APPEND to a dict
+    b"\x80\x02}K\x01K\x02K\x03e.",  # APPENDS to a dict (no MARK: the stack underflows)
+    b"\x80\x02](K\x01K\x02u.",  # SETITEMS on a list
+    b"\x80\x02]K\x01K\x02s.",  # SETITEM on a list
+    b"\x80\x02cbuiltins\nprint\n.",  # a builtin that is not allowed
+    b"\x80\x02c__builtin__\neval\n.",  # a Python 2 name, mapped first
+    b"\x80\x02cos\nsystem\n.",  # a blocked module
+    b"\x80\x02cposix\nsystem\n.",
+    b"\x80\x02X\x01\x00\x00\x00aQ.",  # a persistent id that is not a tuple or int
+    b"\x80\x02X\x01\x00\x00\x00a\x85Q.",  # a persistent id that is not a storage
+    b"\x80\x02\x95\x00\x00\x00\x00\x00\x00\x00\x00.",  # FRAME: protocol 4 only
+    b"\x80\x02]}b.",  # BUILD on a list
+    b"\x80\x02])R.",  # REDUCE with a list as the function
+    b"\x80\x02ccollections\nOrderedDict\n)\x81.",  # NEWOBJ of an allowed class
+    b"\x80\x02ccollections\nCounter\n}\x85R.",  # Counter({})
+    b"\x80\x02c_codecs\nencode\nX\x02\x00\x00\x00hiX\x06\x00\x00\x00latin1\x86R.",
+    b"\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01.",  # LONG1: 2**64
+    b"\x80\x02U\x02abM\x01\x01J\xff\xff\xff\xffG?\xf8\x00\x00\x00\x00\x00\x00\x87.",
+    b"\x80\x02h\x05.",  # a memo entry never put
+    b"\x80\x02",  # cut short
+]
+
+
+@pytest.mark.parametrize("data", CRAFTED)
+def test_the_weights_only_unpickler_refuses_and_allows_what_torch_s_does(
+        data: bytes, torch: Lib) -> None:
+    from torch import _weights_only_unpickler as theirs_module
+
+    from fake_torch import _weights_only_unpickler as ours_module
+
+    theirs, their_error = outcome(lambda: theirs_module.load(io.BytesIO(data)))
+    ours, our_error = outcome(lambda: ours_module.load(io.BytesIO(data)))
+    assert type(our_error) is type(their_error)
+    assert str(our_error) == str(their_error)
+    assert ours == theirs
 
 
 def test_safe_globals_allow_a_class_and_are_listed() -> None:
