@@ -552,3 +552,36 @@ def test_options_and_the_names_not_emulated() -> None:
     assert ser.location_tag(ft.ones(1).untyped_storage()) == "cpu"
     assert ser.default_restore_location(ft.ones(1).untyped_storage(), "cpu").device == ft.device(
         "cpu")
+
+
+class Scaled(ft.Tensor):
+    """A user Tensor subclass: pickled through _rebuild_from_type_v2, so refused by
+    weights_only until marked safe."""
+
+
+def test_a_tensor_subclass_loads_as_itself_once_marked_safe() -> None:
+    t = ft.ones(2).as_subclass(Scaled)
+    t.scale = 0.5
+    buf = _saved(ft, t)
+    with pytest.raises(pickle.UnpicklingError, match=f"GLOBAL {__name__}.Scaled was not"):
+        ft.load(io.BytesIO(buf.getvalue()))
+    with ft.serialization.safe_globals([Scaled]):
+        loaded = ft.load(io.BytesIO(buf.getvalue()))
+    assert (type(loaded), loaded.scale, loaded.tolist()) == (Scaled, 0.5, [1.0, 1.0])
+
+
+def test_a_parameter_with_attributes_round_trips_both_ways(torch: Lib) -> None:
+    p = ft.nn.Parameter(ft.ones(2))
+    p.tp_dim = 1  # what tensor-parallel loaders hang on their weights
+    theirs = torch.load(_saved(ft, {"p": p}))["p"]
+    assert (type(theirs), theirs.tp_dim, theirs.tolist()) == (torch.nn.Parameter, 1, [1.0, 1.0])
+    ours = ft.load(_saved(torch, {"p": theirs}))["p"]
+    assert (type(ours), ours.tp_dim, ours.requires_grad) == (ft.nn.Parameter, 1, True)
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated:UserWarning")
+def test_a_saved_storage_loads_as_a_typed_storage_as_in_torch(torch: Lib) -> None:
+    for lib in (torch, ft):
+        loaded = lib.load(_saved(lib, lib.arange(3.0).untyped_storage()))
+        assert (type(loaded).__name__, loaded.nbytes(), loaded.dtype) == (
+            "TypedStorage", 12, lib.uint8)
