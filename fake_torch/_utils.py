@@ -92,15 +92,8 @@ def _rebuild_device_tensor_from_cpu_tensor(data: Tensor, dtype: DType, device: A
     return t
 
 
-def _get_obj_state(obj: Any) -> Any:
-    """A Tensor subclass's or attributed tensor's Python state: its `__dict__` and slots."""
-    getstate = getattr(obj, "__getstate__", None)
-    state = getstate() if getstate is not None else obj.__dict__
-    return state
-
-
 def _set_obj_state(obj: Any, state: Any) -> Any:
-    """Restore what `_get_obj_state` took: a dict, or a (dict, slots dict) pair."""
+    """Restore a pickled object's Python state: a dict, or a (dict, slots dict) pair."""
     if isinstance(state, tuple):
         if len(state) != 2:
             raise RuntimeError(f"Invalid serialized state: {state}")

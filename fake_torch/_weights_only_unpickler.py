@@ -23,7 +23,7 @@ from fake_torch import _serialization_names as names
 from fake_torch._tensor import Tensor
 from fake_torch.nn.parameter import Parameter
 
-SafeGlobal = Callable[..., Any] | tuple[Callable[..., Any], str] | Any
+SafeGlobal = Any  # a function or class, or (it, "module.qualname") naming it in checkpoints
 
 # modules never allowed, even when the user marks one of their names safe
 _blocklisted_modules = ("sys", "os", "posix", "nt")
