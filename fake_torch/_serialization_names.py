@@ -120,6 +120,7 @@ def _saved_names() -> dict[int, tuple[str, str]]:
             continue  # stdlib names pickle writes itself; torch.FloatStorage on any device
         module, _, name = path.rpartition(".")
         names.setdefault(id(obj), (module, name))
+    names[id(DType)] = ("torch", "dtype")  # (saved under torch's name; not on the allowlist)
     return names
 
 

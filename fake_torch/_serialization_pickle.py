@@ -8,6 +8,7 @@ same key, so they load sharing memory.
 
 from __future__ import annotations
 
+import importlib
 import pickle
 from collections.abc import Callable
 from typing import IO, Any
@@ -48,7 +49,7 @@ class TorchPickler(pickle._Pickler):
             if not _fake_module(module):
                 super().save_global(obj, name)  # type: ignore[misc]
                 return
-            found = ("torch" + module[len(names.FAKE):], name or obj.__qualname__)
+            found = ("torch" + module[len(names.FAKE):], _checked_qualname(obj, module, name))
         module, name = found
         if self.proto >= 4:  # type: ignore[attr-defined]
             self.save(module)  # type: ignore[attr-defined]
@@ -58,6 +59,18 @@ class TorchPickler(pickle._Pickler):
             self.write(pickle.GLOBAL + module.encode() + b"\n" +  # type: ignore[attr-defined]
                        name.encode() + b"\n")
         self.memoize(obj)  # type: ignore[attr-defined]
+
+
+def _checked_qualname(obj: Any, module: str, name: str | None) -> str:
+    """obj's name in its fake_torch module, checked as pickle checks a global (a class made
+    inside a function cannot be found again by name)."""
+    name = name or obj.__qualname__
+    found: Any = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    if found is not obj:
+        raise pickle.PicklingError(f"Can't pickle {obj!r}: it's not found as {module}.{name}")
+    return name
 
 
 class StorageIds:
