@@ -25,8 +25,9 @@ class TypedStorage:
     dtype: DType
     _untyped_storage: UntypedStorage
 
-    def __init__(self, *args: Any, device: object = None, dtype: DType | None = None,
-                 wrap_storage: UntypedStorage | None = None, _internal: bool = False) -> None:
+    def __init__(self, *args: Any, wrap_storage: UntypedStorage | None = None,
+                 dtype: DType | None = None, device: object = None,
+                 _internal: bool = False) -> None:
         if args or wrap_storage is None or dtype is None or device is not None:
             raise NotImplementedError(
                 "torch.TypedStorage(...) other than TypedStorage(wrap_storage=..., dtype=...) is "
