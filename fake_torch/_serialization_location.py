@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import TypeAlias
 
 from fake_torch._device import device
-from fake_torch._storage import UntypedStorage
+from fake_torch._dtype import uint8
+from fake_torch._kernels._common import new_tensor
+from fake_torch._storage import UntypedStorage, untyped_storage
 from fake_torch.storage import TypedStorage
 
 MAP_LOCATION: TypeAlias = (Callable[[UntypedStorage, str], UntypedStorage | None] | device | str
@@ -69,8 +71,29 @@ def _cuda_deserialize(obj: UntypedStorage, location: str) -> UntypedStorage | No
     return None
 
 
+def _meta_tag(obj: UntypedStorage) -> str | None:
+    return "meta" if obj.device.type == "meta" else None
+
+
+def meta_storage(nbytes: int) -> UntypedStorage:
+    """A meta storage of `nbytes` bytes: no data, nothing read, nothing launched."""
+    return untyped_storage(new_tensor((nbytes,), uint8, device("meta")))
+
+
+def _meta_deserialize(obj: UntypedStorage, location: str) -> UntypedStorage | None:
+    return meta_storage(obj.nbytes()) if location == "meta" else None
+
+
+def is_meta_location(map_location: MAP_LOCATION) -> bool:
+    """Whether map_location sends everything to meta (then torch.load reads no storage)."""
+    if isinstance(map_location, str):
+        return map_location == "meta"
+    return isinstance(map_location, device) and map_location.type == "meta"
+
+
 register_package(10, _cpu_tag, _cpu_deserialize)
 register_package(20, _cuda_tag, _cuda_deserialize)
+register_package(22, _meta_tag, _meta_deserialize)
 
 
 def location_tag(storage: UntypedStorage | TypedStorage) -> str:

@@ -51,7 +51,6 @@ STORAGE_TYPES = {dt: StorageType(name) for dt, name in _utils.STORAGE_TYPE_NAMES
 # rebuild functions and classes torch's weights_only load allows that fake_torch cannot rebuild
 _UNSUPPORTED = ("torch._utils._rebuild_qtensor", "torch._utils._rebuild_sparse_tensor",
                 "torch._utils._rebuild_nested_tensor", "torch._utils._rebuild_wrapper_subclass",
-                "torch._utils._rebuild_meta_tensor_no_storage",
                 "torch._utils._rebuild_device_tensor_from_numpy",
                 "torch.serialization._get_layout", "torch.per_tensor_affine",
                 "torch.per_tensor_symmetric", "torch.per_channel_affine",
@@ -90,6 +89,7 @@ def torch_globals() -> dict[str, Any]:
         "torch._utils._rebuild_tensor": _utils._rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": _utils._rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": _utils._rebuild_tensor_v3,
+        "torch._utils._rebuild_meta_tensor_no_storage": _utils._rebuild_meta_tensor_no_storage,
         "torch._utils._rebuild_device_tensor_from_cpu_tensor":
             _utils._rebuild_device_tensor_from_cpu_tensor,
         "torch._utils._rebuild_parameter": parameter._rebuild_parameter,

@@ -92,6 +92,17 @@ def _rebuild_device_tensor_from_cpu_tensor(data: Tensor, dtype: DType, device: A
     return t
 
 
+def _rebuild_meta_tensor_no_storage(dtype: DType, size: Sequence[int], stride: Sequence[int],
+                                    requires_grad: bool) -> Tensor:
+    """A meta tensor of `size` and `stride` over a storage of its own (torch pickles meta
+    tensors without their storage, so views of one come back apart, as in torch)."""
+    size, stride = tuple(size), tuple(stride)
+    numel = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    t = torch_empty((numel,), dtype=dtype, device="meta").as_strided(size, stride)
+    t.requires_grad = requires_grad
+    return t
+
+
 def _set_obj_state(obj: Any, state: Any) -> Any:
     """Restore a pickled object's Python state: a dict, or a (dict, slots dict) pair."""
     if isinstance(state, tuple):
@@ -132,6 +143,9 @@ def tensor_state(t: Tensor) -> dict[str, Any]:
 
 def reduce_tensor_data(t: Tensor) -> tuple[Callable[..., Tensor], tuple[Any, ...]]:
     """(rebuild function, args) of a plain tensor, as torch's `_reduce_ex_internal`."""
+    if t.device.type == "meta":  # no data: torch pickles the layout alone
+        return (_rebuild_meta_tensor_no_storage,
+                (t.dtype, tuple(t.size()), t.stride(), t.requires_grad))
     raw = untyped_storage(t)
     args: tuple[Any, ...]
     if t.dtype in STORAGE_TYPE_NAMES:

@@ -46,7 +46,9 @@ from fake_torch._serialization_location import (
     MAP_LOCATION,
     Restore,
     default_restore_location,
+    is_meta_location,
     location_tag,
+    meta_storage,
     register_package,
     restore_location,
     validate_cuda_device,
@@ -264,6 +266,8 @@ def load(f: FileLike, map_location: MAP_LOCATION = None, pickle_module: Any = No
         raise NotImplementedError("torch.load of a .safetensors file is not emulated by "
                                   "fake_torch (use safetensors.torch.load_file)")
     restore = restore_location(map_location)
+    if is_meta_location(map_location):  # no storage is read: meta ones of its size instead
+        restore = _to_meta
     if _is_path(f):
         with open(os.fspath(f), "rb") as opened:  # type: ignore[arg-type]
             return _load_file(opened, f, restore, pickle_module, weights_only, bool(mmap),
@@ -306,6 +310,11 @@ def _load_file(opened: IO[bytes], f: FileLike, restore: Restore,
                        **pickle_load_args)
 
 
+def _to_meta(storage: UntypedStorage, location: str) -> UntypedStorage:
+    """map_location="meta": the storage's size on meta (torch.load reads no bytes then)."""
+    return meta_storage(storage.nbytes())
+
+
 def _wrap_weights_only(weights_only: bool, run: Callable[[], Any]) -> Any:
     if not weights_only:
         return run()
@@ -338,6 +347,8 @@ def _load_zip(reader: ZipReader, restore: Restore,
 
     def load_storage(dt: Any, nbytes: int, key: str, location: str) -> TypedStorage:
         name = f"data/{key}"
+        if restore is _to_meta:
+            return TypedStorage(wrap_storage=meta_storage(nbytes), dtype=dt, _internal=True)
         if overall is not None:  # a slice of the file's mapping: no copy
             start = reader.record_offset(name)
             storage = overall[start:start + nbytes]
