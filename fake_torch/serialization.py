@@ -284,6 +284,9 @@ def _load_file(opened: IO[bytes], f: FileLike, restore: Restore,
     if _is_zipfile(opened):
         reader = ZipReader(opened)
         if reader.has_record("constants.pkl"):
+            if weights_only:
+                raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives "
+                                   "passed to ``torch.load``. " + UNSAFE_MESSAGE)
             raise NotImplementedError("torch.load of a TorchScript archive (torch.jit.load) is "
                                       "not emulated by fake_torch")
         overall = None

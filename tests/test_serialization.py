@@ -510,9 +510,20 @@ def test_bad_files_raise_torch_s_errors(torch: Lib, tmp_path: Path) -> None:
         assert_same_error(ours, theirs)
 
 
-def test_torchscript_and_safetensors_are_not_emulated(tmp_path: Path) -> None:
+def test_a_safetensors_path_is_not_emulated(tmp_path: Path) -> None:
     with pytest.raises(NotImplementedError, match="safetensors"):
         ft.load(tmp_path / "model.safetensors")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_torchscript_archive_is_not_emulated(torch: Lib, tmp_path: Path) -> None:
+    path = tmp_path / "scripted.pt"
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), path)
+    with pytest.raises(NotImplementedError, match=r"TorchScript archive \(torch\.jit\.load\)"):
+        ft.load(path, weights_only=False)
+    _, theirs = outcome(lambda: torch.load(path))
+    _, ours = outcome(lambda: ft.load(path))
+    assert_same_error(ours, theirs)
 
 
 def test_a_big_endian_checkpoint_is_byteswapped_as_torch_does(torch: Lib, tmp_path: Path) -> None:
