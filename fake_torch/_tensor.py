@@ -169,12 +169,7 @@ class Tensor(TensorBase):
     def size(self, dim: int | None = None) -> Any:
         if _TF.enabled:
             return _meta(Tensor.size, _size, self, *(() if dim is None else (dim,)))
-        if dim is None:
-            return Size(self._a.shape)
-        if not isinstance(dim, (int, np.integer)):
-            raise TypeError(f"size(): argument 'dim' (position 1) must be int, not "
-                            f"{type(dim).__name__}")
-        return self._a.shape[_wrap_dim(dim, self._a.ndim)]
+        return _size(self, dim)
 
     def dim(self) -> int:
         if _TF.enabled:
@@ -371,8 +366,12 @@ def _shape(t: Tensor) -> Size:
 
 
 def _size(t: Tensor, dim: int | None = None) -> Any:
+    """Tensor.size, checked as torch's argument parser checks it (with or without a mode)."""
     if dim is None:
         return Size(t._a.shape)
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"size(): argument 'dim' (position 1) must be int, not "
+                        f"{type(dim).__name__}")
     return t._a.shape[_wrap_dim(dim, t._a.ndim)]
 
 
