@@ -38,11 +38,15 @@ build runs another, so cuda=True records, for each such CPU op, what torch 2.13'
 the CUDA build dispatches for the same arguments (read, not measured on a GPU):
   convolution   (aten/src/ATen/native/Convolution.cpp, _convolution and _select_conv_backend)
                 a zero batch or zero channels: `mul` [+ `add_` for a bias]; else a `clone` of a
-                strided input (a 1-D one always, then viewed 2-D), then: depthwise (groups ==
-                C_in > 1, C_out a multiple of it) `_conv_depthwise2d` unless cuDNN's fp16
-                depthwise heuristic applies; with cuDNN enabled `cudnn_convolution` [+ `add_`
-                for a bias]; else `_slow_conv2d_forward` (`slow_conv_dilated2d` if dilated),
-                per group [+ `clone` of a strided slice] and a final `cat` when groups > 1
+                strided input (a 1-D one always, then viewed 2-D), then: depthwise (not
+                transposed, groups == C_in > 1, C_out a multiple of it) `_conv_depthwise2d`
+                (`conv_depthwise3d` for 3-D) unless cuDNN's fp16 depthwise heuristic applies
+                (2-D only); with cuDNN enabled (not deterministic-and-dilated, no output_padding
+                >= its stride) `cudnn_convolution` / `cudnn_convolution_transpose` [+ `add_`
+                for a bias]; else `_slow_conv2d_forward` (`slow_conv_dilated2d` if dilated;
+                3-D: `slow_conv_dilated3d`, dilated or not, as cuda's fallback is;
+                transposed: `slow_conv_transpose2d` / `3d`), per group [+ `clone` of a
+                strided slice] and a final `cat` when groups > 1
   native_batch_norm   (aten/src/ATen/native/Normalization.cpp, _select_batch_norm_backend)
                 `cudnn_batch_norm` (after a `clone` of a strided input) with cuDNN enabled,
                 weight and bias given, running stats given (or neither in training), input of
@@ -167,29 +171,45 @@ def _all_empty(out: Any) -> bool:
 
 def _cuda_convolution(args: tuple[Any, ...]) -> list[str]:
     """What torch's CUDA build launches for aten.convolution(input, weight, bias, stride,
-    padding, dilation, transposed, output_padding, groups) (not transposed)."""
+    padding, dilation, transposed, output_padding, groups)."""
     import torch
 
-    x, w, b, stride, _, dilation = args[:6]
-    groups = args[8]
+    x, w, b, stride, _, dilation, transposed, output_padding, groups = args[:9]
     bias = ["add_"] if b is not None else []
     if x.shape[0] == 0 or x.shape[1] == 0:
         return ["mul", *bias]
     ops = [] if x.is_contiguous() else ["clone"]
     if w.dim() == 3:  # viewed as (N, C, 1, L)
         x, w, stride, dilation = x.unsqueeze(2), w.unsqueeze(2), [1, *stride], [1, *dilation]
-    depthwise = x.shape[1] == groups > 1 and w.shape[0] % groups == 0
+        output_padding = [0, *output_padding]
+    dim = w.dim() - 2
+    stride, dilation = _expand(stride, dim), _expand(dilation, dim)
+    output_padding = _expand(output_padding, dim)
+    depthwise = (not transposed and x.shape[1] == groups > 1 and w.shape[0] % groups == 0)
     cudnn = torch.backends.cudnn
-    if depthwise and not _cudnn_depthwise(x, w, stride, dilation):
-        return [*ops, "_conv_depthwise2d"]
+    if depthwise and not (dim == 2 and _cudnn_depthwise(x, w, stride, dilation)):
+        return [*ops, "_conv_depthwise2d" if dim == 2 else "conv_depthwise3d"]
     dilated = any(d != 1 for d in dilation)
-    if cudnn.enabled and not (cudnn.deterministic and dilated):
-        return [*ops, "cudnn_convolution", *bias]
-    slow = "slow_conv_dilated2d" if dilated else "_slow_conv2d_forward"
+    padding_big = any(p >= s for p, s in zip(output_padding, stride, strict=True))
+    if cudnn.enabled and not (cudnn.deterministic and dilated) and not padding_big:
+        return [*ops, "cudnn_convolution_transpose" if transposed else "cudnn_convolution",
+                *bias]
+    if transposed:
+        slow = f"slow_conv_transpose{dim}d"
+    elif dim == 3:  # cuda's 3-D fallback: the dilated kernel, dilated or not
+        slow = "slow_conv_dilated3d"
+    else:
+        slow = "slow_conv_dilated2d" if dilated else "_slow_conv2d_forward"
     if groups == 1:
         return [*ops, slow]
     part = x.narrow(1, 0, x.shape[1] // groups)
     return [*ops, *(([] if part.is_contiguous() else ["clone"]) + [slow]) * groups, "cat"]
+
+
+def _expand(values: Any, dim: int) -> list[int]:
+    """A convolution argument of one value or one per spatial dim, as one per dim."""
+    values = list(values)
+    return values * dim if len(values) == 1 else values
 
 
 def _cudnn_depthwise(x: Any, w: Any, stride: list[int], dilation: list[int]) -> bool:

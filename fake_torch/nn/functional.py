@@ -17,7 +17,8 @@ Launch counts follow torch's CUDA eager path, op by op:
   hardswish, leaky_relu, hardtanh, relu6, mish, prelu, rrelu    one launch each
                     (fake_torch/nn/_activations.py)
   the losses        see fake_torch/nn/_losses.py
-  conv1d, conv2d    (torch.conv1d, torch.conv2d) see fake_torch/_kernels/conv.py
+  conv1d, conv2d, conv3d    (torch.conv1d, ...) see fake_torch/_kernels/conv.py
+  conv_transpose1d/2d/3d    (torch.conv_transpose1d, ...) see _kernels/conv_transpose.py
   batch_norm        see fake_torch/_kernels/batch_norm.py
   the 2-D pools     see fake_torch/_kernels/pooling.py
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
@@ -54,6 +55,10 @@ from fake_torch._kernels._common import common_device, launch, new_tensor
 from fake_torch._kernels.batch_norm import batch_norm as batch_norm
 from fake_torch._kernels.conv import conv1d as conv1d
 from fake_torch._kernels.conv import conv2d as conv2d
+from fake_torch._kernels.conv import conv3d as conv3d
+from fake_torch._kernels.conv_transpose import conv_transpose1d as conv_transpose1d
+from fake_torch._kernels.conv_transpose import conv_transpose2d as conv_transpose2d
+from fake_torch._kernels.conv_transpose import conv_transpose3d as conv_transpose3d
 from fake_torch._kernels.pooling import adaptive_avg_pool2d as adaptive_avg_pool2d
 from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.pooling import max_pool2d as max_pool2d
@@ -345,7 +350,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 
 aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first
-_TORCH_OPS = ("conv1d", "conv2d")  # torch.nn.functional.conv2d IS torch.conv2d: the same entries
+_TORCH_OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d")  # torch.nn.functional.conv2d IS torch.conv2d: the same entries
 globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
 globals().update({name: exports("torch")[name] for name in _TORCH_OPS})
 __all__ = sorted([*exports("torch.nn.functional"), *_TORCH_OPS])
