@@ -58,6 +58,9 @@ the CUDA build dispatches for the same arguments (read, not measured on a GPU):
                 kernels copy a strided input first: one `clone` (the adaptive kernel only for a
                 4-D input, the max kernel not when its output is empty)
 
+  native_group_norm   (aten/src/ATen/native/group_norm.cpp) cuda copies a channels_last
+                input the cpu build keeps: one `clone` first
+
 Errors: a user mistake raises torch's exception class with torch's message. `outcome()` runs a
 call in either library and keeps its exception as the result; `assert_same_error()` compares two
 outcomes' exceptions (class and first line), `assert_raises_like_torch()` runs one program in
@@ -268,8 +271,16 @@ def _cuda_pool(name: str) -> Callable[[tuple[Any, ...]], list[str]]:
     return rule
 
 
+def _cuda_group_norm(args: tuple[Any, ...]) -> list[str]:
+    """aten.native_group_norm(X, ...): torch's group_norm passes X = input.contiguous() on
+    cuda but input.contiguous(suggest_memory_format) on the cpu, so a channels_last input the
+    cpu build kept as it is is copied first on cuda (aten/src/ATen/native/group_norm.cpp)."""
+    return ["native_group_norm"] if args[0].is_contiguous() else ["clone", "native_group_norm"]
+
+
 CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
     "convolution": _cuda_convolution,
+    "native_group_norm": _cuda_group_norm,
     "native_batch_norm": _cuda_batch_norm,
     **{op: _cuda_pool(op) for op in ("max_pool2d_with_indices", "avg_pool2d",
                                       "_adaptive_avg_pool2d")},

@@ -185,6 +185,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: list
     shape = (input.shape[0], out_channels, *sizes)
     params: dict[str, object] = {"stride": tuple(stride), "padding": tuple(padding),
                                  "dilation": tuple(dilation), "groups": groups}
+    kernel: Callable[..., None]
     if transposed:
         params["output_padding"] = tuple(output_padding)
         kernel = conv_nd_kernels.conv_transpose_nd_kernel
@@ -388,8 +389,8 @@ def _use_cudnn_depthwise(input: Tensor, weight: Tensor, stride: list[int],
     """torch's cuDNN >= 8.2 rule: fp16 depthwise convolutions of at least 32 channels, not
     dilated, square stride (or a 1-row input), where check_cudnn_depthwise_workload_with_filter
     says cuDNN is faster."""
-    if not (cudnn.enabled and input.dim() == 4 and input.dtype is float16 and weight.dtype is float16
-            and all(d == 1 for d in dilation) and input.shape[1] >= 32
+    if not (cudnn.enabled and input.dim() == 4 and input.dtype is float16
+            and weight.dtype is float16 and all(d == 1 for d in dilation) and input.shape[1] >= 32
             and (stride[0] == stride[1] or input.shape[2] == 1)):
         return False
     s = stride[1]

@@ -70,12 +70,11 @@ def conv_transpose_nd_kernel(out: np.ndarray, x: np.ndarray, weight: np.ndarray,
     for g in range(groups):
         # (N, cg, *S) x (cg, og, *k) -> (N, *S, og, *k): each input element times the kernel
         cols = np.tensordot(xf[:, g * cg:(g + 1) * cg], wf[g * cg:(g + 1) * cg], axes=([1], [0]))
-        cols = np.moveaxis(cols, 1 + d, 1)  # (N, og, *S, *k)
-        for offset in itertools.product(*(range(k) for k in kernel)):
+        cols = np.moveaxis(cols, 1 + d, 1).reshape(n, og, *in_sizes, -1)  # (N, og, *S, K)
+        for flat, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
             target = tuple(slice(j * dl, j * dl + (i - 1) * s + 1, s) for j, dl, i, s in
                            zip(offset, dilation, in_sizes, stride, strict=True))
-            y[(slice(None), slice(g * og, (g + 1) * og), *target)] += \
-                cols[(Ellipsis, *offset)]
+            y[(slice(None), slice(g * og, (g + 1) * og), *target)] += cols[..., flat]
     crop = tuple(slice(p, p + o) for p, o in zip(padding, out_sizes, strict=True))
     result = y[(slice(None), slice(None), *crop)]
     if bias is not None:

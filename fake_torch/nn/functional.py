@@ -20,6 +20,7 @@ Launch counts follow torch's CUDA eager path, op by op:
   conv1d, conv2d, conv3d    (torch.conv1d, ...) see fake_torch/_kernels/conv.py
   conv_transpose1d/2d/3d    (torch.conv_transpose1d, ...) see _kernels/conv_transpose.py
   batch_norm        see fake_torch/_kernels/batch_norm.py
+  group_norm        [`clone` of a strided input] one `native_group_norm` (nn/_group_norm.py)
   the 2-D pools     see fake_torch/_kernels/pooling.py
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
@@ -77,6 +78,7 @@ from fake_torch.nn._activations import relu6 as relu6
 from fake_torch.nn._activations import rrelu as rrelu
 from fake_torch.nn._activations import rrelu_ as rrelu_
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
+from fake_torch.nn._group_norm import group_norm as group_norm
 from fake_torch.nn._losses import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
 )

@@ -16,9 +16,16 @@ from fake_torch.nn.modules.activation import (
     Softmax,
     Tanh,
 )
-from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from fake_torch.nn.modules.container import ModuleDict, ModuleList, Sequential
-from fake_torch.nn.modules.conv import Conv1d, Conv2d
+from fake_torch.nn.modules.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from fake_torch.nn.modules.dropout import Dropout
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
@@ -31,7 +38,7 @@ from fake_torch.nn.modules.loss import (
     SmoothL1Loss,
 )
 from fake_torch.nn.modules.module import Module
-from fake_torch.nn.modules.normalization import LayerNorm, RMSNorm
+from fake_torch.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
 from fake_torch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from fake_torch.nn.modules.rnn import (
     GRU,
@@ -55,12 +62,18 @@ __all__ = [
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
     "CrossEntropyLoss",
     "Dropout",
     "Embedding",
     "GRUCell",
+    "GroupNorm",
     "Hardswish",
     "Hardtanh",
     "HuberLoss",
