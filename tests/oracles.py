@@ -58,6 +58,8 @@ the CUDA build dispatches for the same arguments (read, not measured on a GPU):
                 kernels copy a strided input first: one `clone` (the adaptive kernel only for a
                 4-D input, the max kernel not when its output is empty)
 
+  _native_multi_head_attention   (aten/src/ATen/native/transformers/cuda/attention.cu) the
+                ops the CUDA kernel runs inside, decided from its arguments (`_cuda_native_mha`)
   native_group_norm   (aten/src/ATen/native/group_norm.cpp) cuda copies a channels_last
                 input the cpu build keeps: one `clone` first
 
@@ -103,10 +105,12 @@ NO_LAUNCH = frozenset({
 
 
 @contextmanager
-def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
+def torch_launches(*, cuda: bool = False, fused_norms: bool = True) -> Iterator[list[str]]:
     """The names of the ops real torch dispatches inside the block that a GPU would launch;
     cuda=True: as torch's CUDA build dispatches them (rms_norm fused; see the module's
-    docstring)."""
+    docstring). The fused norms are seen by a TorchFunctionMode, and any such mode makes
+    torch code that checks has_torch_function take its other path (nn.MultiheadAttention
+    leaves its fast path): fused_norms=False records without it."""
     import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -159,7 +163,7 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
             names.append("_fused_rms_norm")
             return out
 
-    with Record(), (FusedOnCuda() if cuda else nullcontext()):
+    with Record(), (FusedOnCuda() if cuda and fused_norms else nullcontext()):
         yield names
 
 
@@ -278,7 +282,49 @@ def _cuda_group_norm(args: tuple[Any, ...]) -> list[str]:
     return ["native_group_norm"] if args[0].is_contiguous() else ["clone", "native_group_norm"]
 
 
+def _cuda_native_mha(args: tuple[Any, ...]) -> list[str]:
+    """aten._native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
+    qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True,
+    mask_type=None) as native_multi_head_attention_cuda runs it (aten/src/ATen/native/
+    transformers/cuda/attention.cu): self-attention without weights or mask whose head views
+    sdpa would run fused: linear (`addmm`), sdpa's kernel, linear (`addmm`); else `mm`,
+    `_transform_bias_rescale_qkv`, `bmm`, [`_to_copy` of a non-bool mask] `_masked_softmax`
+    (`_softmax` without a mask), `bmm`, `clone` (transform_0213), `addmm`, [`sum`, `div_`
+    averaging the weights]. The CPU build records the op alone."""
+    query, key, value, embed_dim, num_head = args[:5]
+    given = list(args[9:13])  # the optional trailing arguments, defaults where not passed
+    mask, need_weights, average = (given + [None, True, True][len(given):])[:3]
+    fused = _sdpa_fused_ops(query.dtype, embed_dim // num_head)
+    if query is key and key is value and not need_weights and mask is None and fused:
+        return ["addmm", *fused, "addmm"]
+    import torch
+
+    softmax = ["_softmax"] if mask is None else (
+        ["_masked_softmax"] if mask.dtype == torch.bool else ["_to_copy", "_masked_softmax"])
+    weights = ["sum", "div_"] if need_weights and average else []
+    return ["mm", "_transform_bias_rescale_qkv", "bmm", *softmax, "bmm", "clone", "addmm",
+            *weights]
+
+
+def _sdpa_fused_ops(dtype: Any, head_dim: int) -> list[str]:
+    """The launches of sdpa's fused backend for contiguous-last-dim 4-D q = k = v views and no
+    mask (torch's sdp_utils.cpp order: flash for 16-bit with head_dim <= 256, padding the head
+    dim to a multiple of 8 first; memory-efficient for 16-bit or float32 with head_dim aligned
+    to 8 / 4), or [] when sdpa would take its math path."""
+    import torch
+
+    half = dtype in (torch.float16, torch.bfloat16)
+    if torch.backends.cuda.flash_sdp_enabled() and half and head_dim <= 256:
+        return ["constant_pad_nd"] * 3 * (head_dim % 8 != 0) + \
+            ["_scaled_dot_product_flash_attention"]
+    if torch.backends.cuda.mem_efficient_sdp_enabled() and (half or dtype == torch.float32) \
+            and head_dim % (8 if half else 4) == 0:
+        return ["_scaled_dot_product_efficient_attention"]
+    return []
+
+
 CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
+    "_native_multi_head_attention": _cuda_native_mha,
     "convolution": _cuda_convolution,
     "native_group_norm": _cuda_group_norm,
     "native_batch_norm": _cuda_batch_norm,
