@@ -97,7 +97,7 @@ from fake_torch._timeline import TIMELINE
 # --- launches -----------------------------------------------------------------------------------
 
 NO_LAUNCH = frozenset({
-    "empty", "empty_like", "empty_strided",  # allocations: no kernel
+    "empty", "empty_like", "empty_strided", "new_empty",  # allocations: no kernel
     "_unsafe_view", "lift_fresh",  # views that their schemas do not mark as aliases
     # in-place view ops rewrite sizes and strides only
     "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_", "detach_",

@@ -28,6 +28,10 @@ from fake_torch.nn.modules.conv import (
     ConvTranspose3d,
 )
 from fake_torch.nn.modules.dropout import Dropout
+from fake_torch.nn.modules.flatten import (
+    Flatten,
+    Unflatten,
+)
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
     BCEWithLogitsLoss,
@@ -40,6 +44,23 @@ from fake_torch.nn.modules.loss import (
 )
 from fake_torch.nn.modules.module import Module
 from fake_torch.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from fake_torch.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from fake_torch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from fake_torch.nn.modules.rnn import (
     GRU,
@@ -64,6 +85,12 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -73,6 +100,7 @@ __all__ = [
     "CrossEntropyLoss",
     "Dropout",
     "Embedding",
+    "Flatten",
     "GRUCell",
     "GroupNorm",
     "Hardswish",
@@ -101,10 +129,20 @@ __all__ = [
     "RReLU",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
     "Sequential",
     "SiLU",
     "Sigmoid",
     "SmoothL1Loss",
     "Softmax",
     "Tanh",
+    "Unflatten",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
 ]
