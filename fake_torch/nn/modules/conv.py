@@ -2,8 +2,8 @@
 (out_channels,); ConvTranspose1d/2d/3d: weight (in_channels, out_channels / groups,
 *kernel_size). Initialised as torch initialises them (kaiming_uniform_ with a = sqrt(5), then
 U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias: one `uniform_` launch each on cuda).
-forward: F.conv1d / 2d / 3d, after F.pad for padding_mode 'reflect' or 'replicate'
-('circular' raises NotImplementedError from F.pad); F.conv_transpose1d / 2d / 3d with the
+forward: F.conv1d / 2d / 3d, after F.pad for padding_mode 'reflect', 'replicate' or
+'circular'; F.conv_transpose1d / 2d / 3d with the
 output_padding that `output_size` asks for (zeros padding only, as torch)."""
 
 from __future__ import annotations
