@@ -383,3 +383,64 @@ def test_batch_norm3d_trains_and_evaluates_like_torch() -> None:
 ])
 def test_batch_norm3d_errors_match_torch(program: Callable[[Any], Any]) -> None:
     assert_raises_like_torch(program)
+
+
+# --- F.instance_norm, nn.InstanceNorm1d/2d/3d -----------------------------------------------
+
+IN_MODULES: list[tuple[Callable[[Any], Any], tuple[int, ...]]] = [
+    (lambda t: t.nn.InstanceNorm1d(3), (2, 3, 7)),
+    (lambda t: t.nn.InstanceNorm1d(3, affine=True), (3, 7)),  # unbatched
+    (lambda t: t.nn.InstanceNorm2d(3, track_running_stats=True), (2, 3, 4, 5)),
+    (lambda t: t.nn.InstanceNorm2d(3, affine=True, track_running_stats=True, momentum=0.3,
+                                   eps=1e-3), (2, 3, 4, 5)),
+    (lambda t: t.nn.InstanceNorm3d(2, affine=True, bias=False), (2, 2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize(("build", "shape"), IN_MODULES)
+def test_instance_norm_modules_train_and_evaluate_like_torch(build: Callable[[Any], Any],
+                                                             shape: tuple[int, ...]) -> None:
+    theirs, ours = build(torch), build(ft)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.cuda()
+    for step in range(3):  # two training steps update tracked stats; then eval
+        if step == 2:
+            theirs.eval()
+            ours.eval()
+        tx, fx = both(randn(*shape) * 2 + step)
+        with torch.no_grad(), torch_launches(cuda=True) as want_ops:
+            want = theirs(tx)
+        with launches() as ops:
+            got = ours(fx)
+        close(got, want, tol=1e-5)
+        assert ops == want_ops
+        for name, buf in theirs.named_buffers():
+            close(dict(ours.named_buffers())[name], buf, tol=1e-6)
+
+
+def test_instance_norm_launch_list() -> None:
+    m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True).cuda()
+    x = ft.randn(2, 3, 4, 5, device="cuda")
+    with launches() as ops:
+        m(x)
+    assert ops == ["repeat", "repeat", "repeat", "repeat", "cudnn_batch_norm", "mean", "copy_",
+                   "mean", "copy_"]  # weight, bias and both stats repeated N times
+
+
+IN_ERRORS: list[Callable[[Any], Any]] = [
+    lambda t: t.nn.functional.instance_norm(t.ones(2, 3, 1)),
+    lambda t: t.nn.functional.instance_norm(t.ones(2, 3, 4), use_input_stats=False),
+    lambda t: t.nn.InstanceNorm2d(3)(t.ones(2, 3)),
+    lambda t: t.nn.InstanceNorm1d(4, affine=True)(t.ones(2, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("program", IN_ERRORS)
+def test_instance_norm_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
+
+
+def test_instance_norm_warns_of_a_feature_mismatch_as_torch() -> None:
+    with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+        nn.InstanceNorm1d(4)(ft.ones(2, 3, 5))

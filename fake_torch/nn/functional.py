@@ -21,6 +21,7 @@ Launch counts follow torch's CUDA eager path, op by op:
   conv_transpose1d/2d/3d    (torch.conv_transpose1d, ...) see _kernels/conv_transpose.py
   batch_norm        see fake_torch/_kernels/batch_norm.py
   group_norm        [`clone` of a strided input] one `native_group_norm` (nn/_group_norm.py)
+  instance_norm     a batch norm over (1, N * C, *), see nn/_instance_norm.py
   the 2-D pools     see fake_torch/_kernels/pooling.py
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
@@ -66,6 +67,7 @@ from fake_torch._kernels.pooling import max_pool2d as max_pool2d
 from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
+from fake_torch.nn import _instance_norm as _instance_norm  # defines F.instance_norm
 from fake_torch.nn import _kernels
 from fake_torch.nn._activations import hardswish as hardswish
 from fake_torch.nn._activations import hardtanh as hardtanh

@@ -32,6 +32,11 @@ from fake_torch.nn.modules.flatten import (
     Flatten,
     Unflatten,
 )
+from fake_torch.nn.modules.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+)
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
     BCEWithLogitsLoss,
@@ -107,6 +112,9 @@ __all__ = [
     "Hardtanh",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "L1Loss",
     "LSTMCell",
     "LayerNorm",
