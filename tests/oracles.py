@@ -60,6 +60,8 @@ the CUDA build dispatches for the same arguments (read, not measured on a GPU):
 
   _native_multi_head_attention   (aten/src/ATen/native/transformers/cuda/attention.cu) the
                 ops the CUDA kernel runs inside, decided from its arguments (`_cuda_native_mha`)
+  pixel_shuffle, pixel_unshuffle   (aten/src/ATen/native/PixelShuffle.cpp) CUDA's math
+                version: one `clone`
   native_group_norm   (aten/src/ATen/native/group_norm.cpp) cuda copies a channels_last
                 input the cpu build keeps: one `clone` first
 
@@ -323,7 +325,15 @@ def _sdpa_fused_ops(dtype: Any, head_dim: int) -> list[str]:
     return []
 
 
+def _cuda_pixel_shuffle(args: tuple[Any, ...]) -> list[str]:
+    """pixel_shuffle / pixel_unshuffle: the CPU build's own kernel; CUDA's math_pixel_shuffle
+    (aten/src/ATen/native/PixelShuffle.cpp) views, permutes and clones (one `clone`)."""
+    return ["clone"]
+
+
 CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
+    "pixel_shuffle": _cuda_pixel_shuffle,
+    "pixel_unshuffle": _cuda_pixel_shuffle,
     "_native_multi_head_attention": _cuda_native_mha,
     "convolution": _cuda_convolution,
     "native_group_norm": _cuda_group_norm,

@@ -111,3 +111,42 @@ def test_flatten_modules_match_torch(build: Callable[[Any], Any], shape: tuple[i
 ])
 def test_flatten_errors_match_torch(program: Callable[[Any], Any]) -> None:
     assert_raises_like_torch(program)
+
+
+# --- pixel shuffle ------------------------------------------------------------------------------
+
+SHUFFLES: list[tuple[Callable[[Any], Any], tuple[int, ...]]] = [
+    (lambda t: t.nn.PixelShuffle(2), (2, 8, 3, 4)),
+    (lambda t: t.nn.PixelShuffle(3), (9, 2, 2)),  # unbatched
+    (lambda t: t.nn.PixelShuffle(1), (2, 3, 4, 5)),
+    (lambda t: t.nn.PixelShuffle(2), (2, 3, 4, 4, 5)),  # two batch dims
+    (lambda t: t.nn.PixelUnshuffle(2), (2, 3, 4, 6)),
+    (lambda t: t.nn.PixelUnshuffle(3), (2, 6, 3)),
+]
+
+
+@pytest.mark.parametrize(("build", "shape"), SHUFFLES)
+@pytest.mark.parametrize("strided", [False, True])
+def test_pixel_shuffle_modules_match_torch(build: Callable[[Any], Any], shape: tuple[int, ...],
+                                           strided: bool) -> None:
+    check(build, shape, strided)
+
+
+def test_pixel_shuffle_is_one_clone_on_cuda_and_the_same_function_as_torch_s() -> None:
+    assert ft.nn.functional.pixel_shuffle is ft.pixel_shuffle
+    x = ft.randn(1, 8, 2, 2, device="cuda")
+    with launches() as ops:
+        y = ft.pixel_shuffle(x, 2)
+    assert ops == ["clone"] and tuple(y.shape) == (1, 2, 4, 4)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.pixel_shuffle(t.ones(8, 4), 2),
+    lambda t: t.pixel_shuffle(t.ones(1, 8, 4, 4), 0),
+    lambda t: t.pixel_shuffle(t.ones(1, 6, 4, 4), 2),
+    lambda t: t.pixel_unshuffle(t.ones(1, 3, 5, 4), 2),
+    lambda t: t.pixel_unshuffle(t.ones(1, 3, 4, 5), 2),
+    lambda t: t.pixel_unshuffle(t.ones(1, 3, 4, 4), -1),
+])
+def test_pixel_shuffle_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)

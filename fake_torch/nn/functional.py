@@ -22,6 +22,7 @@ Launch counts follow torch's CUDA eager path, op by op:
   batch_norm        see fake_torch/_kernels/batch_norm.py
   group_norm        [`clone` of a strided input] one `native_group_norm` (nn/_group_norm.py)
   instance_norm     a batch norm over (1, N * C, *), see nn/_instance_norm.py
+  pixel_shuffle, pixel_unshuffle   (torch.pixel_shuffle, ...) one `clone` (nn/_pixel_shuffle.py)
   the 2-D pools     see fake_torch/_kernels/pooling.py
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
@@ -69,6 +70,7 @@ from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, a
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _instance_norm as _instance_norm  # defines F.instance_norm
 from fake_torch.nn import _kernels
+from fake_torch.nn import _pixel_shuffle as _pixel_shuffle  # torch.pixel_(un)shuffle
 from fake_torch.nn._activations import hardswish as hardswish
 from fake_torch.nn._activations import hardtanh as hardtanh
 from fake_torch.nn._activations import hardtanh_ as hardtanh_
@@ -354,8 +356,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 
 aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first
+# torch.nn.functional.conv2d IS torch.conv2d: the same entries
 _TORCH_OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d")  # torch.nn.functional.conv2d IS torch.conv2d: the same entries
+              "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle")
 globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
 globals().update({name: exports("torch")[name] for name in _TORCH_OPS})
 __all__ = sorted([*exports("torch.nn.functional"), *_TORCH_OPS])

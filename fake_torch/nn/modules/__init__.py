@@ -66,6 +66,10 @@ from fake_torch.nn.modules.padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
+from fake_torch.nn.modules.pixelshuffle import (
+    PixelShuffle,
+    PixelUnshuffle,
+)
 from fake_torch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from fake_torch.nn.modules.rnn import (
     GRU,
@@ -130,6 +134,8 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "PixelShuffle",
+    "PixelUnshuffle",
     "RMSNorm",
     "RNNBase",
     "RNNCell",
