@@ -444,3 +444,71 @@ def test_instance_norm_errors_match_torch(program: Callable[[Any], Any]) -> None
 def test_instance_norm_warns_of_a_feature_mismatch_as_torch() -> None:
     with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
         nn.InstanceNorm1d(4)(ft.ones(2, 3, 5))
+
+
+# --- F.dropout1d/2d/3d, nn.Dropout1d/2d/3d ---------------------------------------------------
+
+DROPOUTS: list[tuple[str, tuple[int, ...]]] = [
+    ("dropout1d", (4, 6, 5)), ("dropout1d", (6, 5)), ("dropout2d", (4, 6, 3, 5)),
+    ("dropout2d", (4, 6, 5)), ("dropout3d", (2, 6, 3, 2, 4)), ("dropout3d", (6, 3, 2, 4)),
+]
+
+
+@pytest.mark.parametrize(("fn", "shape"), DROPOUTS)
+@pytest.mark.parametrize("inplace", [False, True])
+def test_channel_dropout_zeroes_whole_channels_and_launches_as_torch(
+        fn: str, shape: tuple[int, ...], inplace: bool) -> None:
+    a = np.abs(randn(*shape)) + 1  # no zero of its own
+    tx, fx = both(a.copy())  # (torch's tensor shares the array it is given)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dropout2d of 3-D input warns, in both
+        with torch_launches(cuda=True) as want_ops:
+            getattr(TF, fn)(tx, 0.5, True, inplace)
+        with launches() as ops:
+            got = getattr(F, fn)(fx, 0.5, True, inplace)
+    assert ops == want_ops  # the RNG differs (fake_torch's is not torch's); the ops do not
+    y = got.numpy(force=True)
+    unbatched = (fn == "dropout1d" and len(shape) == 2) or (fn == "dropout3d" and len(shape) == 4)
+    per_channel = y.reshape(*(shape[:1] if unbatched else shape[:2]), -1)
+    zero, kept = (per_channel == 0).all(-1), np.isclose(per_channel,
+                                                        2 * a.reshape(per_channel.shape))
+    assert (zero | kept.all(-1)).all()  # each channel all zero or all scaled by 1/(1-p)
+    assert zero.any() and (~zero).any()
+    assert (got is fx) == inplace
+
+
+def test_channel_dropout_is_the_input_itself_in_eval_and_zeros_at_p_one() -> None:
+    x = ft.randn(2, 3, 4, 5, device="cuda")
+    with launches() as ops:
+        assert F.dropout2d(x, 0.5, training=False) is x
+        assert nn.Dropout2d(0.0)(x) is x
+    assert ops == []
+    ones = torch.ones(2, 3, 4, 5)
+    with torch_launches(cuda=True) as want_ops:
+        TF.dropout2d(ones, 1.0)
+    with launches() as ops:
+        y = F.dropout2d(x, 1.0)
+    assert ops == want_ops == ["zeros", "mul"]
+    assert not y.numpy(force=True).any()
+
+
+@pytest.mark.parametrize("build", [lambda t: t.nn.Dropout1d(), lambda t: t.nn.Dropout2d(0.2),
+                                   lambda t: t.nn.Dropout3d(0.7, inplace=True)])
+def test_channel_dropout_modules_match_torch_repr(build: Callable[[Any], Any]) -> None:
+    assert repr(build(ft)) == repr(build(torch))
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.nn.functional.dropout1d(t.ones(2, 3, 4, 5)),
+    lambda t: t.nn.functional.dropout2d(t.ones(2, 3, 4, 5), p=1.5),
+    lambda t: t.nn.Dropout3d(-0.1),
+])
+def test_channel_dropout_errors_match_torch(program: Callable[[Any], Any]) -> None:
+    assert_raises_like_torch(program)
+
+
+def test_dropout2d_warns_of_a_3d_input_as_torch() -> None:
+    with pytest.warns(UserWarning, match="dropout2d: Received a 3D input to dropout2d"):
+        F.dropout2d(ft.ones(2, 3, 4))
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input to dropout2d"):
+        F.dropout2d(ft.ones(3, 4))

@@ -15,8 +15,8 @@ from fake_torch._tensor import Tensor
 from fake_torch.backends import cudnn
 
 
-@op(COMPOSITE)
-def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+@op(COMPOSITE, name="instance_norm")
+def torch_instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                   running_mean: Tensor | None, running_var: Tensor | None,
                   use_input_stats: bool, momentum: float, eps: float,
                   cudnn_enabled: bool) -> Tensor:
@@ -37,8 +37,8 @@ def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     return out.view(input.shape)
 
 
-@op(COMPOSITE, namespace="torch.nn.functional", name="instance_norm")
-def functional_instance_norm(input: Tensor, running_mean: Tensor | None = None,
+@op(COMPOSITE, namespace="torch.nn.functional")
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
                    running_var: Tensor | None = None, weight: Tensor | None = None,
                    bias: Tensor | None = None, use_input_stats: bool = True,
                    momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -50,5 +50,5 @@ def functional_instance_norm(input: Tensor, running_mean: Tensor | None = None,
         if count == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
                              f"size {input.size()}")
-    return instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
-                         momentum, eps, cudnn.enabled)
+    return torch_instance_norm(input, weight, bias, running_mean, running_var,
+                               use_input_stats, momentum, eps, cudnn.enabled)

@@ -10,6 +10,7 @@ Launch counts follow torch's CUDA eager path, op by op:
                     warn once) the ops torch's composite runs: [_to_copy] pow mean add_ rsqrt
                     mul [mul] [_to_copy]
   softmax           one `_softmax` ([_to_copy] first when `dtype` is given)
+  dropout1d/2d/3d   training: bernoulli_, div_ and mul of channel noise (nn/_feature_dropout.py)
   dropout           training: one fused `native_dropout` (in place: bernoulli_, div_, mul_;
                     p=1: zeros, mul); eval, p=0 or an empty input: nothing
   pad               one `constant_pad_nd` (or `reflection_padNd` / `replication_padNd`)
@@ -68,9 +69,7 @@ from fake_torch._kernels.pooling import max_pool2d as max_pool2d
 from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
-from fake_torch.nn import _instance_norm as _instance_norm  # defines F.instance_norm
 from fake_torch.nn import _kernels
-from fake_torch.nn import _pixel_shuffle as _pixel_shuffle  # torch.pixel_(un)shuffle
 from fake_torch.nn._activations import hardswish as hardswish
 from fake_torch.nn._activations import hardtanh as hardtanh
 from fake_torch.nn._activations import hardtanh_ as hardtanh_
@@ -82,7 +81,11 @@ from fake_torch.nn._activations import relu6 as relu6
 from fake_torch.nn._activations import rrelu as rrelu
 from fake_torch.nn._activations import rrelu_ as rrelu_
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
+from fake_torch.nn._feature_dropout import dropout1d as dropout1d
+from fake_torch.nn._feature_dropout import dropout2d as dropout2d
+from fake_torch.nn._feature_dropout import dropout3d as dropout3d
 from fake_torch.nn._group_norm import group_norm as group_norm
+from fake_torch.nn._instance_norm import instance_norm as instance_norm
 from fake_torch.nn._losses import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
 )
@@ -94,6 +97,8 @@ from fake_torch.nn._losses import nll_loss as nll_loss
 from fake_torch.nn._losses import smooth_l1_loss as smooth_l1_loss
 from fake_torch.nn._names import typename
 from fake_torch.nn._pad import pad as pad
+from fake_torch.nn._pixel_shuffle import pixel_shuffle as pixel_shuffle
+from fake_torch.nn._pixel_shuffle import pixel_unshuffle as pixel_unshuffle
 
 # --- linear and embedding ---------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from fake_torch.nn.modules.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
-from fake_torch.nn.modules.dropout import Dropout
+from fake_torch.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from fake_torch.nn.modules.flatten import (
     Flatten,
     Unflatten,
@@ -108,6 +108,9 @@ __all__ = [
     "ConvTranspose3d",
     "CrossEntropyLoss",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
     "Embedding",
     "Flatten",
     "GRUCell",

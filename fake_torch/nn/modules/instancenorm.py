@@ -11,7 +11,7 @@ import warnings
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._tensor import Tensor
-from fake_torch.nn._instance_norm import functional_instance_norm
+from fake_torch.nn import functional as F
 from fake_torch.nn.modules.batchnorm import _NormBase
 
 
@@ -36,7 +36,7 @@ class _InstanceNorm(_NormBase):
             raise ValueError(f"expected {n}D or {n + 1}D input (got {input.dim()}D input)")
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
-        return functional_instance_norm(
+        return F.instance_norm(
             input, self.running_mean, self.running_var, self.weight, self.bias,
             self.training or not self.track_running_stats,
             self.momentum if self.momentum is not None else 0.0, self.eps)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fake_torch._tensor import Tensor
-from fake_torch.nn._pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from fake_torch.nn import functional as F
 from fake_torch.nn.modules.module import Module
 
 
@@ -17,7 +17,7 @@ class PixelShuffle(Module):
         self.upscale_factor = upscale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return pixel_shuffle(input, self.upscale_factor)
+        return F.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self) -> str:
         return f"upscale_factor={self.upscale_factor}"
@@ -33,7 +33,7 @@ class PixelUnshuffle(Module):
         self.downscale_factor = downscale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return pixel_unshuffle(input, self.downscale_factor)
+        return F.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
