@@ -18,7 +18,13 @@ from fake_torch.nn.modules.activation import (
     Tanh,
 )
 from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from fake_torch.nn.modules.container import ModuleDict, ModuleList, Sequential
+from fake_torch.nn.modules.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from fake_torch.nn.modules.conv import (
     Conv1d,
     Conv2d,
@@ -137,6 +143,8 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "ParameterDict",
+    "ParameterList",
     "PixelShuffle",
     "PixelUnshuffle",
     "RMSNorm",
