@@ -25,6 +25,7 @@ Launch counts follow torch's CUDA eager path, op by op:
   instance_norm     a batch norm over (1, N * C, *), see nn/_instance_norm.py
   pixel_shuffle, pixel_unshuffle   (torch.pixel_shuffle, ...) one `clone` (nn/_pixel_shuffle.py)
   the 2-D pools     see fake_torch/_kernels/pooling.py
+  interpolate       one upsample op, or adaptive_avg_pool1d / 2d for 'area' (nn/_interpolate.py)
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
 Launches are counted on device="cuda" only, as everywhere in fake_torch. A fused norm counts
@@ -86,6 +87,8 @@ from fake_torch.nn._feature_dropout import dropout2d as dropout2d
 from fake_torch.nn._feature_dropout import dropout3d as dropout3d
 from fake_torch.nn._group_norm import group_norm as group_norm
 from fake_torch.nn._instance_norm import instance_norm as instance_norm
+from fake_torch.nn._interpolate import adaptive_avg_pool1d as adaptive_avg_pool1d
+from fake_torch.nn._interpolate import interpolate as interpolate
 from fake_torch.nn._losses import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
 )

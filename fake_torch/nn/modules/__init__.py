@@ -88,6 +88,11 @@ from fake_torch.nn.modules.rnn import (
     RNNCellBase,
 )
 from fake_torch.nn.modules.sparse import Embedding
+from fake_torch.nn.modules.upsampling import (
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ = [
     "GELU",
@@ -167,6 +172,9 @@ __all__ = [
     "Softmax",
     "Tanh",
     "Unflatten",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",
