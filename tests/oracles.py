@@ -61,7 +61,9 @@ the CUDA build dispatches for the same arguments (read, not measured on a GPU):
   _native_multi_head_attention   (aten/src/ATen/native/transformers/cuda/attention.cu) the
                 ops the CUDA kernel runs inside, decided from its arguments (`_cuda_native_mha`)
   pixel_shuffle, pixel_unshuffle   (aten/src/ATen/native/PixelShuffle.cpp) CUDA's math
-                version: one `clone`
+                version: one `clone` (one elementwise kernel on an H200)
+  upsample_nearest*, _upsample_nearest_exact*   a `clone` of a strided input first (measured
+                on an H200 for upsample_nearest2d)
   native_group_norm   (aten/src/ATen/native/group_norm.cpp) cuda copies a channels_last
                 input the cpu build keeps: one `clone` first
 
@@ -288,16 +290,21 @@ def _cuda_native_mha(args: tuple[Any, ...]) -> list[str]:
     """aten._native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
     qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True,
     mask_type=None) as native_multi_head_attention_cuda runs it (aten/src/ATen/native/
-    transformers/cuda/attention.cu): self-attention without weights or mask whose head views
-    sdpa would run fused: linear (`addmm`), sdpa's kernel, linear (`addmm`); else `mm`,
+    transformers/cuda/attention.cu): self-attention without weights or mask, a head dim that
+    is a multiple of 8, whose head views sdpa would run fused: linear (`addmm`), sdpa's
+    kernel, linear (`addmm`); else `mm`,
     `_transform_bias_rescale_qkv`, `bmm`, [`_to_copy` of a non-bool mask] `_masked_softmax`
     (`_softmax` without a mask), `bmm`, `clone` (transform_0213), `addmm`, [`sum`, `div_`
-    averaging the weights]. The CPU build records the op alone."""
+    averaging the weights]. The CPU build records the op alone. An H200 (torch 2.11.0+cu130,
+    tests/gpu/nnmods_gpu.py) ran exactly these kernels for head dims 4 and 8, with and without
+    weights and a key padding mask."""
     query, key, value, embed_dim, num_head = args[:5]
     given = list(args[9:13])  # the optional trailing arguments, defaults where not passed
     mask, need_weights, average = (given + [None, True, True][len(given):])[:3]
-    fused = _sdpa_fused_ops(query.dtype, embed_dim // num_head)
-    if query is key and key is value and not need_weights and mask is None and fused:
+    head_dim = embed_dim // num_head
+    fused = _sdpa_fused_ops(query.dtype, head_dim)
+    if query is key and key is value and head_dim % 8 == 0 and not need_weights \
+            and mask is None and fused:
         return ["addmm", *fused, "addmm"]
     import torch
 
@@ -325,6 +332,17 @@ def _sdpa_fused_ops(dtype: Any, head_dim: int) -> list[str]:
     return []
 
 
+def _cuda_upsample_nearest(name: str) -> Callable[[tuple[Any, ...]], list[str]]:
+    """The CUDA nearest kernels copy a strided input first (input.contiguous(); an H200 ran an
+    elementwise copy before upsample_nearest2d's kernel, tests/gpu/nnmods_gpu.py); the CPU
+    kernels read strides."""
+
+    def rule(args: tuple[Any, ...]) -> list[str]:
+        return [name] if args[0].is_contiguous() else ["clone", name]
+
+    return rule
+
+
 def _cuda_pixel_shuffle(args: tuple[Any, ...]) -> list[str]:
     """pixel_shuffle / pixel_unshuffle: the CPU build's own kernel; CUDA's math_pixel_shuffle
     (aten/src/ATen/native/PixelShuffle.cpp) views, permutes and clones (one `clone`)."""
@@ -332,6 +350,9 @@ def _cuda_pixel_shuffle(args: tuple[Any, ...]) -> list[str]:
 
 
 CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
+    **{op: _cuda_upsample_nearest(op) for op in (
+        "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+        "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d")},
     "pixel_shuffle": _cuda_pixel_shuffle,
     "pixel_unshuffle": _cuda_pixel_shuffle,
     "_native_multi_head_attention": _cuda_native_mha,

@@ -160,3 +160,16 @@ def test_antialias_and_3d_area_are_refused_by_name() -> None:
         _i(ft, size=3, mode="bilinear", antialias=True)
     with pytest.raises(NotImplementedError, match="adaptive_avg_pool3d"):
         _i(ft, (1, 2, 3, 4, 5), size=2, mode="area")
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear"])
+def test_only_the_nearest_kernels_copy_a_strided_input_on_cuda(mode: str) -> None:
+    a = _rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    tx, fx = torch.from_numpy(a).transpose(2, 3), ft.tensor(a, device="cuda").transpose(2, 3)
+    with torch_launches(cuda=True) as want_ops:
+        want = torch.nn.functional.interpolate(tx, size=(7, 4), mode=mode)
+    with launches() as ops:
+        got = ft.nn.functional.interpolate(fx, size=(7, 4), mode=mode)
+    np.testing.assert_allclose(got.numpy(force=True), want.numpy(), rtol=1e-5, atol=5e-6)
+    assert ops == want_ops
+    assert (ops[0] == "clone") == (mode != "bilinear")  # as an H200 ran them

@@ -247,9 +247,10 @@ FAST_CASES: list[tuple[dict[str, Any], str]] = [
 
 @pytest.mark.parametrize(("kwargs", "masks"), FAST_CASES)
 def test_fast_path_matches_torch(kwargs: dict[str, Any], masks: str) -> None:
-    theirs, ours = pair(lambda t: t.nn.MultiheadAttention(8, 2, batch_first=True).eval())
-    arrays = _arrays(True, self_attn=True)
-    arrays.update(_mask_kwargs(masks, True, self_attn=True))
+    # embed 16 / 2 heads: head dim 8, which the fused sdpa branch needs
+    theirs, ours = pair(lambda t: t.nn.MultiheadAttention(16, 2, batch_first=True).eval())
+    x = randn(3, 5, 16)
+    arrays = {"query": x, "key": x, "value": x, **_mask_kwargs(masks, True, self_attn=True)}
     with torch.no_grad():
         want, got, want_ops, ops = run(theirs, ours, arrays, kwargs, grad=False)
     # key padding masks a whole row of batch 0 nowhere; values compare everywhere
@@ -405,3 +406,14 @@ def test_mismatched_mask_types_warn_as_torch() -> None:
                                          "attn_mask is deprecated"):
         m(x, x, x, key_padding_mask=ft.zeros(3, 5, dtype=ft.bool),
           attn_mask=ft.zeros(5, 5))
+
+
+def test_fast_path_takes_sdpa_only_for_head_dims_that_are_multiples_of_8() -> None:
+    """An H200 (torch 2.11.0+cu130, tests/gpu/nnmods_gpu.py) ran embed 16 / 4 heads through the
+    unfused kernels (7) and embed 32 / 4 heads through gemm, fmha_cutlassF, gemm."""
+    for embed, want in ((16, 7), (32, 3)):
+        _, ours = pair(lambda t, e=embed: t.nn.MultiheadAttention(e, 4, batch_first=True).eval())
+        x = ft.randn(2, 5, embed, device="cuda")
+        with ft.no_grad(), launches() as ops:
+            ours(x, x, x, need_weights=False)
+        assert len(ops) == want

@@ -7,11 +7,14 @@ inputs): torch's argument handling, then one upsample op, as torch dispatches it
   bicubic          upsample_bicubic2d (4-D)
   area             adaptive average pooling (1-D and 2-D; see _kernels/pooling.py)
 
-one launch each on cuda. Source coordinates are computed as ATen's UpSample.h does, in float32
-(float64 for a float64 input): scale = 1 / scale_factor when one was given (and not recomputed),
-else in / out; align_corners maps the corners onto each other. Not emulated (NotImplementedError
-naming the call): antialias=True, lanczos, area over 3-D spatial inputs, and the copy some CUDA
-upsample kernels make of a strided input first.
+one launch each on cuda; the nearest ones copy a strided input first (one `clone`), as an H200
+showed (torch 2.11.0+cu130, tests/gpu/nnmods_gpu.py: an elementwise copy, then the kernel;
+bilinear read the strided input as it was; bicubic zero-filled its output first, a kernel
+inside the op that is not counted apart). Source coordinates are computed as ATen's UpSample.h
+does, in float32 (float64 for a float64 input): scale = 1 / scale_factor when one was given (and
+not recomputed), else in / out; align_corners maps the corners onto each other. Not emulated
+(NotImplementedError naming the call): antialias=True, lanczos, area over 3-D spatial inputs,
+uint8 bilinear / bicubic.
 """
 
 from __future__ import annotations
@@ -152,6 +155,8 @@ def _upsample(name: str, input: Tensor, output_size: list[int] | None,
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({shown_in}){joint} output ({shown_out})")
     _check_dtype(name, input, kind)
+    if kind == "nearest" and input.device.type == "cuda":
+        input = input.contiguous()  # the CUDA nearest kernels read a contiguous input
     out = new_tensor((*input.shape[:2], *output_size), input.dtype, input.device)
     launch(name, upsample_kernel, out, (input,),
            {"kind": kind, "scales": None if scales is None else tuple(scales), **params})

@@ -3,8 +3,8 @@ calls (eval, no autograd, batch_first self-attention, ...: see MultiheadAttentio
 launched as torch's CUDA build runs it (aten/src/ATen/native/transformers/cuda/attention.cu,
 native_multi_head_attention_cuda):
 
-  need_weights=False, no mask, and scaled_dot_product_attention would take flash or efficient
-  attention for the (B, heads, T, head_dim) views of the query:
+  need_weights=False, no mask, a head dim that is a multiple of 8, and scaled_dot_product_attention
+  would take flash or efficient attention for the (B, heads, T, head_dim) views of the query:
       the input projection (one `addmm`), sdpa (its launches, see _attention.py; its output is
       already (B, T, heads, head_dim) in memory, so the merge of heads is a view), the output
       projection (one `addmm`)
@@ -15,8 +15,13 @@ native_multi_head_attention_cuda):
       and `addmm` (the output projection), [`sum` and `div_` when the weights are averaged]
 
 Each aten op counts once (the softmax and the transform are one kernel each on a GPU; the GEMMs
-one cuBLAS call each). Masks (bool, True = masked) by mask_type: 0 (L, S), 1 key padding
-(B, S), 2 broadcastable to (B, heads, L, S). A fully masked row gives NaN on the cpu (torch's
+one cuBLAS call each). Checked on an H200 (torch 2.11.0+cu130, tests/gpu/nnmods_gpu.py): embed
+16 / 4 heads float32 ran the second list (7 kernels; 9 with weights), embed 32 / 4 heads the
+first (gemm, fmha_cutlassF, gemm), a key padding mask the second with its _to_copy (10 with the
+mask's two kernels before the op); float16 head dim 16 ran sdpa as cuDNN attention (a memset and
+its kernel), which fake_torch's sdpa does not model (it launches flash).
+Masks (bool, True = masked) by mask_type: 0 (L, S), 1 key padding (B, S), 2 broadcastable to
+(B, heads, L, S). A fully masked row gives NaN on the cpu (torch's
 CPU kernel divides 0 by 0) and zeros on cuda (the CUDA kernel writes 0 at masked positions).
 """
 
@@ -52,8 +57,8 @@ def _native_multi_head_attention(query: Tensor, key: Tensor, value: Tensor, embe
     _check(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias)
     b, t, d = query.shape
     head_dim = d // num_head
-    if query is key and key is value and not need_weights and mask is None \
-            and _sdpa_is_fused(query, num_head, head_dim):
+    if query is key and key is value and head_dim % 8 == 0 and not need_weights \
+            and mask is None and _sdpa_is_fused(query, num_head, head_dim):
         x = F.linear(query, qkv_weight, qkv_bias)  # (B, T, 3D)
         q, k, v = (c.view(b, -1, num_head, head_dim).transpose(1, 2) for c in x.chunk(3, -1))
         y = F.scaled_dot_product_attention(q, k, v, None, 0.0, False)
