@@ -16,7 +16,10 @@ before which a strided input is copied (one `clone`); padding='same' that cannot
 (an even kernel) pads the input first with one `constant_pad_nd` and warns once, as torch.
 On the cpu: one `convolution` (what torch's CPU build dispatches; nothing is counted there).
 A 1-D convolution runs as a 2-D one over (N, C, 1, L), as torch does. Kernels: 2-D in
-window_kernels, 3-D and transposed in conv_nd_kernels.
+window_kernels, 3-D and transposed in conv_nd_kernels. Each aten op counts once: on an H200
+(torch 2.11.0+cu130, tests/gpu/nnmods_gpu.py) cuDNN's 3-D convolution ran as 4 kernels (NCHW ->
+NHWC of input and weight, the GEMM, back) before the bias add_, the transposed 2-D one as 1, a
+slow kernel as several per sample; the ops themselves were the ones listed here.
 """
 
 from __future__ import annotations
