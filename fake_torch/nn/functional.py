@@ -17,6 +17,8 @@ Launch counts follow torch's CUDA eager path, op by op:
   normalize         linalg_vector_norm, clamp_min, div
   hardswish, leaky_relu, hardtanh, relu6, mish, prelu, rrelu    one launch each
                     (fake_torch/nn/_activations.py)
+  elu, selu, celu, glu, hardsigmoid, logsigmoid, hardshrink, softshrink: one launch each;
+  softsign, tanhshrink, softmin: torch's composites (fake_torch/nn/_activations_extra.py)
   the losses        see fake_torch/nn/_losses.py
   conv1d, conv2d, conv3d    (torch.conv1d, ...) see fake_torch/_kernels/conv.py
   conv_transpose1d/2d/3d    (torch.conv_transpose1d, ...) see _kernels/conv_transpose.py
@@ -81,6 +83,18 @@ from fake_torch.nn._activations import prelu as prelu
 from fake_torch.nn._activations import relu6 as relu6
 from fake_torch.nn._activations import rrelu as rrelu
 from fake_torch.nn._activations import rrelu_ as rrelu_
+from fake_torch.nn._activations_extra import celu as celu
+from fake_torch.nn._activations_extra import elu as elu
+from fake_torch.nn._activations_extra import elu_ as elu_
+from fake_torch.nn._activations_extra import glu as glu
+from fake_torch.nn._activations_extra import hardshrink as hardshrink
+from fake_torch.nn._activations_extra import hardsigmoid as hardsigmoid
+from fake_torch.nn._activations_extra import logsigmoid as logsigmoid
+from fake_torch.nn._activations_extra import selu as selu
+from fake_torch.nn._activations_extra import softmin as softmin
+from fake_torch.nn._activations_extra import softshrink as softshrink
+from fake_torch.nn._activations_extra import softsign as softsign
+from fake_torch.nn._activations_extra import tanhshrink as tanhshrink
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
 from fake_torch.nn._feature_dropout import dropout1d as dropout1d
 from fake_torch.nn._feature_dropout import dropout2d as dropout2d
@@ -366,7 +380,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first
 # torch.nn.functional.conv2d IS torch.conv2d: the same entries
 _TORCH_OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle")
+              "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "hardshrink", "selu_",
+              "celu_")
 globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
 globals().update({name: exports("torch")[name] for name in _TORCH_OPS})
 __all__ = sorted([*exports("torch.nn.functional"), *_TORCH_OPS])

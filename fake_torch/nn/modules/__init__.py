@@ -1,10 +1,17 @@
 """torch.nn.modules: the layer classes."""
 
 from fake_torch.nn.modules.activation import (
+    CELU,
+    ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
     Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
     MultiheadAttention,
@@ -15,7 +22,12 @@ from fake_torch.nn.modules.activation import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
 )
 from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from fake_torch.nn.modules.container import (
@@ -95,10 +107,14 @@ from fake_torch.nn.modules.upsampling import (
 )
 
 __all__ = [
+    "CELU",
+    "ELU",
     "GELU",
+    "GLU",
     "GRU",
     "LSTM",
     "RNN",
+    "SELU",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCEWithLogitsLoss",
@@ -126,6 +142,8 @@ __all__ = [
     "Flatten",
     "GRUCell",
     "GroupNorm",
+    "Hardshrink",
+    "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
     "HuberLoss",
@@ -138,6 +156,7 @@ __all__ = [
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
     "MaxPool2d",
@@ -170,7 +189,12 @@ __all__ = [
     "Sigmoid",
     "SmoothL1Loss",
     "Softmax",
+    "Softmax2d",
+    "Softmin",
+    "Softshrink",
+    "Softsign",
     "Tanh",
+    "Tanhshrink",
     "Unflatten",
     "Upsample",
     "UpsamplingBilinear2d",
