@@ -173,3 +173,25 @@ def test_only_the_nearest_kernels_copy_a_strided_input_on_cuda(mode: str) -> Non
     np.testing.assert_allclose(got.numpy(force=True), want.numpy(), rtol=1e-5, atol=5e-6)
     assert ops == want_ops
     assert (ops[0] == "clone") == (mode != "bilinear")  # as an H200 ran them
+
+
+@pytest.mark.parametrize(("fn", "kwargs"), [("upsample", {"scale_factor": 2}),
+                                            ("upsample", {"size": 7, "mode": "bilinear"}),
+                                            ("upsample_nearest", {"size": (3, 9)}),
+                                            ("upsample_bilinear", {"scale_factor": 1.5})])
+def test_deprecated_upsample_functions_warn_and_interpolate_as_torch(
+        fn: str, kwargs: dict[str, Any]) -> None:
+    a = _rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    with pytest.warns(UserWarning, match=f"`nn.functional.{fn}` is deprecated"):
+        want = getattr(torch.nn.functional, fn)(torch.from_numpy(a), **kwargs)
+    with pytest.warns(UserWarning, match=f"`nn.functional.{fn}` is deprecated"):
+        got = getattr(ft.nn.functional, fn)(ft.tensor(a), **kwargs)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=5e-6)
+
+
+def test_adaptive_avg_pool1d_module_matches_torch() -> None:
+    theirs, ours = torch.nn.AdaptiveAvgPool1d(3), ft.nn.AdaptiveAvgPool1d(3)
+    assert repr(ours) == repr(theirs)
+    a = _rng.standard_normal((2, 4, 10)).astype(np.float32)
+    np.testing.assert_allclose(ours(ft.tensor(a)).numpy(), theirs(torch.from_numpy(a)).numpy(),
+                               rtol=1e-6, atol=1e-6)

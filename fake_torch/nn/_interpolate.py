@@ -20,6 +20,7 @@ uint8 bilinear / bicubic.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -177,6 +178,37 @@ def _check_dtype(name: str, input: Tensor, kind: str) -> None:
     else:
         kernel = f"compute_indices_weights_{kind}"
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAME[input.dtype]}'")
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+@op(COMPOSITE, namespace="torch.nn.functional")
+def upsample(input: Tensor, size: int | Sequence[int] | None = None,
+             scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated: F.interpolate, after torch's warning."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+@op(COMPOSITE, namespace="torch.nn.functional")
+def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,
+                     scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """Deprecated: F.interpolate(mode='nearest'), after torch's warning."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+@op(COMPOSITE, namespace="torch.nn.functional")
+def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
+                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """Deprecated: F.interpolate(mode='bilinear', align_corners=True), after torch's
+    warning."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 @op(COMPOSITE, namespace="torch.nn.functional")

@@ -103,6 +103,9 @@ from fake_torch.nn._group_norm import group_norm as group_norm
 from fake_torch.nn._instance_norm import instance_norm as instance_norm
 from fake_torch.nn._interpolate import adaptive_avg_pool1d as adaptive_avg_pool1d
 from fake_torch.nn._interpolate import interpolate as interpolate
+from fake_torch.nn._interpolate import upsample as upsample
+from fake_torch.nn._interpolate import upsample_bilinear as upsample_bilinear
+from fake_torch.nn._interpolate import upsample_nearest as upsample_nearest
 from fake_torch.nn._losses import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
 )

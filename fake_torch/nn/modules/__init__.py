@@ -88,7 +88,12 @@ from fake_torch.nn.modules.pixelshuffle import (
     PixelShuffle,
     PixelUnshuffle,
 )
-from fake_torch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from fake_torch.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    MaxPool2d,
+)
 from fake_torch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -115,6 +120,7 @@ __all__ = [
     "LSTM",
     "RNN",
     "SELU",
+    "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCEWithLogitsLoss",
