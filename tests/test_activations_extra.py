@@ -120,3 +120,62 @@ def test_activation_errors_match_torch(program: Callable[[Any], Any]) -> None:
 def test_softmin_without_dim_warns_as_torch() -> None:
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
         ft.nn.functional.softmin(ft.ones(2, 3))
+
+
+# --- cosine_similarity, pairwise_distance ----------------------------------------------------
+
+DISTANCES: list[tuple[str, tuple[int, ...], tuple[int, ...], dict[str, Any]]] = [
+    ("cosine_similarity", (4, 8), (4, 8), {}),
+    ("cosine_similarity", (4, 8), (1, 8), {"dim": 1, "eps": 0.5}),
+    ("cosine_similarity", (3, 4, 5), (4, 5), {"dim": 0}),
+    ("cosine_similarity", (2, 6), (2, 6), {"dim": -1}),
+    ("pairwise_distance", (4, 8), (4, 8), {}),
+    ("pairwise_distance", (4, 8), (8,), {"p": 1.0, "keepdim": True}),
+    ("pairwise_distance", (2, 3, 5), (2, 3, 5), {"p": 3.0, "eps": 0.1}),
+]
+
+
+@pytest.mark.parametrize(("fn", "s1", "s2", "kwargs"), DISTANCES)
+def test_distances_match_torch(fn: str, s1: tuple[int, ...], s2: tuple[int, ...],
+                               kwargs: dict[str, Any]) -> None:
+    a, b = _rng.standard_normal(s1).astype(np.float32), _rng.standard_normal(s2).astype(
+        np.float32)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    fa, fb = ft.tensor(a, device="cuda"), ft.tensor(b, device="cuda")
+    with torch_launches(cuda=True) as want_ops:
+        want = getattr(torch.nn.functional, fn)(ta, tb, **kwargs)
+    with launches() as ops:
+        got = getattr(ft.nn.functional, fn)(fa, fb, **kwargs)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(force=True), want.numpy(), rtol=1e-5, atol=1e-6)
+    # torch.norm's aten op is `norm`; fake_torch's torch.norm launches it as linalg_vector_norm
+    assert ops == ["linalg_vector_norm" if op == "norm" else op for op in want_ops]
+
+
+def test_cosine_similarity_takes_an_integral_input_and_refuses_two() -> None:
+    a = _rng.integers(-3, 3, (3, 4))
+    b = _rng.standard_normal((3, 4)).astype(np.float32)
+    want = torch.nn.functional.cosine_similarity(torch.from_numpy(a), torch.from_numpy(b))
+    got = ft.nn.functional.cosine_similarity(ft.tensor(a), ft.tensor(b))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert_raises_like_torch(lambda t: t.nn.functional.cosine_similarity(
+        t.ones(2, 3, dtype=t.int64), t.ones(2, 3, dtype=t.int64)))
+    assert_raises_like_torch(lambda t: t.nn.functional.cosine_similarity(t.ones(4, 8),
+                                                                         t.ones(4, 3)))
+    assert_raises_like_torch(lambda t: t.nn.functional.pairwise_distance(t.ones(4, 8),
+                                                                         t.ones(4, 3)))
+
+
+@pytest.mark.parametrize("build", [lambda t: t.nn.CosineSimilarity(),
+                                   lambda t: t.nn.CosineSimilarity(0, 1e-3),
+                                   lambda t: t.nn.PairwiseDistance(),
+                                   lambda t: t.nn.PairwiseDistance(1.0, 1e-3, True)])
+def test_distance_modules_match_torch(build: Callable[[Any], Any]) -> None:
+    theirs, ours = build(torch), build(ft)
+    assert repr(ours) == repr(theirs)
+    assert vars(ours).get("norm", vars(ours).get("dim")) == \
+        vars(theirs).get("norm", vars(theirs).get("dim"))
+    a, b = (_rng.standard_normal((3, 5)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(ours(ft.tensor(a), ft.tensor(b)).numpy(),
+                               theirs(torch.from_numpy(a), torch.from_numpy(b)).numpy(),
+                               rtol=1e-5, atol=1e-6)

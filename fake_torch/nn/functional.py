@@ -27,6 +27,7 @@ Launch counts follow torch's CUDA eager path, op by op:
   instance_norm     a batch norm over (1, N * C, *), see nn/_instance_norm.py
   pixel_shuffle, pixel_unshuffle   (torch.pixel_shuffle, ...) one `clone` (nn/_pixel_shuffle.py)
   the 2-D pools     see fake_torch/_kernels/pooling.py
+  cosine_similarity, pairwise_distance   ATen's composites (nn/_distance.py)
   interpolate       one upsample op, or adaptive_avg_pool1d / 2d for 'area' (nn/_interpolate.py)
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
@@ -96,6 +97,8 @@ from fake_torch.nn._activations_extra import softshrink as softshrink
 from fake_torch.nn._activations_extra import softsign as softsign
 from fake_torch.nn._activations_extra import tanhshrink as tanhshrink
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
+from fake_torch.nn._distance import cosine_similarity as cosine_similarity
+from fake_torch.nn._distance import pairwise_distance as pairwise_distance
 from fake_torch.nn._feature_dropout import dropout1d as dropout1d
 from fake_torch.nn._feature_dropout import dropout2d as dropout2d
 from fake_torch.nn._feature_dropout import dropout3d as dropout3d
@@ -384,7 +387,7 @@ aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises row
 # torch.nn.functional.conv2d IS torch.conv2d: the same entries
 _TORCH_OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "hardshrink", "selu_",
-              "celu_")
+              "celu_", "cosine_similarity", "pairwise_distance")
 globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
 globals().update({name: exports("torch")[name] for name in _TORCH_OPS})
 __all__ = sorted([*exports("torch.nn.functional"), *_TORCH_OPS])

@@ -45,6 +45,7 @@ from fake_torch.nn.modules.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from fake_torch.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from fake_torch.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from fake_torch.nn.modules.flatten import (
     Flatten,
@@ -139,6 +140,7 @@ __all__ = [
     "ConvTranspose1d",
     "ConvTranspose2d",
     "ConvTranspose3d",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
     "Dropout1d",
@@ -173,6 +175,7 @@ __all__ = [
     "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "PairwiseDistance",
     "ParameterDict",
     "ParameterList",
     "PixelShuffle",
