@@ -262,12 +262,6 @@ def test_conv_mixed_input_and_weight_dtypes_raise_one_of_torchs_texts() -> None:
     assert str(theirs.value).splitlines()[0] in _MIXED_TEXTS
 
 
-def test_circular_padding_mode_is_refused_by_name() -> None:
-    m = nn.Conv2d(3, 4, 3, padding=1, padding_mode="circular")
-    with pytest.raises(NotImplementedError, match="circular"):
-        m(ft.randn(1, 3, 8, 8))
-
-
 # --- nn.Conv1d / nn.Conv2d -------------------------------------------------------------------
 
 MODULES: list[Callable[[Any], Any]] = [
@@ -279,6 +273,7 @@ MODULES: list[Callable[[Any], Any]] = [
     lambda t: t.nn.Conv2d(3, 6, 1, padding="valid"),
     lambda t: t.nn.Conv1d(3, 8, 5, stride=2, padding=2),
     lambda t: t.nn.Conv1d(4, 4, 3, groups=4, padding="same", padding_mode="reflect"),
+    lambda t: t.nn.Conv2d(3, 8, 3, padding=(1, 2), padding_mode="circular"),
 ]
 
 
