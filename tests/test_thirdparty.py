@@ -1,0 +1,150 @@
+"""Third-party torch inference codebases run UNCHANGED on fake_torch (issue 23).
+
+Opt-in: set FAKE_TORCH_THIRDPARTY to a folder holding one full checkout per codebase, named
+<owner>__<repo> (the commits the drivers were written against are listed in CODEBASES; a
+codebase whose folder is missing is skipped). The codebases' own dependencies that need no GPU
+toolchain (tiktoken, sentencepiece, fairscale, einops) must be importable in this interpreter.
+
+For each codebase, tests/thirdparty/<name>_run.py (the driver) runs in its own processes:
+  1. with real torch, --write: the codebase's model with a tiny config and seeded random
+     weights, saved as the codebase's loader expects (torch.save);
+  2. with real torch on the CPU, eagerly: the oracle;
+  3. with fake_torch installed as torch, on "cuda": eagerly, torch.compile'd, and under
+     mode="reduce-overhead" where the codebase compiles that way.
+Each run loads the checkpoint with the codebase's own loading code, generates greedily with
+the codebase's own generate function, and writes the tokens, the logits of the generated
+positions and (fake_torch) the launches of each decode step. Checked here: tokens equal to
+real torch's, logits within float32 tolerance of real torch's, and the launches per decode
+step the same at every step (printed: run pytest with -s to see them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+HERE = Path(__file__).resolve().parent / "thirdparty"
+ROOT = os.environ.get("FAKE_TORCH_THIRDPARTY", "")
+TIMEOUT_S = 600
+RTOL, ATOL = 1e-4, 1e-4  # float32 logits of a 2-layer model: numpy vs torch's CPU kernels
+
+pytestmark = pytest.mark.skipif(
+    not ROOT, reason="set FAKE_TORCH_THIRDPARTY to a folder of third-party checkouts "
+    "(<owner>__<repo>, e.g. karpathy__nanoGPT) to run them on fake_torch")
+
+
+@dataclass(frozen=True)
+class Codebase:
+    folder: str  # under FAKE_TORCH_THIRDPARTY
+    commit: str  # the commit the driver was written against
+    modes: tuple[str, ...]  # fake_torch runs; real torch runs eagerly (the oracle)
+    imports: tuple[str, ...] = ()  # its non-torch dependencies
+
+
+CODEBASES = {
+    "nanogpt": Codebase("karpathy__nanoGPT", "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
+                        ("eager", "compile"), ("tiktoken",)),
+    "mingpt": Codebase("karpathy__minGPT", "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
+                       ("eager", "compile")),
+    "llama2c": Codebase("karpathy__llama2.c", "350e04fe35433e6d2941dce5a1f53308f87058eb",
+                        ("eager", "compile"), ("sentencepiece", "requests", "tqdm")),
+    "gptfast": Codebase("pytorch-labs__gpt-fast", "32971d3129541c5bfb4f715abc33d1c5f408d204",
+                        ("eager", "compile", "reduce-overhead"), ("sentencepiece", "tiktoken")),
+    "mamba": Codebase("johnma2006__mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d",
+                      ("eager", "compile"), ("einops",)),
+}
+
+
+def _run(cmd: list[str], label: str) -> None:
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+                          cwd=HERE)
+    if proc.returncode != 0:
+        pytest.fail(f"{label}: {' '.join(cmd)} exited {proc.returncode}:\n"
+                    f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}", pytrace=False)
+
+
+_CACHE: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+@pytest.fixture(scope="session")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """results(name, run) -> that run's JSON; run is "real" or a fake_torch mode."""
+
+    def get(name: str, run: str) -> dict[str, Any]:
+        codebase = CODEBASES[name]
+        src = Path(ROOT) / codebase.folder
+        if not src.is_dir():
+            pytest.skip(f"{src} is missing (a checkout of {codebase.folder} at "
+                        f"{codebase.commit[:7]})")
+        for module in codebase.imports:
+            pytest.importorskip(module)
+        driver = [sys.executable, str(HERE / f"{name}_run.py"), "--src", str(src)]
+        tmp = tmp_path_factory.getbasetemp() / f"thirdparty_{name}"
+        ckpt = tmp / "ckpt"
+        if not ckpt.exists():
+            _run([*driver, "--torch", "real", "--ckpt", str(ckpt), "--write"], f"{name} write")
+        if (name, run) not in _CACHE:
+            out = tmp / f"{run}.json"
+            which, mode = ("real", "eager") if run == "real" else ("fake", run)
+            _run([*driver, "--torch", which, "--ckpt", str(ckpt), "--mode", mode,
+                           "--json", str(out)], f"{name} {run}")
+            _CACHE[name, run] = json.loads(out.read_text())
+        return _CACHE[name, run]
+
+    pytest.importorskip("torch")
+    import torch
+
+    if "fake" in torch.__version__:
+        pytest.skip("the checkpoints and the oracle need the real torch in this interpreter")
+    return get
+
+
+CASES = [(name, mode) for name, codebase in CODEBASES.items() for mode in codebase.modes]
+
+
+@pytest.mark.parametrize(("name", "mode"), CASES)
+def test_greedy_tokens_equal_real_torch(results: Any, name: str, mode: str) -> None:
+    fake, real = results(name, mode), results(name, "real")
+    assert fake["tokens"] == real["tokens"]
+    assert _printed(fake) == _printed(real)
+
+
+def _printed(run: dict[str, Any]) -> list[str]:
+    """What the codebase printed, less its configurator's echo of our overrides (the device
+    and the compile flag differ between runs by design)."""
+    return [line for line in run.get("printed", "").splitlines()
+            if not line.startswith("Overriding: ")]
+
+
+@pytest.mark.parametrize(("name", "mode"), CASES)
+def test_logits_within_float32_tolerance_of_real_torch(results: Any, name: str,
+                                                       mode: str) -> None:
+    fake, real = results(name, mode), results(name, "real")
+    assert (fake["logits_shape"], fake["logits_dtype"]) == \
+           (real["logits_shape"], real["logits_dtype"])
+    np.testing.assert_allclose(np.array(fake["logits"]), np.array(real["logits"]),
+                               rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize(("name", "mode"), CASES)
+def test_every_decode_step_launches_the_same(results: Any, name: str, mode: str) -> None:
+    fake = results(name, mode)
+    steps = fake["launches"]["decode_step"]
+    totals = [s["total"] for s in steps]
+    print(f"\n{name} [{mode}] launches per decode step: {totals} "
+          f"(last step by kind: {steps[-1]['kinds']})")
+    warm = totals[2:] if mode != "eager" else totals  # compiling, capturing: first calls
+    assert warm and min(warm) > 0 and len(set(warm)) == 1, totals
+    if mode == "reduce-overhead":
+        assert steps[-1]["kinds"].get("graph") == 1, steps[-1]
