@@ -31,22 +31,26 @@ PROMPT = [1, 17, 5, 42, 8, 63, 29, 3]  # token ids (no tokenizer download)
 NEW_TOKENS = 8
 
 
-def write(torch: Any, ckpt: Path) -> None:
+def write(torch: Any, ckpt: Path, config: dict[str, Any] = CONFIG) -> None:
     import model
 
-    model.transformer_configs[NAME] = CONFIG
+    model.transformer_configs[NAME] = config
     state = common.randomize(torch, model.Transformer.from_name(NAME).state_dict())
     (ckpt / NAME).mkdir(parents=True, exist_ok=True)
     torch.save(state, ckpt / NAME / "model.pth")
 
 
-def run(torch: Any, args: Any) -> None:
+def run(torch: Any, args: Any, config: dict[str, Any] = CONFIG,
+        batch: dict[str, Any] | None = None, precision: str = "float32") -> None:
+    """generate.py's main() on our checkpoint; `batch` holds generate()'s batch arguments
+    (mixtral-moe's generate has none)."""
     import generate as gen
     import model
 
-    model.transformer_configs[NAME] = CONFIG
+    model.transformer_configs[NAME] = config
     device = common.device_for(args.torch)
-    net = gen._load_model(args.ckpt / NAME / "model.pth", device, torch.float32, use_tp=False)
+    net = gen._load_model(args.ckpt / NAME / "model.pth", device,
+                          getattr(torch, precision), use_tp=False)
     launches = common.Launches(torch)
     if args.mode != "eager":
         options = {"mode": "reduce-overhead"} if args.mode == "reduce-overhead" else {}
@@ -54,13 +58,15 @@ def run(torch: Any, args: Any) -> None:
     gen.decode_one_token = launches.wrap(gen.decode_one_token, "decode_step")
     gen.prefill = launches.wrap(gen.prefill, "prefill")
     prompt = torch.tensor(PROMPT, dtype=torch.int, device=device)  # as encode_tokens makes it
+    kwargs = dict(interactive=False, temperature=0.8, top_k=1,
+                  **({"batch_size": 1, "draft_model": None} if batch is None else batch))
     torch.manual_seed(1234)
     for _warmup in range(args.mode != "eager"):  # main(): sample -1 compiles, untimed
-        gen.generate(net, prompt, NEW_TOKENS, batch_size=1, interactive=False,
-                     draft_model=None, temperature=0.8, top_k=1)
+        gen.generate(net, prompt, NEW_TOKENS, **kwargs)
         launches.calls.clear()
-    seq, _ = gen.generate(net, prompt, NEW_TOKENS, batch_size=1, interactive=False,
-                          draft_model=None, temperature=0.8, top_k=1)
+    seq = gen.generate(net, prompt, NEW_TOKENS, **kwargs)
+    seq = seq[0] if isinstance(seq, tuple) else seq  # gpt-fast: (seq, stats); mixtral: seq
+    seq = seq.view(1, -1)
     with torch.no_grad():
         positions = torch.arange(seq.shape[1], device=device)
         logits = net(seq, positions)[0, len(PROMPT) - 1:-1]
