@@ -124,9 +124,16 @@ class Launches:
 
         return counted
 
-    def patch(self, owner: Any, name: str, label: str) -> None:
-        """Replace owner.name by a counting wrapper (the codebase looks it up at call time)."""
-        setattr(owner, name, self.wrap(getattr(owner, name), label))
+    @contextmanager
+    def patched(self, owner: Any, name: str, label: str) -> Iterator[None]:
+        """owner.name replaced by a counting wrapper for the block (the codebase looks it up
+        at call time), then restored."""
+        original = getattr(owner, name)
+        setattr(owner, name, self.wrap(original, label))
+        try:
+            yield
+        finally:
+            setattr(owner, name, original)
 
     @contextmanager
     def region(self, label: str) -> Iterator[None]:

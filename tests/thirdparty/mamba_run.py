@@ -73,11 +73,11 @@ def run(torch: Any, args: Any) -> None:
     if args.mode != "eager":
         Mamba.forward = torch.compile(Mamba.forward)
     launches = common.Launches(torch)
-    launches.patch(Mamba, "forward", "decode_step")
     generate = _notebook_generate(args.src)
     tokenizer = CharTokenizer(torch, device)
-    text = generate(model, tokenizer, PROMPT, n_tokens_to_gen=NEW_TOKENS, sample=False,
-                    top_k=None)
+    with launches.patched(Mamba, "forward", "decode_step"):
+        text = generate(model, tokenizer, PROMPT, n_tokens_to_gen=NEW_TOKENS, sample=False,
+                        top_k=None)
     seq = torch.tensor([[ord(c) - 32 for c in text]], device=device)
     with torch.no_grad():
         logits = model(seq)[0, len(PROMPT) - 1:-1]

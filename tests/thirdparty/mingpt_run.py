@@ -50,10 +50,10 @@ def run(torch: Any, args: Any) -> None:
     if args.mode != "eager":
         GPT.forward = torch.compile(GPT.forward)
     launches = common.Launches(torch)
-    launches.patch(GPT, "forward", "decode_step")
     prompt = torch.tensor([PROMPT], dtype=torch.long, device=device)
     with torch.no_grad():
-        seq = model.generate(prompt, NEW_TOKENS, do_sample=False)
+        with launches.patched(GPT, "forward", "decode_step"):
+            seq = model.generate(prompt, NEW_TOKENS, do_sample=False)
         logits = model(seq)[0][0, len(PROMPT) - 1:-1]
     common.write_results(args.json, torch, args.mode, seq.tolist(), logits, launches)
 
