@@ -11,7 +11,9 @@ checkpoint with the codebase's loading code, generates greedily with the codebas
 function and writes tokens, logits and the launches of each decode step as JSON.
 
 fake: fake_torch is installed as `torch` before anything imports it; the model runs on "cuda".
-real: the real torch runs everything on "cpu" (the oracle).
+real: the real torch runs everything on "cpu" (the oracle), or on the device that
+FAKE_TORCH_THIRDPARTY_REAL_DEVICE names (e.g. "cuda" on a machine with a GPU: the launches of
+each decode step are then counted by torch.profiler, for comparison with fake_torch's).
 """
 
 from __future__ import annotations
@@ -61,8 +63,16 @@ def load_torch(which: str) -> ModuleType:
     return torch
 
 
+REAL_DEVICE = os.environ.get("FAKE_TORCH_THIRDPARTY_REAL_DEVICE", "cpu")
+# what the CUDA runtime calls a launch, as torch.profiler names the calls
+PROFILED_LAUNCHES = {"cudaLaunchKernel": "kernel", "cudaLaunchKernelExC": "kernel",
+                     "cuLaunchKernel": "kernel", "cuLaunchKernelEx": "kernel",
+                     "cudaGraphLaunch": "graph", "cudaMemcpyAsync": "memcpy",
+                     "cudaMemsetAsync": "memset"}
+
+
 def device_for(which: str) -> str:
-    return "cuda" if which == "fake" else "cpu"
+    return "cuda" if which == "fake" else REAL_DEVICE
 
 
 def on_path(src: Path) -> None:
@@ -99,8 +109,25 @@ class Launches:
     """Launches of each call of wrapped callables (fake torch), grouped by label."""
 
     def __init__(self, torch: ModuleType) -> None:
+        self.torch = torch
         self.counter = getattr(torch, "LaunchCounter", None)  # None on real torch
+        self.profile = self.counter is None and REAL_DEVICE.startswith("cuda")
         self.calls: dict[str, list[dict[str, Any]]] = {}
+
+    def _profiled(self, fn: Callable[..., Any], label: str, *args: Any, **kwargs: Any) -> Any:
+        """Real torch on a GPU: the call's CUDA runtime launches, counted by the profiler."""
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            out = fn(*args, **kwargs)
+            self.torch.cuda.synchronize()
+        kinds: dict[str, int] = {}
+        for event in prof.events():
+            kind = PROFILED_LAUNCHES.get(event.name)
+            if kind is not None:
+                kinds[kind] = kinds.get(kind, 0) + 1
+        self.calls.setdefault(label, []).append({"total": sum(kinds.values()), "kinds": kinds})
+        return out
 
     def snapshot(self) -> tuple[int, dict[str, int]]:
         if self.counter is None:
@@ -117,6 +144,8 @@ class Launches:
 
     def wrap(self, fn: Callable[..., Any], label: str) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
+            if self.profile:
+                return self._profiled(fn, label, *args, **kwargs)
             before = self.snapshot()
             out = fn(*args, **kwargs)
             self.record(label, before)
@@ -134,12 +163,6 @@ class Launches:
             yield
         finally:
             setattr(owner, name, original)
-
-    @contextmanager
-    def region(self, label: str) -> Iterator[None]:
-        before = self.snapshot()
-        yield
-        self.record(label, before)
 
 
 def run_script(src: Path, script: str, argv: list[str]) -> tuple[dict[str, Any], str]:
@@ -169,7 +192,9 @@ def write_results(path: Path, torch: ModuleType, mode: str, tokens: list[list[in
     result = {"torch": torch.__version__, "mode": mode, "tokens": tokens,
               "logits": as_list(logits), "logits_shape": list(logits.shape),
               "logits_dtype": str(logits.dtype).removeprefix("torch."),
-              "launches": launches.calls if launches.counter is not None else None, **extra}
+              "launches": launches.calls if launches.counter is not None or launches.profile
+              else None, "device": device_for("fake" if launches.counter else "real"),
+              **extra}
     path.write_text(json.dumps(result))
 
 
