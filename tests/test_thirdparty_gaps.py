@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +72,91 @@ def test_utils_data_dataset_bases_subclass_as_in_torch() -> None:
         assert lib.utils.data.get_worker_info() is None
     with pytest.raises(NotImplementedError, match=r"torch\.utils\.data\.DataLoader"):
         fake_torch.utils.data.DataLoader(Stream())
+
+
+# --- the names fairscale imports (meta-llama's reference model builds on its layers) ---------
+
+def test_autograd_variable_is_a_tensor_over_the_same_data() -> None:
+    torch = pytest.importorskip("torch")
+    import fake_torch
+
+    for lib in (torch, fake_torch):
+        t = lib.ones(2, requires_grad=True)
+        v = lib.autograd.Variable(t)
+        assert type(v) is lib.Tensor and v is not t and v.data_ptr() == t.data_ptr()
+        assert not v.requires_grad and lib.autograd.Variable(t, requires_grad=True).requires_grad
+        assert isinstance(lib.ones(1), lib.autograd.Variable)
+        empty = lib.autograd.Variable()
+        assert (tuple(empty.shape), empty.dtype) == ((0,), lib.float32)
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
+            lib.autograd.Variable(3)
+        with pytest.warns(UserWarning, match="volatile was removed and now has no effect"):
+            lib.autograd.Variable(t, volatile=True)
+
+
+def test_checkpoint_detach_variable() -> None:
+    torch = pytest.importorskip("torch")
+    import fake_torch
+    import fake_torch.utils.checkpoint
+
+    for lib in (torch, fake_torch):
+        a, b = lib.ones(2, requires_grad=True), lib.zeros(1)
+        out = lib.utils.checkpoint.detach_variable((a, 3, b))
+        assert out[1] == 3 and out[0].requires_grad and not out[2].requires_grad
+        assert out[0] is not a and out[0].data_ptr() == a.data_ptr()
+        with pytest.raises(RuntimeError, match=r"Only tuple of tensors is supported\. Got "
+                                               r"Unsupported input type: list"):
+            lib.utils.checkpoint.detach_variable([a])
+
+
+def test_get_global_rank_deprecated_spelling() -> None:
+    torch = pytest.importorskip("torch")
+    import fake_torch
+
+    for lib in (torch, fake_torch):
+        c10d = lib.distributed.distributed_c10d
+        assert callable(c10d._get_global_rank)
+    dist = fake_torch.distributed
+    started = not dist.is_initialized()
+    if started:
+        dist.init_process_group("gloo", "tcp://localhost:29511", world_size=1, rank=0)
+    try:
+        with pytest.warns(FutureWarning, match=r"`torch\.distributed\.distributed_c10d\."
+                                               r"_get_global_rank` is deprecated"):
+            world = dist.group.WORLD
+            assert world is not None and dist.distributed_c10d._get_global_rank(world, 0) == 0
+    finally:
+        if started:
+            dist.destroy_process_group()
+
+
+def test_packed_sequence_fields_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    import fake_torch
+    from fake_torch.nn.utils.rnn import PackedSequence as FakePacked
+
+    for lib in (torch, fake_torch):
+        packed_sequence: Any = lib.nn.utils.rnn.PackedSequence
+        packed = packed_sequence(lib.ones(3), lib.tensor([2, 1]), lib.tensor([1, 0]))
+        assert packed._fields == ("data", "batch_sizes", "sorted_indices", "unsorted_indices")
+        assert packed.unsorted_indices.tolist() == [1, 0]
+        pair = packed_sequence((lib.ones(3), lib.tensor([2, 1])))
+        assert pair.batch_sizes.tolist() == [2, 1] and pair.sorted_indices is None
+        with pytest.raises(AssertionError):
+            packed_sequence(lib.ones(3))
+    with pytest.raises(ValueError, match="batch_sizes should always be on CPU"):
+        ft: Any = fake_torch  # (mypy sees its ops through the module's __getattr__)
+        FakePacked(ft.ones(3), ft.tensor([2, 1], device="cuda"))
+
+
+def test_cuda_lazy_call_comm_and_rpc_modules() -> None:
+    import fake_torch
+    from fake_torch.cuda import comm
+    from fake_torch.distributed import rpc
+
+    calls: list[int] = []
+    fake_torch.cuda._lazy_call(lambda: calls.append(1))
+    assert calls == [1]  # the simulated device is always there: it runs now
+    with pytest.raises(NotImplementedError, match=r"torch\.cuda\.comm\.broadcast"):
+        comm.broadcast(devices=[0])
+    assert rpc.is_available() is False
