@@ -160,3 +160,36 @@ def test_cuda_lazy_call_comm_and_rpc_modules() -> None:
     with pytest.raises(NotImplementedError, match=r"torch\.cuda\.comm\.broadcast"):
         comm.broadcast(devices=[0])
     assert rpc.is_available() is False
+
+
+def test_set_default_tensor_type() -> None:
+    # meta-llama's Llama.build: torch.set_default_tensor_type(torch.cuda.BFloat16Tensor)
+    torch = pytest.importorskip("torch")
+    import fake_torch
+
+    ft: Any = fake_torch
+    try:
+        for lib in (torch, ft):
+            lib.set_default_tensor_type(lib.DoubleTensor)
+            assert lib.get_default_dtype() is lib.float64 and lib.zeros(1).dtype is lib.float64
+            lib.set_default_tensor_type("torch.FloatTensor")
+            assert lib.get_default_dtype() is lib.float32
+            with pytest.raises(TypeError, match=r"^only floating-point types are supported as "
+                                                r"the default type$"):
+                lib.set_default_tensor_type(lib.LongTensor)
+            with pytest.raises(TypeError, match=r"^invalid type object: only floating-point"):
+                lib.set_default_tensor_type(lib.Tensor)
+            with pytest.raises(AttributeError, match="module 'torch' has no attribute 'Foo'"):
+                lib.set_default_tensor_type("torch.Foo")
+        # a cuda type: the default device too (real torch CPU cannot: the fake alone)
+        ft.set_default_tensor_type(ft.cuda.BFloat16Tensor)
+        x = ft.zeros(2)
+        assert (x.dtype, x.device.type) == (ft.bfloat16, "cuda")
+        assert ft.ones(1, device="cpu").device.type == "cpu"
+        ft.set_default_tensor_type(ft.FloatTensor)
+        x = ft.zeros(2)
+        assert (x.dtype, x.device.type) == (ft.float32, "cpu")
+    finally:
+        torch.set_default_dtype(torch.float32)
+        ft.set_default_dtype(ft.float32)
+        ft.set_default_device(None)
