@@ -193,3 +193,21 @@ def test_set_default_tensor_type() -> None:
         torch.set_default_dtype(torch.float32)
         ft.set_default_dtype(ft.float32)
         ft.set_default_device(None)
+
+
+def test_legacy_constructors_take_any_sequence() -> None:
+    # fairscale's initialize_model_parallel: torch.LongTensor(range(world_size))
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    import fake_torch
+
+    ft: Any = fake_torch
+    for lib in (torch, ft):
+        assert lib.LongTensor(range(3)).tolist() == [0, 1, 2]
+        assert lib.FloatTensor((1, 2)).dtype is lib.float32
+        assert lib.LongTensor(np.arange(2)).tolist() == [0, 1]
+        with pytest.raises(TypeError, match=r"^new\(\): invalid data type 'str'$"):
+            lib.LongTensor("ab")
+        with pytest.raises(TypeError, match=r"^new\(\): data must be a sequence \(got dict\)$"):
+            lib.LongTensor({1: 2})
