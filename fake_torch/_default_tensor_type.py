@@ -3,7 +3,8 @@ reference code: `torch.set_default_tensor_type(torch.cuda.BFloat16Tensor)`).
 
 A legacy type names a dtype and a device. Its dtype becomes the default dtype; a torch.cuda
 type also makes factories called without `device=` create on cuda, as torch's default tensor
-type does (here through set_default_device), until a CPU type is set again."""
+type does (here through set_default_device), until a CPU type is set again; so does the
+legacy constructor torch.Tensor(...), which set_default_device alone leaves on the cpu."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ from fake_torch._legacy_types import CPU_TYPES, CUDA_TYPES
 
 _warned = False  # torch warns once per process
 _cuda_from_tensor_type = False  # the cuda default device came from a cuda tensor type
+
+
+def legacy_device() -> str:
+    """Where torch.Tensor(...) (the legacy constructor, which set_default_device does not
+    move) creates: the default tensor type's device."""
+    return "cuda" if _cuda_from_tensor_type else "cpu"
 
 
 def set_default_tensor_type(t: type | str) -> None:

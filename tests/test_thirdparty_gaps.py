@@ -186,11 +186,20 @@ def test_set_default_tensor_type() -> None:
         x = ft.zeros(2)
         assert (x.dtype, x.device.type) == (ft.bfloat16, "cuda")
         assert ft.ones(1, device="cpu").device.type == "cpu"
+        # the legacy constructor too (fairscale: Parameter(torch.Tensor(rows, cols)))
+        assert (ft.Tensor(2, 3).device.type, ft.Tensor([1.0]).device.type) == ("cuda", "cuda")
+        assert ft.Tensor(2).dtype is ft.bfloat16
         ft.set_default_tensor_type(ft.FloatTensor)
         x = ft.zeros(2)
         assert (x.dtype, x.device.type) == (ft.float32, "cpu")
+        assert ft.Tensor(2).device.type == "cpu"
+        ft.set_default_device("cuda")  # which the legacy constructor does not follow, as torch
+        assert ft.Tensor(2).device.type == "cpu" and ft.zeros(1).device.type == "cuda"
+        torch.set_default_device("meta")
+        assert torch.Tensor(2).device.type == "cpu" and torch.zeros(1).device.type == "meta"
     finally:
         torch.set_default_dtype(torch.float32)
+        torch.set_default_device(None)
         ft.set_default_dtype(ft.float32)
         ft.set_default_device(None)
 
