@@ -2,8 +2,9 @@
 
 Opt-in: set FAKE_TORCH_THIRDPARTY to a folder holding one full checkout per codebase, named
 <owner>__<repo> (the commits the drivers were written against are listed in CODEBASES; a
-codebase whose folder is missing is skipped). The codebases' own dependencies that need no GPU
-toolchain (tiktoken, sentencepiece, fairscale, einops) must be importable in this interpreter.
+codebase whose folder is missing is skipped; gpt-fast's folder serves gpt-fast and its
+mixtral-moe). The codebases' own dependencies that need no GPU toolchain (tiktoken,
+sentencepiece, fairscale, einops, requests, tqdm) must be importable in this interpreter.
 
 For each codebase, tests/thirdparty/<name>_run.py (the driver) runs in its own processes:
   1. with real torch, --write: the codebase's model with a tiny config and seeded random
@@ -77,6 +78,9 @@ CODEBASES = {
                         ("eager", "compile", "reduce-overhead"), ("sentencepiece",),
                         tolerance=(2e-2, 5e-2),  # bfloat16 logits: a few units of its ulp
                         fails=(("reduce-overhead", OVERWRITTEN),)),
+    "llama3": Codebase("meta-llama__llama3", "a0940f9cf7065d45bb6675660f80d305c041a754",
+                       ("eager", "compile"), ("fairscale", "tiktoken"),
+                       tolerance=(2e-2, 5e-2)),  # bfloat16, as Llama.build sets it
     "mamba": Codebase("johnma2006__mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d",
                       ("eager", "compile"), ("einops",),
                       # per position and layer: eagerly deltaA*x, +deltaB_u, the einsum with

@@ -10,7 +10,9 @@ torch.load(map_location="cpu"), torch.set_default_tensor_type(torch.cuda.BFloat1
 Transformer (complex rotary tables from torch.polar, a KV cache made with `.cuda()`),
 load_state_dict(strict=False); then Llama.generate with token ids and temperature=0 (greedy
 argmax), which stops at the tokenizer's stop tokens (torch.isin). Each decode step is one
-Transformer.forward of one token at start_pos against the cache.
+Transformer.forward of one token at start_pos against the cache. llama3 never compiles; the
+compile mode compiles Transformer.forward in place (`Transformer.forward =
+torch.compile(Transformer.forward)`).
 
 Real torch (the oracle, on the CPU) needs the GPU-only calls pointed at the CPU: `.cuda()` and
 device="cuda" (a TorchFunctionMode), torch.cuda.set_device, is_bf16_supported (True, as on the
@@ -90,6 +92,8 @@ def run(torch: Any, args: Any) -> None:
     from llama.model import Transformer
 
     _distributed(torch, args.torch, args.ckpt)
+    if args.mode != "eager":  # llama3 never compiles: compile its forward, as a decorator would
+        Transformer.forward = torch.compile(Transformer.forward)
     launches = common.Launches(torch)
     with _oracle(torch, args.torch):
         llama = Llama.build(str(args.ckpt), str(args.ckpt / "tokenizer.model"),
