@@ -32,7 +32,7 @@ NEW_TOKENS = 8
 
 
 def write(torch: Any, ckpt: Path, config: dict[str, Any] = CONFIG) -> None:
-    import model
+    import model  # type: ignore[import-not-found]
 
     model.transformer_configs[NAME] = config
     state = common.randomize(torch, model.Transformer.from_name(NAME).state_dict())
@@ -44,7 +44,7 @@ def run(torch: Any, args: Any, config: dict[str, Any] = CONFIG,
         batch: dict[str, Any] | None = None, precision: str = "float32") -> None:
     """generate.py's main() on our checkpoint; `batch` holds generate()'s batch arguments
     (mixtral-moe's generate has none)."""
-    import generate as gen
+    import generate as gen  # type: ignore[import-not-found]
     import model
 
     model.transformer_configs[NAME] = config

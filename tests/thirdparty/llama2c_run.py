@@ -26,9 +26,9 @@ NEW_TOKENS = 8
 
 
 def write(torch: Any, ckpt: Path) -> None:
-    from model import ModelArgs, Transformer
+    from model import ModelArgs, Transformer  # type: ignore[import-not-found]
 
-    model = Transformer(ModelArgs(**CONFIG))  # type: ignore[arg-type]
+    model = Transformer(ModelArgs(**CONFIG))
     state = common.randomize(torch, model.state_dict())
     ckpt.mkdir(parents=True, exist_ok=True)
     torch.save({"model": {"_orig_mod." + k: v for k, v in state.items()},

@@ -73,8 +73,8 @@ def _oracle(torch: Any, which: str) -> Iterator[None]:
 
 
 def write(torch: Any, ckpt: Path) -> None:
-    import fairscale.nn.model_parallel.initialize as fs_init
-    from llama.model import ModelArgs, Transformer
+    import fairscale.nn.model_parallel.initialize as fs_init  # type: ignore[import-untyped]
+    from llama.model import ModelArgs, Transformer  # type: ignore[import-not-found]
 
     ckpt.mkdir(parents=True, exist_ok=True)
     _distributed(torch, "real", ckpt)
@@ -88,7 +88,7 @@ def write(torch: Any, ckpt: Path) -> None:
 
 
 def run(torch: Any, args: Any) -> None:
-    from llama.generation import Llama
+    from llama.generation import Llama  # type: ignore[import-not-found]
     from llama.model import Transformer
 
     _distributed(torch, args.torch, args.ckpt)

@@ -56,7 +56,7 @@ def _notebook_generate(src: Path) -> Any:
 
 
 def write(torch: Any, ckpt: Path) -> None:
-    from model import Mamba, ModelArgs
+    from model import Mamba, ModelArgs  # type: ignore[import-not-found]
 
     state = common.randomize(torch, Mamba(ModelArgs(**CONFIG)).state_dict())
     ckpt.mkdir(parents=True, exist_ok=True)

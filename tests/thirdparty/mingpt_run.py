@@ -25,7 +25,7 @@ NEW_TOKENS = 8
 
 
 def _config() -> Any:
-    from mingpt.model import GPT
+    from mingpt.model import GPT  # type: ignore[import-not-found]
 
     config = GPT.get_default_config()
     config.model_type, config.vocab_size, config.block_size = "gpt-nano", VOCAB, BLOCK

@@ -28,7 +28,7 @@ NEW_TOKENS = 8
 
 
 def write(torch: Any, ckpt: Path) -> None:
-    from model import GPT, GPTConfig
+    from model import GPT, GPTConfig  # type: ignore[import-not-found]
 
     model = GPT(GPTConfig(**CONFIG))
     state = common.randomize(torch, model.state_dict())
