@@ -220,3 +220,13 @@ def test_legacy_constructors_take_any_sequence() -> None:
             lib.LongTensor("ab")
         with pytest.raises(TypeError, match=r"^new\(\): data must be a sequence \(got dict\)$"):
             lib.LongTensor({1: 2})
+
+
+def test_extra_state_key_suffix() -> None:
+    # transformers' checkpoint loader compares every key's last part with it
+    torch = pytest.importorskip("torch")
+    import torch.nn.modules.module
+
+    from fake_torch.nn.modules import module
+
+    assert module._EXTRA_STATE_KEY_SUFFIX == torch.nn.modules.module._EXTRA_STATE_KEY_SUFFIX
