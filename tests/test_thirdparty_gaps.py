@@ -224,9 +224,7 @@ def test_legacy_constructors_take_any_sequence() -> None:
 
 def test_extra_state_key_suffix() -> None:
     # transformers' checkpoint loader compares every key's last part with it
-    torch = pytest.importorskip("torch")
-    import torch.nn.modules.module
-
+    real = pytest.importorskip("torch.nn.modules.module")
     from fake_torch.nn.modules import module
 
-    assert module._EXTRA_STATE_KEY_SUFFIX == torch.nn.modules.module._EXTRA_STATE_KEY_SUFFIX
+    assert module._EXTRA_STATE_KEY_SUFFIX == real._EXTRA_STATE_KEY_SUFFIX == "_extra_state"
