@@ -55,8 +55,9 @@ class Codebase:
     growth: tuple[tuple[str, int], ...] = ()
     # modes in which the unchanged codebase fails as it fails on a real GPU: the error's text
     fails: tuple[tuple[str, str], ...] = ()
-    # leading decode steps that differ by design, by mode (left out of the constancy check)
-    settle: tuple[tuple[str, int], ...] = ()
+    # modes whose launches per decode step fake_torch does not get right yet: the reason
+    # (the launch test is a strict xfail there: it fails loudly once they do)
+    launch_gaps: tuple[tuple[str, str], ...] = ()
 
     def expected_failure(self, mode: str) -> str | None:
         return dict(self.fails).get(mode)
@@ -67,6 +68,12 @@ class Codebase:
 # call's output after the trees took it back. Real torch 2.11 on an H200 raises this at the
 # second decode step for the same pattern; fake_torch raises it at the same call.
 OVERWRITTEN = "accessing tensor output of CUDAGraphs that has been overwritten"
+# Measured on an H200 (torch 2.11, transformers 5.17, the same tiny Llama and two generate
+# calls): every decode step of the second generate is 3 input copies and 1 graph replay.
+# fake_torch spends 58 launches on that generate's first decode step (a re-recording), then
+# matches: 3 copies + 1 graph.
+HF_RERECORD = ("fake_torch re-records the CUDA graph at the first decode step of a later "
+               "generate(); torch 2.11 on an H200 replays it (3 copies + 1 graph every step)")
 CODEBASES = {
     "nanogpt": Codebase("karpathy__nanoGPT", "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
                         ("eager", "compile"), ("tiktoken",)),
@@ -86,9 +93,7 @@ CODEBASES = {
     # Hugging Face transformers, pip-installed (no checkout folder)
     "hf_llama": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
                          ("transformers", "safetensors"),
-                         # the second generate's first decode step re-records its CUDA graph
-                         # (generate's new cache pass); then one replay per step
-                         settle=(("reduce-overhead", 1),)),
+                         launch_gaps=(("reduce-overhead", HF_RERECORD),)),
     "mamba": Codebase("johnma2006__mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d",
                       ("eager", "compile"), ("einops",),
                       # per position and layer: eagerly deltaA*x, +deltaB_u, the einsum with
@@ -186,16 +191,19 @@ def test_logits_within_float32_tolerance_of_real_torch(results: Any, name: str,
 
 
 @pytest.mark.parametrize(("name", "mode"), CASES)
-def test_decode_steps_launch_alike(results: Any, name: str, mode: str) -> None:
+def test_decode_steps_launch_alike(request: pytest.FixtureRequest, results: Any, name: str,
+                                   mode: str) -> None:
     """Every decode step launches as many as the one before (plus the codebase's growth per
     position); under reduce-overhead a step is one graph replay and the sampling around it."""
+    gap = dict(CODEBASES[name].launch_gaps).get(mode)
+    if gap is not None:
+        request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
     fake = results(name, mode)
     steps = fake["launches"]["decode_step"]
     totals = [s["total"] for s in steps]
     print(f"\n{name} [{mode}] launches per decode step: {totals} "
           f"(last step by kind: {steps[-1]['kinds']})")
     growth = dict(CODEBASES[name].growth).get(mode, 0)
-    totals = totals[dict(CODEBASES[name].settle).get(mode, 0):]
     assert len(totals) > 2 and min(totals) > 0
     assert [b - a for a, b in itertools.pairwise(totals)] == [growth] * (len(totals) - 1)
     if mode == "reduce-overhead":
