@@ -23,7 +23,7 @@ def legacy_device() -> str:
     return "cuda" if _cuda_from_tensor_type else "cpu"
 
 
-def set_default_tensor_type(t: type | str) -> None:
+def set_default_tensor_type(t: type | str, /) -> None:
     """The default floating type: a legacy type (torch.DoubleTensor, torch.cuda.HalfTensor)
     or its name ("torch.FloatTensor")."""
     global _warned, _cuda_from_tensor_type
