@@ -68,12 +68,6 @@ class Codebase:
 # call's output after the trees took it back. Real torch 2.11 on an H200 raises this at the
 # second decode step for the same pattern; fake_torch raises it at the same call.
 OVERWRITTEN = "accessing tensor output of CUDAGraphs that has been overwritten"
-# Measured on an H200 (torch 2.11, transformers 5.17, the same tiny Llama and two generate
-# calls): every decode step of the second generate is 3 input copies and 1 graph replay.
-# fake_torch spends 58 launches on that generate's first decode step (a re-recording), then
-# matches: 3 copies + 1 graph.
-HF_RERECORD = ("fake_torch re-records the CUDA graph at the first decode step of a later "
-               "generate(); torch 2.11 on an H200 replays it (3 copies + 1 graph every step)")
 CODEBASES = {
     "nanogpt": Codebase("karpathy__nanoGPT", "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
                         ("eager", "compile"), ("tiktoken",)),
@@ -92,8 +86,7 @@ CODEBASES = {
                        tolerance=(2e-2, 5e-2)),  # bfloat16, as Llama.build sets it
     # Hugging Face transformers, pip-installed (no checkout folder)
     "hf_llama": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
-                         ("transformers", "safetensors"),
-                         launch_gaps=(("reduce-overhead", HF_RERECORD),)),
+                         ("transformers", "safetensors")),
     "mamba": Codebase("johnma2006__mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d",
                       ("eager", "compile"), ("einops",),
                       # per position and layer: eagerly deltaA*x, +deltaB_u, the einsum with
