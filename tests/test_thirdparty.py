@@ -55,9 +55,6 @@ class Codebase:
     growth: tuple[tuple[str, int], ...] = ()
     # modes in which the unchanged codebase fails as it fails on a real GPU: the error's text
     fails: tuple[tuple[str, str], ...] = ()
-    # modes whose launches per decode step fake_torch does not get right yet: the reason
-    # (the launch test is a strict xfail there: it fails loudly once they do)
-    launch_gaps: tuple[tuple[str, str], ...] = ()
 
     def expected_failure(self, mode: str) -> str | None:
         return dict(self.fails).get(mode)
@@ -184,13 +181,9 @@ def test_logits_within_float32_tolerance_of_real_torch(results: Any, name: str,
 
 
 @pytest.mark.parametrize(("name", "mode"), CASES)
-def test_decode_steps_launch_alike(request: pytest.FixtureRequest, results: Any, name: str,
-                                   mode: str) -> None:
+def test_decode_steps_launch_alike(results: Any, name: str, mode: str) -> None:
     """Every decode step launches as many as the one before (plus the codebase's growth per
     position); under reduce-overhead a step is one graph replay and the sampling around it."""
-    gap = dict(CODEBASES[name].launch_gaps).get(mode)
-    if gap is not None:
-        request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
     fake = results(name, mode)
     steps = fake["launches"]["decode_step"]
     totals = [s["total"] for s in steps]
