@@ -39,6 +39,7 @@ from fake_torch._allocator import OutOfMemoryError
 from fake_torch._build import compiled_with_cxx11_abi
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
+from fake_torch._default_tensor_type import set_default_tensor_type
 from fake_torch._device import device
 from fake_torch._dtype import (
     bfloat16,
@@ -275,6 +276,7 @@ __all__ = [
     "set_autocast_gpu_dtype",
     "set_default_device",
     "set_default_dtype",
+    "set_default_tensor_type",
     "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_num_interop_threads",

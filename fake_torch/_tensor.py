@@ -72,14 +72,15 @@ class Tensor(TensorBase):
     __array_priority__ = 1000  # numpy defers to Tensor's reflected operators (np.float32(2) * x)
 
     def __init__(self, *args: Any) -> None:
+        from fake_torch._default_tensor_type import legacy_device  # the default tensor type's
         from fake_torch._factories import tensor as _tensor_factory  # legacy constructor
 
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
-            made = _tensor_factory(args[0], dtype=get_default_dtype())
+            made = _tensor_factory(args[0], dtype=get_default_dtype(), device=legacy_device())
         elif all(isinstance(a, int) for a in args):
             from fake_torch._factories import empty
 
-            made = empty(*args)
+            made = empty(*args, device=legacy_device())
         else:
             raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
         self._set(made._a, made._device, made._storage)

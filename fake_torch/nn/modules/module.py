@@ -36,6 +36,9 @@ from fake_torch.nn.modules._state_dict import (
 from fake_torch.nn.parameter import Parameter
 
 _Hooks = OrderedDict[int, Callable[..., Any]]
+# the state-dict key a module's get_extra_state() would save under (torch's name; fake_torch
+# modules keep no extra state, but loaders such as transformers' compare keys with it)
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 def register_module_buffer_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
