@@ -121,6 +121,7 @@ from fake_torch import (
     set_autocast_gpu_dtype as set_autocast_gpu_dtype,
     set_default_device as set_default_device,
     set_default_dtype as set_default_dtype,
+    set_default_tensor_type as set_default_tensor_type,
     set_float32_matmul_precision as set_float32_matmul_precision,
     set_grad_enabled as set_grad_enabled,
     set_num_interop_threads as set_num_interop_threads,

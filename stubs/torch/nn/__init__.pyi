@@ -107,3 +107,4 @@ from fake_torch.nn import (
 )
 from fake_torch.nn import *
 from torch.nn import attention as attention
+from torch.nn import utils as utils
