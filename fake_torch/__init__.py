@@ -25,6 +25,8 @@ from fake_torch import (
     overrides,
     profiler,
     return_types,
+    serialization,
+    storage,
     testing,
     torch_version,
     types,
@@ -38,6 +40,7 @@ from fake_torch._allocator import OutOfMemoryError
 from fake_torch._build import compiled_with_cxx11_abi
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
+from fake_torch._default_tensor_type import set_default_tensor_type
 from fake_torch._device import device
 from fake_torch._dtype import (
     bfloat16,
@@ -138,6 +141,7 @@ from fake_torch.backends.cuda import (
     set_float32_matmul_precision,
 )
 from fake_torch.fx._symbolic_trace import _assert as _assert  # torch._assert
+from fake_torch.serialization import load, save
 from fake_torch.torch_version import __version__ as __version__
 from fake_torch.utils._device import get_default_device, set_default_device
 
@@ -248,6 +252,7 @@ __all__ = [
     "jit",
     "library",
     "linalg",
+    "load",
     "long",
     "manual_seed",
     "multiprocessing",
@@ -263,7 +268,9 @@ __all__ = [
     "promote_types",
     "result_type",
     "return_types",
+    "save",
     "seed",
+    "serialization",
     "set_autocast_cache_enabled",
     "set_autocast_cpu_dtype",
     "set_autocast_cpu_enabled",
@@ -272,6 +279,7 @@ __all__ = [
     "set_autocast_gpu_dtype",
     "set_default_device",
     "set_default_dtype",
+    "set_default_tensor_type",
     "set_float32_matmul_precision",
     "set_grad_enabled",
     "set_num_interop_threads",
@@ -279,6 +287,7 @@ __all__ = [
     "set_printoptions",
     "set_rng_state",
     "short",
+    "storage",
     "testing",
     "torch_version",
     "types",

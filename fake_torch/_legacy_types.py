@@ -11,7 +11,10 @@ any tensor of that dtype and device (a Parameter too), as in torch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from fake_torch import _factories
 from fake_torch._device import CPU, CUDA0, DeviceLike, canonical, device
@@ -51,14 +54,14 @@ class tensortype(type):
                                f"type: {canonical(device).type} was passed")
         if len(args) == 1 and isinstance(args[0], Tensor):
             return _alias(cls, args[0], dev)
-        if len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0],
-                                                                                     Size):
+        if len(args) == 1 and isinstance(args[0], (Sequence, np.ndarray)) and not isinstance(
+                args[0], (Size, str, bytes)):  # any sequence: a list, a range (fairscale)
             return _factories.tensor(args[0], dtype=cls.dtype, device=dev)
         if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or (
                 len(args) == 1 and isinstance(args[0], Size)):
             sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
             return _factories.empty(*(sizes or (0,)), dtype=cls.dtype, device=dev)
-        if len(args) == 1 and isinstance(args[0], (float, bool)):
+        if len(args) == 1 and isinstance(args[0], (float, bool, dict)):
             raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
         raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
 

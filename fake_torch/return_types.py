@@ -16,7 +16,7 @@ class _Pair(tuple[Tensor, Tensor]):
     """A structseq of two tensors; subclasses carry torch's name and the fields' names."""
 
     __slots__ = ()
-    _fields: ClassVar[tuple[str, str]]
+    _names: ClassVar[tuple[str, str]]  # not `_fields`: that marks a namedtuple
     n_fields = 2
     n_sequence_fields = 2
     n_unnamed_fields = 0
@@ -29,7 +29,7 @@ class _Pair(tuple[Tensor, Tensor]):
         return super().__new__(cls, items)
 
     def __repr__(self) -> str:
-        first, second = self._fields
+        first, second = self._names
         return (f"torch.return_types.{type(self).__name__}(\n{first}={self[0]!r},\n"
                 f"{second}={self[1]!r})")
 
@@ -38,7 +38,7 @@ class _ValuesIndices(_Pair):
     """A (values, indices) structseq."""
 
     __slots__ = ()
-    _fields = ("values", "indices")
+    _names = ("values", "indices")
 
     @property
     def values(self) -> Tensor:
@@ -69,7 +69,7 @@ class aminmax(_Pair):
     """(min, max), as torch.aminmax returns them."""
 
     __slots__ = ()
-    _fields = ("min", "max")
+    _names = ("min", "max")
 
     @property
     def min(self) -> Tensor:

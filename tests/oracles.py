@@ -38,11 +38,15 @@ build runs another, so cuda=True records, for each such CPU op, what torch 2.13'
 the CUDA build dispatches for the same arguments (read, not measured on a GPU):
   convolution   (aten/src/ATen/native/Convolution.cpp, _convolution and _select_conv_backend)
                 a zero batch or zero channels: `mul` [+ `add_` for a bias]; else a `clone` of a
-                strided input (a 1-D one always, then viewed 2-D), then: depthwise (groups ==
-                C_in > 1, C_out a multiple of it) `_conv_depthwise2d` unless cuDNN's fp16
-                depthwise heuristic applies; with cuDNN enabled `cudnn_convolution` [+ `add_`
-                for a bias]; else `_slow_conv2d_forward` (`slow_conv_dilated2d` if dilated),
-                per group [+ `clone` of a strided slice] and a final `cat` when groups > 1
+                strided input (a 1-D one always, then viewed 2-D), then: depthwise (not
+                transposed, groups == C_in > 1, C_out a multiple of it) `_conv_depthwise2d`
+                (`conv_depthwise3d` for 3-D) unless cuDNN's fp16 depthwise heuristic applies
+                (2-D only); with cuDNN enabled (not deterministic-and-dilated, no output_padding
+                >= its stride) `cudnn_convolution` / `cudnn_convolution_transpose` [+ `add_`
+                for a bias]; else `_slow_conv2d_forward` (`slow_conv_dilated2d` if dilated;
+                3-D: `slow_conv_dilated3d`, dilated or not, as cuda's fallback is;
+                transposed: `slow_conv_transpose2d` / `3d`), per group [+ `clone` of a
+                strided slice] and a final `cat` when groups > 1
   native_batch_norm   (aten/src/ATen/native/Normalization.cpp, _select_batch_norm_backend)
                 `cudnn_batch_norm` (after a `clone` of a strided input) with cuDNN enabled,
                 weight and bias given, running stats given (or neither in training), input of
@@ -53,6 +57,15 @@ the CUDA build dispatches for the same arguments (read, not measured on a GPU):
                 DilatedMaxPool2d.cu, AveragePool2d.cu, AdaptiveAveragePooling.cu) the CUDA
                 kernels copy a strided input first: one `clone` (the adaptive kernel only for a
                 4-D input, the max kernel not when its output is empty)
+
+  _native_multi_head_attention   (aten/src/ATen/native/transformers/cuda/attention.cu) the
+                ops the CUDA kernel runs inside, decided from its arguments (`_cuda_native_mha`)
+  pixel_shuffle, pixel_unshuffle   (aten/src/ATen/native/PixelShuffle.cpp) CUDA's math
+                version: one `clone` (one elementwise kernel on an H200)
+  upsample_nearest*, _upsample_nearest_exact*   a `clone` of a strided input first (measured
+                on an H200 for upsample_nearest2d)
+  native_group_norm   (aten/src/ATen/native/group_norm.cpp) cuda copies a channels_last
+                input the cpu build keeps: one `clone` first
 
 Errors: a user mistake raises torch's exception class with torch's message. `outcome()` runs a
 call in either library and keeps its exception as the result; `assert_same_error()` compares two
@@ -88,7 +101,7 @@ from fake_torch._timeline import TIMELINE
 # --- launches -----------------------------------------------------------------------------------
 
 NO_LAUNCH = frozenset({
-    "empty", "empty_like", "empty_strided",  # allocations: no kernel
+    "empty", "empty_like", "empty_strided", "new_empty",  # allocations: no kernel
     "_unsafe_view", "lift_fresh",  # views that their schemas do not mark as aliases
     # in-place view ops rewrite sizes and strides only
     "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_", "detach_",
@@ -96,10 +109,12 @@ NO_LAUNCH = frozenset({
 
 
 @contextmanager
-def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
+def torch_launches(*, cuda: bool = False, fused_norms: bool = True) -> Iterator[list[str]]:
     """The names of the ops real torch dispatches inside the block that a GPU would launch;
     cuda=True: as torch's CUDA build dispatches them (rms_norm fused; see the module's
-    docstring)."""
+    docstring). The fused norms are seen by a TorchFunctionMode, and any such mode makes
+    torch code that checks has_torch_function take its other path (nn.MultiheadAttention
+    leaves its fast path): fused_norms=False records without it."""
     import torch
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -152,7 +167,7 @@ def torch_launches(*, cuda: bool = False) -> Iterator[list[str]]:
             names.append("_fused_rms_norm")
             return out
 
-    with Record(), (FusedOnCuda() if cuda else nullcontext()):
+    with Record(), (FusedOnCuda() if cuda and fused_norms else nullcontext()):
         yield names
 
 
@@ -167,29 +182,45 @@ def _all_empty(out: Any) -> bool:
 
 def _cuda_convolution(args: tuple[Any, ...]) -> list[str]:
     """What torch's CUDA build launches for aten.convolution(input, weight, bias, stride,
-    padding, dilation, transposed, output_padding, groups) (not transposed)."""
+    padding, dilation, transposed, output_padding, groups)."""
     import torch
 
-    x, w, b, stride, _, dilation = args[:6]
-    groups = args[8]
+    x, w, b, stride, _, dilation, transposed, output_padding, groups = args[:9]
     bias = ["add_"] if b is not None else []
     if x.shape[0] == 0 or x.shape[1] == 0:
         return ["mul", *bias]
     ops = [] if x.is_contiguous() else ["clone"]
     if w.dim() == 3:  # viewed as (N, C, 1, L)
         x, w, stride, dilation = x.unsqueeze(2), w.unsqueeze(2), [1, *stride], [1, *dilation]
-    depthwise = x.shape[1] == groups > 1 and w.shape[0] % groups == 0
+        output_padding = [0, *output_padding]
+    dim = w.dim() - 2
+    stride, dilation = _expand(stride, dim), _expand(dilation, dim)
+    output_padding = _expand(output_padding, dim)
+    depthwise = (not transposed and x.shape[1] == groups > 1 and w.shape[0] % groups == 0)
     cudnn = torch.backends.cudnn
-    if depthwise and not _cudnn_depthwise(x, w, stride, dilation):
-        return [*ops, "_conv_depthwise2d"]
+    if depthwise and not (dim == 2 and _cudnn_depthwise(x, w, stride, dilation)):
+        return [*ops, "_conv_depthwise2d" if dim == 2 else "conv_depthwise3d"]
     dilated = any(d != 1 for d in dilation)
-    if cudnn.enabled and not (cudnn.deterministic and dilated):
-        return [*ops, "cudnn_convolution", *bias]
-    slow = "slow_conv_dilated2d" if dilated else "_slow_conv2d_forward"
+    padding_big = any(p >= s for p, s in zip(output_padding, stride, strict=True))
+    if cudnn.enabled and not (cudnn.deterministic and dilated) and not padding_big:
+        return [*ops, "cudnn_convolution_transpose" if transposed else "cudnn_convolution",
+                *bias]
+    if transposed:
+        slow = f"slow_conv_transpose{dim}d"
+    elif dim == 3:  # cuda's 3-D fallback: the dilated kernel, dilated or not
+        slow = "slow_conv_dilated3d"
+    else:
+        slow = "slow_conv_dilated2d" if dilated else "_slow_conv2d_forward"
     if groups == 1:
         return [*ops, slow]
     part = x.narrow(1, 0, x.shape[1] // groups)
     return [*ops, *(([] if part.is_contiguous() else ["clone"]) + [slow]) * groups, "cat"]
+
+
+def _expand(values: Any, dim: int) -> list[int]:
+    """A convolution argument of one value or one per spatial dim, as one per dim."""
+    values = list(values)
+    return values * dim if len(values) == 1 else values
 
 
 def _cudnn_depthwise(x: Any, w: Any, stride: list[int], dilation: list[int]) -> bool:
@@ -248,8 +279,85 @@ def _cuda_pool(name: str) -> Callable[[tuple[Any, ...]], list[str]]:
     return rule
 
 
+def _cuda_group_norm(args: tuple[Any, ...]) -> list[str]:
+    """aten.native_group_norm(X, ...): torch's group_norm passes X = input.contiguous() on
+    cuda but input.contiguous(suggest_memory_format) on the cpu, so a channels_last input the
+    cpu build kept as it is is copied first on cuda (aten/src/ATen/native/group_norm.cpp)."""
+    return ["native_group_norm"] if args[0].is_contiguous() else ["clone", "native_group_norm"]
+
+
+def _cuda_native_mha(args: tuple[Any, ...]) -> list[str]:
+    """aten._native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
+    qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True,
+    mask_type=None) as native_multi_head_attention_cuda runs it (aten/src/ATen/native/
+    transformers/cuda/attention.cu): self-attention without weights or mask, a head dim that
+    is a multiple of 8, whose head views sdpa would run fused: linear (`addmm`), sdpa's
+    kernel, linear (`addmm`); else `mm`,
+    `_transform_bias_rescale_qkv`, `bmm`, [`_to_copy` of a non-bool mask] `_masked_softmax`
+    (`_softmax` without a mask), `bmm`, `clone` (transform_0213), `addmm`, [`sum`, `div_`
+    averaging the weights]. The CPU build records the op alone. An H200 (torch 2.11.0+cu130,
+    tests/gpu/nnmods_gpu.py) ran exactly these kernels for head dims 4 and 8, with and without
+    weights and a key padding mask."""
+    query, key, value, embed_dim, num_head = args[:5]
+    given = list(args[9:13])  # the optional trailing arguments, defaults where not passed
+    mask, need_weights, average = (given + [None, True, True][len(given):])[:3]
+    head_dim = embed_dim // num_head
+    fused = _sdpa_fused_ops(query.dtype, head_dim)
+    if query is key and key is value and head_dim % 8 == 0 and not need_weights \
+            and mask is None and fused:
+        return ["addmm", *fused, "addmm"]
+    import torch
+
+    softmax = ["_softmax"] if mask is None else (
+        ["_masked_softmax"] if mask.dtype == torch.bool else ["_to_copy", "_masked_softmax"])
+    weights = ["sum", "div_"] if need_weights and average else []
+    return ["mm", "_transform_bias_rescale_qkv", "bmm", *softmax, "bmm", "clone", "addmm",
+            *weights]
+
+
+def _sdpa_fused_ops(dtype: Any, head_dim: int) -> list[str]:
+    """The launches of sdpa's fused backend for contiguous-last-dim 4-D q = k = v views and no
+    mask (torch's sdp_utils.cpp order: flash for 16-bit with head_dim <= 256, padding the head
+    dim to a multiple of 8 first; memory-efficient for 16-bit or float32 with head_dim aligned
+    to 8 / 4), or [] when sdpa would take its math path."""
+    import torch
+
+    half = dtype in (torch.float16, torch.bfloat16)
+    if torch.backends.cuda.flash_sdp_enabled() and half and head_dim <= 256:
+        return ["constant_pad_nd"] * 3 * (head_dim % 8 != 0) + \
+            ["_scaled_dot_product_flash_attention"]
+    if torch.backends.cuda.mem_efficient_sdp_enabled() and (half or dtype == torch.float32) \
+            and head_dim % (8 if half else 4) == 0:
+        return ["_scaled_dot_product_efficient_attention"]
+    return []
+
+
+def _cuda_upsample_nearest(name: str) -> Callable[[tuple[Any, ...]], list[str]]:
+    """The CUDA nearest kernels copy a strided input first (input.contiguous(); an H200 ran an
+    elementwise copy before upsample_nearest2d's kernel, tests/gpu/nnmods_gpu.py); the CPU
+    kernels read strides."""
+
+    def rule(args: tuple[Any, ...]) -> list[str]:
+        return [name] if args[0].is_contiguous() else ["clone", name]
+
+    return rule
+
+
+def _cuda_pixel_shuffle(args: tuple[Any, ...]) -> list[str]:
+    """pixel_shuffle / pixel_unshuffle: the CPU build's own kernel; CUDA's math_pixel_shuffle
+    (aten/src/ATen/native/PixelShuffle.cpp) views, permutes and clones (one `clone`)."""
+    return ["clone"]
+
+
 CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
+    **{op: _cuda_upsample_nearest(op) for op in (
+        "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+        "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d")},
+    "pixel_shuffle": _cuda_pixel_shuffle,
+    "pixel_unshuffle": _cuda_pixel_shuffle,
+    "_native_multi_head_attention": _cuda_native_mha,
     "convolution": _cuda_convolution,
+    "native_group_norm": _cuda_group_norm,
     "native_batch_norm": _cuda_batch_norm,
     **{op: _cuda_pool(op) for op in ("max_pool2d_with_indices", "avg_pool2d",
                                       "_adaptive_avg_pool2d")},

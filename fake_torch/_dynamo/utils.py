@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+# as in torch, importing torch._dynamo loads torch._functorch.config (gpt-fast sets it then)
+import fake_torch._functorch.config  # noqa: F401
 from fake_torch._logging._internal import LazyString
 
 if TYPE_CHECKING:

@@ -8,8 +8,10 @@ Per compiled function and input shape:
              replays it once;
   # replay   later calls copy the new inputs into those buffers (one `_foreach_copy_` launch)
              and replay: ONE launch for the whole graph.
-Static inputs (parameters and buffers, here the graph's get_attr tensors, which never are inputs)
-and outputs of an earlier graph on the current path are not copied.
+Static inputs (the placeholders Dynamo marked static: parameters, nn.Module buffers, tensors
+given to torch._dynamo.mark_static_address; and get_attr tensors, which never are inputs) and
+outputs of an earlier graph on the current path are not copied; the graph may write them in
+place. Any other input the graph writes makes the trees skip (torch's check_for_mutation).
 
 Outputs live in graph memory. A new "generation" begins at each call of a compiled frame
 (`GenerationTracker.generation`, bumped by torch.compile) or at each
@@ -241,16 +243,22 @@ class CUDAGraphNode(_Node):
         bump_counter("cudagraph_recorded_non_static_inputs", len(self.non_static_input_idxs))
         # record: copy the non-static inputs into buffers the graph owns, then capture
         with _dispatch.push_mode(_PoolMode(pool)):
-            self.recording_inputs = [empty_like_preserve(t) if i in self.non_static_input_idxs
-                                     else t for i, t in enumerate(inputs)]
-        _copy_inputs([self.recording_inputs[i] for i in self.non_static_input_idxs],
+            recording_inputs = [empty_like_preserve(t) if i in self.non_static_input_idxs
+                                else t for i, t in enumerate(inputs)]
+        _copy_inputs([recording_inputs[i] for i in self.non_static_input_idxs],
                      [inputs[i] for i in self.non_static_input_idxs])
         self.graph = graphs.CUDAGraph()
         with graphs.graph(self.graph, pool=pool, stream=stream, capture_error_mode="thread_local"):
-            outputs = self.fn.model(list(self.recording_inputs))
+            outputs = self.fn.model(list(recording_inputs))
         self.graph.replay()
+        # keep the buffers the graph owns; a static input is remembered by its address only,
+        # as torch's node does: holding it would keep its memory from the allocator (a
+        # transformers StaticCache made anew per generate() would then land elsewhere and be
+        # recorded again, where torch finds it at the same address and replays)
+        self.input_buffers: list[Tensor] = [recording_inputs[i]
+                                            for i in self.non_static_input_idxs]
         own = {id(s) for s in (ref() for ref in self.graph._made) if s is not None}
-        own |= {id(self.recording_inputs[i]._storage) for i in self.non_static_input_idxs}
+        own |= {id(recording_inputs[i]._storage) for i in self.non_static_input_idxs}
 
         def owned(o: Tensor) -> bool:
             return o._storage is not None and id(o._storage) in own
@@ -274,8 +282,7 @@ class CUDAGraphNode(_Node):
 
     def run(self, new_inputs: list[Any]) -> list[Any]:
         # replay
-        _copy_inputs([self.recording_inputs[i] for i in self.non_static_input_idxs],
-                     [new_inputs[i] for i in self.non_static_input_idxs])
+        _copy_inputs(self.input_buffers, [new_inputs[i] for i in self.non_static_input_idxs])
         self.graph.replay()
         outputs = [Tensor._make(*spec) if isinstance(spec, tuple) else spec
                    for spec in self.output_specs]

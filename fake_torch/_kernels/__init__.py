@@ -13,6 +13,7 @@ from fake_torch._kernels import (  # noqa: F401
     closeness,
     compare,
     conv,
+    conv_transpose,
     division,
     expand,
     host,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _meta
 from fake_torch._opdef import HOST, aten_op, method
 from fake_torch._tensor import Tensor
 
@@ -25,7 +25,9 @@ def _noop(*arrays: np.ndarray) -> None:
 
 def host_array(t: Tensor, what: str) -> np.ndarray:
     """t's values on the host: on cuda a device-to-host copy into pageable memory, then the
-    host waits; on cpu t's own memory."""
+    host waits; on cpu t's own memory; a meta tensor has none to give."""
+    if t._device.type == "meta":
+        raise NotImplementedError(_meta.NO_DATA)
     if t.is_cuda:
         host = np.empty(t._a.shape, t._a.dtype)
         _dispatch.launch("_to_copy", np.copyto, (host,), (t._a,), on_cuda=True,
@@ -46,6 +48,8 @@ def scalar(t: Tensor, what: str) -> Any:
     read for the host sync (the graph break tracing makes of it)."""
     if t._a.size != 1:
         raise RuntimeError(f"a Tensor with {t._a.size} elements cannot be converted to Scalar")
+    if t._device.type == "meta":
+        raise RuntimeError(_meta.ITEM)
     if t.is_cuda:
         _dispatch.host_sync(what)
         _dispatch.launch("_local_scalar_dense", _noop, (), (t._a,), on_cuda=True,
@@ -60,7 +64,7 @@ def tolist(self: Tensor) -> Any:
 
 @method(HOST, aten=())
 def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:
-    if self.is_cuda and not force:
+    if self._device.type != "cpu" and not force:
         raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                         "Tensor.cpu() to copy the tensor to host memory first.")
     return host_array(self, "numpy")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fake_torch._kernels._strides import restride, scalar_type_name, wrap
-from fake_torch._opdef import VIEW, op
+from fake_torch._opdef import VIEW, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
 
@@ -83,7 +83,7 @@ def _split_sizes(tensor: Tensor, d: int, sizes: Sequence[int]) -> tuple[Tensor, 
     return tuple(pieces)
 
 
-@op(VIEW, method=True)
+@op(VIEW)
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
           dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along `dim` (the last may be smaller), or pieces of the listed
@@ -102,6 +102,14 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
                            f"size of {size}")
     n = max(-(-size // step), 1) if step else 1
     return tuple(slice_dim(tensor, d, i * step, min((i + 1) * step, size)) for i in range(n))
+
+
+@method(VIEW, name="split")
+def split_method(self: Tensor, split_size: int | Sequence[int], dim: int = 0
+                 ) -> tuple[Tensor, ...]:
+    """Tensor.split: torch's Python method names its first argument `split_size` (torch.split
+    names it split_size_or_sections; mamba-minimal passes split_size=[...])."""
+    return split(self, split_size, dim)
 
 
 @op(VIEW, method=True)

@@ -14,6 +14,8 @@ from fake_torch._kernels.shape import view
 from fake_torch._opdef import COMPOSITE, VIEW, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
+_warned: list[bool] = []
+
 
 @op(COMPOSITE)
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
@@ -22,8 +24,10 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=3)
+        if not _warned:  # once a process, as torch's TORCH_WARN_ONCE
+            _warned.append(True)
+            warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
+                          "the indexing argument.", UserWarning, stacklevel=3)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '

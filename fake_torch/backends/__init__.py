@@ -8,6 +8,7 @@ simulated), as torch's CPU kernels ignore them too.
 from fake_torch.backends import cpu as cpu
 from fake_torch.backends import cuda as cuda
 from fake_torch.backends import cudnn as cudnn
+from fake_torch.backends import mha as mha
 from fake_torch.backends import mps as mps
 
 __all__: list[str] = []

@@ -18,6 +18,7 @@ from fake_torch.cuda import _sanitizer
 from fake_torch.cuda import amp as amp
 from fake_torch.cuda import nvtx as nvtx
 from fake_torch.cuda._device_queries import (
+    _lazy_call,
     current_device,
     device,
     device_count,
@@ -97,7 +98,7 @@ __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CUDAPluggableAllocator",
     "CharTensor", "DoubleTensor",
     "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
-    "ShortTensor", "Stream", "StreamContext", "_sanitizer", "_sleep",
+    "ShortTensor", "Stream", "StreamContext", "_lazy_call", "_sanitizer", "_sleep",
     "caching_allocator_alloc", "caching_allocator_delete", "current_device",
     "current_stream", "default_generators", "default_stream", "device", "device_count",
     "device_of", "empty_cache", "fresh_simulated_device", "get_allocator_backend",

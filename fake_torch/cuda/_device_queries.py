@@ -9,6 +9,7 @@ its memory size is the simulated allocator's (the GPU's, unless FAKE_TORCH_DEVIC
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,13 @@ def is_available() -> bool:
 def is_initialized() -> bool:
     """Whether CUDA state was initialised: by `init()` or a query that needs the device."""
     return _initialized
+
+
+def _lazy_call(callable: Callable[[], Any], **kwargs: Any) -> None:
+    """Run `callable` once CUDA is initialised (torch queues it until then). fake_torch's
+    simulated device exists from import on, so there is nothing to wait for: it runs now
+    (fairscale seeds its model-parallel generators this way)."""
+    callable()
 
 
 def init() -> None:

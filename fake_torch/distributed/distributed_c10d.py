@@ -202,6 +202,15 @@ def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     return 0
 
 
+def _get_global_rank(group: ProcessGroup, rank: int) -> int:
+    """Deprecated spelling of get_global_rank, with torch's FutureWarning (fairscale imports
+    it)."""
+    warnings.warn("`torch.distributed.distributed_c10d._get_global_rank` is deprecated, please "
+                  "use `torch.distributed.distributed_c10d.get_global_rank` instead",
+                  FutureWarning, stacklevel=2)
+    return get_global_rank(group, rank)
+
+
 def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
     """`global_rank`'s rank within `group`."""
     resolve(group)

@@ -5,6 +5,8 @@ Launches, by device (the class count `num_classes=-1` asks for is read on the ho
   cuda   [max, _local_scalar_dense] when num_classes is -1; zeros; scatter_. Out-of-range
          classes are left to scatter_'s own index check (a device assert on a GPU).
   cpu    aminmax and one read of each end, checking the classes' range; zeros; scatter_.
+  meta   torch's functional form, eq against an arange, cast to int64 (no value is read: a
+         class count of -1 refuses, as item() does on meta).
 Traced by torch.compile, a call without a class count is torch's graph break gb0246. fake_torch
 sees a call as its door normalises it (an argument equal to its default dropped, keywords made
 positional), so `one_hot(x, -1)`, `one_hot(x, num_classes=-1)` and `one_hot(input=x)` all read
@@ -16,9 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_torch import _meta
 from fake_torch._dtype import int64
-from fake_torch._factories import zeros
+from fake_torch._factories import arange, zeros
 from fake_torch._kernels._common import new_tensor
+from fake_torch._kernels._reduce_util import cast
+from fake_torch._kernels.compare import eq
 from fake_torch._kernels.host import scalar
 from fake_torch._kernels.index_ops import scatter_
 from fake_torch._kernels.reduction import aminmax, max
@@ -59,6 +64,13 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     if input.dtype is not int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     shape = list(input.shape)
+    if input.device.type == "meta":  # torch's functional form: no value can be read
+        if num_classes == -1:
+            raise RuntimeError(_meta.ITEM)
+        if num_classes <= 0:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+        classes = arange(num_classes, dtype=int64, device=input.device)
+        return cast(eq(unsqueeze(input, -1), classes), int64)
     if input.numel() == 0:
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")

@@ -1,5 +1,7 @@
 """torch.nn.functional.pad: 'constant' is one `constant_pad_nd` launch; 'reflect' and
-'replicate' are one `reflection_padNd` / `replication_padNd` launch each."""
+'replicate' are one `reflection_padNd` / `replication_padNd` launch each; 'circular' is torch's
+composite (_pad_circular): an empty output, one `copy_` of the input into its middle, then one
+`copy_` per positive pad, wrapping the far side around (the last dim first)."""
 
 from __future__ import annotations
 
@@ -34,9 +36,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         return constant_pad_nd(input, pads, 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    _check_non_constant_dims(input, pads)
     if mode == "circular":
-        raise NotImplementedError("torch.nn.functional.pad(mode='circular') is not emulated by "
-                                  "fake_torch")
+        return _pad_circular(input, pads)
     return _non_constant_pad(input, pads, mode)
 
 
@@ -62,15 +64,49 @@ def constant_pad_nd(input: Tensor, pads: list[int], value: Number) -> Tensor:
     return out
 
 
-def _non_constant_pad(input: Tensor, pads: list[int], mode: str) -> Tensor:
-    n = len(pads) // 2
-    if input.dim() not in _SUPPORTED_DIMS.get(n, ()):
+def _check_non_constant_dims(input: Tensor, pads: list[int]) -> None:
+    if input.dim() not in _SUPPORTED_DIMS.get(len(pads) // 2, ()):
         raise NotImplementedError(
             f"Padding size {len(pads)} is not supported for {input.dim()}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def _pad_circular(input: Tensor, pads: list[int]) -> Tensor:
+    """torch's _pad_circular: pads (left, right) from the last dim back; a negative pad crops,
+    a pad may not exceed its dim (one wrap at most)."""
+    n = len(pads) // 2
+    shape = list(input.shape)
+    for i in range(n):
+        d = input.dim() - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        if lo > shape[d] or hi > shape[d]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if shape[d] + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        shape[d] += lo + hi
+    out = input.new_empty(shape)
+    middle, source = out, input  # the input (cropped by negative pads) into the middle
+    for i in range(n):
+        d = input.dim() - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        middle = middle.narrow(d, max(lo, 0), shape[d] - max(lo, 0) - max(hi, 0))
+        source = source.narrow(d, max(-lo, 0), input.shape[d] - max(-lo, 0) - max(-hi, 0))
+    middle.copy_(source)
+    for i in range(n):  # the wraps, last dim first (corners are written again by later dims)
+        d = input.dim() - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        if lo > 0:
+            out.narrow(d, 0, lo).copy_(out.narrow(d, shape[d] - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(d, shape[d] - hi, hi).copy_(out.narrow(d, max(lo, 0), hi))
+    return out
+
+
+def _non_constant_pad(input: Tensor, pads: list[int], mode: str) -> Tensor:
+    n = len(pads) // 2
     if any(p < 0 for p in pads):
         raise NotImplementedError(f"torch.nn.functional.pad(mode='{mode}') with negative "
                                   "padding is not emulated by fake_torch")

@@ -10,16 +10,25 @@ Launch counts follow torch's CUDA eager path, op by op:
                     warn once) the ops torch's composite runs: [_to_copy] pow mean add_ rsqrt
                     mul [mul] [_to_copy]
   softmax           one `_softmax` ([_to_copy] first when `dtype` is given)
+  dropout1d/2d/3d   training: bernoulli_, div_ and mul of channel noise (nn/_feature_dropout.py)
   dropout           training: one fused `native_dropout` (in place: bernoulli_, div_, mul_;
                     p=1: zeros, mul); eval, p=0 or an empty input: nothing
   pad               one `constant_pad_nd` (or `reflection_padNd` / `replication_padNd`)
   normalize         linalg_vector_norm, clamp_min, div
   hardswish, leaky_relu, hardtanh, relu6, mish, prelu, rrelu    one launch each
                     (fake_torch/nn/_activations.py)
+  elu, selu, celu, glu, hardsigmoid, logsigmoid, hardshrink, softshrink: one launch each;
+  softsign, tanhshrink, softmin: torch's composites (fake_torch/nn/_activations_extra.py)
   the losses        see fake_torch/nn/_losses.py
-  conv1d, conv2d    (torch.conv1d, torch.conv2d) see fake_torch/_kernels/conv.py
+  conv1d, conv2d, conv3d    (torch.conv1d, ...) see fake_torch/_kernels/conv.py
+  conv_transpose1d/2d/3d    (torch.conv_transpose1d, ...) see _kernels/conv_transpose.py
   batch_norm        see fake_torch/_kernels/batch_norm.py
+  group_norm        [`clone` of a strided input] one `native_group_norm` (nn/_group_norm.py)
+  instance_norm     a batch norm over (1, N * C, *), see nn/_instance_norm.py
+  pixel_shuffle, pixel_unshuffle   (torch.pixel_shuffle, ...) one `clone` (nn/_pixel_shuffle.py)
   the 2-D pools     see fake_torch/_kernels/pooling.py
+  cosine_similarity, pairwise_distance   ATen's composites (nn/_distance.py)
+  interpolate       one upsample op, or adaptive_avg_pool1d / 2d for 'area' (nn/_interpolate.py)
   scaled_dot_product_attention   one fused kernel when torch's CUDA build has one for the call,
                     else the math composite's ops (see _attention.py)
 Launches are counted on device="cuda" only, as everywhere in fake_torch. A fused norm counts
@@ -54,6 +63,10 @@ from fake_torch._kernels._common import common_device, launch, new_tensor
 from fake_torch._kernels.batch_norm import batch_norm as batch_norm
 from fake_torch._kernels.conv import conv1d as conv1d
 from fake_torch._kernels.conv import conv2d as conv2d
+from fake_torch._kernels.conv import conv3d as conv3d
+from fake_torch._kernels.conv_transpose import conv_transpose1d as conv_transpose1d
+from fake_torch._kernels.conv_transpose import conv_transpose2d as conv_transpose2d
+from fake_torch._kernels.conv_transpose import conv_transpose3d as conv_transpose3d
 from fake_torch._kernels.pooling import adaptive_avg_pool2d as adaptive_avg_pool2d
 from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.pooling import max_pool2d as max_pool2d
@@ -74,7 +87,31 @@ from fake_torch.nn._activations import rrelu_ as rrelu_
 from fake_torch.nn._activations import softplus as softplus
 from fake_torch.nn._activations import threshold as threshold
 from fake_torch.nn._activations import threshold_ as threshold_
+from fake_torch.nn._activations_extra import celu as celu
+from fake_torch.nn._activations_extra import elu as elu
+from fake_torch.nn._activations_extra import elu_ as elu_
+from fake_torch.nn._activations_extra import glu as glu
+from fake_torch.nn._activations_extra import hardshrink as hardshrink
+from fake_torch.nn._activations_extra import hardsigmoid as hardsigmoid
+from fake_torch.nn._activations_extra import logsigmoid as logsigmoid
+from fake_torch.nn._activations_extra import selu as selu
+from fake_torch.nn._activations_extra import softmin as softmin
+from fake_torch.nn._activations_extra import softshrink as softshrink
+from fake_torch.nn._activations_extra import softsign as softsign
+from fake_torch.nn._activations_extra import tanhshrink as tanhshrink
 from fake_torch.nn._attention import scaled_dot_product_attention as scaled_dot_product_attention
+from fake_torch.nn._distance import cosine_similarity as cosine_similarity
+from fake_torch.nn._distance import pairwise_distance as pairwise_distance
+from fake_torch.nn._feature_dropout import dropout1d as dropout1d
+from fake_torch.nn._feature_dropout import dropout2d as dropout2d
+from fake_torch.nn._feature_dropout import dropout3d as dropout3d
+from fake_torch.nn._group_norm import group_norm as group_norm
+from fake_torch.nn._instance_norm import instance_norm as instance_norm
+from fake_torch.nn._interpolate import adaptive_avg_pool1d as adaptive_avg_pool1d
+from fake_torch.nn._interpolate import interpolate as interpolate
+from fake_torch.nn._interpolate import upsample as upsample
+from fake_torch.nn._interpolate import upsample_bilinear as upsample_bilinear
+from fake_torch.nn._interpolate import upsample_nearest as upsample_nearest
 from fake_torch.nn._losses import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
 )
@@ -87,6 +124,8 @@ from fake_torch.nn._losses import smooth_l1_loss as smooth_l1_loss
 from fake_torch.nn._names import typename
 from fake_torch.nn._one_hot import one_hot as one_hot
 from fake_torch.nn._pad import pad as pad
+from fake_torch.nn._pixel_shuffle import pixel_shuffle as pixel_shuffle
+from fake_torch.nn._pixel_shuffle import pixel_unshuffle as pixel_unshuffle
 from fake_torch.nn._unfold import unfold as unfold
 
 # --- linear and embedding ---------------------------------------------------------------------
@@ -350,7 +389,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
 
 
 aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first
-_TORCH_OPS = ("conv1d", "conv2d")  # torch.nn.functional.conv2d IS torch.conv2d: the same entries
+# torch.nn.functional.conv2d IS torch.conv2d: the same entries
+_TORCH_OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "hardshrink", "selu_",
+              "celu_", "cosine_similarity", "pairwise_distance")
 globals().update(exports("torch.nn.functional"))  # the public entries, over the implementations
 globals().update({name: exports("torch")[name] for name in _TORCH_OPS})
 __all__ = sorted([*exports("torch.nn.functional"), *_TORCH_OPS])

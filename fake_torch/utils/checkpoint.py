@@ -12,7 +12,7 @@ from typing import Any
 
 from fake_torch._tensor import Tensor
 
-__all__ = ["checkpoint", "noop_context_fn"]
+__all__ = ["checkpoint", "detach_variable", "noop_context_fn"]
 
 
 def noop_context_fn() -> tuple[contextlib.nullcontext[None], contextlib.nullcontext[None]]:
@@ -48,3 +48,18 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     forward_context, _ = context_fn()
     with forward_context:
         return function(*args, **kwargs)
+
+
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Each tensor of `inputs` detached, keeping its requires_grad; other items as they are."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out: list[Any] = []
+    for inp in inputs:
+        if isinstance(inp, Tensor):
+            x = inp.detach()
+            x.requires_grad = inp.requires_grad
+            inp = x
+        out.append(inp)
+    return tuple(out)

@@ -95,6 +95,7 @@ from fake_torch import (
     jit as jit,
     library as library,
     linalg as linalg,
+    load as load,
     long as long,
     manual_seed as manual_seed,
     multiprocessing as multiprocessing,
@@ -109,7 +110,9 @@ from fake_torch import (
     promote_types as promote_types,
     result_type as result_type,
     return_types as return_types,
+    save as save,
     seed as seed,
+    serialization as serialization,
     set_autocast_cache_enabled as set_autocast_cache_enabled,
     set_autocast_cpu_dtype as set_autocast_cpu_dtype,
     set_autocast_cpu_enabled as set_autocast_cpu_enabled,
@@ -118,6 +121,7 @@ from fake_torch import (
     set_autocast_gpu_dtype as set_autocast_gpu_dtype,
     set_default_device as set_default_device,
     set_default_dtype as set_default_dtype,
+    set_default_tensor_type as set_default_tensor_type,
     set_float32_matmul_precision as set_float32_matmul_precision,
     set_grad_enabled as set_grad_enabled,
     set_num_interop_threads as set_num_interop_threads,
@@ -125,6 +129,7 @@ from fake_torch import (
     set_printoptions as set_printoptions,
     set_rng_state as set_rng_state,
     short as short,
+    storage as storage,
     testing as testing,
     torch_version as torch_version,
     types as types,
@@ -139,6 +144,7 @@ from fake_torch import (
 from fake_torch._kernels.rnn_cudnn import _cudnn_init_dropout_state as _cudnn_init_dropout_state
 from fake_torch._kernels.rnn_cudnn import _cudnn_rnn as _cudnn_rnn
 from fake_torch._kernels.rnn_cudnn import _cudnn_rnn_flatten_weight as _cudnn_rnn_flatten_weight
+from fake_torch.nn._native_mha import _native_multi_head_attention as _native_multi_head_attention
 from fake_torch._kernels.rnn_cudnn import _use_cudnn_rnn_flatten_weight as _use_cudnn_rnn_flatten_weight
 from fake_torch._kernels.pointwise_math import abs as abs
 from fake_torch._kernels.pointwise_math import abs_ as abs_
@@ -176,6 +182,8 @@ from fake_torch._kernels.expand import broadcast_to as broadcast_to
 from fake_torch._kernels.join import cat as cat
 from fake_torch._kernels.pointwise_math import ceil as ceil
 from fake_torch._kernels.pointwise_math import ceil_ as ceil_
+from fake_torch.nn._activations_extra import torch_celu as celu
+from fake_torch.nn._activations_extra import celu_ as celu_
 from fake_torch._kernels.split import chunk as chunk
 from fake_torch._kernels.clamp import clamp as clamp
 from fake_torch._kernels.clamp import clamp_ as clamp_
@@ -190,8 +198,13 @@ from fake_torch._kernels.join import cat as concat
 from fake_torch._kernels.join import concatenate as concatenate
 from fake_torch._kernels.conv import conv1d as conv1d
 from fake_torch._kernels.conv import conv2d as conv2d
+from fake_torch._kernels.conv import conv3d as conv3d
+from fake_torch._kernels.conv_transpose import conv_transpose1d as conv_transpose1d
+from fake_torch._kernels.conv_transpose import conv_transpose2d as conv_transpose2d
+from fake_torch._kernels.conv_transpose import conv_transpose3d as conv_transpose3d
 from fake_torch._kernels.pointwise_math import cos as cos
 from fake_torch._kernels.pointwise_math import cos_ as cos_
+from fake_torch.nn._distance import cosine_similarity as cosine_similarity
 from fake_torch._kernels.reduction_scan import cumsum as cumsum
 from fake_torch._kernels.join import diag as diag
 from fake_torch._kernels.expand import diagonal as diagonal
@@ -210,6 +223,8 @@ from fake_torch._kernels.pointwise_math import erfinv as erfinv
 from fake_torch._kernels.pointwise_math import exp as exp
 from fake_torch._kernels.pointwise_math import exp_ as exp_
 from fake_torch._factories import eye as eye
+from fake_torch.nn._feature_dropout import feature_dropout as feature_dropout
+from fake_torch.nn._feature_dropout import feature_dropout_ as feature_dropout_
 from fake_torch._kernels.cast import fill_ as fill_
 from fake_torch._kernels.pointwise_math import trunc as fix
 from fake_torch._kernels.pointwise_math import trunc_ as fix_
@@ -231,12 +246,14 @@ from fake_torch._kernels.compare import ge as greater_equal
 from fake_torch._kernels.rnn import gru as gru
 from fake_torch._kernels.rnn import gru_cell as gru_cell
 from fake_torch._kernels.compare import gt as gt
+from fake_torch.nn._activations_extra import hardshrink as hardshrink
 from fake_torch._kernels.join import hstack as hstack
 from fake_torch._kernels.index_ops import index_copy as index_copy
 from fake_torch._kernels.index_ops import index_fill as index_fill
 from fake_torch._kernels.advanced_index import index_put as index_put
 from fake_torch._kernels.advanced_index import index_put_ as index_put_
 from fake_torch._kernels.index_ops import index_select as index_select
+from fake_torch.nn._instance_norm import torch_instance_norm as instance_norm
 from fake_torch._kernels.closeness import isclose as isclose
 from fake_torch._kernels.compare import isfinite as isfinite
 from fake_torch._kernels.compare import isinf as isinf
@@ -286,7 +303,10 @@ from fake_torch._kernels.compare import ne as not_equal
 from fake_torch._factories import ones as ones
 from fake_torch._factories import ones_like as ones_like
 from fake_torch._kernels.linalg import outer as outer
+from fake_torch.nn._distance import pairwise_distance as pairwise_distance
 from fake_torch._kernels.shape import permute as permute
+from fake_torch.nn._pixel_shuffle import pixel_shuffle as pixel_shuffle
+from fake_torch.nn._pixel_shuffle import pixel_unshuffle as pixel_unshuffle
 from fake_torch._kernels.random_dist import poisson as poisson
 from fake_torch._kernels.arith import positive as positive
 from fake_torch._kernels.arith import pow as pow
@@ -323,6 +343,8 @@ from fake_torch._kernels.cast import scalar_tensor as scalar_tensor
 from fake_torch._kernels.index_ops import scatter as scatter
 from fake_torch._kernels.index_ops import scatter_add as scatter_add
 from fake_torch._kernels.split import select as select
+from fake_torch.nn._activations_extra import torch_selu as selu
+from fake_torch.nn._activations_extra import selu_ as selu_
 from fake_torch._kernels.pointwise_math import sigmoid as sigmoid
 from fake_torch._kernels.pointwise_math import sigmoid_ as sigmoid_
 from fake_torch._kernels.pointwise_math import sign as sign

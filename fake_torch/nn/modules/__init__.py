@@ -1,12 +1,20 @@
 """torch.nn.modules: the layer classes."""
 
 from fake_torch.nn.modules.activation import (
+    CELU,
+    ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
     Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
+    MultiheadAttention,
     PReLU,
     ReLU,
     ReLU6,
@@ -14,15 +22,43 @@ from fake_torch.nn.modules.activation import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
     Threshold,
 )
-from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
-from fake_torch.nn.modules.container import ModuleDict, ModuleList, Sequential
-from fake_torch.nn.modules.conv import Conv1d, Conv2d
-from fake_torch.nn.modules.dropout import Dropout
+from fake_torch.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from fake_torch.nn.modules.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
+from fake_torch.nn.modules.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
+from fake_torch.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from fake_torch.nn.modules.dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
+from fake_torch.nn.modules.flatten import (
+    Flatten,
+    Unflatten,
+)
 from fake_torch.nn.modules.fold import Unfold
+from fake_torch.nn.modules.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+)
 from fake_torch.nn.modules.linear import Identity, Linear
 from fake_torch.nn.modules.loss import (
     BCEWithLogitsLoss,
@@ -34,8 +70,34 @@ from fake_torch.nn.modules.loss import (
     SmoothL1Loss,
 )
 from fake_torch.nn.modules.module import Module
-from fake_torch.nn.modules.normalization import LayerNorm, RMSNorm
-from fake_torch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from fake_torch.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from fake_torch.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from fake_torch.nn.modules.pixelshuffle import (
+    PixelShuffle,
+    PixelUnshuffle,
+)
+from fake_torch.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    MaxPool2d,
+)
 from fake_torch.nn.modules.rnn import (
     GRU,
     LSTM,
@@ -47,32 +109,65 @@ from fake_torch.nn.modules.rnn import (
     RNNCellBase,
 )
 from fake_torch.nn.modules.sparse import Embedding
+from fake_torch.nn.modules.upsampling import (
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ = [
+    "CELU",
+    "ELU",
     "GELU",
+    "GLU",
     "GRU",
     "LSTM",
     "RNN",
+    "SELU",
+    "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AvgPool2d",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
     "Embedding",
+    "Flatten",
     "GRUCell",
+    "GroupNorm",
+    "Hardshrink",
+    "Hardsigmoid",
     "Hardswish",
     "Hardtanh",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "L1Loss",
     "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
     "MaxPool2d",
@@ -80,8 +175,14 @@ __all__ = [
     "Module",
     "ModuleDict",
     "ModuleList",
+    "MultiheadAttention",
     "NLLLoss",
     "PReLU",
+    "PairwiseDistance",
+    "ParameterDict",
+    "ParameterList",
+    "PixelShuffle",
+    "PixelUnshuffle",
     "RMSNorm",
     "RNNBase",
     "RNNCell",
@@ -89,13 +190,31 @@ __all__ = [
     "RReLU",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
     "Sequential",
     "SiLU",
     "Sigmoid",
     "SmoothL1Loss",
     "Softmax",
+    "Softmax2d",
+    "Softmin",
     "Softplus",
+    "Softshrink",
+    "Softsign",
     "Tanh",
+    "Tanhshrink",
     "Threshold",
+    "Unflatten",
     "Unfold",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
 ]

@@ -1,5 +1,7 @@
 """Activation modules: ReLU, SiLU, GELU, Tanh, Sigmoid, Softmax, LogSoftmax, Hardtanh, ReLU6,
-LeakyReLU, Hardswish, Mish, Softplus, Threshold, PReLU, RReLU."""
+LeakyReLU, Hardswish, Mish, Softplus, Threshold, PReLU, RReLU; MultiheadAttention and ELU, SELU,
+CELU, GLU, Hardsigmoid, LogSigmoid, Softsign, Tanhshrink, Hardshrink, Softshrink, Softmin,
+Softmax2d (their own files, re-exported here)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,21 @@ from fake_torch._factories import torch_empty as empty  # torch.empty: through t
 from fake_torch._tensor import Tensor
 from fake_torch.nn import functional as F
 from fake_torch.nn import init as init_module
+from fake_torch.nn.modules._activations_extra import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    LogSigmoid,
+    Softmax2d,
+    Softmin,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+)
+from fake_torch.nn.modules._multihead_attention import MultiheadAttention
 from fake_torch.nn.modules.module import Module
 from fake_torch.nn.parameter import Parameter
 
@@ -254,5 +271,7 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
 
 
-__all__ = ["GELU", "Hardswish", "Hardtanh", "LeakyReLU", "LogSoftmax", "Mish", "PReLU", "RReLU",
-           "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Tanh"]
+__all__ = ["CELU", "ELU", "GELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish",
+           "Hardtanh", "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "MultiheadAttention",
+           "PReLU", "RReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin",
+           "Softshrink", "Softsign", "Tanh", "Tanhshrink"]

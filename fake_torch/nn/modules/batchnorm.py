@@ -1,6 +1,6 @@
-"""BatchNorm1d and BatchNorm2d: per-channel normalisation with learnable weight (ones) and
-bias (zeros), and running_mean (zeros), running_var (ones) and num_batches_tracked (0, int64)
-buffers.
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d: per-channel normalisation with learnable weight
+(ones) and bias (zeros), and running_mean (zeros), running_var (ones) and num_batches_tracked
+(0, int64) buffers.
 
 forward: in training (the default), one `add_` on num_batches_tracked, then F.batch_norm with
 the batch's statistics, which updates the running ones in place (momentum=None: their
@@ -129,4 +129,12 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) inputs."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]

@@ -1,5 +1,6 @@
 """Sequential, ModuleList, ModuleDict: modules held under string keys ("0", "1", ... or names),
-so they show up in `named_parameters`, `state_dict` and `to()` like any child module."""
+so they show up in `named_parameters`, `state_dict` and `to()` like any child module.
+ParameterList and ParameterDict live in _param_containers.py and are re-exported here."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Va
 from itertools import chain, islice
 from typing import Any, Self, TypeVar, overload
 
+from fake_torch.nn.modules._param_containers import ParameterDict, ParameterList
 from fake_torch.nn.modules.module import Module, _addindent
 
 _V = TypeVar("_V")
@@ -293,4 +295,4 @@ class ModuleDict(Module):
             self[m[0]] = m[1]
 
 
-__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]

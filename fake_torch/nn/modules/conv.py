@@ -1,8 +1,10 @@
-"""Conv1d and Conv2d: weight (out_channels, in_channels / groups, *kernel_size) and bias
-(out_channels,), initialised as torch initialises them (kaiming_uniform_ with a = sqrt(5), then
+"""Conv1d, Conv2d, Conv3d: weight (out_channels, in_channels / groups, *kernel_size) and bias
+(out_channels,); ConvTranspose1d/2d/3d: weight (in_channels, out_channels / groups,
+*kernel_size). Initialised as torch initialises them (kaiming_uniform_ with a = sqrt(5), then
 U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias: one `uniform_` launch each on cuda).
-forward: F.conv1d / F.conv2d, after F.pad for padding_mode 'reflect' or 'replicate'
-('circular' raises NotImplementedError from F.pad)."""
+forward: F.conv1d / 2d / 3d, after F.pad for padding_mode 'reflect', 'replicate' or
+'circular'; F.conv_transpose1d / 2d / 3d with the
+output_padding that `output_size` asks for (zeros padding only, as torch)."""
 
 from __future__ import annotations
 
@@ -97,7 +99,10 @@ class _ConvNd(Module):
             self._reversed_padding_repeated_twice = pads
         else:
             self._reversed_padding_repeated_twice = _reverse_repeat_tuple(padding, 2)
-        shape = (out_channels, in_channels // groups, *kernel_size)
+        if transposed:
+            shape = (in_channels, out_channels // groups, *kernel_size)
+        else:
+            shape = (out_channels, in_channels // groups, *kernel_size)
         self.weight = Parameter(empty(shape, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
@@ -183,4 +188,145 @@ class Conv2d(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
-__all__ = ["Conv1d", "Conv2d"]
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W): one F.conv3d."""
+
+    def __init__(self, in_channels: int, out_channels: int,
+                 kernel_size: int | tuple[int, int, int],
+                 stride: int | tuple[int, int, int] = 1,
+                 padding: str | int | tuple[int, int, int] = 0,
+                 dilation: int | tuple[int, int, int] = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: PaddingMode = "zeros", device: DeviceLike | None = None,
+                 dtype: dtype | None = None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3),
+                         _ntuple(stride, 3),
+                         padding if isinstance(padding, str) else _ntuple(padding, 3),
+                         _ntuple(dilation, 3), False, (0, 0, 0), groups, bias, padding_mode,
+                         device, dtype)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv3d(padded, weight, bias, self.stride, (0, 0, 0), self.dilation,
+                            self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What the transposed convolutions share: zeros padding only, and the output_padding a
+    requested output_size needs."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple[int, ...],
+                 stride: tuple[int, ...], padding: tuple[int, ...], dilation: tuple[int, ...],
+                 transposed: bool, output_padding: tuple[int, ...], groups: int, bias: bool,
+                 padding_mode: str, device: DeviceLike | None = None,
+                 dtype: dtype | None = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         transposed, output_padding, groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size: Sequence[int] | None,
+                        stride: Sequence[int], padding: Sequence[int],
+                        kernel_size: Sequence[int], num_spatial_dims: int,
+                        dilation: Sequence[int] | None = None) -> list[int]:
+        """self.output_padding, or what makes the output output_size (its spatial sizes, or
+        all of them), which must lie within one stride of the smallest."""
+        if output_size is None:
+            return list(self.output_padding)
+        batched = input.dim() == num_spatial_dims + 2
+        leading = 2 if batched else 1
+        sizes = list(output_size)
+        if len(sizes) == leading + num_spatial_dims:
+            sizes = sizes[leading:]
+        if len(sizes) != num_spatial_dims:
+            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, "
+                             f"output_size must have {num_spatial_dims} or "
+                             f"{leading + num_spatial_dims} elements (got {len(sizes)})")
+        lows, highs = [], []
+        for d in range(num_spatial_dims):
+            dl = dilation[d] if dilation is not None else 1
+            low = ((input.size(d + leading) - 1) * stride[d] - 2 * padding[d]
+                   + dl * (kernel_size[d] - 1) + 1)
+            lows.append(low)
+            highs.append(low + stride[d] - 1)
+        for size, low, high in zip(sizes, lows, highs, strict=True):
+            if size < low or size > high:
+                raise ValueError(f"requested an output size of {sizes}, but valid sizes range "
+                                 f"from {lows} to {highs} (for an input of "
+                                 f"torch.Size({list(input.shape[leading:])}))")
+        return [size - low for size, low in zip(sizes, lows, strict=True)]
+
+    def _transpose_forward(self, input: Tensor, output_size: Sequence[int] | None) -> Tensor:
+        n = len(self.kernel_size)
+        if self.padding_mode != "zeros":
+            raise ValueError(f"Only `zeros` padding mode is supported for {type(self).__name__}")
+        assert isinstance(self.padding, tuple)
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding,
+                                              self.kernel_size, n, self.dilation)
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L): one F.conv_transpose1d."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int | tuple[int],
+                 stride: int | tuple[int] = 1, padding: int | tuple[int] = 0,
+                 output_padding: int | tuple[int] = 0, groups: int = 1, bias: bool = True,
+                 dilation: int | tuple[int] = 1, padding_mode: PaddingMode = "zeros",
+                 device: DeviceLike | None = None, dtype: dtype | None = None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 1), _ntuple(stride, 1),
+                         _ntuple(padding, 1), _ntuple(dilation, 1), True,
+                         _ntuple(output_padding, 1), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        return self._transpose_forward(input, output_size)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W): one
+    F.conv_transpose2d."""
+
+    def __init__(self, in_channels: int, out_channels: int,
+                 kernel_size: int | tuple[int, int], stride: int | tuple[int, int] = 1,
+                 padding: int | tuple[int, int] = 0, output_padding: int | tuple[int, int] = 0,
+                 groups: int = 1, bias: bool = True, dilation: int | tuple[int, int] = 1,
+                 padding_mode: PaddingMode = "zeros", device: DeviceLike | None = None,
+                 dtype: dtype | None = None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 2), _ntuple(stride, 2),
+                         _ntuple(padding, 2), _ntuple(dilation, 2), True,
+                         _ntuple(output_padding, 2), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        return self._transpose_forward(input, output_size)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W): one
+    F.conv_transpose3d."""
+
+    def __init__(self, in_channels: int, out_channels: int,
+                 kernel_size: int | tuple[int, int, int],
+                 stride: int | tuple[int, int, int] = 1,
+                 padding: int | tuple[int, int, int] = 0,
+                 output_padding: int | tuple[int, int, int] = 0, groups: int = 1,
+                 bias: bool = True, dilation: int | tuple[int, int, int] = 1,
+                 padding_mode: PaddingMode = "zeros", device: DeviceLike | None = None,
+                 dtype: dtype | None = None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3), _ntuple(stride, 3),
+                         _ntuple(padding, 3), _ntuple(dilation, 3), True,
+                         _ntuple(output_padding, 3), groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        return self._transpose_forward(input, output_size)
+
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]

@@ -1,4 +1,4 @@
-"""Linear and Identity."""
+"""Linear, Identity, and NonDynamicallyQuantizableLinear (MultiheadAttention's out_proj)."""
 
 from __future__ import annotations
 
@@ -62,4 +62,9 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-__all__ = ["Identity", "Linear"]
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear that torch's dynamic quantization leaves alone (MultiheadAttention.out_proj);
+    here, a Linear."""
+
+
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear"]

@@ -1,4 +1,5 @@
-"""LayerNorm and RMSNorm over the trailing `normalized_shape` dims."""
+"""LayerNorm and RMSNorm over the trailing `normalized_shape` dims; GroupNorm over groups of
+channels."""
 
 from __future__ import annotations
 
@@ -96,4 +97,51 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-__all__ = ["LayerNorm", "RMSNorm"]
+class GroupNorm(Module):
+    """Normalise (N, C, *) over groups of C / num_groups channels; per-channel weight (ones)
+    and bias (zeros). forward: F.group_norm, one `native_group_norm` launch."""
+
+    num_groups: int
+    num_channels: int
+    eps: float
+    affine: bool
+    weight: Parameter | None
+    bias: Parameter | None
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: DeviceLike | None = None,
+                 dtype: dtype | None = None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
+
+
+__all__ = ["GroupNorm", "LayerNorm", "RMSNorm"]

@@ -89,4 +89,20 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
+class AdaptiveAvgPool1d(Module):
+    """The mean over the windows that split L into output_size parts (F.adaptive_avg_pool1d)."""
+
+    output_size: int | Sequence[int]
+
+    def __init__(self, output_size: int | Sequence[int]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]

@@ -3,4 +3,5 @@ from fake_torch.backends import *
 from torch.backends import cpu as cpu
 from torch.backends import cuda as cuda
 from torch.backends import cudnn as cudnn
+from torch.backends import mha as mha
 from torch.backends import mps as mps

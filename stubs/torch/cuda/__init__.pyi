@@ -16,6 +16,7 @@ from fake_torch.cuda import (
     ShortTensor as ShortTensor,
     Stream as Stream,
     StreamContext as StreamContext,
+    _lazy_call as _lazy_call,
     _sanitizer as _sanitizer,
     _sleep as _sleep,
     caching_allocator_alloc as caching_allocator_alloc,
@@ -79,6 +80,7 @@ from fake_torch.cuda import (
 )
 from fake_torch.cuda import *
 from torch.cuda import amp as amp
+from torch.cuda import comm as comm
 from torch.cuda import graphed_callables as graphed_callables
 from torch.cuda import graphs as graphs
 from torch.cuda import memory as memory

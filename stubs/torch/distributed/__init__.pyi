@@ -55,4 +55,5 @@ from torch.distributed import constants as constants
 from torch.distributed import device_mesh as device_mesh
 from torch.distributed import distributed_c10d as distributed_c10d
 from torch.distributed import fsdp as fsdp
+from torch.distributed import rpc as rpc
 from torch.distributed import tensor as tensor

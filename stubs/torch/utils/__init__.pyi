@@ -5,3 +5,4 @@ from torch.utils import _python_dispatch as _python_dispatch
 from torch.utils import _pytree as _pytree
 from torch.utils import checkpoint as checkpoint
 from torch.utils import cpp_extension as cpp_extension
+from torch.utils import data as data

@@ -2,5 +2,6 @@
 from fake_torch.nn.modules.batchnorm import (
     BatchNorm1d as BatchNorm1d,
     BatchNorm2d as BatchNorm2d,
+    BatchNorm3d as BatchNorm3d,
 )
 from fake_torch.nn.modules.batchnorm import *

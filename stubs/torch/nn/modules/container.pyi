@@ -2,6 +2,8 @@
 from fake_torch.nn.modules.container import (
     ModuleDict as ModuleDict,
     ModuleList as ModuleList,
+    ParameterDict as ParameterDict,
+    ParameterList as ParameterList,
     Sequential as Sequential,
 )
 from fake_torch.nn.modules.container import *

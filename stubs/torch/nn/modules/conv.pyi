@@ -2,5 +2,9 @@
 from fake_torch.nn.modules.conv import (
     Conv1d as Conv1d,
     Conv2d as Conv2d,
+    Conv3d as Conv3d,
+    ConvTranspose1d as ConvTranspose1d,
+    ConvTranspose2d as ConvTranspose2d,
+    ConvTranspose3d as ConvTranspose3d,
 )
 from fake_torch.nn.modules.conv import *

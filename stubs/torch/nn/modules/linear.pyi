@@ -2,5 +2,6 @@
 from fake_torch.nn.modules.linear import (
     Identity as Identity,
     Linear as Linear,
+    NonDynamicallyQuantizableLinear as NonDynamicallyQuantizableLinear,
 )
 from fake_torch.nn.modules.linear import *
