@@ -843,3 +843,29 @@ def test_functional_unfold_errors_match_torch(program: Callable[[Any], Any]) -> 
 def test_unfold_module_repr_matches_torch() -> None:
     for make in (lambda nn: nn.Unfold(2), lambda nn: nn.Unfold((2, 3), 2, 1, 3)):
         assert repr(make(ft.nn)) == repr(make(torch.nn))
+
+
+# --- is_complex (Mamba's selective-scan reference) -----------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "bool"])
+def test_is_complex_matches_torch(dtype: str) -> None:
+    t, f = torch.ones(2, dtype=getattr(torch, dtype)), ft.ones(2, dtype=getattr(ft, dtype))
+    assert f.is_complex() is t.is_complex() is False
+    assert ft.is_complex(f) is torch.is_complex(t) is False
+    assert_raises_like_torch(lambda T: T.is_complex(1))
+
+
+def test_is_complex_is_shown_to_a_mode_as_torch_shows_it() -> None:
+    def seen(T: Any) -> list[str]:
+        names: list[str] = []
+
+        class Record(T.overrides.TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                                   kwargs: Any = None) -> Any:
+                names.append(getattr(func, "__name__", repr(func)))
+                return func(*args, **(kwargs or {}))
+        x = T.ones(2)
+        with Record():
+            x.is_complex()
+        return names
+    assert seen(ft) == seen(torch) == ["is_complex"]

@@ -457,5 +457,9 @@ def is_floating_point(input: Tensor) -> bool:
     return tensor_arg(input, "is_floating_point").dtype.is_floating_point
 
 
+def is_complex(input: Tensor) -> bool:
+    return tensor_arg(input, "is_complex").dtype.is_complex
+
+
 def numel(input: Tensor) -> int:
     return tensor_arg(input, "numel").numel()
