@@ -141,13 +141,16 @@ def _as_np(host: np.ndarray, dt: dtype) -> np.ndarray:
 
 
 def _infer_dtype(data: Any) -> dtype:
-    """torch.tensor's inference: any float -> default dtype, else any int -> int64, else bool."""
+    """torch.tensor's inference: any complex -> the default complex dtype, else any float ->
+    default dtype, else any int -> int64, else bool."""
     flat: list[Any] = (np.asarray(data, dtype=object).ravel().tolist() if not np.isscalar(data)
                        else [data])
     kinds = {type(v) for v in flat}
     if any(issubclass(k, Tensor) for k in kinds):
         dts = [v.dtype for v in flat]
         return dts[0] if all(d is dts[0] for d in dts) else get_default_dtype()
+    if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
+        return get_default_dtype().to_complex()
     if any(issubclass(k, float) for k in kinds):
         return get_default_dtype()
     if any(issubclass(k, (int, np.integer)) and not issubclass(k, bool) for k in kinds):
@@ -294,6 +297,8 @@ def full(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
 def _scalar_default(value: Number) -> dtype:
     if isinstance(value, bool):
         return bool_
+    if isinstance(value, complex):
+        return get_default_dtype().to_complex()
     return int64 if isinstance(value, int) else get_default_dtype()
 
 

@@ -22,10 +22,11 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
     as the hot paths have it: converting each size again costs a third of a tiny op's call."""
     try:
         a, storage = _dispatch.allocate(shape, dt.np, dev.type == "cuda")
-    except AttributeError:  # a complex dtype has no numpy dtype (`np` unset): no check to pay
+    except AttributeError:  # complex32 has no numpy dtype (`np` unset): no check to pay
         if dt.is_complex:
-            raise NotImplementedError(f"{dt}: complex tensors are not emulated by fake_torch "
-                                      "(the dtype exists; no tensor can hold it)") from None
+            raise NotImplementedError(f"{dt}: complex32 (chalf) tensors are not emulated by "
+                                      "fake_torch (numpy has no complex of halves; torch's "
+                                      "own support is experimental)") from None
         raise
     return Tensor._make(a, dev, storage, dt)
 
@@ -82,7 +83,9 @@ def scalar_dtype(value: Scalar) -> dtype:
         return int64
     if isinstance(value, float):
         return get_default_dtype()
-    raise TypeError(f"expected a Tensor, bool, int or float, got {type(value).__name__}")
+    if isinstance(value, complex):  # complex64 under float32, torch's default complex dtype
+        return get_default_dtype().to_complex()
+    raise TypeError(f"expected a Tensor, bool, int, float or complex, got {type(value).__name__}")
 
 
 def result_type(*operands: Tensor | Scalar) -> dtype:

@@ -7,6 +7,7 @@ writes through views behave as in torch.
 
 from __future__ import annotations
 
+import math
 import operator
 import weakref
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch._device import device
-from fake_torch._dtype import SCALAR_NAME, bfloat16, bool_, dtype, float16
+from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
 from fake_torch._tensor import Tensor
 
@@ -367,6 +368,8 @@ def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
     negative int wrapped into an unsigned dtype, as c10's conversion wraps it)."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, complex):
+        return _checked_complex(value, dt)
     if isinstance(value, int):
         if value >= 2**64:
             raise OverflowError("int too big to convert")
@@ -391,3 +394,19 @@ def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
     if isinstance(value, int) and value < 0 and dt.np.kind == "u":
         return int(value) % (int(np.iinfo(dt.np).max) + 1)
     return value
+
+
+def _checked_complex(value: complex, dt: dtype) -> Any:
+    """checked_convert of a Python complex: a complex dtype takes it (within its range), bool
+    any; a real dtype only one whose imaginary part is 0, as its real part."""
+    if dt is bool_:
+        return value != 0
+    if dt.is_complex:
+        top = float(np.finfo(dt.np).max)
+        if all(not math.isfinite(v) or -top <= v <= top for v in (value.real, value.imag)):
+            return value
+    elif value.imag == 0:
+        return checked_convert(value.real, dt)
+    name = repr(dt).removeprefix("torch.")
+    ctype = _C_TYPES.get(name) or CPP_NAME[dt]
+    raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")

@@ -370,8 +370,12 @@ def _type_string(t: Tensor) -> str:
 
 
 def check_fits(value: Scalar, dt: dtype) -> None:
-    """torch refuses to store a scalar an integral dtype cannot hold (fill_, where, full)."""
-    if dt is bool_ or dt.is_floating_point:
+    """torch refuses to store a scalar an integral dtype cannot hold (fill_, where, full), and
+    a complex one with an imaginary part in a real dtype."""
+    if isinstance(value, complex):
+        checked_convert(value, dt)
+        return
+    if dt is bool_ or dt.is_floating_point or dt.is_complex:
         return
     info = np.iinfo(dt.np)
     v = float(value) if isinstance(value, float) else int(value)

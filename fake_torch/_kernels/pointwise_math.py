@@ -37,7 +37,7 @@ def kernel_name(x: Tensor, cpu: str, cuda: str) -> str:
 def _int_to_float(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
     """exp, log, sqrt, sigmoid, ...: integral inputs compute in the default float dtype."""
     x = tensor_arg(input, op)
-    promo = x.dtype if x.dtype.is_floating_point else get_default_dtype()
+    promo = x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else get_default_dtype()
     return pointwise(op, fn, [x], promo=promo, result=promo, out=out)
 
 
@@ -268,17 +268,23 @@ def _check_abs(x: Any) -> None:
 
 @op(POINTWISE, method=True, aliases=("absolute",))
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """|x|; of a complex tensor a real one (its magnitudes)."""
     _check_abs(input)
-    return _same_dtype("abs", np.abs, input, out)
+    x = tensor_arg(input, "abs")
+    if x.dtype.is_complex:
+        return pointwise("abs", np.abs, [x], promo=x.dtype, result=x.dtype.to_real(), out=out)
+    return _same_dtype("abs", np.abs, x, out)
 
 
 @op(POINTWISE, method=True, method_aliases=("absolute_",))
 def abs_(input: Tensor) -> Tensor:
     _check_abs(input)
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
     return _same_dtype("abs_", np.abs, input, input)
 
 
-def _sign(x: np.ndarray) -> Any:
+def sign_values(x: np.ndarray) -> Any:
     """torch's sign: (0 < x) - (x < 0), so sign(nan) is 0."""
     if x.dtype == np.bool_:
         return x
@@ -287,12 +293,12 @@ def _sign(x: np.ndarray) -> Any:
 
 @op(POINTWISE, method=True)
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _same_dtype("sign", _sign, input, out)
+    return _same_dtype("sign", sign_values, input, out)
 
 
 @method(POINTWISE)
 def sign_(input: Tensor) -> Tensor:
-    return _same_dtype("sign_", _sign, input, input)
+    return _same_dtype("sign_", sign_values, input, input)
 
 
 def _rounding(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:

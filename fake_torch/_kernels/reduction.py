@@ -16,7 +16,7 @@ import numpy as np
 from fake_torch import return_types
 from fake_torch._dtype import SCALAR_NAME, bool_, dtype, int64, uint8
 from fake_torch._kernels._common import launch, new_tensor
-from fake_torch._kernels._limited import LIMITED, check_kernel
+from fake_torch._kernels._limited import CHECKED, check_kernel
 from fake_torch._kernels._reduce_util import (
     DimArg,
     acc_np,
@@ -34,7 +34,7 @@ from fake_torch._tensor import Tensor, wrap_dim
 def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: bool, dt: dtype,
             **params: Any) -> Tensor:
     """One launch of `kernel` folding `axes` of `x` into a new tensor of dtype `dt`."""
-    if x._dtype in LIMITED:  # float8, uint16/32/64: few reductions compiled for them
+    if x._dtype in CHECKED:  # float8, uint16/32/64: few reductions compiled for them; complex
         check_kernel(op, x._dtype, x)
     out = new_tensor(out_shape(x._a.shape, axes, keepdim), dt, x._device)
     launch(op, kernel, out, (x,), {"axes": axes, **params})
@@ -43,7 +43,7 @@ def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: boo
 
 def _int_to_long(dt: dtype) -> dtype:
     """sum/prod/cumsum of bool or integer tensors accumulate into int64, as in torch."""
-    return dt if dt.is_floating_point else int64
+    return dt if dt.is_floating_point or dt.is_complex else int64
 
 
 # --- sum, mean, prod -----------------------------------------------------------------------
@@ -72,7 +72,7 @@ def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
     check_out(out, "mean")
     check_dim_list_args("mean", dim, dtype)
     dt = dtype or input.dtype
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         which = "Optional" if dtype is not None else "Input"
         raise RuntimeError("mean(): could not infer output dtype. "
                            f"{which} dtype must be either a floating point or complex dtype. "
