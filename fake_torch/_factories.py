@@ -14,6 +14,7 @@ import numpy as np
 from fake_torch import _dispatch, _pinned
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
+    SCALAR_NAME,
     bool_,
     complex128,
     dtype,
@@ -134,10 +135,18 @@ def _fill_kernel(out: np.ndarray, *, value: Number) -> None:
 
 
 def _as_np(host: np.ndarray, dt: dtype) -> np.ndarray:
-    """torch.tensor's values as a new array of `dt` (a float8 rounded as c10 rounds it)."""
-    if dt.np in FLOAT8_NP:
-        return to_float8(np.asarray(host, dtype=np.float64), dt.np)
-    return np.array(host, dtype=dt.np)
+    """torch.tensor's values as a new array of `dt` (a float8 rounded as c10 rounds it); a
+    Python complex refused by a real dtype (bool takes it), as torch's argument parser does."""
+    try:
+        if dt.np in FLOAT8_NP:
+            return to_float8(np.asarray(host, dtype=np.float64), dt.np)
+        return np.array(host, dtype=dt.np)
+    except TypeError:
+        if any(isinstance(v, complex) for v in np.asarray(host).ravel().tolist()):
+            raise TypeError("'complex' object cannot be interpreted as an integer"
+                            if dt.np.kind in "iu" else "must be real number, not complex"
+                            ) from None
+        raise
 
 
 def _infer_dtype(data: Any) -> dtype:
@@ -357,6 +366,8 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, *,
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = _check_dtype(dtype, "arange") or (int64 if ints else get_default_dtype())
+    if dt.is_complex:  # (its CPU build's kernel name)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{SCALAR_NAME[dt]}'")
     n = max(0, int(np.ceil((end - start) / step)))
     out = _pinned_if(new_tensor((n,), dt, canonical(device)), pin_memory)
     launch("arange", _arange_kernel, out, (), {"start": start, "step": step})

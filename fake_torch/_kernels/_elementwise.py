@@ -10,6 +10,9 @@ Dtype roles in one launch (TensorIterator's words):
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,7 +86,8 @@ def quiet_call(f: Callable[[], None]) -> None:
         exit_quiet(token)
 
 
-DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES + LIMITED_DTYPES + COMPLEX_DTYPES}  # "Float", "Long"
+# "Float", "Long", "ComplexFloat"
+DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES + LIMITED_DTYPES + COMPLEX_DTYPES}
 _REDUCED = (float16, bfloat16)
 _IN_FLOAT32 = frozenset((float16, bfloat16, *FLOAT8_DTYPES))
 
@@ -250,6 +254,8 @@ def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     fake_torch._kernels._float8_cast; float4_e2m1fn_x2's packed bytes convert to nothing."""
     if a.dtype == to:
         return a
+    if a.dtype.kind == "c" and to.kind not in "cb":  # complex -> real keeps the real part
+        a = a.real  # (numpy's own cast would warn; torch warned at the op, `warn_complex_cast`)
     if to in FLOAT8_NP or a.dtype in FLOAT8_NP or PACKED_NP in (to, a.dtype):
         if PACKED_NP in (to, a.dtype):
             raise NotImplementedError("\"copy_kernel\" not implemented for 'Float4_e2m1fn_x2'")
@@ -263,6 +269,27 @@ def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
         return np.where(wide, np.where(wide, a, 0).astype(np.int64).astype(np.uint8),
                         a.astype(np.uint8))
     return a.astype(to)
+
+
+def warn_complex_cast(src: dtype, dst: dtype) -> None:
+    """torch's warning for a copy that drops imaginary parts (to(), copy_ into a real tensor;
+    torch warns once per process, TORCH_WARN_ONCE; Python's filters decide here)."""
+    if src.is_complex and not dst.is_complex and dst is not bool_:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=_user_stacklevel())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first caller outside fake_torch (torch's C++ warnings name the
+    Python line that called the op)."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
+                                        or frame.f_code.co_filename.startswith("<fake_torch")):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # --- fused multiply-add -------------------------------------------------------------------------
@@ -330,7 +357,7 @@ def _input_plan(op: str, x: Tensor, i: int, promo: dtype, cdt: dtype, keep: tupl
                 raw: int | None) -> tuple[np.dtype[Any], ...] | None:
     """The casts one tensor input goes through: to the common dtype, then to the compute
     dtype; an unrounded scalar-like input (raw) straight to the compute dtype."""
-    if i in keep or x._dtype is promo and promo is cdt:
+    if i in keep or (x._dtype is promo and promo is cdt):
         return None
     if x._dtype.is_complex and not promo.is_complex:  # an op that promotes without complex:
         raise complex_not_emulated(op, x._dtype)  # numpy would drop the imaginary part

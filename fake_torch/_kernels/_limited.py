@@ -57,7 +57,7 @@ _COMPLEX_OK = frozenset({
     "add", "sub", "rsub", "mul", "div", "true_divide", "neg", "exp", "log", "sqrt", "rsqrt",
     "reciprocal", "sin", "cos", "tanh", "sigmoid", "pow", "square", "eq", "ne", "isnan",
     "isinf", "where", "abs", "angle", "sgn", "_conj_physical", "sum", "mean", "prod",
-    "masked_fill", "lerp",
+    "masked_fill", "lerp", "log1p", "silu", "any", "all",
 })
 # torch's own refusals that are not its "<kernel>" not implemented for '<dtype>' error
 _COMPLEX_ERRORS: dict[str, tuple[type[Exception], str]] = {

@@ -375,6 +375,8 @@ def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
             raise OverflowError("int too big to convert")
         if value < -2**63:
             raise OverflowError("can't convert negative int to unsigned")
+    if dt.is_complex:
+        return _checked_complex(complex(value), dt)
     name = repr(dt).removeprefix("torch.")
     if name not in _C_TYPES:  # bool, float64, and what c10 does not check here (float8)
         return value

@@ -48,6 +48,7 @@ from fake_torch._kernels._elementwise import (
     operand,
     quiet_call,
     tensor_arg,
+    warn_complex_cast,
 )
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
@@ -88,6 +89,8 @@ def _copy_kind(src: Tensor, dst: Tensor) -> str:
 
 def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
              contiguous: bool = False) -> Tensor:
+    if x._dtype is not dt:
+        warn_complex_cast(x._dtype, dt)
     out = new_output(x.shape, dt, dev, () if contiguous else (x,))
     kind = _copy_kind(x, out)
     if kind == "memcpy_d2h" and non_blocking and _dispatch.current_mode().counts_launches:
@@ -316,6 +319,8 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
                            f"broadcast shape {list(shape)}")
     assert_no_internal_overlap(self)
     assert_no_partial_overlap(self, s)
+    if s._dtype is not self._dtype:
+        warn_complex_cast(s._dtype, self._dtype)
     kind = _copy_kind(s, self)
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         _host_copy("copy_", s, self, kind, non_blocking)

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch._device import CPU
 from fake_torch._dtype import SCALAR_NAME, complex32, dtype, float16, float32, float64
 from fake_torch._dtype import get_default_dtype as _default_dtype
 from fake_torch._kernels._elementwise import is_number, pointwise, tensor_arg
-from fake_torch._device import CPU
 from fake_torch._kernels._strides import is_contiguous_format, restride
 from fake_torch._kernels.cast import copy_, to
 from fake_torch._kernels.pointwise_math import sign_values
@@ -205,7 +205,12 @@ def _complex_of(re: np.ndarray, im: np.ndarray) -> np.ndarray:
 
 
 def _polar_of(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    return _complex_of(r * np.cos(theta), r * np.sin(theta))
+    """(r cos theta, r sin theta). torch's kernel calls the C library's cosf/sinf, correctly
+    rounded in practice; numpy's float32 SIMD versions are not, so float32 angles go through
+    float64 and round once (rotary tables then match torch's bit for bit)."""
+    wide = theta.astype(np.float64) if theta.dtype == np.float32 else theta
+    cos, sin = np.cos(wide).astype(theta.dtype), np.sin(wide).astype(theta.dtype)
+    return _complex_of(r * cos, r * sin)
 
 
 @op(POINTWISE, name="complex")
@@ -265,7 +270,7 @@ def sgn_(self: Tensor) -> Tensor:
     return pointwise("sgn_", fn, [self], promo=self._dtype, result=self._dtype, out=self)
 
 
-# --- casts ------------------------------------------------------------------------------------------
+# --- casts -------------------------------------------------------------------------------------
 
 @method(POINTWISE, aten=())
 def cfloat(self: Tensor, memory_format: object = None) -> Tensor:

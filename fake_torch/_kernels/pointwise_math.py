@@ -213,7 +213,7 @@ def _relu(op: str, input: Any, out: Tensor | None) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """torch.nn.functional.silu: x * sigmoid(x), in one kernel."""
-    x = _float_only(input, "silu", "silu_cpu", "silu_cuda")
+    x = _float_only(input, "silu", "silu_cpu", "silu_cuda", complex_ok=True)
     out = x if inplace else None
     return pointwise("silu_" if inplace else "silu", _silu, [x], promo=x.dtype,
                      result=x.dtype, out=out)
@@ -228,9 +228,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return pointwise("gelu", fn, [x], promo=x.dtype, result=x.dtype)
 
 
-def _float_only(input: Any, fname: str, cpu: str, cuda: str) -> Tensor:
+def _float_only(input: Any, fname: str, cpu: str, cuda: str, complex_ok: bool = False) -> Tensor:
     x = tensor_arg(input, fname)
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or (complex_ok and x.dtype.is_complex)):
         raise not_implemented(kernel_name(x, cpu, cuda), x.dtype)
     return x
 

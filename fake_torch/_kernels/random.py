@@ -8,6 +8,7 @@ Each call is ONE launch named as torch's aten op; the generator hands the kernel
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fake_torch._device import DeviceLike
@@ -26,6 +27,7 @@ from fake_torch._kernels._random_common import (
     require_float,
     type_range,
 )
+from fake_torch._kernels.complex_ops import view_as_real
 from fake_torch._opdef import POINTWISE, RANDOM, method, op
 from fake_torch._tensor import Tensor
 
@@ -33,6 +35,9 @@ from fake_torch._tensor import Tensor
 
 
 def _uniform(op: str, out: Tensor, low: float, high: float, generator: Generator | None) -> Tensor:
+    if out.dtype.is_complex:  # torch draws both parts from U[low, high): its real view's draw
+        _uniform(op, view_as_real(out), low, high, generator)
+        return out
     require_float(out.dtype, "check_uniform_bounds")
     lowest, highest = type_range(out.dtype)
     for name, v in (("from", low), ("to", high)):
@@ -83,6 +88,9 @@ def uniform_(input: Tensor, *args: float, generator: Generator | None = None,
 
 def _normal_fill(op: str, out: Tensor, mean: float, std: float,
                  generator: Generator | None) -> Tensor:
+    if out.dtype.is_complex:  # torch draws both parts with std / sqrt(2) (E|z|^2 = std^2)
+        _normal_fill(op, view_as_real(out), mean, std / math.sqrt(2), generator)
+        return out
     if out.numel():  # (torch's normal kernel returns before its dtype dispatch when empty)
         require_float(out.dtype, device_kernel("normal_kernel_{dev}", out.device))
     if std < 0:

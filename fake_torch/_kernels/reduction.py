@@ -231,6 +231,8 @@ def _max_min(fn: str, x: Tensor, dim: int | None, keepdim: bool,
         axes = tuple(range(x.dim()))
         _check_nonempty(fn, x, axes, dim_given=False)
         return _reduce(fn, _extreme_kernel, x, axes, False, x.dtype, largest=fn == "max"), None
+    if x._dtype.is_complex:
+        raise RuntimeError(f"{fn}(): does not support complex input")
     axis = wrap_dim(dim, x.dim())
     axes = (axis,) if x.dim() > 0 else ()
     _check_nonempty(fn, x, axes, dim_given=True)
@@ -267,8 +269,9 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 def _arg_extreme(fn: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
-    if x.dtype is bool_:
-        raise RuntimeError(f"{fn}(): does not support bool input")
+    if x.dtype is bool_ or x.dtype.is_complex:
+        raise RuntimeError(f"{fn}(): does not support {'bool' if x.dtype is bool_ else 'complex'}"
+                           " input")
     axes = reduce_dims(x.dim(), dim)
     _check_nonempty(fn, x, axes, dim_given=dim is not None)
     shape = out_shape(x.shape, axes, keepdim) if dim is not None or keepdim else ()

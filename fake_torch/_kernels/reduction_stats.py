@@ -52,7 +52,7 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
                         "'unbiased' and 'correction'; pass only one")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     axes = reduce_dims(x.dim(), dim)
     count = numel_of(x.shape, axes)
@@ -60,7 +60,8 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
         warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype, x.device)
+    # a complex input's variance is real: the mean of |x - mean|^2
+    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype.to_real(), x.device)
     launch(fn, _var_kernel, result, (x,),
            {"axes": axes, "dof": max(0.0, float(count - correction)), "root": fn == "std"})
     return result
@@ -68,10 +69,12 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
 
 def _var_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], dof: float,
                 root: bool) -> None:
-    a = x.astype(np.float64)
+    a = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):  # dof 0: inf or nan, as in torch
         centred = a - np.mean(a, axis=axes, keepdims=True) if a.size else a
-        v = np.sum(centred * centred, axis=axes, keepdims=True) / dof
+        squares = (centred.real * centred.real + centred.imag * centred.imag
+                   if a.dtype.kind == "c" else centred * centred)
+        v = np.sum(squares, axis=axes, keepdims=True) / dof
         out[...] = (np.sqrt(v) if root else v).reshape(out.shape)
 
 
@@ -104,7 +107,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {SCALAR_NAME[x.dtype]}")
     if dtype is not None and promote_types(x.dtype, dtype) is not dtype:
@@ -121,7 +124,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
                                    f"dimension {a}because this dimension is empty and the "
                                    "operation does not have an identity")
-    dt = dtype or x.dtype
+    dt = (dtype or x.dtype).to_real()  # the norm of complex numbers is real
     result = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
     launch("linalg_vector_norm", _vector_norm_kernel, result, (x,),
            {"axes": axes, "ord": float(ord), "acc": acc_np(dt)})
@@ -130,7 +133,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
 
 def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], ord: float,
                         acc: np.dtype[Any]) -> None:
-    a = np.abs(x.astype(acc, copy=False))
+    a = (np.abs(x).astype(acc, copy=False) if x.dtype.kind == "c"  # |z| before the cast
+         else np.abs(x.astype(acc, copy=False)))
     kw: dict[str, Any] = {"axis": axes, "keepdims": True}
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         if ord == math.inf:

@@ -78,9 +78,6 @@ def _bad_view(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
 
 def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
     """Reinterpret the bytes as `dt`; torch's rules when the element sizes differ."""
-    if dt.is_complex:
-        raise NotImplementedError(f"torch.Tensor.view({dt}): complex tensors are not emulated "
-                                  "by fake_torch")
     old, new = self.element_size(), dt.itemsize
     shape, strides = list(self.shape), list(self.stride())
     if old == new:
