@@ -57,7 +57,8 @@ _COMPLEX_OK = frozenset({
     "add", "sub", "rsub", "mul", "div", "true_divide", "neg", "exp", "log", "sqrt", "rsqrt",
     "reciprocal", "sin", "cos", "tanh", "sigmoid", "pow", "square", "eq", "ne", "isnan",
     "isinf", "where", "abs", "angle", "sgn", "_conj_physical", "sum", "mean", "prod",
-    "masked_fill", "lerp", "log1p", "silu", "any", "all",
+    "masked_fill", "lerp", "log1p", "silu", "any", "all", "logical_and", "logical_or",
+    "logical_xor", "logical_not",
 })
 # torch's own refusals that are not its "<kernel>" not implemented for '<dtype>' error
 _COMPLEX_ERRORS: dict[str, tuple[type[Exception], str]] = {
@@ -76,10 +77,10 @@ _COMPLEX_ERRORS: dict[str, tuple[type[Exception], str]] = {
 _COMPLEX_KERNELS = frozenset({
     "lt", "le", "gt", "ge", "amax", "amin", "max", "min", "floor_divide", "remainder", "fmod",
     "atan2", "round", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "erf",
-    "hypot", "copysign", "gelu", "softplus",
+    "hypot", "copysign", "gelu", "softplus", "erfinv",
 })
-_COMPLEX_CPU_KERNEL = {**_CPU_KERNEL, "erf": "erf_vml_cpu", "gelu": "GeluKernelImpl",
-                       "softplus": "softplus_cpu"}
+_COMPLEX_CPU_KERNEL = {**_CPU_KERNEL, "erf": "erf_vml_cpu", "erfinv": "erfinv_vml_cpu",
+                       "gelu": "GeluKernelImpl", "softplus": "softplus_cpu"}
 
 
 def check_kernel(op: str, dt: dtype, x: Tensor) -> None:

@@ -89,7 +89,7 @@ def _copy_kind(src: Tensor, dst: Tensor) -> str:
 
 def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
              contiguous: bool = False) -> Tensor:
-    if x._dtype is not dt:
+    if x._dtype.is_complex and not dt.is_complex:
         warn_complex_cast(x._dtype, dt)
     out = new_output(x.shape, dt, dev, () if contiguous else (x,))
     kind = _copy_kind(x, out)
@@ -319,7 +319,7 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
                            f"broadcast shape {list(shape)}")
     assert_no_internal_overlap(self)
     assert_no_partial_overlap(self, s)
-    if s._dtype is not self._dtype:
+    if s._dtype.is_complex and not self._dtype.is_complex:
         warn_complex_cast(s._dtype, self._dtype)
     kind = _copy_kind(s, self)
     if kind in ("memcpy_h2d", "memcpy_d2h"):

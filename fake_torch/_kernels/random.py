@@ -16,6 +16,7 @@ from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
 from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
+from fake_torch._kernels._limited import complex_not_emulated
 from fake_torch._kernels._random_common import (
     device_kernel,
     draw,
@@ -144,6 +145,8 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
     dev = _common.common_device(*tensors)
     shape = _common.broadcast_shapes(*(x.shape for x in tensors))
     dt = tensors[0].dtype
+    if dt.is_complex:
+        raise complex_not_emulated("normal", dt)
     require_float(dt, device_kernel("normal_kernel_{dev}", dev))
     if not isinstance(std, Tensor) and std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt(std)}")
@@ -176,6 +179,10 @@ def bernoulli_(input: Tensor, p: Tensor | float = 0.5, *,
                generator: Generator | None = None) -> Tensor:
     """Tensor.bernoulli_: each element 1 with probability p (a float, or a tensor that
     broadcasts to input), else 0."""
+    if input.dtype.is_complex:  # (torch's dispatch names the kernel of p's kind)
+        kind = "tensor_{dev}_self_" if isinstance(p, Tensor) else "scalar_{dev}_"
+        raise NotImplementedError(f"\"{device_kernel('bernoulli_' + kind, input.device)}\" not "
+                                  f"implemented for '{SCALAR_NAME[input.dtype]}'")
     if isinstance(p, Tensor):
         require_float(p.dtype, device_kernel("bernoulli_tensor_{dev}_p_", input.device))
         _common.common_device(input, p)

@@ -278,6 +278,10 @@ def adjoint(input: Tensor) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.dim()}-D tensor.")
+    if input.dtype.is_complex:
+        raise NotImplementedError("torch.adjoint of a complex tensor (a lazy conjugate view) is "
+                                  "not emulated by fake_torch; use "
+                                  "x.conj_physical().transpose(-2, -1)")
     return transpose(input, -2, -1)
 
 
