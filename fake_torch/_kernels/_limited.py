@@ -72,8 +72,9 @@ _COMPLEX_ERRORS: dict[str, tuple[type[Exception], str]] = {
              "numbers. Please use torch.sgn instead."),
     "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
 }
-# the "<kernel>" torch's dtype dispatch names in its error for these (CPU build, as for the
-# limited dtypes: a cuda tensor names "<op>_cuda")
+# the "<kernel>" torch's dtype dispatch names in its error for these (CPU build; a cuda tensor
+# names "<op>_cuda", as for the limited dtypes, except the orderings, which share CUDA's one
+# "compare_cuda" dispatch: aten/src/ATen/native/cuda/CompareKernels.cu)
 _COMPLEX_KERNELS = frozenset({
     "lt", "le", "gt", "ge", "amax", "amin", "max", "min", "floor_divide", "remainder", "fmod",
     "atan2", "round", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "erf",
@@ -108,7 +109,10 @@ def check_complex(name: str, dt: dtype, x: Tensor) -> None:
     if refused is not None:
         raise refused[0](refused[1])
     if name in _COMPLEX_KERNELS:
-        kernel = f"{name}_cuda" if x.is_cuda else _COMPLEX_CPU_KERNEL.get(name, f"{name}_cpu")
+        if x.is_cuda:
+            kernel = "compare_cuda" if name in ("lt", "le", "gt", "ge") else f"{name}_cuda"
+        else:
+            kernel = _COMPLEX_CPU_KERNEL.get(name, f"{name}_cpu")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAME[dt]}'")
     raise complex_not_emulated(name, dt)
 

@@ -355,7 +355,7 @@ def check_scalar_fits(value: bool | int | float, dt: dtype) -> None:
         return
     if isinstance(value, int) and not -2**63 <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    if dt not in (float16, bfloat16):
+    if dt not in (float16, bfloat16) or isinstance(value, complex):
         checked_convert(value, dt)
 
 
