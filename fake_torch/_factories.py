@@ -111,7 +111,7 @@ def _pinned_if(out: Tensor, pin_memory: bool) -> Tensor:
     return Tensor._make(_pinned.pinned_empty_like(out._a), out.device, None, out.dtype)
 
 
-def _fill(out: Tensor, value: Number, op: str) -> Tensor:
+def _fill(out: Tensor, value: Number | complex, op: str) -> Tensor:
     """Fill a new tensor with `value`, refused as torch's argument parser and c10's
     checked_convert refuse it (a non-number; a value the dtype cannot hold)."""
     if not is_number(value):

@@ -95,8 +95,9 @@ CREATION = [
     "m.tensor([1j, 2], dtype=m.int32)", "m.tensor([1j], dtype=m.bool)",
     "m.tensor([1 + 2j, complex(inf, 0), complex(nan, 1)])",
     "m.zeros(2, dtype=m.cfloat)", "m.ones(2, 2, dtype=m.cdouble)",
-    "m.empty(2, dtype=m.complex64).dtype", "m.full((2,), 1 + 1j)", "m.full((2,), 2, dtype=m.cdouble)",
-    "m.full((2,), 1j, dtype=m.float32)", "m.zeros_like(x)", "m.ones_like(x)", "m.full_like(x, 2 - 1j)",
+    "m.empty(2, dtype=m.complex64).dtype", "m.full((2,), 1 + 1j)",
+    "m.full((2,), 2, dtype=m.cdouble)", "m.full((2,), 1j, dtype=m.float32)", "m.zeros_like(x)",
+    "m.ones_like(x)", "m.full_like(x, 2 - 1j)",
     "m.empty_like(x).dtype", "x.new_zeros(2)", "x.new_full((2,), 1j)", "x.new_tensor([1, 2])",
     "m.zeros(2).fill_(1j)", "m.zeros(2).fill_(1 + 0j)", "m.zeros(2, dtype=m.bool).fill_(1j)",
     "m.zeros(2, dtype=m.int64).fill_(1j)", "m.zeros(2, dtype=m.float64).fill_(1j)",
@@ -144,7 +145,8 @@ def test_creation_casts_promotion_like_torch(program: str) -> None:
 VIEWS = [
     "m.view_as_real(x)", "m.view_as_real(x[1:]).storage_offset()", "m.view_as_real(x[::2])",
     "m.view_as_real(x).stride()", "m.view_as_real(f)", "m.view_as_real(3)",
-    "m.view_as_complex(R)", "m.view_as_complex(R.double())", "m.view_as_complex(R.view(4, 1, 1, 1)[:2].view(2, 2))",
+    "m.view_as_complex(R)", "m.view_as_complex(R.double())",
+    "m.view_as_complex(R.view(4, 1, 1, 1)[:2].view(2, 2))",
     "m.view_as_complex(m.arange(12.0).view(3, 2, 2)[1:])",
     "m.view_as_complex(m.arange(12.0).view(3, 2, 2).transpose(0, 1))",
     "m.view_as_complex(m.zeros(3, 2, dtype=m.bfloat16))",
@@ -195,7 +197,8 @@ OPS = [
     # arithmetic and promotion
     "x * f", "f * x", "x + 1", "x + 1.5", "x - 1j", "1 - x", "x / f", "x / 2", "f / x", "i * x",
     "i + 1j", "f + 1j", "x * (1 + 2j)", "x.add(x, alpha=2.5)", "x.add(x, alpha=1j)",
-    "m.ones(2).add(m.ones(2), alpha=1j)", "m.zeros(2).add_(1j)", "m.zeros(2).mul_(m.tensor([1j, 2]))",
+    "m.ones(2).add(m.ones(2), alpha=1j)", "m.zeros(2).add_(1j)",
+    "m.zeros(2).mul_(m.tensor([1j, 2]))",
     "x.clone().add_(f)", "x.clone().mul_(2)", "xd * x", "x ** 2", "x ** 0.5", "x ** 3",
     "x.pow(2.5)", "x.pow(x)", "2 ** x", "x.square()", "-x", "x.neg()",
     # unary math
@@ -257,7 +260,7 @@ def test_orderings_on_cuda_name_cudas_compare_kernel() -> None:
     CompareKernels.cu); the CPU build names "lt_cpu", ..."""
     x = ft.tensor([1j], device="cuda")
     with pytest.raises(NotImplementedError,
-                       match="^\"compare_cuda\" not implemented for 'ComplexFloat'$"):
+                       match=r"^\"compare_cuda\" not implemented for 'ComplexFloat'$"):
         x < x  # noqa: B015
 
 
@@ -340,24 +343,26 @@ def test_rotary_embedding_end_to_end(device: str, dtype: str) -> None:
     assert ops == (expected if device == "cuda" else [])
 
 
+def rotary_module(m: Any) -> Any:
+    """A module of library `m` holding a rotary table as a buffer, beside a Linear."""
+    module = m.nn.Module()
+    module.register_buffer("freqs_cis", precompute_freqs_cis(m, 8, 6))
+    module.lin = m.nn.Linear(2, 2)
+    return module
+
+
 def test_rotary_table_as_a_buffer() -> None:
     """freqs_cis registered as a buffer: state_dict, .to("cuda"), copy_, indexing by
     positions, and a module cast (which casts complex buffers too, as torch's does)."""
     results = []
     for m in (torch, ft):
-        class Rotary(m.nn.Module):  # type: ignore[name-defined, misc]
-            def __init__(self) -> None:
-                super().__init__()
-                self.register_buffer("freqs_cis", precompute_freqs_cis(m, 8, 6))
-                self.lin = m.nn.Linear(2, 2)
-
-        r = Rotary()
-        copy = Rotary()
+        r = rotary_module(m)
+        copy = rotary_module(m)
         copy.load_state_dict(r.state_dict())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            as_double = Rotary().to(m.float64).freqs_cis.dtype  # (drops the imaginary parts)
-            as_cdouble = Rotary().to(m.complex128)
+            as_double = rotary_module(m).to(m.float64).freqs_cis.dtype  # (imaginary parts go)
+            as_cdouble = rotary_module(m).to(m.complex128)
         picked = copy.freqs_cis[m.tensor([0, 3])]
         results.append((sorted(r.state_dict()), str(r.half().freqs_cis.dtype), str(as_double),
                         str(as_cdouble.lin.weight.dtype), str(as_cdouble.freqs_cis.dtype),
@@ -373,7 +378,8 @@ def test_rotary_table_as_a_buffer() -> None:
 
 REPRS = [
     "m.tensor([1 + 2j, 3 - 1j])", "m.tensor([1.5 + 2j, 3 - 1e-5j])",
-    "m.tensor([[1 + 2j, 3 - 1j], [0j, -0.0 - 0.0j]])", "m.tensor(1j)", "m.tensor([1e10 + 1j, 1])",
+    "m.tensor([[1 + 2j, 3 - 1j], [0j, -0.0 - 0.0j]])", "m.tensor(1j)",
+    "m.tensor([1e10 + 1j, 1])",
     "m.tensor([complex(nan, inf), 1 - 1j])", "m.zeros(0, dtype=m.cfloat)",
     "m.zeros(2, 0, dtype=m.cdouble)", "m.tensor([1 + 2j], dtype=m.complex128)",
     "m.view_as_complex(m.arange(2000, dtype=m.float32).view(1000, 2) / 7)",

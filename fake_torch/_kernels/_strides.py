@@ -347,7 +347,7 @@ _C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int6
             "bfloat16": "c10::BFloat16"}
 
 
-def check_scalar_fits(value: bool | int | float, dt: dtype) -> None:
+def check_scalar_fits(value: bool | int | float | complex, dt: dtype) -> None:
     """An assigned Python scalar (`t[i] = v`): an int outside int64 is refused as Python's
     unpacking refuses it; one an integral dtype cannot hold too (uint8 takes -255..255,
     wrapping); a float overflows a floating dtype to inf silently, as in torch."""
@@ -359,7 +359,8 @@ def check_scalar_fits(value: bool | int | float, dt: dtype) -> None:
         checked_convert(value, dt)
 
 
-def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
+def checked_convert(value: bool | int | float | complex,
+                    dt: dtype) -> bool | int | float | complex:
     """c10's checked_convert of a Scalar argument into `dt` (fill_, full, new_full, masked_fill,
     index_fill, scatter, clamp): a Python int must fit 64 bits (the argument parser's
     OverflowError); then a value outside the dtype's range overflows (c10::overflows): NaN and
@@ -398,7 +399,7 @@ def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
     return value
 
 
-def _checked_complex(value: complex, dt: dtype) -> Any:
+def _checked_complex(value: complex, dt: dtype) -> bool | int | float | complex:
     """checked_convert of a Python complex: a complex dtype takes it (within its range), bool
     any; a real dtype only one whose imaginary part is 0, as its real part."""
     if dt is bool_:

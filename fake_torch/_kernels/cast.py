@@ -391,7 +391,7 @@ def check_fits(value: Scalar, dt: dtype) -> None:
 
 
 @op(POINTWISE, method=True)
-def fill_(self: Tensor, value: Tensor | Number) -> Tensor:
+def fill_(self: Tensor, value: Tensor | Number | complex) -> Tensor:
     """Every element <- value: one "fill_" launch (a memset when value is 0)."""
     if isinstance(value, Tensor):
         if value.dim() != 0:
@@ -419,7 +419,7 @@ def zero_(self: Tensor) -> Tensor:
 
 
 @op(POINTWISE)
-def scalar_tensor(s: Number, *, dtype: dtype | None = None,
+def scalar_tensor(s: Number | complex, *, dtype: dtype | None = None,
                   device: DeviceLike | None = None) -> Tensor:
     """A 0-dim tensor holding `s` (default dtype unless given): one fill launch."""
     if not is_number(s):

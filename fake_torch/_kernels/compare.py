@@ -31,7 +31,7 @@ from fake_torch._kernels.complex_ops import imag_, real_
 from fake_torch._kernels.pointwise_math import abs as abs_
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, method, op
-from fake_torch._tensor import Number, Tensor
+from fake_torch._tensor import Number, Scalar, Tensor
 
 # --- comparisons -------------------------------------------------------------------------------
 
@@ -360,6 +360,6 @@ def where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Ten
     return where(condition, self, other)  # type: ignore[no-any-return]
 
 
-def _scalar_operand(v: Number, rt: dtype, ref: Tensor) -> Tensor:
+def _scalar_operand(v: Scalar, rt: dtype, ref: Tensor) -> Tensor:
     check_fits(v, rt)
     return scalar_tensor(v, dtype=rt, device=ref.device)

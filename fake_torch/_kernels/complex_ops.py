@@ -102,7 +102,9 @@ def _setter(part: Any) -> Any:
         """`x.real = v`: v (a tensor, or a number as a cpu scalar tensor) copied into the view
         (one copy_, as torch)."""
         view = part(self)
-        if not isinstance(value, Tensor) and is_number(value):
+        if not isinstance(value, Tensor):
+            if not is_number(value):
+                raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
             value = Tensor._make(np.array(value, dtype=view._a.dtype), CPU)
         copy_(view, value)
 

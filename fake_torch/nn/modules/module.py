@@ -337,7 +337,7 @@ class Module:
                           ".yml if a complex module does not work as expected.", stacklevel=2)
 
         def convert(t: Tensor) -> Tensor:
-            target = dt if t.is_floating_point() or t.is_complex() else None
+            target = dt if t.is_floating_point() or t.dtype.is_complex else None
             if dev is None and target is None:
                 return t
             if target is None:
