@@ -293,6 +293,12 @@ def aten_op(name: str, kind: str) -> None:
 
 # --- queries --------------------------------------------------------------------------------------
 
+def property_setter(name: str) -> Function | None:
+    """What `x.name = value` runs, for a Tensor property op that has a setter (`real`)."""
+    prop = getattr(TensorBase, name, None)
+    return prop.fset if isinstance(prop, property) else None
+
+
 def def_of(func: Any) -> OpDef | None:
     """The definition behind a public entry (or a property's `__get__`), else None."""
     found = getattr(func, "_opdef", None)
