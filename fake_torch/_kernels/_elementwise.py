@@ -42,7 +42,7 @@ from fake_torch._kernels._common import (
     scalar_dtype,
 )
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, cast_float8
-from fake_torch._kernels._limited import CHECKED, check_kernel, complex_not_emulated
+from fake_torch._kernels._limited import CHECKED, COMPLEX, check_kernel, complex_not_emulated
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
@@ -357,10 +357,11 @@ def _input_plan(op: str, x: Tensor, i: int, promo: dtype, cdt: dtype, keep: tupl
                 raw: int | None) -> tuple[np.dtype[Any], ...] | None:
     """The casts one tensor input goes through: to the common dtype, then to the compute
     dtype; an unrounded scalar-like input (raw) straight to the compute dtype."""
-    if i in keep or (x._dtype is promo and promo is cdt):
+    if i in keep:
         return None
-    if x._dtype.is_complex and not promo.is_complex:  # an op that promotes without complex:
-        raise complex_not_emulated(op, x._dtype)  # numpy would drop the imaginary part
+    if x._dtype is not promo and x._dtype in COMPLEX and promo not in COMPLEX:
+        # an op whose promotion forgot complex: numpy's cast would drop the imaginary part
+        raise complex_not_emulated(op, x._dtype)
     if i == raw:
         return None if x._dtype is cdt else (cdt.np,)
     chain = () if x._dtype is promo else (promo.np,)

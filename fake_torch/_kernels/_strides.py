@@ -376,11 +376,9 @@ def checked_convert(value: bool | int | float | complex,
             raise OverflowError("int too big to convert")
         if value < -2**63:
             raise OverflowError("can't convert negative int to unsigned")
-    if dt.is_complex:
-        return _checked_complex(complex(value), dt)
     name = repr(dt).removeprefix("torch.")
-    if name not in _C_TYPES:  # bool, float64, and what c10 does not check here (float8)
-        return value
+    if name not in _C_TYPES:  # bool, float64, complex, and what c10 does not check (float8)
+        return _checked_complex(complex(value), dt) if dt.is_complex else value
     if dt.np.kind in "iu":
         info = np.iinfo(dt.np)
         if isinstance(value, float):

@@ -12,7 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import CPP_NAME, bool_, dtype, get_default_dtype
+from fake_torch._dtype import (
+    CPP_NAME,
+    bool_,
+    complex64,
+    complex128,
+    dtype,
+    float32,
+    float64,
+    get_default_dtype,
+)
 from fake_torch._kernels._elementwise import (
     not_implemented,
     pointwise,
@@ -266,14 +275,17 @@ def _check_abs(x: Any) -> None:
         raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), x.dtype)
 
 
+_MAGNITUDE = {complex64: float32, complex128: float64}  # abs of a complex dtype
+
+
 @op(POINTWISE, method=True, aliases=("absolute",))
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """|x|; of a complex tensor a real one (its magnitudes)."""
-    _check_abs(input)
+    """|x|, in x's dtype; of a complex tensor a real one (its magnitudes)."""
     x = tensor_arg(input, "abs")
-    if x.dtype.is_complex:
-        return pointwise("abs", np.abs, [x], promo=x.dtype, result=x.dtype.to_real(), out=out)
-    return _same_dtype("abs", np.abs, x, out)
+    dt = x._dtype
+    if dt is bool_:
+        raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), dt)
+    return pointwise("abs", np.abs, [x], promo=dt, result=_MAGNITUDE.get(dt, dt), out=out)
 
 
 @op(POINTWISE, method=True, method_aliases=("absolute_",))
