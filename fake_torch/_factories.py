@@ -6,6 +6,7 @@ the host (`torch.tensor(list, device="cuda")`) is one host-to-device copy.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -23,6 +24,7 @@ from fake_torch._dtype import (
     from_numpy_dtype,
     get_default_dtype,
     int64,
+    promote_types,
 )
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels._elementwise import is_number
@@ -156,8 +158,8 @@ def _infer_dtype(data: Any) -> dtype:
                        else [data])
     kinds = {type(v) for v in flat}
     if any(issubclass(k, Tensor) for k in kinds):
-        dts = [v.dtype for v in flat]
-        return dts[0] if all(d is dts[0] for d in dts) else get_default_dtype()
+        dts = [v.dtype for v in flat]  # torch promotes the elements' dtypes
+        return functools.reduce(promote_types, dts)
     if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
         return get_default_dtype().to_complex()
     if any(issubclass(k, float) for k in kinds):
@@ -195,6 +197,11 @@ def _nested_array(data: Any) -> np.ndarray:
     return np.array(data if not isinstance(data, Tensor) else data.tolist(), dtype=object)
 
 
+def _number_of(t: Tensor) -> float | complex:
+    """A one-element tensor inside torch.tensor's data, as the number it holds."""
+    return complex(t) if t.dtype.is_complex else float(t)
+
+
 def _from_tensor_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:
     """torch.tensor(t) of a tensor reads its values on the host."""
     if args and isinstance(args[0], Tensor):
@@ -221,7 +228,7 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
     else:
         objs = _nested_array(data)
         dt = dtype or _infer_dtype(data)
-        host = np.array([float(v) if isinstance(v, Tensor) else v for v in objs.ravel()],
+        host = np.array([_number_of(v) if isinstance(v, Tensor) else v for v in objs.ravel()],
                         dtype=object).reshape(objs.shape) if objs.size else objs
     dev = canonical(device)
     out = new_tensor(host.shape, dt, dev)
