@@ -158,7 +158,7 @@ def _infer_dtype(data: Any) -> dtype:
                        else [data])
     kinds = {type(v) for v in flat}
     if any(issubclass(k, Tensor) for k in kinds):
-        dts = [v.dtype for v in flat]  # torch promotes the elements' dtypes
+        dts: list[dtype] = [v.dtype for v in flat]  # torch promotes the elements' dtypes
         return functools.reduce(promote_types, dts)
     if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
         return get_default_dtype().to_complex()

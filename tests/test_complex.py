@@ -279,7 +279,7 @@ def test_orderings_on_cuda_name_cudas_compare_kernel() -> None:
 
 LAUNCHES = [
     "x * f", "x * (1 + 2j)", "x - 1j", "1 - x", "x / 2", "x.exp()", "x ** 2", "x.square()",
-    "x.abs()", "x.angle()", "x.sgn()", "m.polar(f, f)", "m.complex(f, f)", "f.to(m.cfloat)",
+    "x.sgn()", "m.polar(f, f)", "m.complex(f, f)", "f.to(m.cfloat)",
     "x.real.contiguous()", "x.conj_physical()", "m.conj_physical(f)", "x.sum()", "x.mean()",
     "m.equal(x, x)", "m.allclose(x, x)", "m.isfinite(x)", "m.isnan(x)", "m.isinf(x)", "x == x",
     "M @ M", "m.cat([x, x])", "m.ones_like(x)", "m.zeros_like(M)", "m.view_as_complex(R)",
@@ -287,13 +287,26 @@ LAUNCHES = [
 ]
 
 
-@pytest.mark.parametrize("program", LAUNCHES)
+# Where one aten op that torch's dispatcher shows runs more kernels inside it, what an NVIDIA
+# H200 ran (torch 2.11.0+cu130, torch.profiler's CUDA kernels, 2026-12-04): complex abs and
+# angle compute complex -> complex into a temporary and copy its real parts out (ATen's
+# unary_op_impl_with_complex_to_float_out: abs_kernel, then direct_copy_kernel); complex var
+# adds the variances of the real and imaginary parts (two Welford reductions and an add; std
+# takes a square root of that sum in place, read from ATen's std_var_out, not measured).
+CUDA_RAN = {"x.abs()": ["abs", "copy_"], "x.angle()": ["angle", "copy_"],
+            "x.var()": ["var", "var", "add"], "x.std()": ["var", "var", "add", "sqrt_"]}
+
+
+@pytest.mark.parametrize("program", LAUNCHES + list(CUDA_RAN))
 def test_launches_like_torch(program: str) -> None:
     their_env, our_env = env(torch), env(ft, "cuda")
     with torch_launches() as expected:
         eval(program, their_env)
     with launches() as ops:
         eval(program, our_env)
+    if program in CUDA_RAN:
+        assert len(expected) == 1  # (the dispatcher sees the one op only)
+        expected = CUDA_RAN[program]
     assert ops == expected
 
 

@@ -55,7 +55,7 @@ _CPU_KERNEL = {
 # the pointwise ops and reductions fake_torch computes on complex64/complex128 as torch does
 _COMPLEX_OK = frozenset({
     "add", "sub", "rsub", "mul", "div", "true_divide", "neg", "exp", "log", "sqrt", "rsqrt",
-    "reciprocal", "sin", "cos", "tanh", "sigmoid", "pow", "square", "eq", "ne", "isnan",
+    "reciprocal", "sin", "cos", "tanh", "sigmoid", "pow", "square", "eq", "ne", "isnan", "copy",
     "isinf", "where", "abs", "angle", "sgn", "_conj_physical", "sum", "mean", "prod",
     "masked_fill", "lerp", "log1p", "silu", "any", "all", "logical_and", "logical_or",
     "logical_xor", "logical_not",

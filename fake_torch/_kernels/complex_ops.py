@@ -25,7 +25,7 @@ from fake_torch._dtype import get_default_dtype as _default_dtype
 from fake_torch._kernels._elementwise import is_number, pointwise, tensor_arg
 from fake_torch._kernels._strides import is_contiguous_format, restride
 from fake_torch._kernels.cast import copy_, to
-from fake_torch._kernels.pointwise_math import sign_values
+from fake_torch._kernels.pointwise_math import complex_to_real, sign_values
 from fake_torch._opdef import COMPOSITE, POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor
 
@@ -246,8 +246,7 @@ def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     for real numbers (integers compute in the default dtype)."""
     x = tensor_arg(input, "angle")
     if x._dtype.is_complex:
-        return pointwise("angle", np.angle, [x], promo=x._dtype, result=x._dtype.to_real(),
-                         out=out)
+        return complex_to_real("angle", np.angle, x, out)
     promo = x._dtype if x._dtype.is_floating_point else _default_dtype()
     return pointwise("angle", _real_angle, [x], promo=promo, result=promo, out=out)
 

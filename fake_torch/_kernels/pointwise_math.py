@@ -12,17 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import (
-    CPP_NAME,
-    bool_,
-    complex64,
-    complex128,
-    dtype,
-    float32,
-    float64,
-    get_default_dtype,
-)
+from fake_torch._dtype import CPP_NAME, bool_, complex64, complex128, dtype, get_default_dtype
 from fake_torch._kernels._elementwise import (
+    new_output,
     not_implemented,
     pointwise,
     tensor_arg,
@@ -275,7 +267,21 @@ def _check_abs(x: Any) -> None:
         raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), x.dtype)
 
 
-_MAGNITUDE = {complex64: float32, complex128: float64}  # abs of a complex dtype
+_COMPLEX = (complex64, complex128)
+
+
+def complex_to_real(op: str, fn: Any, x: Tensor, out: Tensor | None) -> Tensor:
+    """abs and angle of a complex tensor, as torch computes them: complex -> complex into a
+    temporary, then its real parts copied into the real result (two launches, `op` and a
+    `copy_`: ATen's unary_op_impl_with_complex_to_float_out; an H200 ran both kernels)."""
+    temp = pointwise(op, fn, [x], promo=x._dtype, result=x._dtype)
+    real = x._dtype.to_real()
+    if out is None:
+        out = new_output(temp.shape, real, temp.device, (temp,))
+    elif out._dtype.is_complex or out.shape != temp.shape:
+        raise NotImplementedError(f"torch.{op}(complex, out=) into a {out._dtype} tensor of "
+                                  f"shape {list(out.shape)} is not emulated by fake_torch")
+    return pointwise("copy_", np.real, [temp], promo=x._dtype, result=real, out=out)
 
 
 @op(POINTWISE, method=True, aliases=("absolute",))
@@ -285,7 +291,9 @@ def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     dt = x._dtype
     if dt is bool_:
         raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), dt)
-    return pointwise("abs", np.abs, [x], promo=dt, result=_MAGNITUDE.get(dt, dt), out=out)
+    if dt in _COMPLEX:
+        return complex_to_real("abs", np.abs, x, out)
+    return pointwise("abs", np.abs, [x], promo=dt, result=dt, out=out)
 
 
 @op(POINTWISE, method=True, method_aliases=("absolute_",))

@@ -22,6 +22,9 @@ from fake_torch._kernels._reduce_util import (
     out_shape,
     reduce_dims,
 )
+from fake_torch._kernels.arith import add
+from fake_torch._kernels.complex_ops import imag_, real_
+from fake_torch._kernels.pointwise_math import sqrt_
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Number, Tensor
 
@@ -54,14 +57,19 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
         correction = 0 if unbiased is False else 1
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
+    if x.dtype.is_complex:  # torch: the variances of the real and imaginary parts, added (then
+        # a square root for std): 3 or 4 launches (an H200 ran var's 3 kernels, 2026-12-04)
+        parts = [_var_std("var", part(x), dim, None, keepdim, correction, None)
+                 for part in (real_, imag_)]
+        total = add(*parts)
+        return sqrt_(total) if fn == "std" else total
     axes = reduce_dims(x.dim(), dim)
     count = numel_of(x.shape, axes)
     if count - correction <= 0:
         warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    # a complex input's variance is real: the mean of |x - mean|^2
-    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype.to_real(), x.device)
+    result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype, x.device)
     launch(fn, _var_kernel, result, (x,),
            {"axes": axes, "dof": max(0.0, float(count - correction)), "root": fn == "std"})
     return result
@@ -69,12 +77,10 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
 
 def _var_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], dof: float,
                 root: bool) -> None:
-    a = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    a = x.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):  # dof 0: inf or nan, as in torch
         centred = a - np.mean(a, axis=axes, keepdims=True) if a.size else a
-        squares = (centred.real * centred.real + centred.imag * centred.imag
-                   if a.dtype.kind == "c" else centred * centred)
-        v = np.sum(squares, axis=axes, keepdims=True) / dof
+        v = np.sum(centred * centred, axis=axes, keepdims=True) / dof
         out[...] = (np.sqrt(v) if root else v).reshape(out.shape)
 
 
