@@ -1,6 +1,7 @@
 """Complex tensors on a real GPU: the CUDA kernels each op runs (torch.profiler), for the launch
-counts tests/test_complex.py asserts. Ran on an NVIDIA H200, torch 2.11.0+cu130, 2026-12-04:
-every op below ran the kernels fake_torch counts, except
+counts tests/test_complex.py asserts. These cases ran (as one inline script of the same
+calls) on an NVIDIA H200, torch 2.11.0+cu130, 2026-12-04: each ran the kernels fake_torch
+counts, except
   x.abs(), x.angle()   2 kernels: the op complex -> complex, then a copy of the real parts
                        (fake_torch launches both since then)
   x.var()              3 kernels: var of the real parts, of the imaginary parts, an add (same)
