@@ -24,11 +24,16 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
         a, storage = _dispatch.allocate(shape, dt.np, dev.type == "cuda")
     except AttributeError:  # complex32 has no numpy dtype (`np` unset): no check to pay
         if dt.is_complex:
-            raise NotImplementedError(f"{dt}: complex32 (chalf) tensors are not emulated by "
-                                      "fake_torch (numpy has no complex of halves; torch's "
-                                      "own support is experimental)") from None
+            raise complex32_refused() from None
         raise
     return Tensor._make(a, dev, storage, dt)
+
+
+def complex32_refused() -> NotImplementedError:
+    """The refusal of a complex32 (chalf) tensor, wherever one would be made."""
+    return NotImplementedError("torch.complex32 (chalf) tensors are not emulated by fake_torch "
+                               "(numpy has no complex of halves; torch's own support is "
+                               "experimental)")
 
 
 def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],

@@ -22,6 +22,7 @@ import numpy as np
 from fake_torch._device import CPU
 from fake_torch._dtype import SCALAR_NAME, complex32, dtype, float16, float32, float64
 from fake_torch._dtype import get_default_dtype as _default_dtype
+from fake_torch._kernels._common import complex32_refused
 from fake_torch._kernels._elementwise import is_number, pointwise, tensor_arg
 from fake_torch._kernels._strides import is_contiguous_format, restride
 from fake_torch._kernels.cast import copy_, to
@@ -35,8 +36,7 @@ _COMPLEX_PARTS = (float16, float32, float64)  # the real dtypes a complex dtype 
 def _no_chalf(dt: dtype) -> None:
     """complex32 has no numpy type: refuse before a view or an output is made of it."""
     if dt is complex32:
-        raise NotImplementedError("torch.complex32 (chalf) tensors are not emulated by "
-                                  "fake_torch (numpy has no complex of halves)")
+        raise complex32_refused()
 
 
 # --- views: no launch ---------------------------------------------------------------------------
