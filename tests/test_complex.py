@@ -249,6 +249,13 @@ REFUSED = [
     "m.floor(x)", "m.ceil(x)", "m.round(x)", "m.trunc(x)", "m.sign(x)", "x // 2", "x % 2",
     "m.remainder(x, 2)", "x & x", "m.erfinv(x)", "m.sort(x)", "x.argsort()", "m.topk(x, 1)",
     "m.softmax(x, 0)", "x.clone().bernoulli_(0.5)", "x.clone().random_()",
+    # complex scalars given to ops over real tensors
+    "f.clamp(min=1 + 0j)", "f.clamp(max=2j)", "m.lerp(f, f, 0.5 + 0j)", "m.lerp(f, f, 1j)",
+    "f.clone().index_fill_(0, m.tensor([0]), 1j)", "x.clone().index_fill_(0, m.tensor([0]), 1j)",
+    "f == 1j", "f < 1j", "f.pow(1j)", "f // 1j", "i * 1j", "m.tensor(True) + 1j",
+    "f.sub(1j, alpha=2)", "m.where(mask, x, f.double())", "x.clamp(min=1j)",
+    "x.index_put_((m.tensor([0]),), m.tensor([5j]))", "x.scatter(0, m.tensor([0]), m.tensor([5j]))",
+    "m.nn.functional.pad(x, (1, 1))", "m.nn.functional.embedding(m.tensor([0, 1]), M)",
 ]
 
 
@@ -477,3 +484,33 @@ def test_randn_and_rand_draw_complex() -> None:
     with torch_launches() as expected:
         torch.randn(4, dtype=torch.cfloat)
     assert ops == expected
+
+
+# --- promotion over every pair of dtypes ---------------------------------------------------------
+
+HELD = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+        "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("first", [*HELD, "complex32"])
+def test_promote_types_with_complex_like_torch(first: str) -> None:
+    for second in ("complex32", "complex64", "complex128"):
+        theirs = torch.promote_types(getattr(torch, first), getattr(torch, second))
+        assert str(ft.promote_types(getattr(ft, first), getattr(ft, second))) == str(theirs)
+        theirs_cast = torch.can_cast(getattr(torch, second), getattr(torch, first))
+        assert ft.can_cast(getattr(ft, second), getattr(ft, first)) == theirs_cast
+
+
+@pytest.mark.parametrize("first", HELD)
+def test_result_type_with_complex_operands_like_torch(first: str) -> None:
+    """A dimensioned tensor of `first` with a complex 0-dim tensor or Python complex, and a
+    complex tensor with every other kind of operand: torch's tiers and categories."""
+    def operands(m: Any) -> list[tuple[Any, Any]]:
+        t = m.zeros(2, dtype=getattr(m, first))
+        c = m.zeros(2, dtype=m.complex64)
+        return [(t, m.tensor(1j, dtype=m.complex128)), (t, 1j), (t, m.tensor(1j)),
+                (c, m.zeros((), dtype=getattr(m, first))), (c, 2.5), (c, True),
+                (m.zeros((), dtype=getattr(m, first)), 1j)]
+
+    for (a, b), (ta, tb) in zip(operands(ft), operands(torch), strict=True):
+        assert str(ft.result_type(a, b)) == str(torch.result_type(ta, tb))

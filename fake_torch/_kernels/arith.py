@@ -24,6 +24,7 @@ from fake_torch._kernels._elementwise import (
     promote,
     tensor_arg,
 )
+from fake_torch._kernels._strides import checked_convert
 from fake_torch._kernels.cast import check_fits
 from fake_torch._kernels.pointwise_math import cpp_name, kernel_name
 from fake_torch._opdef import POINTWISE, VIEW, method, op
@@ -267,6 +268,8 @@ def _lerp(op: str, input: Any, end: Any, weight: Any, out: Tensor | None) -> Ten
         raise RuntimeError(f"expected dtype {cpp_name(x.dtype)} for `end` but got dtype "
                            f"{cpp_name(e.dtype)}")
     w = operand(weight, "lerp", "weight", 3)
+    if isinstance(w, complex) and not x.dtype.is_complex:  # read in x's dtype, checked (c10)
+        w = checked_convert(w, x.dtype)
     if isinstance(w, Tensor) and w.dim() > 0 and w.dtype is not x.dtype:
         raise RuntimeError(f"expected dtype {cpp_name(x.dtype)} for `weight` but got dtype "
                            f"{cpp_name(w.dtype)}")
