@@ -24,6 +24,8 @@ from fake_torch import (
     overrides,
     profiler,
     return_types,
+    serialization,
+    storage,
     testing,
     torch_version,
     types,
@@ -137,6 +139,7 @@ from fake_torch.backends.cuda import (
     set_float32_matmul_precision,
 )
 from fake_torch.fx._symbolic_trace import _assert as _assert  # torch._assert
+from fake_torch.serialization import load, save
 from fake_torch.torch_version import __version__ as __version__
 from fake_torch.utils._device import get_default_device, set_default_device
 
@@ -246,6 +249,7 @@ __all__ = [
     "jit",
     "library",
     "linalg",
+    "load",
     "long",
     "manual_seed",
     "multiprocessing",
@@ -260,7 +264,9 @@ __all__ = [
     "promote_types",
     "result_type",
     "return_types",
+    "save",
     "seed",
+    "serialization",
     "set_autocast_cache_enabled",
     "set_autocast_cpu_dtype",
     "set_autocast_cpu_enabled",
@@ -276,6 +282,7 @@ __all__ = [
     "set_printoptions",
     "set_rng_state",
     "short",
+    "storage",
     "testing",
     "torch_version",
     "types",

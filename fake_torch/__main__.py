@@ -69,12 +69,15 @@ def _bench(repeat: int, capture_layers: int) -> int:
     from fake_torch._bench import run_bench
     from fake_torch._bench_capture import run_capture_bench
     from fake_torch._bench_graphs import run_graph_bench
+    from fake_torch._bench_meta import run_meta_bench
 
     run_bench(repeat=repeat)
     print()
     run_graph_bench(repeat=max(repeat, 7))  # it keeps medians: more rounds than best-of
     print()
     run_capture_bench(num_layers=capture_layers)
+    print()
+    run_meta_bench()
     return 0
 
 

@@ -41,6 +41,8 @@ MODULES = {
     "torch.multiprocessing": "fake_torch.multiprocessing",
     "torch.multiprocessing.reductions": "fake_torch.multiprocessing.reductions",
     "torch.nn.parameter": "fake_torch.nn.parameter",
+    "torch.serialization": "fake_torch.serialization",
+    "torch.storage": "fake_torch.storage",
     "torch.utils._python_dispatch": "fake_torch.utils._python_dispatch",
     "torch.distributed": "fake_torch.distributed",
     "torch.distributions": "fake_torch.distributions",

@@ -1,7 +1,10 @@
-"""torch.device: "cpu" and a simulated "cuda" (index 0 only); a context manager that sets the
-default device of a block."""
+"""torch.device: "cpu", a simulated "cuda" (index 0 only) and "meta" (tensors with shape, dtype
+and strides but no data: fake_torch/_meta.py); a context manager that sets the default device of
+a block."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fake_torch import _torch_function
 
@@ -27,10 +30,10 @@ class device:
             raise TypeError(f"device() received an invalid combination of arguments - got "
                             f"({type.__class__.__name__})")
         kind, _, idx = type.partition(":")
-        if kind not in ("cpu", "cuda"):
+        if kind not in ("cpu", "cuda", "meta"):
             if kind in _KNOWN.split(", "):
                 raise NotImplementedError(f"torch.device({type!r}): fake_torch simulates only "
-                                          "'cpu' and 'cuda'")
+                                          "'cpu', 'cuda' and 'meta'")
             raise RuntimeError(f"Expected one of {_KNOWN} device type at start of device "
                                f"string: {type}")
         if idx:
@@ -47,6 +50,10 @@ class device:
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
+
+    def __reduce__(self) -> tuple[Any, tuple[str | int, ...]]:
+        """Pickled as torch pickles it: device('cuda', 0), device('cpu')."""
+        return (device, (self.type,) if self.index is None else (self.type, self.index))
 
     def __repr__(self) -> str:
         if self.index is None:
@@ -73,6 +80,7 @@ DeviceLike = device | str | int
 
 CPU = device("cpu")
 CUDA0 = device("cuda", 0)
+META = device("meta")
 
 
 def canonical(d: DeviceLike | None) -> device:
@@ -83,4 +91,6 @@ def canonical(d: DeviceLike | None) -> device:
             raise RuntimeError("CUDA error: invalid device ordinal (fake_torch simulates one "
                                f"device, cuda:0; got {dev})")
         return CUDA0
+    if dev.type == "meta":  # torch's meta tensors report "meta" whatever index was asked
+        return META
     return CPU

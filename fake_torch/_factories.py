@@ -27,9 +27,9 @@ from fake_torch._dtype import (
     promote_types,
 )
 from fake_torch._kernels._common import launch, new_tensor
-from fake_torch._kernels._elementwise import is_number
+from fake_torch._kernels._elementwise import is_number, new_output
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, to_float8
-from fake_torch._kernels._strides import checked_convert
+from fake_torch._kernels._strides import checked_convert, is_contiguous_format
 from fake_torch._kernels.host import host_array
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
 from fake_torch._tensor import Number, Tensor
@@ -240,7 +240,8 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
         _dispatch.host_sync("to")
     else:
         out = _pinned_if(out, pin_memory)
-        out._a[...] = _as_np(host, dt) if host.dtype == object else host
+        if dev.type != "meta":  # (onto meta the values are dropped, as torch's copy drops them)
+            out._a[...] = _as_np(host, dt) if host.dtype == object else host
     return finish(out, requires_grad)
 
 
@@ -318,19 +319,23 @@ def _scalar_default(value: Number) -> dtype:
     return int64 if isinstance(value, int) else get_default_dtype()
 
 
-def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str) -> Tensor:
+def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str,
+          memory_format: object = None) -> Tensor:
+    """A new tensor of input's shape; laid out in input's memory order (torch.preserve_format,
+    the default: `empty_like(x.t())` is column-major), or row-major for contiguous_format."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    return new_tensor(input.shape, _check_dtype(dt, fn) or input.dtype,
-                      input.device if dev is None else canonical(dev))
+    like = () if is_contiguous_format(memory_format, fn) else (input,)
+    return new_output(input.shape, _check_dtype(dt, fn) or input.dtype,
+                      input.device if dev is None else canonical(dev), like)
 
 
 @op(COMPOSITE)
 def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                pin_memory: bool = False, requires_grad: bool = False,
                memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "empty_like"), pin_memory)
+    out = _pinned_if(_like(input, dtype, device, "empty_like", memory_format), pin_memory)
     return finish(out, requires_grad)
 
 
@@ -338,7 +343,7 @@ def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike 
 def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                pin_memory: bool = False, requires_grad: bool = False,
                memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "zeros_like"), pin_memory)
+    out = _pinned_if(_like(input, dtype, device, "zeros_like", memory_format), pin_memory)
     return finish(_fill(out, 0, "zeros_like"), requires_grad)
 
 
@@ -346,7 +351,7 @@ def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike 
 def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
               pin_memory: bool = False, requires_grad: bool = False,
               memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "ones_like"), pin_memory)
+    out = _pinned_if(_like(input, dtype, device, "ones_like", memory_format), pin_memory)
     return finish(_fill(out, 1, "ones_like"), requires_grad)
 
 
@@ -354,7 +359,7 @@ def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike |
 def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
               device: DeviceLike | None = None, pin_memory: bool = False,
               requires_grad: bool = False, memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "full_like"), pin_memory)
+    out = _pinned_if(_like(input, dtype, device, "full_like", memory_format), pin_memory)
     return finish(_fill(out, fill_value, "full_like"), requires_grad)
 
 

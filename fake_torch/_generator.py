@@ -162,6 +162,8 @@ class Generator:
 
     def __init__(self, device: DeviceLike = "cpu") -> None:
         self._device = canonical(device)
+        if self._device.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
         _assert_not_capturing(self._device, "Cannot construct a new CUDAGeneratorImpl")
         self._state = PhiloxState()
 
@@ -321,6 +323,8 @@ cuda_default_generators: tuple[Generator, ...] = (_nondeterministic("cuda"),)
 def generator_for(generator: Generator | None, dev: device) -> Generator:
     """The generator a draw on `dev` uses: `generator`, checked against the device, or the
     device's default."""
+    if dev.type == "meta":  # a throwaway (torch's meta kernels read no generator, not even
+        return Generator()  # a given one): a meta draw draws nothing, no stream advances
     if generator is None:
         return cuda_default_generators[0] if dev.type == "cuda" else default_generator
     if not isinstance(generator, Generator):

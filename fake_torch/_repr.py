@@ -223,6 +223,15 @@ def _default_complex() -> dtype:
     return complex128 if get_default_dtype() is float64 else complex64
 
 
+def _meta_suffixes(t: Tensor) -> list[str]:
+    suffixes = [f"device='{t.device}'", f"size={tuple(t.shape)}"]
+    if t.dtype is not get_default_dtype():
+        suffixes.append(f"dtype={t.dtype!r}")
+    if t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return suffixes
+
+
 def tensor_repr(t: Tensor) -> str:
     prefix = "tensor("
     indent = len(prefix)
@@ -230,6 +239,8 @@ def tensor_repr(t: Tensor) -> str:
     if t.is_cuda:  # torch prints the device when it is not the default (cpu) device
         _dispatch.host_sync("repr")
         suffixes.append(f"device='{t.device}'")
+    if t._device.type == "meta":  # no data to print: its size, and any dtype but the default
+        return _add_suffixes(prefix + "...", _meta_suffixes(t), indent)
     floating = t.dtype.is_floating_point
     a = t._a.astype(np.float64) if floating else t._a  # float16/bfloat16 convert exactly
     if t.numel() == 0:

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from fake_torch._allocator import Storage
-from fake_torch._device import device
-from fake_torch._dtype import CPP_NAME
+from fake_torch._device import DeviceLike, canonical, device
+from fake_torch._device import device as _device_cls
+from fake_torch._dtype import CPP_NAME, uint8
 from fake_torch._kernels._common import new_tensor
 from fake_torch._opdef import VIEW, method
 from fake_torch._tensor import Tensor, base_array
@@ -112,6 +113,38 @@ class UntypedStorage:
         storage._shared = True
         return storage
 
+    # --- moves between devices: one host<->device copy each, as torch's storage.copy_ ---------
+
+    def cpu(self) -> UntypedStorage:
+        """A cpu copy of a device storage (one device-to-host copy); a cpu storage itself."""
+        return self._to(_device_cls("cpu"), False)
+
+    def cuda(self, device: int | _device_cls | str | None = None,
+             non_blocking: bool = False) -> UntypedStorage:
+        """A copy on the cuda device (one host-to-device copy); a cuda storage itself."""
+        target = canonical("cuda" if device is None else
+                           device if not isinstance(device, int) else _device_cls("cuda", device))
+        if target.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device, got {target}")
+        return self._to(target, non_blocking)
+
+    def to(self, *, device: DeviceLike, non_blocking: bool = False) -> UntypedStorage:
+        """A copy on `device` (itself when already there)."""
+        return self._to(canonical(device), non_blocking)
+
+    def _to(self, target: _device_cls, non_blocking: bool) -> UntypedStorage:
+        if target == self._device:
+            return self
+        n = self.nbytes()
+        src = new_tensor((0,), uint8, self._device).set_(self, 0, (n,), (1,))
+        dst = new_tensor((n,), uint8, target)
+        dst.copy_(src, non_blocking=non_blocking)
+        return untyped_storage(dst)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """A plain pickle carries the bytes (a device storage's copied to the host first)."""
+        return (_from_bytes, (self.cpu()._bytes.tobytes(), str(self._device)))
+
     # --- the bytes, from Python ---------------------------------------------------------------
 
     def __getitem__(self, idx: int | slice) -> Any:
@@ -152,6 +185,13 @@ class UntypedStorage:
         if self._device.type != "cpu":  # printing cuda bytes would be a D2H copy
             return info
         return " " + "\n ".join(str(int(b)) for b in self._bytes) + "\n" + info
+
+
+def _from_bytes(data: bytes, dev: str) -> UntypedStorage:
+    """A storage holding a copy of `data` on device `dev` (a plain pickle's way back)."""
+    host = UntypedStorage._wrap(np.frombuffer(bytearray(data), np.uint8), device("cpu"), None,
+                                resizable=True)
+    return host.to(device=dev)
 
 
 def as_bytes(root: np.ndarray) -> np.ndarray:

@@ -44,6 +44,9 @@ class Size(tuple[int, ...]):
     def __repr__(self) -> str:
         return f"torch.Size([{', '.join(str(s) for s in self)}])"
 
+    def __reduce__(self) -> tuple[type[Size], tuple[tuple[int, ...]]]:
+        return (Size, (tuple(self),))  # as torch pickles it: Size((2, 3))
+
 
 _TF = _tf.state  # `_TF.enabled`: a mode or a subclass wants to see metadata calls
 # who sees each new tensor over device memory: the CUDA sanitizer while it is on, else None
@@ -166,12 +169,7 @@ class Tensor(TensorBase):
     def size(self, dim: int | None = None) -> Any:
         if _TF.enabled:
             return _meta(Tensor.size, _size, self, *(() if dim is None else (dim,)))
-        if dim is None:
-            return Size(self._a.shape)
-        if not isinstance(dim, (int, np.integer)):
-            raise TypeError(f"size(): argument 'dim' (position 1) must be int, not "
-                            f"{type(dim).__name__}")
-        return self._a.shape[_wrap_dim(dim, self._a.ndim)]
+        return _size(self, dim)
 
     def dim(self) -> int:
         if _TF.enabled:
@@ -220,6 +218,13 @@ class Tensor(TensorBase):
         return self._device.type == "cpu"
 
     @property
+    def is_meta(self) -> bool:
+        """A tensor of the meta device: shape, dtype and strides, no data (fake_torch/_meta.py)."""
+        if _TF.enabled:
+            return _meta(_GETTERS["is_meta"], _is_meta, self)  # type: ignore[no-any-return]
+        return self._device.type == "meta"
+
+    @property
     def is_leaf(self) -> bool:
         return True
 
@@ -253,7 +258,7 @@ class Tensor(TensorBase):
         """The address of the first element; views share their base's storage."""
         if _TF.enabled:
             return _meta(Tensor.data_ptr, _data_ptr, self)  # type: ignore[no-any-return]
-        return int(self._a.__array_interface__["data"][0])
+        return _data_ptr(self)
 
     def untyped_storage(self) -> UntypedStorage:
         """The bytes of the whole storage under this tensor (metadata: no launch)."""
@@ -333,6 +338,14 @@ class Tensor(TensorBase):
         memo[id(self)] = new
         return new
 
+    def __reduce_ex__(self, proto: Any) -> tuple[Any, tuple[Any, ...]]:
+        """How pickle, copy and torch.save take a tensor apart: torch's rebuild functions over
+        its storage (`torch._utils._rebuild_tensor_v2`/`_v3`), so views keep their offsets
+        and strides and tensors over one storage share it when rebuilt (metadata: no launch)."""
+        from fake_torch._utils import reduce_tensor
+
+        return reduce_tensor(self)
+
     def __len__(self) -> int:
         if _TF.enabled:
             return _meta(Tensor.__len__, _len, self)  # type: ignore[no-any-return]
@@ -353,8 +366,12 @@ def _shape(t: Tensor) -> Size:
 
 
 def _size(t: Tensor, dim: int | None = None) -> Any:
+    """Tensor.size, checked as torch's argument parser checks it (with or without a mode)."""
     if dim is None:
         return Size(t._a.shape)
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"size(): argument 'dim' (position 1) must be int, not "
+                        f"{type(dim).__name__}")
     return t._a.shape[_wrap_dim(dim, t._a.ndim)]
 
 
@@ -380,6 +397,10 @@ def _is_cuda(t: Tensor) -> bool:
 
 def _is_cpu(t: Tensor) -> bool:
     return t._device.type == "cpu"
+
+
+def _is_meta(t: Tensor) -> bool:
+    return t._device.type == "meta"
 
 
 def _is_floating_point(t: Tensor) -> bool:
@@ -410,6 +431,8 @@ def _is_contiguous(t: Tensor, memory_format: object = None) -> bool:
 
 
 def _data_ptr(t: Tensor) -> int:
+    if t._device.type == "meta":  # no memory: torch's storage pointer is null
+        return _storage_offset(t) * t._a.itemsize
     return int(t._a.__array_interface__["data"][0])
 
 
@@ -446,8 +469,8 @@ def _len(t: Tensor) -> int:
 
 # what modes are shown for a property: its getter, as torch shows `Tensor.shape.__get__`
 _GETTERS = {name: vars(Tensor)[name].__get__
-            for name in ("shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "itemsize",
-                         "nbytes")}
+            for name in ("shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "is_meta",
+                         "itemsize", "nbytes")}
 
 
 def _convert(ret: Any, cls: type) -> Any:

@@ -81,3 +81,8 @@ def test_bench_command_prints_the_table() -> None:
     # one layer: 2 pieces around its attention per size, 51 sizes (no verdict: not the target)
     assert capture and re.match(r"capture at scale \(1-layer toy, PIECEWISE\): 51 sizes, "
                                 r"102 graphs in \d+\.\d s$", capture[0]), capture
+    meta = [ln for ln in lines if ln.startswith("meta build")]
+    assert meta and re.match(r"meta build \(Llama 3 8B shapes, bf16: 8\.03e9 parameters, "
+                             r"15\.0 GiB nominal\): \d+\.\d\d s, 0 launches, \d+ MiB resident "
+                             r"\((torch's meta: \d+\.\d\d s|torch: not installed)\)$",
+                             meta[0]), meta

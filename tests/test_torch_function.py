@@ -199,3 +199,21 @@ def test_declining_handlers_get_torchs_errors() -> None:
 
     theirs, ours = (declined(lib) for lib in LIBS)
     assert ours == theirs
+
+
+def test_size_checks_its_dim_under_a_mode_as_without_one() -> None:
+    """With a mode pushed (or any Tensor subclass defined), `size` takes the dispatching path;
+    its argument check is torch's there too (it fell through to a comparison's TypeError)."""
+    from fake_torch.overrides import TorchFunctionMode
+
+    class PassThrough(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            return func(*args, **(kwargs or {}))
+
+    x = ft.ones(2, 3)
+    with PassThrough(), pytest.raises(TypeError) as seen:
+        x.size("a")  # type: ignore[arg-type]
+    assert str(seen.value) == "size(): argument 'dim' (position 1) must be int, not str"
+    with PassThrough():
+        assert x.size(-1) == 3 and x.size() == (2, 3)

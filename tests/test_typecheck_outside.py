@@ -64,7 +64,10 @@ def _readme_mypy(tmp_path: Path, with_fake_torch: bool) -> subprocess.CompletedP
     work = tmp_path / "my_project"
     work.mkdir()
     (work / "my_runner.py").write_text(RUNNER)
-    env = {**os.environ, "MYPYPATH": str(REPO_ROOT / "stubs")}
+    # the environment is the venv's alone: a PYTHONPATH naming the repository (as a developer
+    # running the suite from a worktree sets) would let mypy follow the stubs without it
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+           "MYPYPATH": str(REPO_ROOT / "stubs")}
     return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--python-executable",
                            str(python), "my_runner.py"], cwd=work, env=env,
                           capture_output=True, text=True, timeout=300, check=False)

@@ -7,6 +7,7 @@ from fake_torch._dynamo.convert_frame import reset
 from fake_torch._dynamo.decorators import (
     allow_in_graph,
     assume_constant_result,
+    mark_static_address,
     set_stance,
 )
 from fake_torch._dynamo.eval_frame import (
@@ -46,6 +47,7 @@ __all__ = [
     "OptimizedModule", "allow_in_graph", "assume_constant_result", "config", "decorators",
     "disable", "exc", "explain", "export", "graph_break",
     "is_compiling", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
+    "mark_static_address",
     "maybe_mark_dynamic", "optimize", "register_backend", "reset", "set_stance",
     "utils",
 ]

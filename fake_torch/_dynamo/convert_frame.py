@@ -15,7 +15,11 @@ the compiler to the backend; the frame reads what the trace found when it return
 Frames are shared as torch shares its caches, per code object: a compiled module's frame is its
 class's forward, so torch.compile(m1) and torch.compile(m2) of one class, or a compiled method
 called on nine instances, share graphs; a module is an argument (`self`), guarded by its type,
-the attributes its code reads and its tensors' properties (guards.py), never by identity.
+the attributes its code reads and its tensors' properties (guards.py), never by identity; any
+other argument object (a KV cache) by its type and what the trace read (object_guards.py), its
+tensors taken from the new object on each call. A trace whose Python changed an argument module
+or object keeps running its Python. A direct entry rebuilds the return value around the new
+outputs on every call, whatever object it is (reconstruct.py).
 
 Dynamic shapes: after a recompile caused by a size (or Python number) change, the changed dims
 (numbers) become dynamic (any size >= 2) unless dynamic=False; dynamic=True starts so. A dynamic
@@ -31,7 +35,7 @@ from __future__ import annotations
 import dis
 import logging
 import weakref
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from types import CodeType, FunctionType
 from typing import Any
 
@@ -41,11 +45,12 @@ from fake_torch._dynamo.decorators import current_stance
 from fake_torch._dynamo.exc import FailOnRecompileLimitHit, InternalTorchDynamoError
 from fake_torch._dynamo.guards import (
     FrameGuards,
+    Guard,
     Leaf,
-    LeafGuard,
     TensorGuard,
     flatten,
     global_guards,
+    is_constant,
     leaf_guard,
     module_guard,
     module_tensors,
@@ -53,6 +58,14 @@ from fake_torch._dynamo.guards import (
     resolve_attr,
 )
 from fake_torch._dynamo.mutation_guard import GenerationTracker
+from fake_torch._dynamo.object_guards import (
+    ObjectGuard,
+    is_user_object,
+    object_entries,
+    object_state,
+    path_name,
+    resolve_path,
+)
 from fake_torch._dynamo.output_graph import (
     LIMIT_WARNING,
     CompileOptions,
@@ -60,9 +73,9 @@ from fake_torch._dynamo.output_graph import (
     SegmentCompiler,
     reset_frame_ids,
 )
+from fake_torch._dynamo.reconstruct import build, output_values, template
 from fake_torch._dynamo.segments import SegmentEntry, Spec
 from fake_torch._dynamo.state import is_tracing
-from fake_torch._dynamo.sym_number import SymNumber
 from fake_torch._dynamo.trace import Segment, Source, Tracer
 from fake_torch._dynamo.utils import counters, timed
 from fake_torch._tensor import Tensor
@@ -170,43 +183,16 @@ class DirectEntry:
         inputs = [_source_value(s, leaves) for s in self.plan]
         compiled = self.segment.compiled
         outs = compiled(*inputs) if compiled is not None else ()
-        return _build(self.template, outs, leaves)
+        return build(self.template, outs, lambda source: _source_value(source, leaves))
 
 
 def _source_value(source: Source, leaves: list[Leaf]) -> Any:
     if source.leaf < 0:
         return source.obj
     value = leaves[source.leaf].value
+    if source.path:
+        return resolve_path(value, source.path)
     return resolve_attr(value, source.attr) if source.attr else value
-
-
-def _template(value: Any, outs: dict[int, int], sources: dict[int, Source]) -> Any:
-    if isinstance(value, (Tensor, SymNumber)):
-        if id(value) in outs:
-            return ("out", outs[id(value)])
-        if id(value) in sources:
-            return ("source", sources[id(value)])
-        return ("const", value)
-    if type(value) in (tuple, list) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        return ("seq", type(value), [_template(v, outs, sources) for v in value])
-    if type(value) is dict:
-        return ("dict", {k: _template(v, outs, sources) for k, v in value.items()})
-    return ("const", value)
-
-
-def _build(template: Any, outs: Any, leaves: list[Leaf]) -> Any:
-    kind = template[0]
-    if kind == "out":
-        return outs[template[1]]
-    if kind == "source":
-        return _source_value(template[1], leaves)
-    if kind == "seq":
-        items = [_build(t, outs, leaves) for t in template[2]]
-        cls = template[1]
-        return cls(*items) if hasattr(cls, "_fields") else cls(items)
-    if kind == "dict":
-        return {k: _build(t, outs, leaves) for k, t in template[1].items()}
-    return template[1]
 
 
 def _module_state(modules: list[Module]) -> list[tuple[tuple[str, int], ...]]:
@@ -229,32 +215,10 @@ def _writes_globals(code: CodeType | None) -> bool:
     return any(isinstance(c, CodeType) and _writes_globals(c) for c in code.co_consts)
 
 
-def _tensors(value: Any) -> Iterator[Tensor]:
-    if isinstance(value, Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors(v)
-
-
-def _tensor_ids(value: Any, found: set[int]) -> set[int]:
-    if isinstance(value, (Tensor, SymNumber)):
-        found.add(id(value))
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _tensor_ids(v, found)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _tensor_ids(v, found)
-    return found
-
-
-def _sources(leaves: list[Leaf]) -> dict[int, Source]:
-    """id(tensor) -> where it comes from: an argument, or a module argument's tensor (named
-    as Dynamo names the placeholder: L_self_modules_lin_parameters_weight_)."""
+def _sources(leaves: list[Leaf], code: CodeType | None) -> dict[int, Source]:
+    """id(tensor) -> where it comes from: an argument, a module argument's tensor or one inside
+    another argument object (named as Dynamo names the placeholder:
+    L_self_modules_lin_parameters_weight_, L_cache_key_cache_0_)."""
     sources: dict[int, Source] = {}
     for i, leaf in enumerate(leaves):
         v = leaf.value
@@ -264,7 +228,27 @@ def _sources(leaves: list[Leaf]) -> dict[int, Source]:
         elif isinstance(v, Module):
             for key, (qualname, path) in module_tensors(v).items():
                 sources.setdefault(key, Source(f"{base}_{path}_", leaf=i, attr=qualname))
+        elif is_user_object(v):
+            for steps, t in object_entries(v, code):
+                if isinstance(t, Tensor):
+                    sources.setdefault(id(t), Source(f"{base}_{path_name(steps)}_", leaf=i,
+                                                     path=steps))
     return sources
+
+
+def _given_objects(leaves: list[Leaf], code: CodeType | None) -> dict[int, Source]:
+    """id -> Source of the objects a call was given (argument leaves, and the objects inside
+    an argument object): one the function returns is the next call's, not rebuilt."""
+    given: dict[int, Source] = {}
+    for i, leaf in enumerate(leaves):
+        if is_constant(leaf.value):
+            continue
+        given.setdefault(id(leaf.value), Source(leaf.name, leaf=i))
+        if is_user_object(leaf.value):
+            for steps, v in object_entries(leaf.value, code):
+                if not is_constant(v):
+                    given.setdefault(id(v), Source(leaf.name, leaf=i, path=steps))
+    return given
 
 
 # --- the frame ------------------------------------------------------------------------------
@@ -380,21 +364,23 @@ class CompiledFrame:
                force: bool = False, expect: tuple[DirectEntry, tuple[Any, ...]] | None = None,
                ) -> Any:
         capture = config.capture_scalar_outputs or self.options.fullgraph
-        tracer = Tracer(self.code, self.compiler, _sources(leaves), self.options.fullgraph,
-                        capture)
+        tracer = Tracer(self.code, self.compiler, _sources(leaves, self.code),
+                        self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
         tracer.force_first = force
         tracer.expect = expect
         modules = [m for leaf in leaves if isinstance(leaf.value, Module)
                    for m in leaf.value.modules()]
-        before = _module_state(modules)
+        objects = [leaf.value for leaf in leaves if is_user_object(leaf.value)]
+        before = _module_state(modules), [object_state(o, self.code) for o in objects]
         entries = len(self.entries)
         with timed("_compile.compile_inner"):
             result = tracer.run(self.fn, args, kwargs)
         self._finish(tracer)
         tracer.final = None  # its graph's outputs: the caller holds what it keeps
-        if _module_state(modules) != before:  # the Python set module attributes: keep running it
+        after = _module_state(modules), [object_state(o, self.code) for o in objects]
+        if after != before:  # the Python set module or object attributes: keep running it
             self.state.rerun = True
             del self.entries[entries:]
         return result
@@ -407,10 +393,10 @@ class CompiledFrame:
                                              final.result, final.holders)
         expect = tracer.expect
         leaf_ids = {id(leaf.value): i for i, leaf in enumerate(tracer.leaves)}
-        returned = _tensor_ids(result, set())
+        returned = {id(v) for v in output_values(result)}
         made = {id(h) for h, _ in holders}
-        for t in _tensors(result):
-            if id(t) not in made and tracer.mode.is_meta(t):
+        for t in output_values(result):
+            if isinstance(t, Tensor) and id(t) not in made and tracer.mode.is_meta(t):
                 raise InternalTorchDynamoError(
                     "fake_torch.compile: the function returned a tensor made by a call the "
                     "tracer does not hook (its values were never computed). Please report it.")
@@ -431,15 +417,18 @@ class CompiledFrame:
                                            for i, leaf in enumerate(leaves)],
                              global_guards(self.code, self.globals, self.closure))
         outs = {id(h): i for i, (h, _) in enumerate(holders)}
-        template = _template(result, outs, tracer.input_sources)
-        direct = DirectEntry(guards, entry, list(seg.sources), template)
+        given = _given_objects(leaves, self.code)  # an argument object returned: the new one
+        shape = template(result, outs, {**given, **tracer.input_sources})
+        direct = DirectEntry(guards, entry, list(seg.sources), shape)
         direct.tables[guards.dynamic_key(leaves)] = spec
         self.entries.append(direct)
 
-    def _leaf_guard(self, index: int, leaf: Leaf, seg: Segment) -> LeafGuard:
+    def _leaf_guard(self, index: int, leaf: Leaf, seg: Segment) -> Guard:
         if isinstance(leaf.value, Module):
             return module_guard(leaf, self.code,
                                 [s.attr for s in seg.sources if s.leaf == index and s.attr])
+        if is_user_object(leaf.value):
+            return ObjectGuard.of(leaf.name, leaf.value, self.code)
         return leaf_guard(leaf, self.state.dims(leaf), self.state.dynamic_scalar(leaf))
 
 

@@ -110,4 +110,15 @@ def mark_unbacked(t: Any, index: int | list[Any] | tuple[Any], hint_override: in
     t._dynamo_unbacked_indices = unbacked  # type: ignore[attr-defined]
 
 
-__all__ = ["allow_in_graph", "assume_constant_result", "mark_unbacked", "set_stance"]
+def mark_static_address(t: Any, guard: bool = False) -> None:
+    """Mark a tensor input whose address stays the same from call to call (a KV cache, a
+    static buffer): CUDA graph trees read and write it in place, never copy it, and its
+    in-place writes do not skip them. guard=True also guards its identity (another tensor
+    recompiles); with guard=False a new address makes the trees record again."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
+    t._dynamo_static_input_type = "guarded" if guard else "unguarded"  # type: ignore[attr-defined]
+
+
+__all__ = ["allow_in_graph", "assume_constant_result", "mark_static_address", "mark_unbacked",
+           "set_stance"]

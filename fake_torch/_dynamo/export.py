@@ -21,10 +21,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from fake_torch._dynamo import reconstruct
 from fake_torch._dynamo.convert_frame import CompiledFrame, DirectEntry, _source_value
 from fake_torch._dynamo.eval_frame import _options, optimize_callable
 from fake_torch._dynamo.exc import UserError, UserErrorType
-from fake_torch._dynamo.guards import LeafGuard, flatten
+from fake_torch._dynamo.guards import Guard, flatten
 from fake_torch._dynamo.state import _state
 from fake_torch._dynamo.trace import Source
 from fake_torch._tensor import Tensor
@@ -42,7 +43,7 @@ class ExportResult(NamedTuple):
     """What torch._dynamo.export(f)(*args) returns."""
 
     graph_module: GraphModule
-    guards: list[LeafGuard]  # the entry's guards, one per argument leaf (torch: a GuardsSet)
+    guards: list[Guard]  # the entry's guards, one per argument leaf (torch: a GuardsSet)
 
 
 def is_size_read(func: Any) -> bool:
@@ -136,7 +137,7 @@ def _exported(frame: CompiledFrame, entry: DirectEntry, call_args: tuple[Any, ..
     names = [f"arg{i}" for i in range(len(flat_args))]
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     for node, source in zip(placeholders, entry.plan, strict=True):
-        if not source.attr and source.obj is None:
+        if not source.attr and source.obj is None and not source.path:
             names[position[id(_source_value(source, leaves))]] = node.name
     if entry.segment.compiled is None:  # no op at all: the tensor arguments by their names
         params = list(sig.parameters)
@@ -157,7 +158,7 @@ def _exported(frame: CompiledFrame, entry: DirectEntry, call_args: tuple[Any, ..
     counter = [0]
     for node, source in zip(placeholders, entry.plan, strict=True):
         value = _source_value(source, leaves)
-        if source.attr or source.obj is not None:
+        if source.attr or source.obj is not None or source.path:
             target, on_entry = ("L__self___" + source.attr.replace(".", "_"), False) \
                 if source.attr else _found_name(frame, value, counter)
             root[target] = value
@@ -204,18 +205,10 @@ def _walk_template(template: Any, value: Any, by_id: dict[int, Any],
                    returned: dict[int, Source]) -> None:
     """Match a direct entry's return template to the returned value: id -> output index
     (an int) or the Source of a returned input."""
-    kind = template[0]
-    if kind == "out":
-        by_id[id(value)] = template[1]
-    elif kind == "source":
-        by_id[id(value)] = template[1]
-        returned[id(value)] = template[1]
-    elif kind == "seq":
-        for t, v in zip(template[2], value, strict=True):
-            _walk_template(t, v, by_id, returned)
-    elif kind == "dict":
-        for k, t in template[1].items():
-            _walk_template(t, value[k], by_id, returned)
+    for (kind, found), v in reconstruct.leaves(template, value):
+        by_id[id(v)] = found
+        if kind == "source":
+            returned[id(v)] = found
 
 
 def _shape_check(metas: list[tuple[int, tuple[int, ...]]]) -> Callable[..., None]:

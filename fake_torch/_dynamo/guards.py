@@ -3,8 +3,10 @@
 A call's arguments are flattened into named leaves (`x`, `xs[0]`, `cfg['n']`). Guards check the
 leaves' structure, every tensor's dtype, device, rank, sizes (a dynamic dim accepts any size
 >= 2, as torch specialises 0 and 1), strides and requires_grad, Python numbers, strings and None
-by value (a dynamic int or float accepts any value of its type), other objects by identity, and
-the simple values (int/float/bool/str/None) of the globals and closure cells the code reads.
+by value (a dynamic int or float accepts any value of its type), an instance of a user class
+by its type and what the trace read (object_guards.py), other objects (functions, classes,
+enum members) by identity, and the simple values (int/float/bool/str/None) of the globals and
+closure cells the code reads. A tensor marked mark_static_address(t, guard=True): its identity.
 First of all, as Dynamo's GLOBAL_STATE guard, the state the trace ran under: grad mode,
 autocast (on, and its dtype, per device type; whether its cache is used) and the default dtype.
 
@@ -21,7 +23,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any
+from typing import Any, Protocol
 
 from fake_torch._device import device
 from fake_torch._dtype import dtype, get_default_dtype
@@ -96,15 +98,19 @@ class TensorGuard:
     strides: tuple[int, ...]
     requires_grad: bool
     dynamic: frozenset[int] = frozenset()
+    obj_id: int | None = None  # mark_static_address(t, guard=True): this very tensor
 
     @classmethod
     def of(cls, name: str, t: Tensor, dynamic: frozenset[int] = frozenset()) -> TensorGuard:
+        guarded = getattr(t, "_dynamo_static_input_type", None) == "guarded"
         return cls(name, t.dtype, t.device, tuple(t.shape), tuple(t.stride()),
-                   t.requires_grad, dynamic)
+                   t.requires_grad, dynamic, id(t) if guarded else None)
 
     def check(self, t: Any) -> str | None:
         if not isinstance(t, Tensor):
             return f"___check_type_id({self.name}, {id(Tensor)})"
+        if self.obj_id is not None and id(t) != self.obj_id:
+            return f"___check_obj_id({self.name}, {self.obj_id})"
         if t.dtype is not self.dtype:
             return (f"tensor '{self.name}' dtype mismatch. expected "
                     f"{_scalar_name(self.dtype)}, actual {_scalar_name(t.dtype)}")
@@ -221,12 +227,25 @@ class ModuleGuard:
 LeafGuard = TensorGuard | ValueGuard | IdGuard | ModuleGuard
 
 
+class Guard(Protocol):
+    """What a frame checks per argument leaf (these, and object_guards.ObjectGuard)."""
+
+    name: str
+
+    def check(self, v: Any) -> str | None: ...
+
+
+def is_constant(v: Any) -> bool:
+    """A value guarded by equality (a number, string, None, dtype, device)."""
+    return isinstance(v, _SIMPLE) or isinstance(v, (dtype, device))
+
+
 def leaf_guard(leaf: Leaf, dims: frozenset[int], dynamic_scalar: bool) -> LeafGuard:
     """The guard of a tensor, simple value or other object (a module's: `module_guard`)."""
     v = leaf.value
     if isinstance(v, Tensor):
         return TensorGuard.of(leaf.name, v, dims)
-    if isinstance(v, _SIMPLE) or isinstance(v, (dtype, device)):
+    if is_constant(v):
         scalar = isinstance(v, (int, float)) and not isinstance(v, bool)
         return ValueGuard(leaf.name, v, dynamic_scalar and scalar)
     return IdGuard(leaf.name, v)
@@ -309,7 +328,7 @@ class FrameGuards:
     """Everything one compiled entry checks before it runs."""
 
     spec: tuple[Any, ...]
-    leaves: list[LeafGuard]
+    leaves: list[Guard]
     globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
     state: GlobalState = field(default_factory=GlobalState.now)
 
@@ -384,5 +403,5 @@ def module_tensors(root: Module) -> dict[int, tuple[str, str]]:
     return found
 
 
-__all__ = ["FrameGuards", "Leaf", "ModuleGuard", "TensorGuard", "ValueGuard", "flatten",
+__all__ = ["FrameGuards", "Guard", "Leaf", "ModuleGuard", "TensorGuard", "ValueGuard", "flatten",
            "module_guard", "module_tensors"]

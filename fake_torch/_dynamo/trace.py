@@ -33,11 +33,14 @@ import numpy as np
 from fake_torch import _dispatch, _generator, _opdef, _ops, _torch_function
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
+from fake_torch._dynamo.guards import module_tensors
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
 from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
 from fake_torch._dynamo.tracing_mode import TracingMode, builtin_watch
 from fake_torch._tensor import Tensor, base_array
 from fake_torch.fx import Graph, Node
+from fake_torch.nn.modules.module import Module
+from fake_torch.nn.parameter import Parameter
 
 if TYPE_CHECKING:
     from fake_torch._dynamo.output_graph import SegmentCompiler
@@ -91,12 +94,14 @@ class TraceMode(_dispatch.Mode):
 @dataclass(frozen=True)
 class Source:
     """Where a placeholder's value comes from on a later call: an argument leaf, a tensor of an
-    nn.Module argument (by qualified name), or a tensor object the trace found elsewhere."""
+    nn.Module argument (by qualified name) or of another argument object (by path), or a
+    tensor object the trace found elsewhere."""
 
     name: str  # placeholder name, torch style: "L_x_", "L_self_modules_lin_parameters_weight_"
     leaf: int = -1  # index into the flattened arguments (-1: not an argument)
     attr: str = ""  # qualified name inside that argument (an nn.Module), or ""
     obj: Any = None  # the tensor itself, for lifted values
+    path: tuple[tuple[str, Any], ...] = ()  # inside an argument object: object_guards.Path
 
 
 @dataclass
@@ -171,6 +176,9 @@ class Tracer:
         self._builtin_resumes: list[bool] = []  # one per watched builtin running eagerly
         self._scalar_ids = 0
         self.final: FinalSegment | None = None  # set when the trace reaches the return
+        self._modules: dict[int, Module] = {}  # the nn.Modules the traced code called
+        self._unwalked: list[Module] = []
+        self._module_tensor_ids: set[int] = set()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -344,13 +352,36 @@ class Tracer:
             with seg.graph.inserting_before(first):
                 node = seg.graph.placeholder(source.name)
         node.meta["example_value"] = fake_like(t)
-        if source.attr:  # a module's parameter or buffer: its address stays put (cudagraphs)
-            node.meta["tensor_dict"] = {"_dynamo_static_input_type": "unguarded"}
+        static = self._static_type(t, source)
+        if static is not None:  # its address stays put: CUDA graph trees never copy it
+            node.meta["tensor_dict"] = {"_dynamo_static_input_type": static}
         seg.num_placeholders += 1
         seg.inputs.append(t)
         seg.sources.append(source)
         seg.nodes[id(t)] = (weakref.ref(t), node)
         return node
+
+    def _static_type(self, t: Tensor, source: Source) -> str | None:
+        """How a graph input is static, as Dynamo marks one: mark_static_address's mark, else
+        "unguarded" for a parameter and any tensor of an nn.Module (an argument module's, or
+        one of the modules the traced code called: a global model's KV cache buffer)."""
+        marked: str | None = getattr(t, "_dynamo_static_input_type", None)
+        if marked is not None:
+            return marked
+        if source.attr or isinstance(t, Parameter) or self._is_module_tensor(t):
+            return "unguarded"
+        return None
+
+    def saw_module(self, module: Module) -> None:
+        """The traced code called `module` (told by the trace's profile function)."""
+        if id(module) not in self._modules:
+            self._modules[id(module)] = module
+            self._unwalked.append(module)
+
+    def _is_module_tensor(self, t: Tensor) -> bool:
+        while self._unwalked:  # each module called is walked once, when a tensor asks
+            self._module_tensor_ids.update(module_tensors(self._unwalked.pop()))
+        return id(t) in self._module_tensor_ids
 
     def bind(self, result: Any, node: Node) -> None:
         """Map the tensors an op returned to its node (tuple elements: lazily, to getitems)."""

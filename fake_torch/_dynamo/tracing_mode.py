@@ -31,6 +31,7 @@ from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.state import _state
 from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
+from fake_torch.nn.modules.module import Module
 from fake_torch.overrides import TorchFunctionMode
 
 if TYPE_CHECKING:
@@ -153,13 +154,20 @@ def _describe(node: Any) -> str:
 _WATCHED = {id(builtins.print): "print"}
 
 
+_MODULE_CALL = Module._call_impl.__code__
+
+
 def builtin_watch(tracer: Tracer) -> Callable[[FrameType, str, Any], None]:
     """The profile function of a trace: a watched builtin called by traced code (not inside an
-    op) breaks the graph before it runs; tracing resumes when it returns."""
+    op) breaks the graph before it runs; tracing resumes when it returns. It also tells the
+    tracer each nn.Module the traced code calls (their tensors are static inputs)."""
     pending: list[bool] = []
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
-        if event == "c_call":
+        if event == "call":
+            if frame.f_code is _MODULE_CALL:
+                tracer.saw_module(frame.f_locals["self"])
+        elif event == "c_call":
             name = _WATCHED.get(id(arg))
             if name is not None and _state.tracer is tracer and not _state.depth:
                 types, has_kwargs = _call_arg_types(frame)

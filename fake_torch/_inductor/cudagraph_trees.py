@@ -8,8 +8,10 @@ Per compiled function and input shape:
              replays it once;
   # replay   later calls copy the new inputs into those buffers (one `_foreach_copy_` launch)
              and replay: ONE launch for the whole graph.
-Static inputs (parameters and buffers, here the graph's get_attr tensors, which never are inputs)
-and outputs of an earlier graph on the current path are not copied.
+Static inputs (the placeholders Dynamo marked static: parameters, nn.Module buffers, tensors
+given to torch._dynamo.mark_static_address; and get_attr tensors, which never are inputs) and
+outputs of an earlier graph on the current path are not copied; the graph may write them in
+place. Any other input the graph writes makes the trees skip (torch's check_for_mutation).
 
 Outputs live in graph memory. A new "generation" begins at each call of a compiled frame
 (`GenerationTracker.generation`, bumped by torch.compile) or at each

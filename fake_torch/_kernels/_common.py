@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _meta, _opdef
 from fake_torch._device import CPU, device
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
 from fake_torch._tensor import Scalar, Tensor
@@ -19,9 +19,13 @@ def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:
 
 def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
     """`new_tensor` for a shape that is already a tuple of Python ints (an array's `.shape`),
-    as the hot paths have it: converting each size again costs a third of a tiny op's call."""
+    as the hot paths have it: converting each size again costs a third of a tiny op's call.
+    On meta: a buffer of zero pages that costs no memory (fake_torch/_meta.py)."""
     try:
-        a, storage = _dispatch.allocate(shape, dt.np, dev.type == "cuda")
+        on_cuda = dev.type == "cuda"
+        if not on_cuda and dev.type == "meta":
+            return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
+        a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
     except AttributeError:  # complex32 has no numpy dtype (`np` unset): no check to pay
         if dt.is_complex:
             raise complex32_refused() from None
@@ -50,6 +54,9 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
         if dev is None:
             dev = outs[0]._device if outs else CPU
     on_cuda = dev.type == "cuda"
+    if not on_cuda and dev.type == "meta":
+        meta_launch(op)
+        return
     # list comprehensions, not generators: this runs once per launch
     if on_cuda and kind == "kernel":
         # a cpu tensor operand of a cuda kernel (a 0-dim one: `x * s`) is read on the host at
@@ -60,6 +67,17 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
     else:
         arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
     _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
+
+
+def meta_launch(op: str) -> None:
+    """A launch on meta: nothing runs and nothing is counted (the op's outputs are already
+    laid out). An op whose output shape or values the host must read refuses, as torch."""
+    try:
+        kind = _opdef.aten_kind(op)
+    except KeyError:  # a launch name of no op (a test's kernel): nothing to refuse
+        return
+    if kind in (_opdef.DATA_DEPENDENT, _opdef.HOST):
+        raise _meta.no_kernel(op)
 
 
 def common_device(*tensors: Tensor) -> device:
@@ -74,6 +92,10 @@ def common_device(*tensors: Tensor) -> device:
     else:
         return first  # the common case, kept fast: every tensor on the same device
     devices = {t.device for t in tensors if not (t.device.type == "cpu" and t.dim() == 0)}
+    if len(devices) > 1 and any(d.type == "meta" for d in devices):
+        expected = next(t.device for t in tensors if t.device in devices)
+        seen = next(t.device for t in tensors if t.device in devices and t.device != expected)
+        raise RuntimeError(f"Tensor on device {seen} is not on the expected device {expected}!")
     if len(devices) > 1:
         raise RuntimeError("Expected all tensors to be on the same device, but found at least "
                            "two devices, cuda:0 and cpu!")

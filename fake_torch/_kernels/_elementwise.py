@@ -481,7 +481,10 @@ def _plain_pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand
         params: dict[str, Any] = {"fn": fn}
     else:
         kernel, params = map_kernel, {"fn": fn, "direct": False, "kw": {}, "plan": None}
-    _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=res._device.type == "cuda")
+    on_cuda = res._device.type == "cuda"
+    if not on_cuda and res._device.type == "meta":
+        return res  # the output is laid out: nothing to run or count (fake_torch/_meta.py)
+    _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=on_cuda)
     return res
 
 

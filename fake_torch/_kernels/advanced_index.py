@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _meta
 from fake_torch._dtype import bool_, int32, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import assert_no_overlap, empty_like_preserve, scalar_type_name
@@ -82,6 +82,8 @@ class _Plan:
         cuda that is a host sync."""
         if self.has_mask and t.is_cuda:
             _dispatch.host_sync("index")
+        if self.has_mask and t._device.type == "meta":  # a mask's size is its count of Trues
+            raise NotImplementedError(_meta.NONZERO)
         index_shapes: list[tuple[int, ...]] = []
         positions: list[int] = []
         for p, entry in enumerate(self.entries):

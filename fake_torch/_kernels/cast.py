@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _pinned
+from fake_torch import _dispatch, _meta, _pinned
 from fake_torch._device import CPU, DeviceLike, canonical, device
 from fake_torch._dtype import (
     SCALAR_NAME,
@@ -79,8 +79,13 @@ def fill_kernel(out: np.ndarray, value: Any) -> None:
 
 def _copy_kind(src: Tensor, dst: Tensor) -> str:
     """What the copy is on a GPU: a DMA between host and device, a device memcpy when nothing
-    needs converting, else a kernel."""
+    needs converting, else a kernel. Onto meta: a kernel that `launch` drops (nothing to
+    copy); out of meta: torch's error (there is no data)."""
     if src.device != dst.device:
+        if dst._device.type == "meta":
+            return "kernel"
+        if src._device.type == "meta":
+            raise NotImplementedError(_meta.NO_DATA)
         return "memcpy_h2d" if dst.is_cuda else "memcpy_d2h"
     if src.dtype is dst.dtype and src.shape == dst.shape and src.stride() == dst.stride():
         return "memcpy_d2d"
@@ -371,7 +376,8 @@ def is_pinned(self: Tensor, device: DeviceLike | None = None) -> bool:
 
 def _type_string(t: Tensor) -> str:
     """ATen's Tensor::toString(): the dispatch key and scalar type, "CUDAFloatType"."""
-    return f"{'CUDA' if t.is_cuda else 'CPU'}{SCALAR_NAME[t.dtype]}Type"
+    kind = {"cuda": "CUDA", "meta": "Meta"}.get(t._device.type, "CPU")
+    return f"{kind}{SCALAR_NAME[t.dtype]}Type"
 
 
 def check_fits(value: Scalar, dt: dtype) -> None:

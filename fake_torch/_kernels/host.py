@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _meta
 from fake_torch._opdef import HOST, aten_op, method
 from fake_torch._tensor import Tensor
 
@@ -25,7 +25,9 @@ def _noop(*arrays: np.ndarray) -> None:
 
 def host_array(t: Tensor, what: str) -> np.ndarray:
     """t's values on the host: on cuda a device-to-host copy into pageable memory, then the
-    host waits; on cpu t's own memory."""
+    host waits; on cpu t's own memory; a meta tensor has none to give."""
+    if t._device.type == "meta":
+        raise NotImplementedError(_meta.NO_DATA)
     if t.is_cuda:
         host = np.empty(t._a.shape, t._a.dtype)
         _dispatch.launch("_to_copy", np.copyto, (host,), (t._a,), on_cuda=True,
@@ -41,6 +43,8 @@ def item(self: Tensor) -> Any:
     if self._a.size != 1:
         raise RuntimeError(f"a Tensor with {self._a.size} elements cannot be converted to "
                            "Scalar")
+    if self._device.type == "meta":
+        raise RuntimeError(_meta.ITEM)
     if self.is_cuda:
         _dispatch.host_sync("item")
         _dispatch.launch("_local_scalar_dense", _noop, (), (self._a,), on_cuda=True,
@@ -55,7 +59,7 @@ def tolist(self: Tensor) -> Any:
 
 @method(HOST, aten=())
 def numpy(self: Tensor, *, force: bool = False) -> np.ndarray:
-    if self.is_cuda and not force:
+    if self._device.type != "cpu" and not force:
         raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                         "Tensor.cpu() to copy the tensor to host memory first.")
     return host_array(self, "numpy")

@@ -216,7 +216,12 @@ def _repeats_index(repeats: Tensor, output_size: int | None) -> Tensor:
                                   f"not implemented for '{scalar_type_name(repeats.dtype)}'")
     if output_size is None and repeats.is_cuda:
         _dispatch.host_sync("repeat_interleave")
-    total = int(repeats._a.sum())
+    if repeats._device.type == "meta":  # no values to sum: output_size is the length
+        if output_size is None:
+            raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+        total = output_size
+    else:
+        total = int(repeats._a.sum())
     if repeats.numel():  # (an empty repeats gives an empty index, whatever output_size says)
         if output_size is not None and output_size < 0:  # torch allocates output_size first
             raise RuntimeError(f"Trying to create tensor with negative dimension {output_size}: "

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
+from fake_torch import _dispatch, _meta
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import is_number
@@ -78,7 +78,10 @@ def _masked_fill_copy_kernel(out: np.ndarray, init: np.ndarray, mask: np.ndarray
 
 
 def _data_dependent(t: Tensor, op: str) -> None:
-    """The output size depends on the data: on cuda the host must wait to learn it."""
+    """The output size depends on the data: on cuda the host must wait to learn it; a meta
+    tensor has none (torch's meta kernels refuse)."""
+    if t._device.type == "meta":
+        raise NotImplementedError(_meta.NONZERO) if op == "nonzero" else _meta.no_kernel(op)
     if t.is_cuda:
         _dispatch.host_sync(op)
 

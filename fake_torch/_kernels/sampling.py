@@ -186,7 +186,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise RuntimeError("number of categories cannot exceed 2^24")
     shape = (num_samples,) if input.dim() == 1 else (input.shape[0], num_samples)
     result = _common.new_tensor(shape, int64, input.device)
-    if result.numel() and (not replacement or num_samples == 1):
+    if result.numel() and (not replacement or num_samples == 1) and not result.is_meta:
         if input.is_cuda:
             _dispatch.host_sync("multinomial")
         K.check_probabilities(input._a.astype(np.float64))

@@ -10,6 +10,7 @@ into a Parameter / Tensor; torch functions on it before that raise ValueError.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from fake_torch import _torch_function as _tf
@@ -19,6 +20,7 @@ from fake_torch._factories import torch_empty as empty  # torch.empty: through t
 from fake_torch._tensor import _GETTERS, Tensor, _convert
 from fake_torch._tensor_base import TensorBase
 from fake_torch._torch_function import _disabled_torch_function_impl
+from fake_torch._utils import _set_obj_state, tensor_state
 
 
 class Parameter(Tensor):
@@ -53,6 +55,26 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto: Any) -> tuple[Any, tuple[Any, ...]]:
+        """torch's: `torch._utils._rebuild_parameter(data, requires_grad, hooks)`, or
+        `_rebuild_parameter_with_state` when it carries Python attributes."""
+        state = tensor_state(self)
+        data = Tensor._make(self._a, self._device, self._storage, self._dtype)
+        if not state:
+            return (_rebuild_parameter, (data, self.requires_grad, OrderedDict()))
+        return (_rebuild_parameter_with_state, (data, self.requires_grad, OrderedDict(), state))
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any) -> Parameter:
+    """torch._utils._rebuild_parameter: a Parameter over `data` (hooks are never restored)."""
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data: Tensor, requires_grad: bool, backward_hooks: Any,
+                                  state: Any) -> Parameter:
+    """torch._utils._rebuild_parameter_with_state: a Parameter with its Python attributes."""
+    return _set_obj_state(Parameter(data, requires_grad), state)  # type: ignore[no-any-return]
 
 
 

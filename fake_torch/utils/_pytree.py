@@ -22,11 +22,11 @@ __all__ = [
     "Context", "DumpableContext", "FlattenFn", "FromDumpableContextFn", "LeafSpec", "PyTree",
     "PyTreeSpec", "ToDumpableContextFn", "TreeSpec", "UnflattenFn", "is_namedtuple",
     "is_namedtuple_class", "is_namedtuple_instance", "is_structseq", "is_structseq_class",
-    "is_structseq_instance", "key_get", "keystr", "register_pytree_node", "tree_all",
-    "tree_all_only", "tree_any", "tree_any_only", "tree_flatten", "tree_flatten_with_path",
-    "tree_is_leaf", "tree_iter", "tree_leaves", "tree_leaves_with_path", "tree_map",
-    "tree_map_", "tree_map_only", "tree_map_only_", "tree_map_with_path", "tree_structure",
-    "tree_unflatten",
+    "is_structseq_instance", "key_get", "keystr", "register_dataclass", "register_pytree_node",
+    "tree_all", "tree_all_only", "tree_any", "tree_any_only", "tree_flatten",
+    "tree_flatten_with_path", "tree_is_leaf", "tree_iter", "tree_leaves",
+    "tree_leaves_with_path", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_",
+    "tree_map_with_path", "tree_structure", "tree_unflatten",
 ]
 
 Context = Any
@@ -122,6 +122,50 @@ def register_pytree_node(cls: type[Any], flatten_fn: FlattenFn, unflatten_fn: Un
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
     SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+
+
+def register_dataclass(cls: type[Any], *, field_names: list[str] | None = None,
+                       drop_field_names: list[str] | None = None,
+                       serialized_type_name: str | None = None) -> None:
+    """Make `cls` (a dataclass, or a class built from keyword arguments `field_names`) a node:
+    its non-None fields are the children, the context is [their names, the None fields' names]
+    (torch's), and unflattening calls cls(**fields)."""
+    dropped = set(drop_field_names or [])
+    if not dataclasses.is_dataclass(cls):
+        if field_names is None:
+            raise ValueError("field_names must be specified with a list of all fields used to "
+                             f"initialize {cls}, as it is not a dataclass.")
+    elif field_names is None:
+        field_names = [f.name for f in dataclasses.fields(cls) if f.init]
+    else:
+        init_fields = {f.name for f in dataclasses.fields(cls) if f.init} - dropped
+        if init_fields != set(field_names):
+            text = "field_names does not include all dataclass fields.\n"
+            if missing := init_fields - set(field_names):
+                text += (f"Missing fields in `field_names`: {missing}. If you want to include "
+                         "these fields in the pytree, please add them to `field_names`, "
+                         "otherwise please add them to `drop_field_names`.\n")
+            if unexpected := set(field_names) - init_fields:
+                text += (f"Unexpected fields in `field_names`: {unexpected}. Please remove "
+                         "these fields, or add them to `drop_field_names`.\n")
+            raise ValueError(text)
+    names = list(field_names)
+
+    def flatten(obj: Any) -> tuple[list[Any], Any]:
+        present = [n for n in names if getattr(obj, n) is not None]
+        return [getattr(obj, n) for n in present], [present, [n for n in names
+                                                              if n not in present]]
+
+    def unflatten(values: Iterable[Any], context: Any) -> Any:
+        present, absent = context
+        return cls(**dict(zip(present, values, strict=True)), **dict.fromkeys(absent))
+
+    def flatten_with_keys(obj: Any) -> tuple[list[tuple[KeyEntry, Any]], Any]:
+        values, (present, _) = flatten(obj)
+        return [(GetAttrKey(n), v) for n, v in zip(present, values, strict=True)], present
+
+    register_pytree_node(cls, flatten, unflatten, serialized_type_name=serialized_type_name,
+                         flatten_with_keys_fn=flatten_with_keys)
 
 
 def _sequence_keys(flatten: FlattenFn) -> FlattenWithKeysFn:

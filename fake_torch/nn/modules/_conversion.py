@@ -13,17 +13,25 @@ from typing import TYPE_CHECKING, Any
 from fake_torch._device import canonical, device
 from fake_torch._dtype import dtype
 from fake_torch._tensor import Tensor
+from fake_torch.nn.parameter import Parameter
 
 if TYPE_CHECKING:
     from fake_torch.nn.modules.module import Module
 
 
 def apply_to_tensors(module: Module, fn: Callable[[Tensor], Tensor]) -> None:
-    """Replace this module's own parameters' data and buffers by `fn` of them."""
-    for param in module._parameters.values():
+    """Replace this module's own parameters' data and buffers by `fn` of them. A parameter
+    moved onto or off the meta device is a new Parameter (torch cannot shallow-copy a meta
+    tensor into a dense one, so `param.data = ...` is not an option there either)."""
+    for key, param in module._parameters.items():
         if param is None:
             continue
         applied = fn(param)
+        if (applied._device.type == "meta") != (param._device.type == "meta"):
+            grad = param.grad
+            param = module._parameters[key] = Parameter(applied, param.requires_grad)
+            param.grad = None if grad is None else fn(grad)
+            continue
         if applied is not param:
             requires_grad = param.requires_grad
             param._set(applied._a, applied._device, applied._storage)

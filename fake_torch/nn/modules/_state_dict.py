@@ -7,6 +7,7 @@ when the checkpoint lives on the cpu), as in torch.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -69,6 +70,12 @@ def load_own(module: Module, state_dict: Mapping[str, Any], prefix: str, assign:
                           "from checkpoint, the shape in current model is "
                           f"{param.shape}.")
             continue
+        if param.is_meta and not value.is_meta and not assign:
+            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a "
+                          "meta parameter in the current model, which is a no-op. (Did you mean "
+                          "to pass `assign=True` to assign items in the state dictionary to their "
+                          "corresponding key in the module instead of copying them in place?)",
+                          stacklevel=4)
         try:
             if assign:
                 if isinstance(param, Parameter) and not isinstance(value, Parameter):
@@ -98,16 +105,31 @@ def load_state_dict(module: Module, state_dict: Any, strict: bool,
     unexpected: list[str] = []
     errors: list[str] = []
 
+    metadata = getattr(state_dict, "_metadata", None)
+    state_dict = OrderedDict(state_dict)  # the hooks may edit it
+    if metadata is not None:
+        state_dict._metadata = metadata
+
     def load(mod: Module, local: dict[str, Any], prefix: str) -> None:
-        metadata = {"assign_to_params_buffers": True} if assign else {}
-        mod._load_from_state_dict(local, prefix, metadata, True, missing, unexpected, errors)
+        local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+        if assign:
+            local_metadata["assign_to_params_buffers"] = assign
+        mod._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected,
+                                  errors)
         for name, child in mod._modules.items():
             if child is not None:
                 child_prefix = prefix + name + "."
                 load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)},
                      child_prefix)
+        incompatible = _IncompatibleKeys(missing, unexpected)  # the hooks edit the lists
+        for hook in mod._load_state_dict_post_hooks.values():
+            if hook(mod, incompatible) is not None:
+                raise AssertionError(
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                    "expected to return new values, if incompatible_keys need to be modified, "
+                    "it should be done inplace.")
 
-    load(module, OrderedDict(state_dict), "")
+    load(module, state_dict, "")
     if strict:
         if unexpected:
             errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(

@@ -15,10 +15,11 @@ from typing import Any, Self
 
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import bfloat16, dtype, float16, float32, float64
+from fake_torch._factories import empty_like
 from fake_torch._tensor import Tensor
 from fake_torch.nn._names import typename
 from fake_torch.nn.modules._conversion import apply_to_tensors, parse_to
-from fake_torch.nn.modules._hooks import RemovableHandle, call_with_hooks
+from fake_torch.nn.modules._hooks import RemovableHandle, WrappedHook, call_with_hooks
 from fake_torch.nn.modules._registration import (
     buffer_hooks,
     check_name,
@@ -89,6 +90,8 @@ class Module:
     _forward_hooks: _Hooks
     _forward_hooks_with_kwargs: dict[int, bool]
     _forward_hooks_always_called: dict[int, bool]
+    _load_state_dict_pre_hooks: _Hooks
+    _load_state_dict_post_hooks: _Hooks
     _version: int = 1
     call_super_init: bool = False
 
@@ -109,6 +112,8 @@ class Module:
         setattr_("_forward_hooks", OrderedDict())
         setattr_("_forward_hooks_with_kwargs", {})
         setattr_("_forward_hooks_always_called", {})
+        setattr_("_load_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_post_hooks", OrderedDict())
         setattr_("_modules", {})
 
     forward: Callable[..., Any] = _forward_unimplemented
@@ -348,6 +353,12 @@ class Module:
 
         return self._apply(convert)
 
+    def to_empty(self, *, device: DeviceLike | None, recurse: bool = True) -> Self:
+        """Every parameter and buffer as a new uninitialised tensor of its shape, dtype and
+        layout on `device` (nothing copied, no launch): a model built on meta gets memory
+        so, then its values from an init or a checkpoint."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def cuda(self, device: DeviceLike | None = None) -> Self:
         dev = canonical("cuda" if device is None else device)
         if dev.type != "cuda":
@@ -398,7 +409,11 @@ class Module:
                               local_metadata: dict[str, Any], strict: bool,
                               missing_keys: list[str], unexpected_keys: list[str],
                               error_msgs: list[str]) -> None:
-        """Load this module's own tensors; `load_state_dict` calls it on every submodule."""
+        """Load this module's own tensors, after its load_state_dict pre-hooks;
+        `load_state_dict` calls it on every submodule."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
         load_own(self, state_dict, prefix, local_metadata.get("assign_to_params_buffers", False),
                  missing_keys, unexpected_keys, error_msgs)
 
@@ -407,6 +422,27 @@ class Module:
         """Copy tensors from `state_dict` into this module's parameters and buffers (one
         `copy_` each); torch's RuntimeError lists missing, unexpected and mis-sized keys."""
         return load_state_dict(self, state_dict, strict, assign)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., None],
+                                           with_module: bool = False) -> RemovableHandle:
+        """`hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)` (the module first when `with_module`) runs before this module loads."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = WrappedHook(
+            hook, self if with_module else None)
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` runs before this module loads its own tensors."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` runs after this module and its children loaded;
+        it may edit the keys' lists in place (strict then judges what is left)."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
 
     # --- calling ------------------------------------------------------------------------------
 

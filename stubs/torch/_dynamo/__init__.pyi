@@ -15,6 +15,7 @@ from fake_torch._dynamo import (
     lookup_backend as lookup_backend,
     mark_dynamic as mark_dynamic,
     mark_static as mark_static,
+    mark_static_address as mark_static_address,
     maybe_mark_dynamic as maybe_mark_dynamic,
     optimize as optimize,
     register_backend as register_backend,
@@ -29,7 +30,9 @@ from torch._dynamo import eval_frame as eval_frame
 from torch._dynamo import graph_breaks as graph_breaks
 from torch._dynamo import guards as guards
 from torch._dynamo import mutation_guard as mutation_guard
+from torch._dynamo import object_guards as object_guards
 from torch._dynamo import output_graph as output_graph
+from torch._dynamo import reconstruct as reconstruct
 from torch._dynamo import segments as segments
 from torch._dynamo import state as state
 from torch._dynamo import sym_number as sym_number

@@ -2,6 +2,7 @@
 from fake_torch._dynamo.decorators import (
     allow_in_graph as allow_in_graph,
     assume_constant_result as assume_constant_result,
+    mark_static_address as mark_static_address,
     mark_unbacked as mark_unbacked,
     set_stance as set_stance,
 )

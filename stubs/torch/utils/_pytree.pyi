@@ -18,6 +18,7 @@ from fake_torch.utils._pytree import (
     is_structseq_instance as is_structseq_instance,
     key_get as key_get,
     keystr as keystr,
+    register_dataclass as register_dataclass,
     register_pytree_node as register_pytree_node,
     tree_all as tree_all,
     tree_all_only as tree_all_only,

@@ -1,0 +1,155 @@
+"""Sample calls for every op definition, for the meta device's tests (tests/test_meta_ops.py).
+
+`Pool(L, dev)` holds the same small tensors (shapes, dtypes, strides, offsets) in a library `L`
+(fake_torch or real torch) on a device; values come from a seeded generator on the cpu and are
+moved, so the cpu pool and the meta pool differ only by device. A call is `(args, kwargs)` made
+from a pool. Most ops take one of the GENERIC calls (the first that runs on the cpu is the op's
+sample); the ops whose signatures need more have their own in SAMPLES.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Call = tuple[tuple[Any, ...], dict[str, Any]]
+Sample = Callable[["Pool"], Call]
+
+
+class Pool:
+    """The sample tensors of one library on one device."""
+
+    def __init__(self, L: Any, dev: str) -> None:
+        self.L, self.dev = L, dev
+        g = L.Generator().manual_seed(0)
+
+        def r(*shape: int) -> Any:
+            return L.randn(shape, generator=g).to(dev)
+
+        self.A, self.B, self.S = r(2, 3), r(2, 3), r(3, 3)  # float32, row-major
+        self.V, self.W = r(3), r(3)
+        self.At = r(3, 2).t()  # (2, 3) with strides (1, 2)
+        self.Ao = r(3, 3)[1:]  # (2, 3) at storage offset 3
+        self.P = (L.randn(2, 3, generator=g).abs() + 0.1).to(dev)  # positive (probabilities)
+        self.I = L.tensor([[0, 1, 1], [1, 0, 1]]).to(dev)  # int64, valid indices of dims 2, 3
+        self.idx = L.tensor([0, 1]).to(dev)
+        self.M = L.tensor([[True, False, True], [False, True, True]]).to(dev)
+        self.X4, self.W4, self.X3 = r(1, 2, 4, 4), r(3, 2, 3, 3), r(1, 2, 5)  # conv, pool
+        self.Bm = r(2, 3, 3)  # a batch of matrices
+        self.s0, self.i0 = r(), L.tensor(1).to(dev)  # 0-dim
+        self.C2, self.C2p = r(2), (L.randn(2, generator=g).abs() + 0.5).to(dev)  # per-channel
+        # an RNN: input 3, hidden 4, sequence 5, batch 2
+        self.seq, self.h0, self.c0, self.x2, self.h2 = r(5, 2, 3), r(1, 2, 4), r(1, 2, 4), \
+            r(2, 3), r(2, 4)
+        self.rnn = {gates: [r(gates * 4, 3), r(gates * 4, 4), r(gates * 4), r(gates * 4)]
+                    for gates in (1, 3, 4)}
+
+
+GENERIC: list[Sample] = [
+    lambda p: ((p.A,), {}), lambda p: ((p.A, p.B), {}), lambda p: ((p.A, 2), {}),
+    lambda p: ((p.A, 0), {}), lambda p: ((p.A, -1), {}), lambda p: ((p.S,), {}),
+    lambda p: ((p.S, p.S), {}), lambda p: ((p.V,), {}), lambda p: ((p.V, p.W), {}),
+    lambda p: ((p.A, p.M), {}), lambda p: ((p.A, p.M, 0.5), {}),
+    lambda p: ((p.A, 0, p.idx), {}), lambda p: ((p.A, 1, p.I), {}),
+    lambda p: ((p.A, 1, p.I, p.B), {}), lambda p: ((p.A, p.B, p.B), {}),
+    lambda p: ((p.A, p.B, 0.5), {}), lambda p: ((p.M, p.A, p.B), {}), lambda p: ((p.I,), {}),
+    lambda p: ((p.I, p.I), {}),
+    lambda p: ((p.M,), {}), lambda p: ((p.X4, p.W4), {}), lambda p: ((p.X4, 2), {}),
+    lambda p: ((p.X4,), {}), lambda p: ((p.Bm, p.Bm), {}), lambda p: ((p.A, (3, 2)), {}),
+    lambda p: ((p.A, 1, 0), {}), lambda p: (([p.A, p.B],), {}), lambda p: ((p.A, [3]), {}),
+    lambda p: ((p.A, p.L.float16), {}), lambda p: (((2, 3),), {}), lambda p: ((2, 3), {}),
+    lambda p: ((5,), {}), lambda p: ((p.A, 0.0, 1.0), {}), lambda p: ((p.A, p.S), {}),
+    lambda p: ((p.A, p.V), {}), lambda p: ((p.S, p.V), {}),
+]
+
+_RNN_FLAGS = (True, 1, 0.0, False, False, False)  # has_biases, layers, dropout, train, bidir, bf
+
+SAMPLES: dict[str, Sample] = {
+    "torch.nn.functional.batch_norm": lambda p: ((p.X4, p.C2, p.C2p), {}),
+    "Tensor.bitwise_and_": lambda p: ((p.I, p.I), {}),
+    "Tensor.bitwise_or_": lambda p: ((p.I, p.I), {}),
+    "Tensor.bitwise_xor_": lambda p: ((p.I, p.I), {}),
+    "Tensor.expand": lambda p: ((p.V, 2, 3), {}),
+    "torch.broadcast_to": lambda p: ((p.V, (2, 3)), {}),
+    "torch.as_strided": lambda p: ((p.A, (2, 2), (1, 2), 1), {}),
+    "Tensor.as_strided_": lambda p: ((p.A, (2, 2), (1, 2), 1), {}),
+    "torch.unflatten": lambda p: ((p.A, 1, (3, 1)), {}),
+    "Tensor.index_copy_": lambda p: ((p.A, 0, p.idx, p.B), {}),
+    "torch.index_copy": lambda p: ((p.A, 0, p.idx, p.B), {}),
+    "Tensor.index_fill_": lambda p: ((p.A, 1, p.idx, 0.5), {}),
+    "torch.index_fill": lambda p: ((p.A, 1, p.idx, 0.5), {}),
+    "torch.take_along_dim": lambda p: ((p.A, p.I, 1), {}),
+    "torch.take": lambda p: ((p.A, p.idx), {}),
+    "Tensor.item": lambda p: ((p.s0,), {}),
+    "Tensor.__bool__": lambda p: ((p.s0,), {}),
+    "Tensor.__float__": lambda p: ((p.s0,), {}),
+    "Tensor.__int__": lambda p: ((p.s0,), {}),
+    "Tensor.__index__": lambda p: ((p.i0,), {}),
+    "torch.index_put_": lambda p: ((p.A, (p.idx,), p.V), {}),
+    "torch.index_put": lambda p: ((p.A, (p.idx,), p.V), {}),
+    "torch.narrow": lambda p: ((p.A, 1, 1, 2), {}),
+    "torch.split_with_sizes": lambda p: ((p.A, [1, 2], 1), {}),
+    "torch.addmm": lambda p: ((p.A, p.A, p.S), {}),
+    "Tensor.addmm_": lambda p: ((p.A, p.A, p.S), {}),
+    "torch.baddbmm": lambda p: ((p.Bm, p.Bm, p.Bm), {}),
+    "Tensor.baddbmm_": lambda p: ((p.Bm, p.Bm, p.Bm), {}),
+    "torch.einsum": lambda p: (("ij,jk->ik", p.A, p.S), {}),
+    "torch.full": lambda p: (((2, 3), 1.5), {}),
+    "torch.linspace": lambda p: ((0.0, 1.0, 5), {}),
+    "Tensor.geometric_": lambda p: ((p.P, 0.5), {}),
+    "torch.poisson": lambda p: ((p.P,), {}),
+    "torch.multinomial": lambda p: ((p.P, 2), {}),
+    "torch.lstm": lambda p: ((p.seq, (p.h0, p.c0), p.rnn[4], *_RNN_FLAGS), {}),
+    "torch.gru": lambda p: ((p.seq, p.h0, p.rnn[3], *_RNN_FLAGS), {}),
+    "torch.rnn_tanh": lambda p: ((p.seq, p.h0, p.rnn[1], *_RNN_FLAGS), {}),
+    "torch.rnn_relu": lambda p: ((p.seq, p.h0, p.rnn[1], *_RNN_FLAGS), {}),
+    "torch.lstm_cell": lambda p: ((p.x2, (p.h2, p.h2), *p.rnn[4]), {}),
+    "torch.gru_cell": lambda p: ((p.x2, p.h2, *p.rnn[3]), {}),
+    "torch.rnn_tanh_cell": lambda p: ((p.x2, p.h2, *p.rnn[1]), {}),
+    "torch.rnn_relu_cell": lambda p: ((p.x2, p.h2, *p.rnn[1]), {}),
+    "torch.nn.functional.nll_loss": lambda p: ((p.A, p.idx), {}),
+    "torch.nn.functional.embedding": lambda p: ((p.I, p.S), {}),
+    "Tensor.new_full": lambda p: ((p.A, (2,), 1.0), {}),
+    # the generic sample of these would ask something else of them
+    "torch.where": lambda p: ((p.M, p.A, p.B), {}),  # (not the one-argument nonzero form)
+    "torch.tensor": lambda p: (([[1.0, 2.0], [3.0, 4.0]],), {}),
+    "Tensor.new_tensor": lambda p: ((p.A, [1, 2]), {}),
+    # a non-contiguous input: the output's layout follows it
+    "torch.add": lambda p: ((p.At, p.B), {}),
+    "torch.exp": lambda p: ((p.At,), {}),
+    "Tensor.contiguous": lambda p: ((p.At,), {}),
+    "torch.clone": lambda p: ((p.Ao,), {}),
+    "torch.empty_like": lambda p: ((p.At,), {}),
+    "torch.t": lambda p: ((p.Ao,), {}),
+}
+
+# ops that cannot run on a meta tensor at all (no sample), and why
+NO_SAMPLE: dict[str, str] = {
+    "torch.from_numpy": "shares a numpy array's memory: always a cpu tensor",
+    "torch.frombuffer": "shares a Python buffer's memory: always a cpu tensor",
+    "Tensor.record_stream": "marks a cuda tensor's block in use by a cuda stream",
+    "torch._cudnn_rnn": "cuDNN's RNN: a cuda-only entry point",
+    "torch._cudnn_rnn_flatten_weight": "cuDNN's RNN: a cuda-only entry point",
+    "torch._cudnn_init_dropout_state": "cuDNN's RNN: a cuda-only entry point",
+    "torch._use_cudnn_rnn_flatten_weight": "a question about cuDNN, no tensor",
+}
+
+# ops whose meta call refuses, as torch's does: the exception class and why
+REFUSES: dict[str, tuple[type[Exception], str]] = {
+    "Tensor.cpu": (NotImplementedError, "copies the data out to the host"),
+    "Tensor.cuda": (NotImplementedError, "copies the data out to the device"),
+    "Tensor.pin_memory": (RuntimeError, "only dense cpu tensors can be pinned"),
+    "torch.allclose": (RuntimeError, "reads its answer on the host (item)"),
+    "torch.equal": (NotImplementedError, "reads its answer on the host"),
+    "Tensor.tolist": (NotImplementedError, "copies the values to the host"),
+    "Tensor.numpy": (TypeError, "hands out host memory"),
+    "Tensor.__array__": (TypeError, "hands out host memory"),
+    "Tensor.item": (RuntimeError, "reads a value on the host"),
+    "Tensor.__bool__": (RuntimeError, "reads a value on the host (item)"),
+    "Tensor.__float__": (RuntimeError, "reads a value on the host (item)"),
+    "Tensor.__int__": (RuntimeError, "reads a value on the host (item)"),
+    "Tensor.__index__": (RuntimeError, "reads a value on the host (item)"),
+    "torch.masked_select": (NotImplementedError, "output size is the mask's count of Trues"),
+    "torch.nonzero": (NotImplementedError, "output size is the count of non-zeros"),
+    "torch.argwhere": (NotImplementedError, "output size is the count of non-zeros"),
+}
