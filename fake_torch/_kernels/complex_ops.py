@@ -15,6 +15,7 @@ their input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -97,7 +98,7 @@ def imag_(input: Tensor) -> Tensor:
     return _part(x, True)
 
 
-def _setter(part: Any) -> Any:
+def _setter(part: Callable[[Tensor], Tensor]) -> Callable[[Tensor, Tensor | complex], None]:
     def set_part(self: Tensor, value: Tensor | complex) -> None:
         """`x.real = v`: v (a tensor, or a number as a cpu scalar tensor) copied into the view
         (one copy_, as torch)."""
