@@ -27,7 +27,7 @@ from fake_torch._tensor_base import TensorBase
 if TYPE_CHECKING:
     from fake_torch._storage import UntypedStorage
 
-Scalar = bool | int | float
+Scalar = bool | int | float | complex
 Number = int | float
 DType = dtype  # for annotations inside Tensor, whose `dtype` property shadows the name
 

@@ -22,6 +22,9 @@ from fake_torch._kernels._reduce_util import (
     out_shape,
     reduce_dims,
 )
+from fake_torch._kernels.arith import add
+from fake_torch._kernels.complex_ops import imag_, real_
+from fake_torch._kernels.pointwise_math import sqrt_
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Number, Tensor
 
@@ -52,8 +55,14 @@ def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keep
                         "'unbiased' and 'correction'; pass only one")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
+    if x.dtype.is_complex:  # torch: the variances of the real and imaginary parts, added (then
+        # a square root for std): 3 or 4 launches (an H200 ran var's 3 kernels, 2026-12-04)
+        parts = [_var_std("var", part(x), dim, None, keepdim, correction, None)
+                 for part in (real_, imag_)]
+        total = add(*parts)
+        return sqrt_(total) if fn == "std" else total
     axes = reduce_dims(x.dim(), dim)
     count = numel_of(x.shape, axes)
     if count - correction <= 0:
@@ -104,7 +113,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {SCALAR_NAME[x.dtype]}")
     if dtype is not None and promote_types(x.dtype, dtype) is not dtype:
@@ -121,7 +130,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
                                    f"dimension {a}because this dimension is empty and the "
                                    "operation does not have an identity")
-    dt = dtype or x.dtype
+    dt = (dtype or x.dtype).to_real()  # the norm of complex numbers is real
     result = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
     launch("linalg_vector_norm", _vector_norm_kernel, result, (x,),
            {"axes": axes, "ord": float(ord), "acc": acc_np(dt)})
@@ -130,7 +139,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
 
 def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], ord: float,
                         acc: np.dtype[Any]) -> None:
-    a = np.abs(x.astype(acc, copy=False))
+    a = (np.abs(x).astype(acc, copy=False) if x.dtype.kind == "c"  # |z| before the cast
+         else np.abs(x.astype(acc, copy=False)))
     kw: dict[str, Any] = {"axis": axes, "keepdims": True}
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         if ord == math.inf:
