@@ -90,14 +90,7 @@ from fake_torch._grad_mode import (
     set_grad_enabled,
 )
 from fake_torch._install import install, installed, is_installed, uninstall
-from fake_torch._kernels.cast import (
-    can_cast,
-    is_complex,
-    is_floating_point,
-    is_tensor,
-    numel,
-    result_type,
-)
+from fake_torch._kernels.cast import can_cast, is_floating_point, is_tensor, numel, result_type
 from fake_torch._kernels.expand import broadcast_shapes
 from fake_torch._legacy_types import (
     BFloat16Tensor,
@@ -251,7 +244,6 @@ __all__ = [
     "is_autocast_cache_enabled",
     "is_autocast_cpu_enabled",
     "is_autocast_enabled",
-    "is_complex",
     "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",

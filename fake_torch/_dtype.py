@@ -124,12 +124,12 @@ uint16 = dtype("uint16", np.uint16, 1, False)
 uint32 = dtype("uint32", np.uint32, 1, False)
 uint64 = dtype("uint64", np.uint64, 1, False)
 
-complex32 = dtype("complex32", None, 3, True, itemsize=4)
-complex64 = dtype("complex64", None, 3, True, itemsize=8)
-complex128 = dtype("complex128", None, 3, True, itemsize=16)
+complex32 = dtype("complex32", None, 3, True, itemsize=4)  # numpy has no complex of halves
+complex64 = dtype("complex64", np.complex64, 3, True)
+complex128 = dtype("complex128", np.complex128, 3, True)
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
-COMPLEX_DTYPES = (complex32, complex64, complex128)  # dtype objects only: no tensor holds one
+COMPLEX_DTYPES = (complex32, complex64, complex128)  # complex32: no tensor holds one
 FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 UNSIGNED_DTYPES = (uint16, uint32, uint64)  # torch's "barebones" unsigned types
 LIMITED_DTYPES = (*FLOAT8_DTYPES, float4_e2m1fn_x2, *UNSIGNED_DTYPES)
@@ -163,7 +163,8 @@ CPP_NAME = {bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "
 _ML_DTYPES = (bfloat16, *FLOAT8_DTYPES)  # the dtypes ml_dtypes provides
 _ML_NAMES = frozenset(d._name for d in _ML_DTYPES)
 # numpy dtype -> torch dtype; ml_dtypes' types join when it is loaded (load_ml_dtypes)
-_FROM_NP = {d.np: d for d in ALL_DTYPES + LIMITED_DTYPES if d not in _ML_DTYPES}
+_FROM_NP = {d.np: d for d in ALL_DTYPES + LIMITED_DTYPES + (complex64, complex128)
+            if d not in _ML_DTYPES}
 _ORDER = {d: i for i, d in enumerate(ALL_DTYPES + COMPLEX_DTYPES)}
 
 _default_dtype = float32
@@ -249,6 +250,8 @@ def result_type_of(operands: list[tuple[dtype, int]]) -> dtype:
         elif d._category > result._category:
             if tier == 0 and d._category == 2:
                 d = _default_dtype  # a Python float promotes ints to the default dtype
+            elif d._category == 3 and result._category == 2:
+                d = result.to_complex()  # complex over a float keeps the float's precision
             result = d
     assert result is not None
     return result

@@ -6,6 +6,7 @@ the host (`torch.tensor(list, device="cuda")`) is one host-to-device copy.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -14,6 +15,7 @@ import numpy as np
 from fake_torch import _dispatch, _pinned
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
+    SCALAR_NAME,
     bool_,
     complex128,
     dtype,
@@ -22,6 +24,7 @@ from fake_torch._dtype import (
     from_numpy_dtype,
     get_default_dtype,
     int64,
+    promote_types,
 )
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels._elementwise import is_number, new_output
@@ -110,7 +113,7 @@ def _pinned_if(out: Tensor, pin_memory: bool) -> Tensor:
     return Tensor._make(_pinned.pinned_empty_like(out._a), out.device, None, out.dtype)
 
 
-def _fill(out: Tensor, value: Number, op: str) -> Tensor:
+def _fill(out: Tensor, value: Number | complex, op: str) -> Tensor:
     """Fill a new tensor with `value`, refused as torch's argument parser and c10's
     checked_convert refuse it (a non-number; a value the dtype cannot hold)."""
     if not is_number(value):
@@ -134,20 +137,31 @@ def _fill_kernel(out: np.ndarray, *, value: Number) -> None:
 
 
 def _as_np(host: np.ndarray, dt: dtype) -> np.ndarray:
-    """torch.tensor's values as a new array of `dt` (a float8 rounded as c10 rounds it)."""
-    if dt.np in FLOAT8_NP:
-        return to_float8(np.asarray(host, dtype=np.float64), dt.np)
-    return np.array(host, dtype=dt.np)
+    """torch.tensor's values as a new array of `dt` (a float8 rounded as c10 rounds it); a
+    Python complex refused by a real dtype (bool takes it), as torch's argument parser does."""
+    try:
+        if dt.np in FLOAT8_NP:
+            return to_float8(np.asarray(host, dtype=np.float64), dt.np)
+        return np.array(host, dtype=dt.np)
+    except TypeError:
+        if any(isinstance(v, complex) for v in np.asarray(host).ravel().tolist()):
+            raise TypeError("'complex' object cannot be interpreted as an integer"
+                            if dt.np.kind in "iu" else "must be real number, not complex"
+                            ) from None
+        raise
 
 
 def _infer_dtype(data: Any) -> dtype:
-    """torch.tensor's inference: any float -> default dtype, else any int -> int64, else bool."""
+    """torch.tensor's inference: any complex -> the default complex dtype, else any float ->
+    default dtype, else any int -> int64, else bool."""
     flat: list[Any] = (np.asarray(data, dtype=object).ravel().tolist() if not np.isscalar(data)
                        else [data])
     kinds = {type(v) for v in flat}
     if any(issubclass(k, Tensor) for k in kinds):
-        dts = [v.dtype for v in flat]
-        return dts[0] if all(d is dts[0] for d in dts) else get_default_dtype()
+        dts: list[dtype] = [v.dtype for v in flat]  # torch promotes the elements' dtypes
+        return functools.reduce(promote_types, dts)
+    if any(issubclass(k, (complex, np.complexfloating)) for k in kinds):
+        return get_default_dtype().to_complex()
     if any(issubclass(k, float) for k in kinds):
         return get_default_dtype()
     if any(issubclass(k, (int, np.integer)) and not issubclass(k, bool) for k in kinds):
@@ -183,6 +197,11 @@ def _nested_array(data: Any) -> np.ndarray:
     return np.array(data if not isinstance(data, Tensor) else data.tolist(), dtype=object)
 
 
+def _number_of(t: Tensor) -> float | complex:
+    """A one-element tensor inside torch.tensor's data, as the number it holds."""
+    return complex(t) if t.dtype.is_complex else float(t)
+
+
 def _from_tensor_break(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Break | None:
     """torch.tensor(t) of a tensor reads its values on the host."""
     if args and isinstance(args[0], Tensor):
@@ -209,7 +228,7 @@ def tensor(data: Any, *, dtype: dtype | None = None, device: DeviceLike | None =
     else:
         objs = _nested_array(data)
         dt = dtype or _infer_dtype(data)
-        host = np.array([float(v) if isinstance(v, Tensor) else v for v in objs.ravel()],
+        host = np.array([_number_of(v) if isinstance(v, Tensor) else v for v in objs.ravel()],
                         dtype=object).reshape(objs.shape) if objs.size else objs
     dev = canonical(device)
     out = new_tensor(host.shape, dt, dev)
@@ -295,6 +314,8 @@ def full(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
 def _scalar_default(value: Number) -> dtype:
     if isinstance(value, bool):
         return bool_
+    if isinstance(value, complex):
+        return get_default_dtype().to_complex()
     return int64 if isinstance(value, int) else get_default_dtype()
 
 
@@ -357,6 +378,8 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, *,
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     ints = all(isinstance(v, int) for v in (start, end, step))
     dt = _check_dtype(dtype, "arange") or (int64 if ints else get_default_dtype())
+    if dt.is_complex:  # (its CPU build's kernel name)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{SCALAR_NAME[dt]}'")
     n = max(0, int(np.ceil((end - start) / step)))
     out = _pinned_if(new_tensor((n,), dt, canonical(device)), pin_memory)
     launch("arange", _arange_kernel, out, (), {"start": start, "step": step})

@@ -148,7 +148,8 @@ def _add(opdef: OpDef, aten: tuple[str, ...] | None) -> None:
     _defs.append(opdef)
 
 
-def _install_method(opdef: OpDef, name: str, renamed: bool) -> Function:
+def _install_method(opdef: OpDef, name: str, renamed: bool,
+                    setter: Callable[[Any, Any], None] | None = None) -> Function:
     func = None
     if opdef.torch_function is not None:
         func = getattr(TensorBase, opdef.torch_function, None)
@@ -164,7 +165,7 @@ def _install_method(opdef: OpDef, name: str, renamed: bool) -> Function:
     opdef.entries[f"Tensor.{name}"] = entry
     _methods[name] = (opdef, renamed)
     if opdef.is_property:
-        prop = property(entry, doc=opdef.impl.__doc__)
+        prop = property(entry, setter, doc=opdef.impl.__doc__)
         _torch_function.show_as(entry, prop.__get__)  # torch shows `Tensor.T.__get__`
         _properties[id(prop)] = opdef
         setattr(TensorBase, name, prop)
@@ -259,14 +260,16 @@ def method(kind: str, *, name: str | None = None, aliases: tuple[str, ...] = (),
     return define
 
 
-def tensor_property(kind: str, name: str) -> Callable[[F], F]:
+def tensor_property(kind: str, name: str,
+                    setter: Callable[[Any, Any], None] | None = None) -> Callable[[F], F]:
     """Define a Tensor property that is an op (`x.T`): modes are shown its getter, as torch
-    shows `Tensor.T.__get__`; tracing records `getattr(x, "T")`."""
+    shows `Tensor.T.__get__`; tracing records `getattr(x, "T")`. `setter`: what
+    `x.name = value` does (`x.real = y` copies into the view)."""
 
     def define(impl: F) -> F:
         opdef = OpDef(name, kind, impl, None, True, fx_target=getattr, is_property=True)
         _add(opdef, ())
-        _install_method(opdef, name, renamed=False)
+        _install_method(opdef, name, renamed=False, setter=setter)
         return impl
 
     return define
@@ -289,6 +292,12 @@ def aten_op(name: str, kind: str) -> None:
 
 
 # --- queries --------------------------------------------------------------------------------------
+
+def property_setter(name: str) -> Function | None:
+    """What `x.name = value` runs, for a Tensor property op that has a setter (`real`)."""
+    prop = getattr(TensorBase, name, None)
+    return prop.fset if isinstance(prop, property) else None
+
 
 def def_of(func: Any) -> OpDef | None:
     """The definition behind a public entry (or a property's `__get__`), else None."""

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fake_torch import _dispatch
-from fake_torch._dtype import bool_, get_default_dtype, int64
+from fake_torch._dtype import (
+    bool_,
+    complex64,
+    complex128,
+    dtype,
+    float64,
+    get_default_dtype,
+    int64,
+)
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor
@@ -134,7 +142,25 @@ def _summarized(a: np.ndarray) -> np.ndarray:
     return np.stack([_summarized(a[i]) for i in rows])
 
 
-def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+class _ComplexFormatter:
+    """A complex element as torch prints it: the real part by a formatter of the real parts,
+    then the imaginary part (by one of the imaginary parts) with its sign and a "j"."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.real = _Formatter(a.real.astype(np.float64), True)
+        self.imag = _Formatter(a.imag.astype(np.float64), True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # + the "j"
+
+    def format(self, value: Any) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"  # (a negative zero prints its own "-")
+        return self.real.format(value.real) + sign + imag
+
+
+Formatter = _Formatter | _ComplexFormatter
+
+
+def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: Formatter) -> str:
     element_length = fmt.max_width + 2
     per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
     e = PRINT_OPTS.edgeitems
@@ -150,7 +176,7 @@ def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) ->
 
 
 def _tensor_str_with_formatter(a: np.ndarray, indent: int, summarize: bool,
-                               fmt: _Formatter) -> str:
+                               fmt: Formatter) -> str:
     if a.ndim == 0:
         return fmt.format(a.item())
     if a.ndim == 1:
@@ -171,7 +197,9 @@ def _tensor_str(a: np.ndarray, floating: bool, indent: int) -> str:
     if a.size == 0:
         return "[]"
     summarize = a.size > PRINT_OPTS.threshold
-    fmt = _Formatter(_summarized(a) if summarize else a, floating)
+    shown = _summarized(a) if summarize else a
+    fmt: Formatter = (_ComplexFormatter(shown) if a.dtype.kind == "c"
+                      else _Formatter(shown, floating))
     return _tensor_str_with_formatter(a, indent, summarize, fmt)
 
 
@@ -187,6 +215,12 @@ def _add_suffixes(tensor_str: str, suffixes: list[str], indent: int) -> str:
             last_line_len += len(suffix) + 2
     parts.append(")")
     return "".join(parts)
+
+
+def _default_complex() -> dtype:
+    """The complex dtype torch's printer leaves unsaid: complex128 under a float64 default,
+    else complex64."""
+    return complex128 if get_default_dtype() is float64 else complex64
 
 
 def _meta_suffixes(t: Tensor) -> list[str]:
@@ -218,7 +252,7 @@ def tensor_repr(t: Tensor) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype not in (get_default_dtype(), int64, bool_):
+        if t.dtype not in (get_default_dtype(), _default_complex(), int64, bool_):
             suffixes.append(f"dtype={t.dtype!r}")
         tensor_str = _tensor_str(a, floating, indent)
     if t.requires_grad:

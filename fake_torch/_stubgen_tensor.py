@@ -46,6 +46,12 @@ def render_tensor_base() -> str:
             if opdef.is_property:
                 lines.append(f"    @property\n    def {name}(self) -> "
                              f"{_typed(sig.return_annotation)}: ...\n")
+                setter = _opdef.property_setter(name)
+                if setter is not None:  # `x.real = y`
+                    value = inspect.signature(setter).parameters["value"].annotation
+                    _collect(value, setter, imports)
+                    lines.append(f"    @{name}.setter\n    def {name}(self, value: "
+                                 f"{_typed(value)}) -> None: ...\n")
             elif fn is not opdef.impl or not variants:
                 decorator = "    @overload\n" if variants else ""
                 lines.append(f"{decorator}    def {name}({_params(sig, renamed)}) -> "

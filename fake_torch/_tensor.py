@@ -27,7 +27,7 @@ from fake_torch._tensor_base import TensorBase
 if TYPE_CHECKING:
     from fake_torch._storage import UntypedStorage
 
-Scalar = bool | int | float
+Scalar = bool | int | float | complex
 Number = int | float
 DType = dtype  # for annotations inside Tensor, whose `dtype` property shadows the name
 
@@ -238,11 +238,6 @@ class Tensor(TensorBase):
             return _meta(Tensor.is_floating_point, _is_floating_point, self)  # type: ignore[no-any-return]
         return self._dtype.is_floating_point
 
-    def is_complex(self) -> bool:
-        if _TF.enabled:
-            return _meta(Tensor.is_complex, _is_complex, self)  # type: ignore[no-any-return]
-        return self._dtype.is_complex
-
     def stride(self, dim: int | None = None) -> Any:
         if _TF.enabled:
             return _meta(Tensor.stride, _stride, self, *(() if dim is None else (dim,)))
@@ -411,10 +406,6 @@ def _is_meta(t: Tensor) -> bool:
 
 def _is_floating_point(t: Tensor) -> bool:
     return t._dtype.is_floating_point
-
-
-def _is_complex(t: Tensor) -> bool:
-    return t._dtype.is_complex
 
 
 def _stride(t: Tensor, dim: int | None = None) -> Any:

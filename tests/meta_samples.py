@@ -37,6 +37,7 @@ class Pool:
         self.X4, self.W4, self.X3 = r(1, 2, 4, 4), r(3, 2, 3, 3), r(1, 2, 5)  # conv, pool
         self.Bm = r(2, 3, 3)  # a batch of matrices
         self.s0, self.i0 = r(), L.tensor(1).to(dev)  # 0-dim
+        self.Z, self.Z0 = L.view_as_complex(r(2, 3, 2)), L.view_as_complex(r(2))  # complex64
         self.C2, self.C2p = r(2), (L.randn(2, generator=g).abs() + 0.5).to(dev)  # per-channel
         # an RNN: input 3, hidden 4, sequence 5, batch 2
         self.seq, self.h0, self.c0, self.x2, self.h2 = r(5, 2, 3), r(1, 2, 4), r(1, 2, 4), \
@@ -87,6 +88,11 @@ SAMPLES: dict[str, Sample] = {
     "Tensor.item": lambda p: ((p.s0,), {}),
     "Tensor.__bool__": lambda p: ((p.s0,), {}),
     "Tensor.__float__": lambda p: ((p.s0,), {}),
+    "Tensor.__complex__": lambda p: ((p.Z0,), {}),
+    "torch.view_as_real": lambda p: ((p.Z,), {}),
+    "torch.view_as_complex": lambda p: ((p.L.view_as_real(p.Z),), {}),
+    "torch.imag": lambda p: ((p.Z,), {}),
+    "Tensor.imag": lambda p: ((p.Z,), {}),
     "Tensor.__int__": lambda p: ((p.s0,), {}),
     "Tensor.__index__": lambda p: ((p.i0,), {}),
     "torch.index_put_": lambda p: ((p.A, (p.idx,), p.V), {}),
@@ -129,6 +135,7 @@ SAMPLES: dict[str, Sample] = {
 
 # ops that cannot run on a meta tensor at all (no sample), and why
 NO_SAMPLE: dict[str, str] = {
+    "Tensor.chalf": "complex32 is not emulated: it raises on every device",
     "torch.from_numpy": "shares a numpy array's memory: always a cpu tensor",
     "torch.frombuffer": "shares a Python buffer's memory: always a cpu tensor",
     "Tensor.record_stream": "marks a cuda tensor's block in use by a cuda stream",
@@ -153,6 +160,7 @@ REFUSES: dict[str, tuple[type[Exception], str]] = {
     "Tensor.item": (RuntimeError, "reads a value on the host"),
     "Tensor.__bool__": (RuntimeError, "reads a value on the host (item)"),
     "Tensor.__float__": (RuntimeError, "reads a value on the host (item)"),
+    "Tensor.__complex__": (RuntimeError, "reads a value on the host (item)"),
     "Tensor.__int__": (RuntimeError, "reads a value on the host (item)"),
     "Tensor.__index__": (RuntimeError, "reads a value on the host (item)"),
     "torch.masked_select": (NotImplementedError, "output size is the mask's count of Trues"),

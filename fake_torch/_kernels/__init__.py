@@ -12,6 +12,7 @@ from fake_torch._kernels import (  # noqa: F401
     clamp,
     closeness,
     compare,
+    complex_ops,
     conv,
     conv_transpose,
     division,

@@ -26,12 +26,18 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
         if not on_cuda and dev.type == "meta":
             return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
         a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
-    except AttributeError:  # a complex dtype has no numpy dtype (`np` unset): no check to pay
+    except AttributeError:  # complex32 has no numpy dtype (`np` unset): no check to pay
         if dt.is_complex:
-            raise NotImplementedError(f"{dt}: complex tensors are not emulated by fake_torch "
-                                      "(the dtype exists; no tensor can hold it)") from None
+            raise complex32_refused() from None
         raise
     return Tensor._make(a, dev, storage, dt)
+
+
+def complex32_refused() -> NotImplementedError:
+    """The refusal of a complex32 (chalf) tensor, wherever one would be made."""
+    return NotImplementedError("torch.complex32 (chalf) tensors are not emulated by fake_torch "
+                               "(numpy has no complex of halves; torch's own support is "
+                               "experimental)")
 
 
 def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
@@ -104,7 +110,9 @@ def scalar_dtype(value: Scalar) -> dtype:
         return int64
     if isinstance(value, float):
         return get_default_dtype()
-    raise TypeError(f"expected a Tensor, bool, int or float, got {type(value).__name__}")
+    if isinstance(value, complex):  # complex64 under float32, torch's default complex dtype
+        return get_default_dtype().to_complex()
+    raise TypeError(f"expected a Tensor, bool, int, float or complex, got {type(value).__name__}")
 
 
 def result_type(*operands: Tensor | Scalar) -> dtype:

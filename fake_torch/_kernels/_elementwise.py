@@ -10,6 +10,9 @@ Dtype roles in one launch (TensorIterator's words):
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +22,7 @@ from fake_torch import _dispatch
 from fake_torch._device import CPU, device
 from fake_torch._dtype import (
     ALL_DTYPES,
+    COMPLEX_DTYPES,
     FLOAT8_DTYPES,
     LIMITED_DTYPES,
     bfloat16,
@@ -38,7 +42,7 @@ from fake_torch._kernels._common import (
     scalar_dtype,
 )
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, cast_float8
-from fake_torch._kernels._limited import LIMITED, check_kernel
+from fake_torch._kernels._limited import CHECKED, COMPLEX, check_kernel, complex_not_emulated
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
@@ -82,7 +86,8 @@ def quiet_call(f: Callable[[], None]) -> None:
         exit_quiet(token)
 
 
-DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES + LIMITED_DTYPES}  # "Float", "Long"
+# "Float", "Long", "ComplexFloat"
+DTYPE_NAMES = {d: scalar_type_name(d) for d in ALL_DTYPES + LIMITED_DTYPES + COMPLEX_DTYPES}
 _REDUCED = (float16, bfloat16)
 _IN_FLOAT32 = frozenset((float16, bfloat16, *FLOAT8_DTYPES))
 
@@ -98,8 +103,10 @@ def not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:
-    """torch.can_cast: no float -> integral, no non-bool -> bool."""
-    if from_.is_floating_point and not to.is_floating_point:
+    """torch.can_cast: no complex -> real, no float -> integral, no non-bool -> bool."""
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and not (to.is_floating_point or to.is_complex):
         return False
     return not (from_ is not bool_ and to is bool_)
 
@@ -113,9 +120,9 @@ def device_error() -> RuntimeError:
 
 def operand(x: Any, fn: str, arg: str, pos: int) -> Operand:
     """A Tensor or Python number; numpy scalars become Python numbers; else torch's TypeError."""
-    if isinstance(x, (Tensor, bool, int, float)):
+    if isinstance(x, (Tensor, bool, int, float, complex)):
         return x
-    if isinstance(x, (np.bool_, np.integer, np.floating)):
+    if isinstance(x, (np.bool_, np.integer, np.floating, np.complexfloating)):
         return x.item()
     raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not "
                     f"{type(x).__name__}")
@@ -129,10 +136,11 @@ def tensor_arg(x: Any, fn: str, arg: str = "input", pos: int = 1) -> Tensor:
 
 
 def is_number(x: object) -> bool:
-    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
+    return isinstance(x, (bool, int, float, complex, np.bool_, np.integer, np.floating,
+                          np.complexfloating))
 
 
-_PLAIN = (int, float, bool)
+_PLAIN = (int, float, bool, complex)
 
 
 def binary_operands(fname: str, input: Any, other: Any) -> tuple[Operand, Operand]:
@@ -246,6 +254,8 @@ def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
     fake_torch._kernels._float8_cast; float4_e2m1fn_x2's packed bytes convert to nothing."""
     if a.dtype == to:
         return a
+    if a.dtype.kind == "c" and to.kind not in "cb":  # complex -> real keeps the real part
+        a = a.real  # (numpy's own cast would warn; torch warned at the op, `warn_complex_cast`)
     if to in FLOAT8_NP or a.dtype in FLOAT8_NP or PACKED_NP in (to, a.dtype):
         if PACKED_NP in (to, a.dtype):
             raise NotImplementedError("\"copy_kernel\" not implemented for 'Float4_e2m1fn_x2'")
@@ -259,6 +269,27 @@ def cast_array(a: np.ndarray, to: np.dtype[Any]) -> np.ndarray:
         return np.where(wide, np.where(wide, a, 0).astype(np.int64).astype(np.uint8),
                         a.astype(np.uint8))
     return a.astype(to)
+
+
+def warn_complex_cast(src: dtype, dst: dtype) -> None:
+    """torch's warning for a copy that drops imaginary parts (to(), copy_ into a real tensor;
+    torch warns once per process, TORCH_WARN_ONCE; Python's filters decide here)."""
+    if src.is_complex and not dst.is_complex and dst is not bool_:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=_user_stacklevel())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first caller outside fake_torch (torch's C++ warnings name the
+    Python line that called the op)."""
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
+                                        or frame.f_code.co_filename.startswith("<fake_torch")):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # --- fused multiply-add -------------------------------------------------------------------------
@@ -322,12 +353,15 @@ def _cast_through(x: np.ndarray, dtypes: tuple[np.dtype[Any], ...]) -> np.ndarra
     return x
 
 
-def _input_plan(x: Tensor, i: int, promo: dtype, cdt: dtype, keep: tuple[int, ...],
+def _input_plan(op: str, x: Tensor, i: int, promo: dtype, cdt: dtype, keep: tuple[int, ...],
                 raw: int | None) -> tuple[np.dtype[Any], ...] | None:
     """The casts one tensor input goes through: to the common dtype, then to the compute
     dtype; an unrounded scalar-like input (raw) straight to the compute dtype."""
     if i in keep:
         return None
+    if x._dtype is not promo and x._dtype in COMPLEX and promo not in COMPLEX:
+        # an op whose promotion forgot complex: numpy's cast would drop the imaginary part
+        raise complex_not_emulated(op, x._dtype)
     if i == raw:
         return None if x._dtype is cdt else (cdt.np,)
     chain = () if x._dtype is promo else (promo.np,)
@@ -360,7 +394,7 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     opmath_arg: the operand mul/div/lerp read unrounded in float32 when the common dtype is
     float16/bfloat16 and it is a Python scalar or one element (torch's original_scalar_value);
     keep: operands passed to fn as they are (where's condition)."""
-    if promo in LIMITED:
+    if promo in CHECKED:
         check_kernel(op, promo, error_tensor(*operands))
     if kw is None and not keep:
         fast = _plain_pointwise(op, fn, operands, promo, bool_ if bool_result else promo,
@@ -390,7 +424,7 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
     for i, x in enumerate(operands):
         if isinstance(x, Tensor):
             inputs.append(x)
-            plan.append(_input_plan(x, i, promo, cdt, keep, raw))
+            plan.append(_input_plan(op, x, i, promo, cdt, keep, raw))
         else:
             inputs.append(x if x is None else _scalar_value(x, promo, cdt, i == unrounded))
             plan.append(None)

@@ -45,7 +45,7 @@ def no_out(out: Tensor | None, fn: str) -> None:
 
 def finish(t: Tensor, requires_grad: bool) -> Tensor:
     """Apply a factory's requires_grad, which torch allows on floating tensors only."""
-    if requires_grad and not t.dtype.is_floating_point:
+    if requires_grad and not (t.dtype.is_floating_point or t.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     return t.requires_grad_(requires_grad)

@@ -7,6 +7,7 @@ writes through views behave as in torch.
 
 from __future__ import annotations
 
+import math
 import operator
 import weakref
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch._device import device
-from fake_torch._dtype import SCALAR_NAME, bfloat16, bool_, dtype, float16
+from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
 from fake_torch._tensor import Tensor
 
@@ -346,7 +347,7 @@ _C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int6
             "bfloat16": "c10::BFloat16"}
 
 
-def check_scalar_fits(value: bool | int | float, dt: dtype) -> None:
+def check_scalar_fits(value: bool | int | float | complex, dt: dtype) -> None:
     """An assigned Python scalar (`t[i] = v`): an int outside int64 is refused as Python's
     unpacking refuses it; one an integral dtype cannot hold too (uint8 takes -255..255,
     wrapping); a float overflows a floating dtype to inf silently, as in torch."""
@@ -354,11 +355,12 @@ def check_scalar_fits(value: bool | int | float, dt: dtype) -> None:
         return
     if isinstance(value, int) and not -2**63 <= value < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    if dt not in (float16, bfloat16):
+    if dt not in (float16, bfloat16) or isinstance(value, complex):
         checked_convert(value, dt)
 
 
-def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
+def checked_convert(value: bool | int | float | complex,
+                    dt: dtype) -> bool | int | float | complex:
     """c10's checked_convert of a Scalar argument into `dt` (fill_, full, new_full, masked_fill,
     index_fill, scatter, clamp): a Python int must fit 64 bits (the argument parser's
     OverflowError); then a value outside the dtype's range overflows (c10::overflows): NaN and
@@ -367,14 +369,16 @@ def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
     negative int wrapped into an unsigned dtype, as c10's conversion wraps it)."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, complex):
+        return _checked_complex(value, dt)
     if isinstance(value, int):
         if value >= 2**64:
             raise OverflowError("int too big to convert")
         if value < -2**63:
             raise OverflowError("can't convert negative int to unsigned")
     name = repr(dt).removeprefix("torch.")
-    if name not in _C_TYPES:  # bool, float64, and what c10 does not check here (float8)
-        return value
+    if name not in _C_TYPES:  # bool, float64, complex, and what c10 does not check (float8)
+        return _checked_complex(complex(value), dt) if dt.is_complex else value
     if dt.np.kind in "iu":
         info = np.iinfo(dt.np)
         if isinstance(value, float):
@@ -391,3 +395,19 @@ def checked_convert(value: bool | int | float, dt: dtype) -> bool | int | float:
     if isinstance(value, int) and value < 0 and dt.np.kind == "u":
         return int(value) % (int(np.iinfo(dt.np).max) + 1)
     return value
+
+
+def _checked_complex(value: complex, dt: dtype) -> bool | int | float | complex:
+    """checked_convert of a Python complex: a complex dtype takes it (within its range), bool
+    any; a real dtype only one whose imaginary part is 0, as its real part."""
+    if dt is bool_:
+        return value != 0
+    if dt.is_complex:
+        top = float(np.finfo(dt.np).max)
+        if all(not math.isfinite(v) or -top <= v <= top for v in (value.real, value.imag)):
+            return value
+    elif value.imag == 0:
+        return checked_convert(value.real, dt)
+    name = repr(dt).removeprefix("torch.")
+    ctype = _C_TYPES.get(name) or CPP_NAME[dt]
+    raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")

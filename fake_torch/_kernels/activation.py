@@ -56,11 +56,11 @@ def threshold_op(op: str, input: Any, threshold: Any, value: Any, inplace: bool)
         if not is_number(number):
             raise TypeError(f"threshold(): argument '{name}' (position {position}) must be "
                             f"Number, not {type(number).__name__}")
-    if x.dtype is bool_:
+    if x.dtype is bool_ or x.dtype.is_complex:
         raise not_implemented(kernel_name(x, "threshold_cpu", "threshold_cuda"), x.dtype)
     limit, fill = (checked_convert(v, x.dtype) for v in (threshold, value))
     if not x.dtype.is_floating_point:  # an integral dtype truncates them, as a C++ cast
-        limit, fill = int(limit), int(fill)
+        limit, fill = int(limit.real), int(fill.real)
     return pointwise(op, _threshold, [x], promo=x.dtype, result=x.dtype,
                      out=x if inplace else None, kw={"threshold": limit, "value": fill})
 

@@ -24,6 +24,7 @@ from fake_torch._kernels._elementwise import (
     promote,
     tensor_arg,
 )
+from fake_torch._kernels._strides import checked_convert
 from fake_torch._kernels.cast import check_fits
 from fake_torch._kernels.pointwise_math import cpp_name, kernel_name
 from fake_torch._opdef import POINTWISE, VIEW, method, op
@@ -42,7 +43,11 @@ def _check_alpha(alpha: Any, promo: Any, fname: str) -> None:
                         f"{type(alpha).__name__}")
     if isinstance(alpha, (bool, np.bool_)) and promo is not bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not promo.is_floating_point and isinstance(alpha, (float, np.floating)):
+    if not promo.is_complex and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+    if (not (promo.is_floating_point or promo.is_complex)
+            and isinstance(alpha, (float, np.floating))):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
 
@@ -196,7 +201,9 @@ def _pow(op: str, input: Any, exponent: Any, out: Tensor | None) -> Tensor:
     if isinstance(input, Tensor) and is_number(exponent):
         e: Scalar = exponent.item() if isinstance(exponent, np.generic) else exponent
         promo = result_type(input, e)
-        if not promo.is_floating_point:
+        if promo.is_complex:  # rounded to the common dtype first, as a float exponent is
+            e = complex(np.array(e).astype(promo.np))
+        elif not promo.is_floating_point:
             if isinstance(e, int) and not isinstance(e, bool) and e < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             check_fits(e, promo)
@@ -261,10 +268,12 @@ def _lerp(op: str, input: Any, end: Any, weight: Any, out: Tensor | None) -> Ten
         raise RuntimeError(f"expected dtype {cpp_name(x.dtype)} for `end` but got dtype "
                            f"{cpp_name(e.dtype)}")
     w = operand(weight, "lerp", "weight", 3)
+    if isinstance(w, complex) and not x.dtype.is_complex:  # read in x's dtype, checked (c10)
+        w = checked_convert(w, x.dtype)
     if isinstance(w, Tensor) and w.dim() > 0 and w.dtype is not x.dtype:
         raise RuntimeError(f"expected dtype {cpp_name(x.dtype)} for `weight` but got dtype "
                            f"{cpp_name(w.dtype)}")
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         cpu = "lerp_kernel_tensor" if isinstance(w, Tensor) else "lerp_kernel_scalar"
         raise not_implemented(kernel_name(x, cpu, "lerp_cuda"), x.dtype)
     return pointwise(op, _lerp_fn, [x, e, w], promo=x.dtype, result=x.dtype, out=out,

@@ -48,6 +48,7 @@ from fake_torch._kernels._elementwise import (
     operand,
     quiet_call,
     tensor_arg,
+    warn_complex_cast,
 )
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
@@ -93,6 +94,8 @@ def _copy_kind(src: Tensor, dst: Tensor) -> str:
 
 def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
              contiguous: bool = False) -> Tensor:
+    if x._dtype.is_complex and not dt.is_complex:
+        warn_complex_cast(x._dtype, dt)
     out = new_output(x.shape, dt, dev, () if contiguous else (x,))
     kind = _copy_kind(x, out)
     if kind == "memcpy_d2h" and non_blocking and _dispatch.current_mode().counts_launches:
@@ -321,6 +324,8 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
                            f"broadcast shape {list(shape)}")
     assert_no_internal_overlap(self)
     assert_no_partial_overlap(self, s)
+    if s._dtype.is_complex and not self._dtype.is_complex:
+        warn_complex_cast(s._dtype, self._dtype)
     kind = _copy_kind(s, self)
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         _host_copy("copy_", s, self, kind, non_blocking)
@@ -376,8 +381,12 @@ def _type_string(t: Tensor) -> str:
 
 
 def check_fits(value: Scalar, dt: dtype) -> None:
-    """torch refuses to store a scalar an integral dtype cannot hold (fill_, where, full)."""
-    if dt is bool_ or dt.is_floating_point:
+    """torch refuses to store a scalar an integral dtype cannot hold (fill_, where, full), and
+    a complex one with an imaginary part in a real dtype."""
+    if isinstance(value, complex):
+        checked_convert(value, dt)
+        return
+    if dt is bool_ or dt.is_floating_point or dt.is_complex:
         return
     info = np.iinfo(dt.np)
     v = float(value) if isinstance(value, float) else int(value)
@@ -388,7 +397,7 @@ def check_fits(value: Scalar, dt: dtype) -> None:
 
 
 @op(POINTWISE, method=True)
-def fill_(self: Tensor, value: Tensor | Number) -> Tensor:
+def fill_(self: Tensor, value: Tensor | Number | complex) -> Tensor:
     """Every element <- value: one "fill_" launch (a memset when value is 0)."""
     if isinstance(value, Tensor):
         if value.dim() != 0:
@@ -416,7 +425,7 @@ def zero_(self: Tensor) -> Tensor:
 
 
 @op(POINTWISE)
-def scalar_tensor(s: Number, *, dtype: dtype | None = None,
+def scalar_tensor(s: Number | complex, *, dtype: dtype | None = None,
                   device: DeviceLike | None = None) -> Tensor:
     """A 0-dim tensor holding `s` (default dtype unless given): one fill launch."""
     if not is_number(s):
@@ -455,10 +464,6 @@ def is_tensor(obj: object) -> bool:
 
 def is_floating_point(input: Tensor) -> bool:
     return tensor_arg(input, "is_floating_point").dtype.is_floating_point
-
-
-def is_complex(input: Tensor) -> bool:
-    return tensor_arg(input, "is_complex").dtype.is_complex
 
 
 def numel(input: Tensor) -> int:

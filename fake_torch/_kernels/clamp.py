@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import dtype
+from fake_torch._dtype import dtype, float64
 from fake_torch._kernels._common import result_type
 from fake_torch._kernels._elementwise import DTYPE_NAMES, can_cast, is_number, pointwise, tensor_arg
 from fake_torch._kernels._strides import checked_convert
@@ -52,6 +52,10 @@ def _clamp(op: str, input: Any, lo: Any, hi: Any, out: Tensor | None) -> Tensor:
         raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), "
                         "but expected one of:\n * (Tensor min = None, Tensor max = None)\n"
                         " * (Number min = None, Number max = None)")
+    if not x.dtype.is_complex and any(isinstance(b, complex) for b in bounds):
+        # a complex Number bound of a real clamp is read as a double, checked (c10)
+        lo, hi = (checked_convert(b, float64) if isinstance(b, complex) else b for b in (lo, hi))
+        bounds = [b for b in (lo, hi) if b is not None]
     promo = result_type(x, *bounds)
     if not any(as_tensors):
         for b in bounds:  # c10 converts a Number bound to the op's dtype, checked

@@ -49,12 +49,12 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     b = tensor_arg(other, "isclose", "other", 2)
     _check_close_args(a, b, rtol, atol)
     close = eq(a, b)
-    if equal_nan and a.dtype.is_floating_point:
+    if equal_nan and (a.dtype.is_floating_point or a.dtype.is_complex):
         close = bitwise_or_(close, bitwise_and(isnan(a), isnan(b)))
     if rtol == 0 and atol == 0:
         return close
     cast_a = to(a, get_default_dtype()) if a.dtype is bool_ else a
-    cast_b = b if b.dtype.is_floating_point else to(b, get_default_dtype())
+    cast_b = b if b.dtype.is_floating_point or b.dtype.is_complex else to(b, get_default_dtype())
     allowed = add(abs_(mul(cast_b, rtol)), atol)
     actual = abs_(sub(cast_a, cast_b))
     return bitwise_or_(close, bitwise_and_(isfinite(actual), le(actual, allowed)))
@@ -64,7 +64,7 @@ def isclose_np(a: np.ndarray, b: np.ndarray, rtol: float, atol: float,
                 equal_nan: bool) -> Any:
     """isclose's arithmetic in numpy, in the dtypes torch's composite uses."""
     close = a == b
-    floating = from_numpy_dtype(a.dtype).is_floating_point
+    floating = from_numpy_dtype(a.dtype).is_floating_point or a.dtype.kind == "c"
     if equal_nan and floating:
         close |= np.isnan(a) & np.isnan(b)
     if rtol == 0 and atol == 0:

@@ -27,10 +27,11 @@ from fake_torch._kernels._elementwise import (
 )
 from fake_torch._kernels.arith import mul
 from fake_torch._kernels.cast import check_fits, scalar_tensor, to
+from fake_torch._kernels.complex_ops import imag_, real_
 from fake_torch._kernels.pointwise_math import abs as abs_
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, method, op
-from fake_torch._tensor import Number, Tensor
+from fake_torch._tensor import Number, Scalar, Tensor
 
 # --- comparisons -------------------------------------------------------------------------------
 
@@ -307,6 +308,8 @@ def isfinite(input: Tensor) -> Tensor:
     """torch's composite: (x == x) * (x.abs() != inf) for floats (4 launches, abs first);
     integers are always finite (one ones_like launch)."""
     x = tensor_arg(input, "isfinite")
+    if x.dtype.is_complex:  # torch: both parts finite (two real isfinites and an in-place &)
+        return bitwise_and_(isfinite(real_(x)), isfinite(imag_(x)))
     if not x.dtype.is_floating_point:
         from fake_torch._factories import ones_like  # the factories import the op modules
 
@@ -357,6 +360,6 @@ def where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Ten
     return where(condition, self, other)  # type: ignore[no-any-return]
 
 
-def _scalar_operand(v: Number, rt: dtype, ref: Tensor) -> Tensor:
+def _scalar_operand(v: Scalar, rt: dtype, ref: Tensor) -> Tensor:
     check_fits(v, rt)
     return scalar_tensor(v, dtype=rt, device=ref.device)

@@ -85,7 +85,7 @@ def _div(op: str, input: Any, other: Any, rounding_mode: Any, out: Tensor | None
     a, b = binary_operands("div", input, other)
     promo = promote(a, b)
     if rounding_mode is None:
-        if not promo.is_floating_point:
+        if not (promo.is_floating_point or promo.is_complex):
             promo = get_default_dtype()
         return pointwise(op, np.true_divide, [a, b], promo=promo, result=promo, out=out,
                          opmath_arg=1)

@@ -90,16 +90,32 @@ def _one_element(self: Tensor) -> None:
         raise ValueError("only one element tensors can be converted to Python scalars")
 
 
+def _real_value(value: Any, ctype: str) -> Any:
+    """A complex element read as a real number: its real part, if its imaginary part is 0
+    (c10's checked conversion); a real element as it is."""
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return value.real
+    return value
+
+
 @method(HOST, name="__float__", aten=())
 def float_(self: Tensor) -> float:
     _one_element(self)
-    return float(item(self))
+    return float(_real_value(item(self), "double"))
 
 
 @method(HOST, name="__int__", aten=())
 def int_(self: Tensor) -> int:
     _one_element(self)
-    return int(item(self))
+    return int(_real_value(item(self), "int64_t"))
+
+
+@method(HOST, name="__complex__", aten=())
+def complex_(self: Tensor) -> complex:
+    _one_element(self)
+    return complex(item(self))
 
 
 @method(HOST, name="__index__", aten=())

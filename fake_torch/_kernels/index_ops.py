@@ -334,6 +334,9 @@ def _index_fill(self: Tensor, dim: int, index: Tensor, value: Any, op: str,
                                f"tensor with {value.dim()} dimension(s).")
         value_t, value = (value,), None
     else:
+        if isinstance(value, complex) and not self.dtype.is_complex:
+            raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is "
+                               "not supported")
         value = checked_convert(value, self.dtype)
     params = {"dim": d, "value": value}
     if inplace:

@@ -264,9 +264,11 @@ def _value_tensor(t: Tensor, value: Any) -> Tensor:
     (no launch; torch: scalar_tensor_static)."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float, np.generic)):
+    if isinstance(value, (bool, int, float, complex, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
         check_scalar_fits(py, t.dtype)
+        if isinstance(py, complex) and not t.dtype.is_complex:
+            py = py.real  # (its imaginary part is 0: check_scalar_fits refused any other)
         return Tensor._make(np.array(py).astype(t.dtype.np), CPU)
     raise TypeError(f"can't assign a {type(value).__name__} to a {type_string(t)}")
 

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import CPP_NAME, bool_, dtype, get_default_dtype
+from fake_torch._dtype import CPP_NAME, bool_, complex64, complex128, dtype, get_default_dtype
 from fake_torch._kernels._elementwise import (
+    new_output,
     not_implemented,
     pointwise,
     tensor_arg,
@@ -37,7 +38,7 @@ def kernel_name(x: Tensor, cpu: str, cuda: str) -> str:
 def _int_to_float(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:
     """exp, log, sqrt, sigmoid, ...: integral inputs compute in the default float dtype."""
     x = tensor_arg(input, op)
-    promo = x.dtype if x.dtype.is_floating_point else get_default_dtype()
+    promo = x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else get_default_dtype()
     return pointwise(op, fn, [x], promo=promo, result=promo, out=out)
 
 
@@ -244,7 +245,7 @@ def _relu(op: str, input: Any, out: Tensor | None) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """torch.nn.functional.silu: x * sigmoid(x), in one kernel."""
-    x = _float_only(input, "silu", "silu_cpu", "silu_cuda")
+    x = _float_only(input, "silu", "silu_cpu", "silu_cuda", complex_ok=True)
     out = x if inplace else None
     return pointwise("silu_" if inplace else "silu", _silu, [x], promo=x.dtype,
                      result=x.dtype, out=out)
@@ -259,9 +260,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return pointwise("gelu", fn, [x], promo=x.dtype, result=x.dtype)
 
 
-def _float_only(input: Any, fname: str, cpu: str, cuda: str) -> Tensor:
+def _float_only(input: Any, fname: str, cpu: str, cuda: str, complex_ok: bool = False) -> Tensor:
     x = tensor_arg(input, fname)
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or (complex_ok and x.dtype.is_complex)):
         raise not_implemented(kernel_name(x, cpu, cuda), x.dtype)
     return x
 
@@ -297,19 +298,44 @@ def _check_abs(x: Any) -> None:
         raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), x.dtype)
 
 
+_COMPLEX = (complex64, complex128)
+
+
+def complex_to_real(op: str, fn: Any, x: Tensor, out: Tensor | None) -> Tensor:
+    """abs and angle of a complex tensor, as torch computes them: complex -> complex into a
+    temporary, then its real parts copied into the real result (two launches, `op` and a
+    `copy_`: ATen's unary_op_impl_with_complex_to_float_out; an H200 ran both kernels)."""
+    temp = pointwise(op, fn, [x], promo=x._dtype, result=x._dtype)
+    real = x._dtype.to_real()
+    if out is None:
+        out = new_output(temp.shape, real, temp.device, (temp,))
+    elif out._dtype.is_complex or out.shape != temp.shape:
+        raise NotImplementedError(f"torch.{op}(complex, out=) into a {out._dtype} tensor of "
+                                  f"shape {list(out.shape)} is not emulated by fake_torch")
+    return pointwise("copy_", np.real, [temp], promo=x._dtype, result=real, out=out)
+
+
 @op(POINTWISE, method=True, aliases=("absolute",))
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    _check_abs(input)
-    return _same_dtype("abs", np.abs, input, out)
+    """|x|, in x's dtype; of a complex tensor a real one (its magnitudes)."""
+    x = tensor_arg(input, "abs")
+    dt = x._dtype
+    if dt is bool_:
+        raise not_implemented(kernel_name(x, "abs_cpu", "abs_cuda"), dt)
+    if dt in _COMPLEX:
+        return complex_to_real("abs", np.abs, x, out)
+    return pointwise("abs", np.abs, [x], promo=dt, result=dt, out=out)
 
 
 @op(POINTWISE, method=True, method_aliases=("absolute_",))
 def abs_(input: Tensor) -> Tensor:
     _check_abs(input)
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
     return _same_dtype("abs_", np.abs, input, input)
 
 
-def _sign(x: np.ndarray) -> Any:
+def sign_values(x: np.ndarray) -> Any:
     """torch's sign: (0 < x) - (x < 0), so sign(nan) is 0."""
     if x.dtype == np.bool_:
         return x
@@ -318,12 +344,12 @@ def _sign(x: np.ndarray) -> Any:
 
 @op(POINTWISE, method=True)
 def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    return _same_dtype("sign", _sign, input, out)
+    return _same_dtype("sign", sign_values, input, out)
 
 
 @method(POINTWISE)
 def sign_(input: Tensor) -> Tensor:
-    return _same_dtype("sign_", _sign, input, input)
+    return _same_dtype("sign_", sign_values, input, input)
 
 
 def _rounding(op: str, fn: Any, input: Any, out: Tensor | None) -> Tensor:

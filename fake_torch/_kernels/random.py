@@ -8,6 +8,7 @@ Each call is ONE launch named as torch's aten op; the generator hands the kernel
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fake_torch._device import DeviceLike
@@ -15,6 +16,7 @@ from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
 from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
+from fake_torch._kernels._limited import complex_not_emulated
 from fake_torch._kernels._random_common import (
     device_kernel,
     draw,
@@ -26,6 +28,7 @@ from fake_torch._kernels._random_common import (
     require_float,
     type_range,
 )
+from fake_torch._kernels.complex_ops import view_as_real
 from fake_torch._opdef import POINTWISE, RANDOM, method, op
 from fake_torch._tensor import Tensor
 
@@ -33,6 +36,9 @@ from fake_torch._tensor import Tensor
 
 
 def _uniform(op: str, out: Tensor, low: float, high: float, generator: Generator | None) -> Tensor:
+    if out.dtype.is_complex:  # torch draws both parts from U[low, high): its real view's draw
+        _uniform(op, view_as_real(out), low, high, generator)
+        return out
     require_float(out.dtype, "check_uniform_bounds")
     lowest, highest = type_range(out.dtype)
     for name, v in (("from", low), ("to", high)):
@@ -83,6 +89,9 @@ def uniform_(input: Tensor, *args: float, generator: Generator | None = None,
 
 def _normal_fill(op: str, out: Tensor, mean: float, std: float,
                  generator: Generator | None) -> Tensor:
+    if out.dtype.is_complex:  # torch draws both parts with std / sqrt(2) (E|z|^2 = std^2)
+        _normal_fill(op, view_as_real(out), mean, std / math.sqrt(2), generator)
+        return out
     if out.numel():  # (torch's normal kernel returns before its dtype dispatch when empty)
         require_float(out.dtype, device_kernel("normal_kernel_{dev}", out.device))
     if std < 0:
@@ -136,6 +145,8 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
     dev = _common.common_device(*tensors)
     shape = _common.broadcast_shapes(*(x.shape for x in tensors))
     dt = tensors[0].dtype
+    if dt.is_complex:
+        raise complex_not_emulated("normal", dt)
     require_float(dt, device_kernel("normal_kernel_{dev}", dev))
     if not isinstance(std, Tensor) and std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt(std)}")
@@ -168,6 +179,10 @@ def bernoulli_(input: Tensor, p: Tensor | float = 0.5, *,
                generator: Generator | None = None) -> Tensor:
     """Tensor.bernoulli_: each element 1 with probability p (a float, or a tensor that
     broadcasts to input), else 0."""
+    if input.dtype.is_complex:  # (torch's dispatch names the kernel of p's kind)
+        kind = "tensor_{dev}_self_" if isinstance(p, Tensor) else "scalar_{dev}_"
+        raise NotImplementedError(f"\"{device_kernel('bernoulli_' + kind, input.device)}\" not "
+                                  f"implemented for '{SCALAR_NAME[input.dtype]}'")
     if isinstance(p, Tensor):
         require_float(p.dtype, device_kernel("bernoulli_tensor_{dev}_p_", input.device))
         _common.common_device(input, p)

@@ -17,7 +17,7 @@ import numpy as np
 from fake_torch import return_types
 from fake_torch._dtype import SCALAR_NAME, bool_, dtype, int64, uint8
 from fake_torch._kernels._common import launch, new_tensor
-from fake_torch._kernels._limited import LIMITED, check_kernel
+from fake_torch._kernels._limited import CHECKED, check_kernel
 from fake_torch._kernels._reduce_util import (
     DimArg,
     acc_np,
@@ -35,7 +35,7 @@ from fake_torch._tensor import Tensor, wrap_dim
 def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: bool, dt: dtype,
             **params: Any) -> Tensor:
     """One launch of `kernel` folding `axes` of `x` into a new tensor of dtype `dt`."""
-    if x._dtype in LIMITED:  # float8, uint16/32/64: few reductions compiled for them
+    if x._dtype in CHECKED:  # float8, uint16/32/64: few reductions compiled for them; complex
         check_kernel(op, x._dtype, x)
     out = new_tensor(out_shape(x._a.shape, axes, keepdim), dt, x._device)
     launch(op, kernel, out, (x,), {"axes": axes, **params})
@@ -44,7 +44,7 @@ def _reduce(op: str, kernel: Any, x: Tensor, axes: tuple[int, ...], keepdim: boo
 
 def _int_to_long(dt: dtype) -> dtype:
     """sum/prod/cumsum of bool or integer tensors accumulate into int64, as in torch."""
-    return dt if dt.is_floating_point else int64
+    return dt if dt.is_floating_point or dt.is_complex else int64
 
 
 # --- sum, mean, prod -----------------------------------------------------------------------
@@ -73,7 +73,7 @@ def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
     check_out(out, "mean")
     check_dim_list_args("mean", dim, dtype)
     dt = dtype or input.dtype
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         which = "Optional" if dtype is not None else "Input"
         raise RuntimeError("mean(): could not infer output dtype. "
                            f"{which} dtype must be either a floating point or complex dtype. "
@@ -163,7 +163,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False,
     check_out(out, "aminmax")
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
-    if input._dtype in LIMITED:
+    if input._dtype in CHECKED:
         check_kernel("aminmax", input._dtype, input)
     if dim is None:
         if input.numel() == 0:
@@ -265,6 +265,8 @@ def _max_min(fn: str, x: Tensor, dim: int | None, keepdim: bool,
         axes = tuple(range(x.dim()))
         _check_nonempty(fn, x, axes, dim_given=False)
         return _reduce(fn, _extreme_kernel, x, axes, False, x.dtype, largest=fn == "max"), None
+    if x._dtype.is_complex:
+        raise RuntimeError(f"{fn}(): does not support complex input")
     axis = wrap_dim(dim, x.dim())
     axes = (axis,) if x.dim() > 0 else ()
     _check_nonempty(fn, x, axes, dim_given=True)
@@ -301,8 +303,9 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 def _arg_extreme(fn: str, x: Tensor, dim: int | None, keepdim: bool) -> Tensor:
-    if x.dtype is bool_:
-        raise RuntimeError(f"{fn}(): does not support bool input")
+    if x.dtype is bool_ or x.dtype.is_complex:
+        raise RuntimeError(f"{fn}(): does not support {'bool' if x.dtype is bool_ else 'complex'}"
+                           " input")
     axes = reduce_dims(x.dim(), dim)
     _check_nonempty(fn, x, axes, dim_given=dim is not None)
     shape = out_shape(x.shape, axes, keepdim) if dim is not None or keepdim else ()

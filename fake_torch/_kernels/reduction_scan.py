@@ -95,7 +95,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
         raise TypeError(f"cumsum(): argument 'dim' must be int, not {type(dim).__name__}")
     check_dtype_arg(dtype, "cumsum")
     axis = wrap_dim(dim, input.dim())
-    dt = dtype or (input.dtype if input.dtype.is_floating_point else int64)
+    dt = dtype or (input.dtype if input.dtype.is_floating_point or input.dtype.is_complex
+                   else int64)
     result = new_tensor(input.shape, dt, input.device)
     launch("cumsum", _cumsum_kernel, result, (input,),
            {"axis": axis if input.dim() > 0 else None, "acc": acc_np(dt)})

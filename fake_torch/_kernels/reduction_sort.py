@@ -52,6 +52,9 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 def _sorted(op: str, x: Tensor, dim: int, descending: bool,
             k: int | None) -> tuple[Tensor, Tensor]:
+    if x._dtype.is_complex:  # torch's text, with its leading space (its CPU build's)
+        raise RuntimeError(f" {'Sort' if op == 'sort' else op} does not support complex dtypes "
+                           "on CPU")
     axis = wrap_dim(dim, x.dim())
     shape = list(x.shape)
     if k is not None and shape:

@@ -1,5 +1,6 @@
-"""Statistics over dims: var, std, var_mean, std_mean (one launch each, named so) and norms (launch
-`linalg_vector_norm`, which torch.norm and Tensor.norm also reach for vector and Frobenius norms).
+"""Statistics over dims: var, std, var_mean, std_mean (one launch each, named so) and norms
+(launch `linalg_vector_norm`, which torch.norm and Tensor.norm also reach for vector and
+Frobenius norms).
 
 var/std accumulate in float64 (torch's CPU accumulation type for them) and round once.
 """
@@ -22,6 +23,9 @@ from fake_torch._kernels._reduce_util import (
     out_shape,
     reduce_dims,
 )
+from fake_torch._kernels.arith import add
+from fake_torch._kernels.complex_ops import imag_, real_
+from fake_torch._kernels.pointwise_math import sqrt_
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Number, Tensor
 
@@ -58,7 +62,10 @@ def std_mean(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = N
 
 def _moments(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keepdim: bool,
              correction: Number | None) -> tuple[Tensor, Tensor]:
-    axes, dof = _axes_dof(fn, x, dim, unbiased, correction)
+    dim, correction = _parse(fn, x, dim, unbiased, correction)
+    if x.dtype.is_complex:
+        raise NotImplementedError(f"torch.{fn} of a complex tensor is not emulated by fake_torch")
+    axes, dof = _axes_dof(fn, x, dim, correction)
     shape = out_shape(x.shape, axes, keepdim)
     spread, mean = (new_tensor(shape, x.dtype, x.device) for _ in range(2))
     launch(fn, _moments_kernel, (spread, mean), (x,),
@@ -76,16 +83,23 @@ def _moments_kernel(spread: np.ndarray, mean: np.ndarray, x: np.ndarray, *,
 def _var_std(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None, keepdim: bool,
              correction: Number | None, out: None) -> Tensor:
     check_out(out, fn)
-    axes, dof = _axes_dof(fn, x, dim, unbiased, correction)
+    dim, correction = _parse(fn, x, dim, unbiased, correction)
+    if x.dtype.is_complex:  # torch: the variances of the real and imaginary parts, added (then
+        # a square root for std): 3 or 4 launches (an H200 ran var's 3 kernels, 2026-12-04)
+        parts = [_var_std("var", part(x), dim, None, keepdim, correction, None)
+                 for part in (real_, imag_)]
+        total = add(*parts)
+        return sqrt_(total) if fn == "std" else total
+    axes, dof = _axes_dof(fn, x, dim, correction)
     result = new_tensor(out_shape(x.shape, axes, keepdim), x.dtype, x.device)
     launch(fn, _var_kernel, result, (x,), {"axes": axes, "dof": dof, "root": fn == "std"})
     return result
 
 
-def _axes_dof(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None,
-              correction: Number | None) -> tuple[tuple[int, ...], float]:
-    """The dims var/std (and their _mean forms) fold and the degrees of freedom they divide
-    by, after torch's checks."""
+def _parse(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None,
+           correction: Number | None) -> tuple[DimArg, Number]:
+    """torch's argument checks of var/std (and their _mean forms): the dims and the
+    correction they mean."""
     if isinstance(dim, bool):  # torch.var(x, False): the (input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -93,9 +107,16 @@ def _axes_dof(fn: str, x: Tensor, dim: DimArg | bool, unbiased: bool | None,
                         "'unbiased' and 'correction'; pass only one")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         what = fn if fn.endswith("_mean") else "std and var"
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
+    return dim, correction
+
+
+def _axes_dof(fn: str, x: Tensor, dim: DimArg,
+              correction: Number) -> tuple[tuple[int, ...], float]:
+    """The dims a var/std folds and the degrees of freedom it divides by (torch's warning when
+    there are none left)."""
     axes = reduce_dims(x.dim(), dim)
     count = numel_of(x.shape, axes)
     if count - correction <= 0:
@@ -143,7 +164,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {SCALAR_NAME[x.dtype]}")
     if dtype is not None and promote_types(x.dtype, dtype) is not dtype:
@@ -160,7 +181,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
                                    f"dimension {a}because this dimension is empty and the "
                                    "operation does not have an identity")
-    dt = dtype or x.dtype
+    dt = (dtype or x.dtype).to_real()  # the norm of complex numbers is real
     result = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
     launch("linalg_vector_norm", _vector_norm_kernel, result, (x,),
            {"axes": axes, "ord": float(ord), "acc": acc_np(dt)})
@@ -169,7 +190,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
 
 def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], ord: float,
                         acc: np.dtype[Any]) -> None:
-    a = np.abs(x.astype(acc, copy=False))
+    a = (np.abs(x).astype(acc, copy=False) if x.dtype.kind == "c"  # |z| before the cast
+         else np.abs(x.astype(acc, copy=False)))
     kw: dict[str, Any] = {"axis": axes, "keepdims": True}
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         if ord == math.inf:

@@ -115,6 +115,9 @@ def random_(input: Tensor, *args: int | None, generator: Generator | None = None
     for key in kwargs:
         if key not in ("from", "to"):
             raise TypeError(f"random_() got an unexpected keyword argument '{key}'")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"random_kernel_{input.device.type}\" not implemented for "
+                                  f"'{SCALAR_NAME[input.dtype]}'")
     if len(args) > 2 or ("from" in kwargs and "to" not in kwargs and len(args) < 1):
         raise TypeError("random_() received an invalid combination of arguments, but expected "
                         "one of: (*, torch.Generator generator), (int from, int to, *, ...), "

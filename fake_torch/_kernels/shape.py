@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import dtype
+from fake_torch._dtype import complex32, dtype
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
     empty_like_preserve,
@@ -78,9 +78,8 @@ def _bad_view(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
 
 def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
     """Reinterpret the bytes as `dt`; torch's rules when the element sizes differ."""
-    if dt.is_complex:
-        raise NotImplementedError(f"torch.Tensor.view({dt}): complex tensors are not emulated "
-                                  "by fake_torch")
+    if dt is complex32:
+        raise _common.complex32_refused()
     old, new = self.element_size(), dt.itemsize
     shape, strides = list(self.shape), list(self.stride())
     if old == new:
@@ -281,6 +280,10 @@ def adjoint(input: Tensor) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.dim()}-D tensor.")
+    if input.dtype.is_complex:
+        raise NotImplementedError("torch.adjoint of a complex tensor (a lazy conjugate view) is "
+                                  "not emulated by fake_torch; use "
+                                  "x.conj_physical().transpose(-2, -1)")
     return transpose(input, -2, -1)
 
 

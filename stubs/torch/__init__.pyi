@@ -156,6 +156,7 @@ from fake_torch._kernels.reduction import all as all
 from fake_torch._kernels.closeness import allclose as allclose
 from fake_torch._kernels.reduction import amax as amax
 from fake_torch._kernels.reduction import amin as amin
+from fake_torch._kernels.complex_ops import angle as angle
 from fake_torch._kernels.reduction import any as any
 from fake_torch._factories import arange as arange
 from fake_torch._kernels.reduction import argmax as argmax
@@ -194,8 +195,11 @@ from fake_torch._kernels.clamp import clamp_min_ as clamp_min_
 from fake_torch._kernels.clamp import clamp as clip
 from fake_torch._kernels.clamp import clamp_ as clip_
 from fake_torch._kernels.shape import clone as clone
+from fake_torch._kernels.complex_ops import complex_ as complex
 from fake_torch._kernels.join import cat as concat
 from fake_torch._kernels.join import concatenate as concatenate
+from fake_torch._kernels.complex_ops import conj as conj
+from fake_torch._kernels.complex_ops import conj_physical as conj_physical
 from fake_torch._kernels.conv import conv1d as conv1d
 from fake_torch._kernels.conv import conv2d as conv2d
 from fake_torch._kernels.conv import conv3d as conv3d
@@ -248,12 +252,16 @@ from fake_torch._kernels.rnn import gru_cell as gru_cell
 from fake_torch._kernels.compare import gt as gt
 from fake_torch.nn._activations_extra import hardshrink as hardshrink
 from fake_torch._kernels.join import hstack as hstack
+from fake_torch._kernels.complex_ops import imag_ as imag
 from fake_torch._kernels.index_ops import index_copy as index_copy
 from fake_torch._kernels.index_ops import index_fill as index_fill
 from fake_torch._kernels.advanced_index import index_put as index_put
 from fake_torch._kernels.advanced_index import index_put_ as index_put_
 from fake_torch._kernels.index_ops import index_select as index_select
 from fake_torch.nn._instance_norm import torch_instance_norm as instance_norm
+from fake_torch._kernels.complex_ops import is_complex as is_complex
+from fake_torch._kernels.complex_ops import is_conj as is_conj
+from fake_torch._kernels.complex_ops import is_neg as is_neg
 from fake_torch._kernels.closeness import isclose as isclose
 from fake_torch._kernels.compare import isfinite as isfinite
 from fake_torch._kernels.compare import isinf as isinf
@@ -308,6 +316,7 @@ from fake_torch._kernels.shape import permute as permute
 from fake_torch.nn._pixel_shuffle import pixel_shuffle as pixel_shuffle
 from fake_torch.nn._pixel_shuffle import pixel_unshuffle as pixel_unshuffle
 from fake_torch._kernels.random_dist import poisson as poisson
+from fake_torch._kernels.complex_ops import polar as polar
 from fake_torch._kernels.arith import positive as positive
 from fake_torch._kernels.arith import pow as pow
 from fake_torch._kernels.activation import prelu as prelu
@@ -320,6 +329,7 @@ from fake_torch._kernels.sampling import randint_like as randint_like
 from fake_torch._kernels.random import randn as randn
 from fake_torch._kernels.random import randn_like as randn_like
 from fake_torch._kernels.sampling import randperm as randperm
+from fake_torch._kernels.complex_ops import real_ as real
 from fake_torch._kernels.pointwise_math import reciprocal as reciprocal
 from fake_torch._kernels.pointwise_math import reciprocal_ as reciprocal_
 from fake_torch._kernels.pointwise_math import relu as relu
@@ -327,6 +337,8 @@ from fake_torch._kernels.pointwise_math import relu_ as relu_
 from fake_torch._kernels.division import remainder as remainder
 from fake_torch._kernels.join import repeat_interleave as repeat_interleave
 from fake_torch._kernels.shape import reshape as reshape
+from fake_torch._kernels.complex_ops import resolve_conj as resolve_conj
+from fake_torch._kernels.complex_ops import resolve_neg as resolve_neg
 from fake_torch._kernels.rnn import rnn_relu as rnn_relu
 from fake_torch._kernels.rnn import rnn_relu_cell as rnn_relu_cell
 from fake_torch._kernels.rnn import rnn_tanh as rnn_tanh
@@ -345,6 +357,7 @@ from fake_torch._kernels.index_ops import scatter_add as scatter_add
 from fake_torch._kernels.split import select as select
 from fake_torch.nn._activations_extra import torch_selu as selu
 from fake_torch.nn._activations_extra import selu_ as selu_
+from fake_torch._kernels.complex_ops import sgn as sgn
 from fake_torch._kernels.pointwise_math import sigmoid as sigmoid
 from fake_torch._kernels.pointwise_math import sigmoid_ as sigmoid_
 from fake_torch._kernels.pointwise_math import sign as sign
@@ -385,6 +398,8 @@ from fake_torch._kernels.split import unbind as unbind
 from fake_torch._kernels.shape import unflatten as unflatten
 from fake_torch._kernels.shape import unsqueeze as unsqueeze
 from fake_torch._kernels.reduction_stats import var as var
+from fake_torch._kernels.complex_ops import view_as_complex as view_as_complex
+from fake_torch._kernels.complex_ops import view_as_real as view_as_real
 from fake_torch._kernels.join import vstack as vstack
 from fake_torch._kernels.compare import where as where
 from fake_torch._kernels.cast import zero_ as zero_

@@ -8,6 +8,7 @@ exactly what torch launches (one copy per parameter moved to cuda, none for a no
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, Self
@@ -330,14 +331,21 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """`to(device=None, dtype=None, non_blocking=False)`, `to(dtype)`, `to(tensor)`:
-        floating tensors take `dtype`, every tensor takes `device`."""
+        floating and complex tensors take `dtype` (a complex buffer cast to a real dtype loses
+        its imaginary parts, as in torch), every tensor takes `device`."""
         dev, dt, non_blocking = parse_to(*args, **kwargs)
-        if dt is not None and not dt.is_floating_point:
+        if dt is not None and not (dt.is_floating_point or dt.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dt}")
+        if dt is not None and dt.is_complex:
+            warnings.warn("Complex modules are a new feature under active development whose "
+                          "design may change, and some modules might not work as expected when "
+                          "using complex tensors as parameters or buffers. Please file an issue "
+                          "at https://github.com/pytorch/pytorch/issues/new?template=bug-report"
+                          ".yml if a complex module does not work as expected.", stacklevel=2)
 
         def convert(t: Tensor) -> Tensor:
-            target = dt if t.is_floating_point() else None
+            target = dt if t.is_floating_point() or t.dtype.is_complex else None
             if dev is None and target is None:
                 return t
             if target is None:
