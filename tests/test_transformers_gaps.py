@@ -155,3 +155,67 @@ def test_extra_state_missing_is_reported_when_not_strict() -> None:
         result = _stateful(lib).load_state_dict({**partial, "1._extra_stat": 0}, strict=False)
         assert result.missing_keys == ["1._extra_state"], lib
         assert result.unexpected_keys == ["1._extra_stat"], lib
+
+
+# --- mm(out=) ----------------------------------------------------------------------------------
+
+def _mm_into(lib: Any, make_out: Callable[[Any], Any]) -> tuple[Any, Any, bool]:
+    """transformers' grouped_mm fallback: one expert's rows of the product into a slice."""
+    a = lib.arange(12.0).reshape(3, 4) / 7
+    b = lib.arange(8.0).reshape(4, 2) - 3
+    whole = lib.zeros(5, 2)
+    out = make_out(whole)
+    result = lib.mm(a, b, out=out)
+    return whole, result, result is out
+
+
+MM_OUTS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("row slice", lambda whole: whole[1:4]),
+    ("transposed", lambda whole: whole.new_zeros(2, 3).t()),
+    ("strided rows", lambda whole: whole.new_zeros(6, 2)[::2]),
+    ("strided columns", lambda whole: whole.new_zeros(3, 4)[:, ::2]),
+]
+
+
+@pytest.mark.parametrize("name,make_out", MM_OUTS, ids=[c[0] for c in MM_OUTS])
+def test_mm_out_writes_into_out_like_torch(name: str, make_out: Callable[[Any], Any]) -> None:
+    whole, result, same = _mm_into(ft, make_out)
+    their_whole, theirs, their_same = _mm_into(torch, make_out)
+    assert same and their_same
+    np.testing.assert_allclose(result.numpy(), theirs.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(whole.numpy(), their_whole.numpy(), rtol=1e-6)  # rows outside
+    # the slice stay zero
+
+
+MM_OUT_ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("float64 out", lambda lib: lib.mm(lib.ones(2, 2), lib.ones(2, 2),
+                                       out=lib.empty(2, 2, dtype=lib.float64))),
+    ("int64 out", lambda lib: lib.mm(lib.ones(2, 2), lib.ones(2, 2),
+                                     out=lib.empty(2, 2, dtype=lib.int64))),
+]
+
+
+@pytest.mark.parametrize("name,program", MM_OUT_ERRORS, ids=[c[0] for c in MM_OUT_ERRORS])
+def test_mm_out_errors_match_torch(name: str, program: Callable[[Any], Any]) -> None:
+    _, theirs = outcome(lambda: program(torch))
+    _, ours = outcome(lambda: program(ft))
+    assert theirs is not None
+    assert_same_error(ours, theirs)
+
+
+def test_mm_out_resizing_is_refused_by_name() -> None:
+    with pytest.raises(NotImplementedError, match=r"torch\.mm\(\.\.\., out=\): resizing"):
+        ft.mm(ft.ones(2, 2), ft.ones(2, 2), out=ft.empty(3, 2))
+
+
+def test_mm_out_on_cuda_writes_in_place_or_stages_as_cublas_needs() -> None:
+    a, b = ft.randn(3, 4, device="cuda"), ft.randn(4, 2, device="cuda")
+    whole = ft.zeros(5, 2, device="cuda")
+    with ft.LaunchCounter.expect(1, mm=1):  # row- or column-major: the GEMM writes it
+        ft.mm(a, b, out=whole[1:4])
+    column_major, strided = ft.zeros(2, 3, device="cuda").t(), ft.zeros(3, 4, device="cuda")
+    with ft.LaunchCounter.expect(1, mm=1):
+        ft.mm(a, b, out=column_major)
+    with ft.LaunchCounter.expect(3, clone=1, mm=1, copy_=1):  # neither: staged contiguous
+        ft.mm(a, b, out=strided[:, ::2])
+    np.testing.assert_allclose(strided[:, ::2].cpu().numpy(), (a @ b).cpu().numpy())
