@@ -170,7 +170,8 @@ def run(which: str, ckpt: Path, names: list[str]) -> dict[str, Any]:
                 from torch._dynamo.utils import counters
 
                 graphs_before = counters["stats"]["unique_graphs"]
-                options: dict[str, Any] = {} if fake else {"backend": "eager"}  # real: Dynamo's graphs only
+                # real torch: Dynamo's graphs only (backend "eager"), to count them
+                options: dict[str, Any] = {} if fake else {"backend": "eager"}
                 model.forward = torch.compile(model.forward, **options)
             try:
                 entry[mode] = _generate(model, torch, device, mode, fake)
