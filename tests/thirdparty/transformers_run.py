@@ -60,6 +60,8 @@ MODELS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 MODES = ("eager", "static", "auto", "compile")
 COMPILE_ORACLE = ("llama",)  # real torch compiles these too (Dynamo only): graphs to compare
+GPU_MODES = {"qwen2": MODES[:3], "mistral": MODES[:3], "qwen3": MODES[:3]}  # inductor's
+# compiles take a GPU run's minutes: torch.compile(model.forward) on Llama and Mixtral only
 
 
 def write(ckpt: Path) -> None:
@@ -113,25 +115,61 @@ def _real_reader() -> Iterator[Callable[[], tuple[int, Counter[str]]]]:
         yield lambda: (len(names), Counter(names))
 
 
+LAUNCH_API = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+              "cudaGraphLaunch", "cudaMemcpyAsync", "cudaMemsetAsync")
+
+
+class GpuLaunches:
+    """Real torch on a GPU: the launch API calls torch.profiler saw before each of the probe's
+    calls (each call leaves a marker), read once the run is over."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+
+    def __enter__(self) -> Callable[[], tuple[int, Counter[str]]]:
+        self.prof.__enter__()
+        return self.mark
+
+    def __exit__(self, *exc: object) -> None:
+        self.torch.cuda.synchronize()
+        self.prof.__exit__(*exc)
+
+    def mark(self) -> tuple[int, Counter[str]]:
+        with self.torch.profiler.record_function("hf_probe"):
+            return 0, Counter()
+
+    def seen(self) -> list[tuple[int, Counter[str]]]:
+        events = list(self.prof.events())
+        marks = sorted(e.time_range.start for e in events if e.name == "hf_probe")
+        calls = sorted((e.time_range.start, e.name) for e in events if e.name in LAUNCH_API)
+        return [(len(before), Counter(before)) for before in
+                ([name for t, name in calls if t < m] for m in marks)]
+
+
 def _generate(model: Any, torch: Any, device: str, mode: str, fake: bool
               ) -> list[dict[str, Any]]:
     from transformers import LogitsProcessorList
 
+    gpu = device == "cuda" and not fake
     kwargs: dict[str, Any] = {}
-    if mode == "static" or (mode == "auto" and not fake):
+    if mode == "static" or (mode == "auto" and device == "cpu"):
         kwargs = {"cache_implementation": "static", "disable_compile": True}
     elif mode == "auto":
         kwargs = {"cache_implementation": "static"}
-    count_real = not fake and mode in ("eager", "static")
+    count_real = device == "cpu" and mode in ("eager", "static")
     results = []
     for prompt in PROMPTS:
         ids = torch.tensor([prompt], device=device)
-        with _real_reader() if count_real else nullcontext(None) as real_read:
-            probe = LaunchProbe(_fake_reader(torch) if fake else real_read)
+        gpu_launches = GpuLaunches(torch) if gpu else None
+        with gpu_launches or (_real_reader() if count_real else nullcontext(None)) as read:
+            probe = LaunchProbe(_fake_reader(torch) if fake else read)
             out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
                                  max_new_tokens=MAX_NEW_TOKENS, pad_token_id=0,
                                  return_dict_in_generate=True, output_scores=True,
                                  logits_processor=LogitsProcessorList([probe]), **kwargs)
+        if gpu_launches is not None:
+            probe.seen = gpu_launches.seen()
         results.append({
             "tokens": out.sequences[0, len(prompt):].tolist(),
             "scores": [s[0].float().cpu().tolist() for s in out.scores],
@@ -141,7 +179,7 @@ def _generate(model: Any, torch: Any, device: str, mode: str, fake: bool
     return results
 
 
-def run(which: str, ckpt: Path, names: list[str]) -> dict[str, Any]:
+def run(which: str, ckpt: Path, names: list[str], out: Path | None = None) -> dict[str, Any]:
     if which == "fake":
         import fake_torch
 
@@ -150,7 +188,7 @@ def run(which: str, ckpt: Path, names: list[str]) -> dict[str, Any]:
     import transformers
 
     fake = which == "fake"
-    device = "cuda" if fake else "cpu"
+    device = "cpu" if which == "real" else "cuda"  # "gpu": real torch on a real GPU
     report: dict[str, Any] = {"torch": torch.__version__, "transformers": transformers.__version__,
                               "models": {}}
     for name in names:
@@ -165,13 +203,15 @@ def run(which: str, ckpt: Path, names: list[str]) -> dict[str, Any]:
         except Exception as exc:  # reported: the test shows it
             entry["logits"] = {"error": _error(exc)}
         for mode in MODES:
-            compiled = mode == "compile" and (fake or name in COMPILE_ORACLE)
+            if which == "gpu" and mode not in GPU_MODES.get(name, MODES):
+                continue
+            compiled = mode == "compile" and (which != "real" or name in COMPILE_ORACLE)
             if compiled:
                 from torch._dynamo.utils import counters
 
                 graphs_before = counters["stats"]["unique_graphs"]
                 # real torch: Dynamo's graphs only (backend "eager"), to count them
-                options: dict[str, Any] = {} if fake else {"backend": "eager"}
+                options: dict[str, Any] = {"backend": "eager"} if which == "real" else {}
                 model.forward = torch.compile(model.forward, **options)
             try:
                 entry[mode] = _generate(model, torch, device, mode, fake)
@@ -181,6 +221,8 @@ def run(which: str, ckpt: Path, names: list[str]) -> dict[str, Any]:
                 entry["compile_graphs"] = counters["stats"]["unique_graphs"] - graphs_before
         entry["seconds"] = round(time.perf_counter() - start, 2)
         report["models"][name] = entry
+        if out is not None:  # each model's results as soon as they are known
+            out.write_text(json.dumps(report))
     return report
 
 
@@ -195,7 +237,7 @@ def main() -> None:
     w = sub.add_parser("write")
     w.add_argument("ckpt", type=Path)
     r = sub.add_parser("run")
-    r.add_argument("--torch", choices=("fake", "real"), required=True)
+    r.add_argument("--torch", choices=("fake", "real", "gpu"), required=True)
     r.add_argument("ckpt", type=Path)
     r.add_argument("out", type=Path)
     r.add_argument("models", nargs="*", default=list(MODELS))
@@ -205,7 +247,7 @@ def main() -> None:
     if args.cmd == "write":
         write(args.ckpt)
     else:
-        args.out.write_text(json.dumps(run(args.torch, args.ckpt, args.models)))
+        run(args.torch, args.ckpt, args.models, args.out)
     sys.exit(0)
 
 
