@@ -17,6 +17,7 @@ from fake_torch._kernels import (  # noqa: F401
     conv_transpose,
     division,
     expand,
+    histc,
     host,
     index_ops,
     indexing,
