@@ -251,6 +251,7 @@ from fake_torch._kernels.rnn import gru as gru
 from fake_torch._kernels.rnn import gru_cell as gru_cell
 from fake_torch._kernels.compare import gt as gt
 from fake_torch.nn._activations_extra import hardshrink as hardshrink
+from fake_torch._kernels.histc import histc as histc
 from fake_torch._kernels.join import hstack as hstack
 from fake_torch._kernels.complex_ops import imag_ as imag
 from fake_torch._kernels.index_ops import index_copy as index_copy
