@@ -15,10 +15,9 @@ from fake_torch import _dispatch, _pinned
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     bool_,
-    complex128,
     dtype,
+    dtype_arg,
     float4_e2m1fn_x2,
-    float64,
     from_numpy_dtype,
     get_default_dtype,
     int64,
@@ -86,15 +85,12 @@ def _size_sequence(size: Any, fn: str) -> None:
                         f"{type(size).__name__}")
 
 
-_PYTHON_DTYPES = {int: int64, float: float64, bool: bool_, complex: complex128}
-
-
 def _check_dtype(dt: Any, fn: str) -> dtype | None:
     """`dtype=`: a torch.dtype, or a Python number type (int, float, bool, complex), which
-    torch's argument parser reads as int64, float64, bool, complex128."""
+    torch's argument parser reads as int64, float64, bool, complex128 (the entries convert
+    them before the implementation runs; a direct caller's pass here)."""
+    dt = dtype_arg(dt)
     if dt is not None and not isinstance(dt, dtype):
-        if dt in _PYTHON_DTYPES:
-            return _PYTHON_DTYPES[dt]
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not "
                         f"{type(dt).__name__}")
     return dt

@@ -116,8 +116,6 @@ TEXT_DIFFERS: dict[str, str] = {
     "dim an argument": PY_ARITY,
     "half() an argument": "memory_format is positional in fake_torch, keyword-only in torch",
     "to memory_format a string": ARG_PARSER,
-    "to a dtype string": ("fake_torch words torch.device's error for an unknown device type; "
-                          "Tensor.to's own parser says 'Invalid device string'"),
 }
 
 

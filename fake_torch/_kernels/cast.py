@@ -28,6 +28,8 @@ from fake_torch._dtype import (
     bfloat16,
     bool_,
     dtype,
+    dtype_arg,
+    dtype_param,
     float16,
     float32,
     float64,
@@ -153,7 +155,7 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device, dtype) / to(other), with non_blocking, copy, memory_format."""
     if set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}:
         raise _bad_to(args, kwargs)
-    rest = list(args)
+    rest = [dtype_arg(a) for a in args[:2]] + list(args[2:])  # `to(int)`, `to("cuda", float)`
     dev: Any = None
     dt: Any = None
     if rest and isinstance(rest[0], dtype):
@@ -173,7 +175,7 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if ("device" in kwargs and args) or ("dtype" in kwargs and dt is not None):
             raise _bad_to(args, kwargs)
         dev = kwargs.get("device", dev)
-        dt = kwargs.get("dtype", dt)
+        dt = dtype_arg(kwargs.get("dtype", dt))
     if len(rest) > 2 or not all(isinstance(v, bool) for v in rest):
         raise _bad_to(args, kwargs)
     flags = dict(zip(("non_blocking", "copy"), rest, strict=False))
@@ -276,7 +278,7 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 @method(POINTWISE, name="type", aten=())
-def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bool = False,
+def tensor_type(self: Tensor, dtype: dtype | str | type | None = None, non_blocking: bool = False,
                 **kwargs: Any) -> Any:
     """Tensor.type(): the legacy type name ('torch.cuda.FloatTensor') without an argument,
     else a cast to a dtype or a legacy type name."""
@@ -284,17 +286,23 @@ def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bo
         return f"torch.{'cuda.' if self.is_cuda else ''}{_LEGACY[self.dtype]}"
     dev = self.device
     target: Any = dtype
-    if isinstance(dtype, str):
+    if isinstance(dtype, type) and dtype is not Tensor:  # a legacy type: torch.LongTensor
+        if not isinstance(getattr(dtype, "dtype", None), type(float32)):  # (Python's int too)
+            name = dtype.__qualname__
+            raise ValueError("invalid type: '" + (name if dtype.__module__ == "builtins" else
+                                                  f"{dtype.__module__}.{name}") + "'")
+        dtype = f"torch.{'cuda.' if getattr(dtype, 'is_cuda', False) else ''}{dtype.__name__}"
+    if dtype is Tensor or dtype == "torch.Tensor":  # torch's default tensor type
+        target, dev = get_default_dtype(), CPU
+    elif isinstance(dtype, str):
         by_name = {f"torch.{n}": d for d, n in _LEGACY.items()}
         by_name.update({f"torch.cuda.{n}": d for d, n in _LEGACY.items()})
         if dtype not in by_name:
             raise ValueError(f"invalid type: '{dtype}'")
         target = by_name[dtype]
         dev = canonical("cuda" if dtype.startswith("torch.cuda.") else "cpu")
-    elif not isinstance(dtype, (type(float32), type)):
-        raise TypeError("dtype must be a type, str, or dtype object")
     elif not isinstance(dtype, type(float32)):
-        raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+        raise TypeError("dtype must be a type, str, or dtype object")
     return to(self, target, dev, non_blocking=non_blocking)
 
 
@@ -440,7 +448,8 @@ def result_type(tensor1: Tensor | Number, tensor2: Tensor | Number) -> dtype:
 
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether torch's in-place / out= ops may store a `from_` result into a `to` tensor."""
-    return _can_cast(from_, to)
+    return _can_cast(dtype_param(from_, "can_cast", "from_", 1),
+                     dtype_param(to, "can_cast", "to", 2))
 
 
 def is_tensor(obj: object) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import dtype
+from fake_torch._dtype import dtype, dtype_arg
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
     empty_like_preserve,
@@ -51,12 +51,12 @@ def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
         if shape or len(kwargs) != 1 or not set(kwargs) <= {"dtype", "size"}:
             raise _bad_view(shape, kwargs)
         if "dtype" in kwargs:
-            if type(kwargs["dtype"]) is not dtype:
+            if type(dtype_arg(kwargs["dtype"])) is not dtype:
                 raise _bad_view(shape, kwargs)
-            return _view_dtype(self, kwargs["dtype"])
+            return _view_dtype(self, dtype_arg(kwargs["dtype"]))
         shape = (kwargs["size"],)
-    if len(shape) == 1 and type(shape[0]) is dtype:
-        return _view_dtype(self, shape[0])
+    if len(shape) == 1 and type(dtype_arg(shape[0])) is dtype:  # view(torch.int32), view(int)
+        return _view_dtype(self, dtype_arg(shape[0]))
     if not shape:
         raise TypeError("view() received an invalid combination of arguments - got (), but "
                         "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fake_torch._device import canonical, device
-from fake_torch._dtype import dtype
+from fake_torch._dtype import dtype, dtype_arg
 from fake_torch._tensor import Tensor
 
 if TYPE_CHECKING:
@@ -26,6 +26,10 @@ def apply_to_tensors(module: Module, fn: Callable[[Tensor], Tensor]) -> None:
         applied = fn(param)
         if applied is not param:
             requires_grad = param.requires_grad
+            if requires_grad and not (applied.dtype.is_floating_point
+                                      or applied.dtype.is_complex):  # torch's `param.data =`
+                raise RuntimeError("data set to a tensor that requires gradients must be "
+                                   "floating point or complex dtype")
             param._set(applied._a, applied._device, applied._storage)
             param.requires_grad = requires_grad
         if param.grad is not None:
@@ -39,14 +43,14 @@ def parse_to(*args: Any, **kwargs: Any) -> tuple[device | None, dtype | None, bo
     """torch._C._nn._parse_to: (device, dtype, non_blocking) from `to(device, dtype,
     non_blocking)`, `to(dtype, non_blocking)` or `to(tensor, non_blocking)`."""
     dev: Any = kwargs.pop("device", None)
-    dt: Any = kwargs.pop("dtype", None)
+    dt: Any = dtype_arg(kwargs.pop("dtype", None))
     non_blocking = bool(kwargs.pop("non_blocking", False))
     if kwargs.pop("memory_format", None) is not None:
         raise NotImplementedError("torch.nn.Module.to(memory_format=...) is not emulated by "
                                   "fake_torch")
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    rest = list(args)
+    rest = [dtype_arg(a) for a in args[:2]] + list(args[2:])  # `to(float)`: float64
     if rest and isinstance(rest[0], Tensor):
         t = rest.pop(0)
         dev, dt = t.device, t.dtype

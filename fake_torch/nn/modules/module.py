@@ -349,6 +349,10 @@ class Module:
     def cpu(self) -> Self:
         return self._apply(lambda t: t.to(device=canonical("cpu")))
 
+    def type(self, dst_type: dtype | str) -> Self:
+        """Every parameter and buffer through Tensor.type(dst_type), floating or not."""
+        return self._apply(lambda t: t.type(dst_type))
+
     def _cast_floats(self, dt: dtype) -> Self:
         return self._apply(lambda t: t.to(dtype=dt) if t.is_floating_point() else t)
 
