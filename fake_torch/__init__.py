@@ -100,6 +100,13 @@ from fake_torch._legacy_types import (
     LongTensor,
     ShortTensor,
 )
+from fake_torch._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from fake_torch._opdef import exports as _exports
 from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
@@ -187,6 +194,8 @@ __all__ = [
     "cdouble",
     "cfloat",
     "chalf",
+    "channels_last",
+    "channels_last_3d",
     "clear_autocast_cache",
     "compile",
     "compiled_with_cxx11_abi",
@@ -194,6 +203,7 @@ __all__ = [
     "complex32",
     "complex64",
     "complex128",
+    "contiguous_format",
     "cuda",
     "default_generator",
     "device",
@@ -248,6 +258,7 @@ __all__ = [
     "linalg",
     "long",
     "manual_seed",
+    "memory_format",
     "multiprocessing",
     "nan",
     "nn",
@@ -256,6 +267,7 @@ __all__ = [
     "ops",
     "optim",
     "overrides",
+    "preserve_format",
     "profiler",
     "promote_types",
     "result_type",

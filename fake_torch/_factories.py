@@ -25,8 +25,18 @@ from fake_torch._dtype import (
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels._elementwise import is_number
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, to_float8
-from fake_torch._kernels._strides import checked_convert
+from fake_torch._kernels._strides import (
+    checked_convert,
+    empty_like_format,
+    empty_strided,
+)
 from fake_torch._kernels.host import host_array
+from fake_torch._memory_format import (
+    contiguous_format,
+    memory_format,
+    memory_format_arg,
+    strides_for,
+)
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
 from fake_torch._tensor import Number, Tensor
 
@@ -257,10 +267,17 @@ def _new(size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None, fn: st
 @op(COMPOSITE)
 def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False, pin_memory: bool = False,
-          memory_format: object = None) -> Tensor:
-    """Uninitialised memory: no launch."""
-    out = _pinned_if(_new(size, dtype, device, "empty"), pin_memory)
-    return finish(out, requires_grad)
+          memory_format: memory_format | None = None) -> Tensor:
+    """Uninitialised memory: no launch. memory_format=torch.channels_last lays a 4-D shape
+    out NHWC (torch.channels_last_3d a 5-D one NDHWC)."""
+    if memory_format is None or memory_format is contiguous_format:
+        out = _new(size, dtype, device, "empty")
+    else:
+        fmt = memory_format_arg(memory_format, "empty")
+        shape = _sizes(size, "empty")
+        out = empty_strided(shape, strides_for(shape, fmt),
+                            _check_dtype(dtype, "empty") or get_default_dtype(), canonical(device))
+    return finish(_pinned_if(out, pin_memory), requires_grad)
 
 
 @op(POINTWISE)
@@ -293,43 +310,46 @@ def _scalar_default(value: Number) -> dtype:
     return int64 if isinstance(value, int) else get_default_dtype()
 
 
-def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str) -> Tensor:
+def like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fmt: memory_format | None,
+         fn: str) -> Tensor:
+    """The output of a `*_like` factory: input's shape, laid out as empty_like lays it out
+    (preserve_format, the default: input's own strides when it is dense). No launch."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    return new_tensor(input.shape, _check_dtype(dt, fn) or input.dtype,
-                      input.device if dev is None else canonical(dev))
+    return empty_like_format(input, memory_format_arg(fmt, fn), _check_dtype(dt, fn),
+                             None if dev is None else canonical(dev))
 
 
 @op(COMPOSITE)
 def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                pin_memory: bool = False, requires_grad: bool = False,
-               memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "empty_like"), pin_memory)
+               memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "empty_like"), pin_memory)
     return finish(out, requires_grad)
 
 
 @op(POINTWISE)
 def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                pin_memory: bool = False, requires_grad: bool = False,
-               memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "zeros_like"), pin_memory)
+               memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "zeros_like"), pin_memory)
     return finish(_fill(out, 0, "zeros_like"), requires_grad)
 
 
 @op(POINTWISE)
 def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
               pin_memory: bool = False, requires_grad: bool = False,
-              memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "ones_like"), pin_memory)
+              memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "ones_like"), pin_memory)
     return finish(_fill(out, 1, "ones_like"), requires_grad)
 
 
 @op(POINTWISE)
 def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
               device: DeviceLike | None = None, pin_memory: bool = False,
-              requires_grad: bool = False, memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "full_like"), pin_memory)
+              requires_grad: bool = False, memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "full_like"), pin_memory)
     return finish(_fill(out, fill_value, "full_like"), requires_grad)
 
 

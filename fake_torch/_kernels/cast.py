@@ -46,7 +46,6 @@ from fake_torch._kernels._elementwise import (
     cast_array,
     device_error,
     is_number,
-    new_output,
     operand,
     quiet_call,
     tensor_arg,
@@ -55,8 +54,14 @@ from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     checked_convert,
-    is_contiguous_format,
+    empty_like_format,
     is_non_overlapping_and_dense,
+)
+from fake_torch._memory_format import (
+    memory_format,
+    memory_format_arg,
+    preserve_format,
+    suggest_memory_format,
 )
 from fake_torch._opdef import COMPOSITE, POINTWISE, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
@@ -89,8 +94,8 @@ def _copy_kind(src: Tensor, dst: Tensor) -> str:
 
 
 def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
-             contiguous: bool = False) -> Tensor:
-    out = new_output(x.shape, dt, dev, () if contiguous else (x,))
+             fmt: memory_format = preserve_format) -> Tensor:
+    out = empty_like_format(x, fmt, dt, dev)  # (ATen's _to_copy: empty_like's layout)
     kind = _copy_kind(x, out)
     if kind == "memcpy_d2h" and non_blocking and _dispatch.current_mode().counts_launches:
         # torch pins the output of a non-blocking device-to-host copy
@@ -185,91 +190,102 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if (dt is not None and not isinstance(dt, dtype)) or not (
             dev is None or isinstance(dev, (str, device, int))) or isinstance(dev, bool):
         raise _bad_to(args, kwargs)
-    contiguous = is_contiguous_format(kwargs.get("memory_format"), "to")
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and not isinstance(fmt, memory_format):
+        raise _bad_to(args, kwargs)
     return to(self, dt, dev, non_blocking=bool(flags.get("non_blocking", False)),
-              copy=bool(flags.get("copy", False)), contiguous=contiguous)
+              copy=bool(flags.get("copy", False)), memory_format=fmt or preserve_format)
 
 
 def to(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
-       non_blocking: bool = False, copy: bool = False, contiguous: bool = False) -> Tensor:
-    """The one place a tensor changes dtype or device: self when nothing changes."""
+       non_blocking: bool = False, copy: bool = False,
+       memory_format: memory_format = preserve_format) -> Tensor:
+    """The one place a tensor changes dtype or device: self when nothing changes. Like
+    ATen's _to_will_alias, a memory format other than preserve_format changes nothing when
+    it is the one x's strides suggest (so a transposed x.to(memory_format=
+    torch.contiguous_format) is x itself, as in torch)."""
     target_dt = x.dtype if dt is None else dt
     target_dev = x.device if dev is None else canonical(dev)
     if (not copy and target_dt is x.dtype and target_dev == x.device
-            and (not contiguous or x.is_contiguous())):
+            and (memory_format is preserve_format
+                 or suggest_memory_format(x.shape, _strides(x)) is memory_format)):
         return x
-    return _to_copy(x, target_dt, target_dev, non_blocking, contiguous)
+    return _to_copy(x, target_dt, target_dev, non_blocking, memory_format)
 
 
-def _as(self: Tensor, dt: dtype, memory_format: object, fn: str) -> Tensor:
-    return to(self, dt, contiguous=is_contiguous_format(memory_format, fn))
+def _strides(x: Tensor) -> tuple[int, ...]:
+    return tuple([s // x._a.itemsize for s in x._a.strides])
+
+
+def _as(self: Tensor, dt: dtype, fmt: memory_format | None, fn: str) -> Tensor:
+    return to(self, dt, memory_format=memory_format_arg(fmt, fn))
 
 
 @method(POINTWISE, name="float", aten=())
-def float_(self: Tensor, memory_format: object = None) -> Tensor:
+def float_(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, float32, memory_format, "float")
 
 
 @method(POINTWISE, name="double", aten=())
-def double(self: Tensor, memory_format: object = None) -> Tensor:
+def double(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, float64, memory_format, "double")
 
 
 @method(POINTWISE, name="half", aten=())
-def half(self: Tensor, memory_format: object = None) -> Tensor:
+def half(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, float16, memory_format, "half")
 
 
 @method(POINTWISE, name="bfloat16", aten=())
-def bfloat16_(self: Tensor, memory_format: object = None) -> Tensor:
+def bfloat16_(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, bfloat16, memory_format, "bfloat16")
 
 
 @method(POINTWISE, name="long", aten=())
-def long(self: Tensor, memory_format: object = None) -> Tensor:
+def long(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int64, memory_format, "long")
 
 
 @method(POINTWISE, name="int", aten=())
-def int_(self: Tensor, memory_format: object = None) -> Tensor:
+def int_(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int32, memory_format, "int")
 
 
 @method(POINTWISE, name="short", aten=())
-def short(self: Tensor, memory_format: object = None) -> Tensor:
+def short(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int16, memory_format, "short")
 
 
 @method(POINTWISE, name="char", aten=())
-def char(self: Tensor, memory_format: object = None) -> Tensor:
+def char(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int8, memory_format, "char")
 
 
 @method(POINTWISE, name="byte", aten=())
-def byte(self: Tensor, memory_format: object = None) -> Tensor:
+def byte(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, uint8, memory_format, "byte")
 
 
 @method(POINTWISE, name="bool", aten=())
-def bool_cast(self: Tensor, memory_format: object = None) -> Tensor:
+def bool_cast(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, bool_, memory_format, "bool")
 
 
 @method(POINTWISE, name="cuda", aten=())
 def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
-         memory_format: object = None) -> Tensor:
+         memory_format: memory_format | None = None) -> Tensor:
     dev = "cuda" if device is None else device
     if isinstance(dev, int) and not isinstance(dev, bool):
         dev = f"cuda:{dev}"
     if canonical(dev).type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
     return to(self, None, dev, non_blocking=non_blocking,
-              contiguous=is_contiguous_format(memory_format, "cuda"))
+              memory_format=memory_format_arg(memory_format, "cuda"))
 
 
 @method(POINTWISE, name="cpu", aten=())
-def cpu(self: Tensor, memory_format: object = None) -> Tensor:
-    return to(self, None, "cpu", contiguous=is_contiguous_format(memory_format, "cpu"))
+def cpu(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
+    return to(self, None, "cpu", memory_format=memory_format_arg(memory_format, "cpu"))
 
 
 @method(POINTWISE, name="type_as", aten=())

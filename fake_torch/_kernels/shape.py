@@ -19,10 +19,9 @@ import numpy as np
 from fake_torch._dtype import dtype, dtype_arg
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
-    empty_like_preserve,
+    empty_like_format,
     infer_size,
     int_sizes,
-    is_contiguous_format,
     is_non_overlapping_and_dense,
     numel,
     reshaped,
@@ -34,6 +33,13 @@ from fake_torch._kernels._strides import (
 from fake_torch._kernels.cast import _got as described_args
 from fake_torch._kernels.expand import expand as expand  # Tensor methods only (no torch.expand)
 from fake_torch._kernels.expand import expand_as as expand_as
+from fake_torch._memory_format import (
+    contiguous_format,
+    is_contiguous_as,
+    memory_format,
+    memory_format_arg,
+    preserve_format,
+)
 from fake_torch._opdef import POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -349,28 +355,34 @@ def _lift(t: Tensor, n: int) -> Tensor:
 # --- dense copies -------------------------------------------------------------------------------
 
 @method(POINTWISE, aten=())
-def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
-    """`self` when already contiguous (no launch), else one "clone" into a dense buffer."""
-    is_contiguous_format(memory_format, "contiguous")  # (refuses the formats not emulated)
-    if self.is_contiguous():
+def contiguous(self: Tensor, *,
+               memory_format: memory_format = contiguous_format) -> Tensor:
+    """`self` when already dense in `memory_format`'s dim order (no launch), else one "clone"
+    laid out that way (torch.channels_last: NHWC memory for an NCHW tensor)."""
+    fmt = memory_format_arg(memory_format, "contiguous", optional=False)
+    if is_contiguous_as(self._a.shape, _element_strides(self), fmt):
         return self
-    out = _common.new_tensor(self.shape, self.dtype, self.device)
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    out = empty_like_format(self, fmt)
     _common.launch("clone", copy_kernel, out, (self,))
     return out
 
 
 @op(POINTWISE, method=True)
-def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tensor:
     """One "clone" launch. torch.preserve_format (the default) keeps the dim order: a dense
-    input's strides are kept exactly; torch.contiguous_format gives row-major strides."""
-    if is_contiguous_format(memory_format, "clone"):
-        out = _common.new_tensor(input.shape, input.dtype, input.device)
-    else:
-        out = empty_like_preserve(input)
+    input's strides are kept exactly; another format lays the copy out its way."""
+    out = empty_like_format(input, memory_format_arg(memory_format, "clone"))
     dense = is_non_overlapping_and_dense(input.shape, input.stride())
     _common.launch("clone", copy_kernel, out, (input,),
                    kind="memcpy_d2d" if dense and out.stride() == input.stride() else "kernel")
     return out
+
+
+def _element_strides(t: Tensor) -> tuple[int, ...]:
+    itemsize = t._a.itemsize
+    return tuple([s // itemsize for s in t._a.strides])
 
 
 def copy_kernel(out: np.ndarray, src: np.ndarray) -> None:

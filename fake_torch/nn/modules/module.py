@@ -322,21 +322,22 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """`to(device=None, dtype=None, non_blocking=False)`, `to(dtype)`, `to(tensor)`:
-        floating tensors take `dtype`, every tensor takes `device`."""
-        dev, dt, non_blocking = parse_to(*args, **kwargs)
+        floating tensors take `dtype`, every tensor takes `device`; with `memory_format=`
+        (torch.channels_last) the 4-D and 5-D tensors take that layout too."""
+        dev, dt, non_blocking, fmt = parse_to(*args, **kwargs)
         if dt is not None and not dt.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dt}")
 
         def convert(t: Tensor) -> Tensor:
             target = dt if t.is_floating_point() else None
-            if dev is None and target is None:
+            options: dict[str, Any] = {"device": dev, "dtype": target}
+            if fmt is not None and t.dim() in (4, 5):
+                options["memory_format"] = fmt
+            options = {k: v for k, v in options.items() if v is not None}
+            if not options:
                 return t
-            if target is None:
-                return t.to(device=dev, non_blocking=non_blocking)
-            if dev is None:
-                return t.to(dtype=target, non_blocking=non_blocking)
-            return t.to(device=dev, dtype=target, non_blocking=non_blocking)
+            return t.to(non_blocking=non_blocking, **options)
 
         return self._apply(convert)
 
