@@ -24,7 +24,7 @@ class memory_format:
     __slots__ = ("_name",)
     _name: str
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> memory_format:
+    def __new__(cls) -> memory_format:
         raise TypeError("cannot create 'torch.memory_format' instances")
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from fake_torch._kernels import (  # noqa: F401
     host,
     index_ops,
     indexing,
+    isin,
     join,
     linalg,
     linalg_einsum,
