@@ -1,6 +1,6 @@
 """torch.nn: Module, Parameter, the layers, `functional` and `init`."""
 
-from fake_torch.nn import functional, init, modules, parameter
+from fake_torch.nn import attention, functional, init, modules, parameter
 from fake_torch.nn.modules import (
     GELU,
     GRU,
@@ -100,6 +100,7 @@ __all__ = [
     "SmoothL1Loss",
     "Softmax",
     "Tanh",
+    "attention",
     "functional",
     "init",
     "modules",
