@@ -31,7 +31,7 @@ from fake_torch._tensor import Tensor
 from fake_torch.distributed._groups import Backend, ProcessGroup, ReduceOp, Work, resolve
 
 for _name in ("allreduce_", "reduce_", "_allgather_base_", "allgather_",
-              "_reduce_scatter_base_", "reduce_scatter_", "barrier"):
+              "_reduce_scatter_base_", "reduce_scatter_", "barrier", "alltoall_base_"):
     aten_op(_name, EXTERN)
 
 
@@ -208,6 +208,40 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
                   "`torch.distributed.reduce_scatter_single` instead.", FutureWarning,
                   stacklevel=2)
     return reduce_scatter_single(output, input, op, group, async_op)
+
+
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[int] | None = None,
+                      input_split_sizes: list[int] | None = None,
+                      group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """output <- input: this rank's one split is sent to itself. ProcessGroupNCCL's
+    alltoall_base sends and receives it with NCCL (one device-to-device memcpy); split sizes,
+    when given, must be [size(0)] on each side, as c10d checks them."""
+    pg = resolve(group)
+    out, inp = _tensor(output, "output"), _tensor(input, "input")
+    if out.dtype is not inp.dtype:
+        raise ValueError("Invalid usage of tensors with different dtypesFound "
+                         f"{out.dtype} and  {inp.dtype}")
+    _backend(pg, [inp, out], "all_to_all_single")
+    if not (inp.is_contiguous() and out.is_contiguous()):  # (gloo checks it too)
+        raise ValueError("Tensors must be contiguous")
+    if output_split_sizes or input_split_sizes:
+        for sizes, t in ((input_split_sizes or [], inp), (output_split_sizes or [], out)):
+            _check_splits(sizes, t)
+    if out.numel() != inp.numel():  # what this rank sends to itself must fill what it receives
+        raise RuntimeError(f"all_to_all_single: the output has {out.numel()} elements and the "
+                           f"input {inp.numel()}; with world_size 1 they must be equal")
+    _one_rank("alltoall_base_", out, inp, False)
+    return _done(async_op)
+
+
+def _check_splits(sizes: list[int], t: Tensor) -> None:
+    """c10d's checkSplitSizes for one rank: none (dim 0 splits evenly in one), or [size(0)]."""
+    if not sizes:
+        return
+    if len(sizes) != 1:
+        raise RuntimeError("Number of tensor splits not equal to group size")
+    if sizes[0] != t.shape[0]:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,

@@ -10,14 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from fake_torch._kernels import _common
-from fake_torch._opdef import EXTERN, aten_op
 from fake_torch._tensor import Tensor
 from fake_torch.distributed._collectives import _backend, _one_rank, _tensor
 from fake_torch.distributed._groups import ProcessGroup, default_group, resolve, world
 
-__all__ = ["all_to_all_single", "wait_tensor"]
-
-aten_op("alltoall_base_", EXTERN)
+__all__ = ["all_to_all_single", "all_to_all_single_autograd", "wait_tensor"]
 
 
 def _group(group: Any, fn: str) -> ProcessGroup:
@@ -55,6 +52,13 @@ def all_to_all_single(self: Tensor, output_split_sizes: list[int] | None,
     out = _common.new_tensor(tuple(inp.shape), inp.dtype, inp.device)
     _one_rank("alltoall_base_", out, inp.contiguous(), False)
     return out
+
+
+def all_to_all_single_autograd(self: Tensor, output_split_sizes: list[int] | None,
+                               input_split_sizes: list[int] | None, group: Any,
+                               tag: str = "") -> Tensor:
+    """all_to_all_single (torch's has autograd; fake_torch runs forward only)."""
+    return all_to_all_single(self, output_split_sizes, input_split_sizes, group, tag)
 
 
 def wait_tensor(tensor: Tensor) -> Tensor:
