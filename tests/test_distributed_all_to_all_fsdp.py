@@ -176,3 +176,39 @@ def test_hf_transformers_import_time_names_exist(module: str) -> None:
     theirs = importlib.import_module(f"torch.{module}")
     for name in HF_IMPORTS[module]:
         assert hasattr(theirs, name) and hasattr(ours, name), name
+
+
+# --- torch.distributed._functional_collectives.all_reduce ------------------------------------------
+
+FUNCTIONAL = [("sum", "sum"), ("avg", "avg"), ("MAX", "max"), ("product", "product"),
+              ("an unknown op", "bogus"), ("premul_sum", "premul_sum")]
+
+
+@pytest.mark.usefixtures("both")
+@pytest.mark.parametrize("op", [o for _, o in FUNCTIONAL], ids=[n for n, _ in FUNCTIONAL])
+def test_functional_all_reduce_like_gloo(op: str) -> None:
+    got = []
+    for lib in (torch, ft):
+        functional = importlib.import_module(f"{lib.__name__}.distributed._functional_collectives")
+        x = lib.arange(4.0)
+        result, error = outcome(lambda functional=functional, x=x, lib=lib: functional.wait_tensor(
+            functional.all_reduce(x, op, lib.distributed.group.WORLD)))
+        got.append((None if result is None else (result.tolist(), result is x), error,
+                    x.tolist()))
+    assert got[0][0] == got[1][0] and got[0][2] == got[1][2]
+    assert_same_error(got[1][1], got[0][1])
+
+
+@pytest.mark.usefixtures("fresh_device")
+def test_functional_all_reduce_clones_then_reduces_in_place() -> None:
+    dist.init_process_group("nccl", init_method="tcp://localhost:2333", world_size=1, rank=0)
+    functional = importlib.import_module("fake_torch.distributed._functional_collectives")
+    x = ft.arange(4.0, device="cuda")
+    with ft.LaunchCounter.expect(1, clone=1):
+        y = functional.all_reduce(x, "sum", dist.group.WORLD)
+    assert y.tolist() == x.tolist() and y.data_ptr() != x.data_ptr()
+    with ft.LaunchCounter.expect(2, clone=1, allreduce_=1):  # AVG of floats pre-multiplies
+        functional.all_reduce(x, "avg", [0])
+    ints = ft.arange(4, device="cuda")
+    with ft.LaunchCounter.expect(1, clone=1):  # an integer AVG divides after: in place
+        functional.all_reduce(ints, "avg", [0])
