@@ -178,7 +178,7 @@ def test_hf_transformers_import_time_names_exist(module: str) -> None:
         assert hasattr(theirs, name) and hasattr(ours, name), name
 
 
-# --- torch.distributed._functional_collectives.all_reduce ------------------------------------------
+# --- torch.distributed._functional_collectives.all_reduce ---------------------------------------
 
 FUNCTIONAL = [("sum", "sum"), ("avg", "avg"), ("MAX", "max"), ("product", "product"),
               ("an unknown op", "bogus"), ("premul_sum", "premul_sum")]
