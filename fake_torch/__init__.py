@@ -31,6 +31,7 @@ from fake_torch import (
     version,
 )
 from fake_torch import autograd as autograd  # torch.autograd (forward only)
+from fake_torch import cpu as cpu  # torch.cpu: torch.cuda's queries for the cpu device
 from fake_torch import func as func  # torch.func.functional_call
 from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
 from fake_torch._allocator import OutOfMemoryError
@@ -38,6 +39,7 @@ from fake_torch._build import compiled_with_cxx11_abi
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
 from fake_torch._device import device
+from fake_torch._device_module import get_device_module
 from fake_torch._dtype import (
     bfloat16,
     complex32,
@@ -204,6 +206,7 @@ __all__ = [
     "complex64",
     "complex128",
     "contiguous_format",
+    "cpu",
     "cuda",
     "default_generator",
     "device",
@@ -229,6 +232,7 @@ __all__ = [
     "get_autocast_gpu_dtype",
     "get_default_device",
     "get_default_dtype",
+    "get_device_module",
     "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",

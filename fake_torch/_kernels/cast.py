@@ -288,6 +288,14 @@ def cpu(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return to(self, None, "cpu", memory_format=memory_format_arg(memory_format, "cpu"))
 
 
+@method(COMPOSITE, aten=())
+def to_sparse(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Tensor.to_sparse(sparse_dim) / to_sparse(*, layout=None, blocksize=None,
+    dense_dim=None): refused (NotImplementedError)."""
+    raise NotImplementedError("torch.Tensor.to_sparse: sparse tensors (torch.sparse_coo, "
+                              "torch.sparse_csr, ...) are not emulated by fake_torch")
+
+
 @method(POINTWISE, name="type_as", aten=())
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     return to(self, tensor_arg(other, "type_as", "other", 1).dtype)

@@ -269,25 +269,68 @@ def numpy_T(input: Tensor) -> Tensor:
                       "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
                       "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
                       UserWarning, stacklevel=3)
+    elif input.dim() == 0:
+        _deprecated_on_0d("Tensor.T", _IDENTITY)
     return wrap(input, input._a.T)
+
+
+_IDENTITY = "This function is the identity in these cases."
+_CONJ = "Consider using x.conj()."
+
+
+_WARNED: set[str] = set()  # torch warns once per process (TORCH_WARN_ONCE)
+
+
+def _deprecated_on_0d(name: str, hint: str) -> None:
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(f"{name} is deprecated on 0-D tensors. {hint}", UserWarning, stacklevel=4)
+
+
+def _batched_matrix(input: Tensor, name: str, hint: str) -> Tensor | None:
+    """mT, mH, adjoint(): input itself (with torch's warning) when 0-D, torch's error when 1-D,
+    else None: swap the last two dims."""
+    if input.dim() == 0:
+        _deprecated_on_0d(f"Tensor.{name}" if name[0] == "m" else name, hint)
+        return input
+    if input.dim() == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           "Got 1-D tensor.")
+    return None
 
 
 @tensor_property(VIEW, "mT")
 def mT(input: Tensor) -> Tensor:
     """Tensor.mT: the last two dims swapped."""
-    if input.dim() < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{input.dim()}-D tensor.")
-    return transpose(input, -2, -1)
+    found = _batched_matrix(input, "mT", _IDENTITY)
+    return transpose(input, -2, -1) if found is None else found
+
+
+@tensor_property(VIEW, "mH")
+def mH(input: Tensor) -> Tensor:
+    """Tensor.mH: the conjugate of the last two dims swapped (real dtypes: mT)."""
+    found = _batched_matrix(input, "mH", _CONJ)
+    return transpose(input, -2, -1) if found is None else found
+
+
+@tensor_property(VIEW, "H")
+def H(input: Tensor) -> Tensor:
+    """Tensor.H: a matrix's conjugate transpose (real dtypes: its transpose)."""
+    if input.dim() == 0:
+        _deprecated_on_0d("Tensor.H", _CONJ)
+        return input
+    if input.dim() != 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{input.dim()}-D tensor." + (" For batches of matrices, consider "
+                                                         "using tensor.mH" * (input.dim() > 2)))
+    return transpose(input, 0, 1)
 
 
 @op(VIEW, method=True)
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (real dtypes only here: a transpose)."""
-    if input.dim() < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {input.dim()}-D tensor.")
-    return transpose(input, -2, -1)
+    found = _batched_matrix(input, "adjoint()", _CONJ)
+    return transpose(input, -2, -1) if found is None else found
 
 
 @op(VIEW, method=True)

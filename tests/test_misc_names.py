@@ -1,0 +1,164 @@
+"""Names the corpus scan found missing (/work/notes/corpus_missing.md), each against real torch
+CPU: values, layouts, errors and, on cuda, the launches CUDA torch makes."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from oracles import assert_same_error, launches, outcome, torch_launches
+
+import fake_torch as ft
+from fake_torch._kernels import shape as _shape
+
+torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
+
+
+def _same(program: Callable[[Any], Any]) -> None:
+    """program(torch) and program(fake_torch) give the same result or the same error."""
+    theirs, their_error = outcome(lambda: program(torch))
+    ours, our_error = outcome(lambda: program(ft))
+    assert_same_error(our_error, their_error)
+    if their_error is None:
+        assert _plain(ours) == _plain(theirs)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (torch.Tensor, ft.Tensor)):
+        return (str(value.dtype), tuple(value.shape), value.stride(), value.tolist())
+    if isinstance(value, (tuple, list)):
+        return type(value).__name__, [_plain(v) for v in value]
+    return value
+
+
+def _m(lib: Any, *shape: int) -> Any:
+    return lib.arange(float(np.prod(shape) if shape else 1)).reshape(shape)
+
+
+# --- Tensor.H, mH (and mT, adjoint, T on 0-D) ---------------------------------------------------
+
+@pytest.mark.parametrize("program", [
+    lambda lib: _m(lib, 2, 3).H, lambda lib: _m(lib, 2, 3).t().H, lambda lib: _m(lib, 3).H,
+    lambda lib: _m(lib, 2, 3, 4).H, lambda lib: _m(lib, 2, 3, 4).mH, lambda lib: _m(lib, 3).mH,
+    lambda lib: _m(lib, 3).mT, lambda lib: _m(lib, 3).adjoint(), lambda lib: _m(lib).H,
+    lambda lib: _m(lib).mH, lambda lib: _m(lib).mT, lambda lib: _m(lib).adjoint(),
+])
+def test_conjugate_transposes_like_torch(program: Callable[[Any], Any]) -> None:
+    _same(program)
+
+
+def test_zero_dim_forms_warn_once_and_return_the_tensor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_shape, "_WARNED", set())
+    x = ft.ones(())
+    for name, get, text in [
+            ("H", lambda: x.H, "Tensor.H is deprecated on 0-D tensors. Consider using x.conj()."),
+            ("mH", lambda: x.mH, "Tensor.mH is deprecated on 0-D tensors. Consider using "
+                                 "x.conj()."),
+            ("mT", lambda: x.mT, "Tensor.mT is deprecated on 0-D tensors. This function is the "
+                                 "identity in these cases."),
+            ("adjoint", lambda: x.adjoint(), "adjoint() is deprecated on 0-D tensors. Consider "
+                                             "using x.conj().")]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert get() is x and get() is x, name
+        assert [str(w.message) for w in caught] == [text], name  # once, as TORCH_WARN_ONCE
+
+
+def test_h_is_a_view_and_launches_nothing() -> None:
+    x = ft.ones(2, 3, device="cuda")
+    with launches() as names:
+        h = x.H
+    assert names == [] and h.data_ptr() == x.data_ptr() and h.stride() == (1, 3)
+
+
+# --- put, put_ ------------------------------------------------------------------------------------
+
+def _x(lib: Any) -> Any:
+    return lib.arange(6.0).reshape(2, 3)
+
+
+PUT: list[tuple[str, Callable[[Any], Any]]] = [
+    ("negative wraps", lambda lib: _x(lib).put_(lib.tensor([1, -1]), lib.tensor([9.0, 8.0]))),
+    ("accumulate duplicates",
+     lambda lib: _x(lib).put(lib.tensor([1, 1]), lib.tensor([9.0, 8.0]), accumulate=True)),
+    ("index of any shape", lambda lib: lib.put(_x(lib), lib.tensor([[0], [5]]),
+                                               lib.tensor([9.0, 8.0]))),
+    ("positional accumulate",
+     lambda lib: lib.put(_x(lib), lib.tensor([1, 2]), lib.tensor([9.0, 8.0]), True)),
+    ("logical order of a transpose",
+     lambda lib: _x(lib).t().put(lib.tensor([1]), lib.tensor([9.0]))),
+    ("transposed in place",
+     lambda lib: _x(lib).t().put_(lib.tensor([1, 4, 1]), lib.tensor([1.0, 2, 3]), True)),
+    ("nothing to put", lambda lib: _x(lib).put(lib.tensor([], dtype=lib.long), lib.tensor([]))),
+    ("out of range", lambda lib: _x(lib).put(lib.tensor([10]), lib.tensor([9.0]))),
+    ("out of range below", lambda lib: _x(lib).put(lib.tensor([-7]), lib.tensor([9.0]))),
+    ("sizes differ", lambda lib: _x(lib).put(lib.tensor([1]), lib.tensor([9.0, 2]))),
+    ("float index", lambda lib: _x(lib).put(lib.tensor([1.0]), lib.tensor([9.0]))),
+    ("int32 index", lambda lib: _x(lib).put(lib.tensor([1], dtype=lib.int32),
+                                            lib.tensor([9.0]))),
+    ("dtypes differ", lambda lib: _x(lib).put(lib.tensor([1]),
+                                              lib.tensor([9], dtype=lib.float64))),
+    ("into empty", lambda lib: lib.empty(0).put(lib.tensor([0]), lib.tensor([1.0]))),
+    ("expanded self", lambda lib: _x(lib).expand(2, 2, 3).put_(lib.tensor([1]),
+                                                               lib.tensor([9.0]))),
+    ("a number source", lambda lib: _x(lib).put(lib.tensor([1]), 3.0)),
+]
+
+
+@pytest.mark.parametrize("program", [p for _, p in PUT], ids=[n for n, _ in PUT])
+def test_put_like_torch(program: Callable[[Any], Any]) -> None:
+    _same(program)
+
+
+def test_put_launches_on_cuda() -> None:
+    """put_ is one kernel; put a clone (preserve_format) and then put_."""
+    x, idx, src = ft.ones(2, 3, device="cuda"), ft.tensor([1], device="cuda"), ft.ones(1,
+                                                                                     device="cuda")
+    tx, tidx, tsrc = torch.ones(2, 3), torch.tensor([1]), torch.ones(1)
+    with launches() as ours:
+        x.put_(idx, src)
+    with torch_launches() as theirs:
+        tx.put_(tidx, tsrc)
+    assert ours == theirs == ["put_"]
+    with launches() as ours:
+        x.put(idx, src)
+    assert ours == ["clone", "put_"]  # (the CPU dispatcher shows one `put`)
+
+
+# --- to_sparse, get_device_module, torch.cpu ------------------------------------------------
+
+def test_to_sparse_is_refused() -> None:
+    for call in (lambda: ft.ones(2).to_sparse(), lambda: ft.ones(2, 2).to_sparse(1),
+                 lambda: ft.ones(2, 2).to_sparse(layout=None)):
+        with pytest.raises(NotImplementedError, match=r"torch\.Tensor\.to_sparse"):
+            call()
+    assert torch.ones(2).to_sparse().is_sparse  # (torch has it: a refusal, not a typo)
+
+
+def test_get_device_module_like_torch() -> None:
+    assert ft.get_device_module("cpu") is ft.cpu and torch.get_device_module("cpu") is torch.cpu
+    assert ft.get_device_module("cuda:1") is ft.cuda and ft.get_device_module() is ft.cuda
+    assert ft.get_device_module(ft.device("cuda", 0)) is ft.cuda
+    _same(lambda lib: lib.get_device_module(5))
+
+
+def test_torch_cpu_like_torch() -> None:
+    for lib in (torch, ft):
+        cpu = lib.cpu
+        assert (cpu.is_available(), cpu.is_initialized(), cpu.device_count(),
+                cpu.current_device(), cpu.synchronize(), cpu.set_device("cpu")) == (
+            True, True, 1, "cpu", None, None)
+        default = cpu.current_stream()
+        side = cpu.Stream()
+        with cpu.stream(side):
+            assert cpu.current_stream() is side
+        assert cpu.current_stream() is default
+        event = cpu.Event()
+        assert (event.query(), event.record(), event.synchronize(), event.wait()) == (
+            True, None, None, None)
+    assert sorted(ft.cpu.__all__) == sorted(torch.cpu.__all__)
+    with pytest.raises(NotImplementedError, match=r"torch\.cpu\.get_capabilities"):
+        ft.cpu.get_capabilities()
