@@ -162,3 +162,115 @@ def test_torch_cpu_like_torch() -> None:
     assert sorted(ft.cpu.__all__) == sorted(torch.cpu.__all__)
     with pytest.raises(NotImplementedError, match=r"torch\.cpu\.get_capabilities"):
         ft.cpu.get_capabilities()
+
+
+# --- masked_scatter, masked_scatter_ ----------------------------------------------------------
+
+def _z(lib: Any) -> Any:
+    return lib.zeros(2, 3)
+
+
+def _mask(lib: Any) -> Any:
+    return lib.tensor([[True, False, True], [False, True, False]])
+
+
+SCATTER: list[tuple[str, Callable[[Any], Any]]] = [
+    ("out of place", lambda lib: _z(lib).masked_scatter(_mask(lib), lib.arange(10.0))),
+    ("in place", lambda lib: _z(lib).masked_scatter_(_mask(lib), lib.arange(10.0))),
+    ("torch.", lambda lib: lib.masked_scatter(_z(lib), _mask(lib), lib.arange(10.0))),
+    ("broadcast mask", lambda lib: _z(lib).masked_scatter(_mask(lib)[0], lib.arange(10.0))),
+    ("0-dim mask", lambda lib: _z(lib).masked_scatter(lib.tensor(True), lib.arange(10.0))),
+    ("2-D source", lambda lib: _z(lib).masked_scatter(_mask(lib),
+                                                      lib.arange(10.0).reshape(2, 5))),
+    ("broadcast self", lambda lib: _z(lib)[:1].masked_scatter(_mask(lib), lib.arange(10.0))),
+    ("transposed", lambda lib: _z(lib).t().masked_scatter(_mask(lib).t(), lib.arange(10.0))),
+    ("transposed in place",
+     lambda lib: _z(lib).t().masked_scatter_(_mask(lib).t(), lib.arange(10.0))),
+    ("empty", lambda lib: lib.zeros(0, 3).masked_scatter_(lib.zeros(0, 3, dtype=lib.bool),
+                                                          lib.arange(10.0))),
+    ("float mask", lambda lib: _z(lib).masked_scatter(_mask(lib).float(), lib.arange(10.0))),
+    ("short source", lambda lib: _z(lib).masked_scatter(_mask(lib), lib.arange(2.0))),
+    ("dtypes", lambda lib: _z(lib).masked_scatter(_mask(lib), lib.arange(10.0).double())),
+    ("dtypes in place", lambda lib: _z(lib).masked_scatter_(_mask(lib),
+                                                            lib.arange(10.0).double())),
+    ("mask does not broadcast", lambda lib: _z(lib)[0].masked_scatter_(_mask(lib),
+                                                                       lib.arange(10.0))),
+    ("expanded self", lambda lib: _z(lib).expand(2, 2, 3).masked_scatter_(_mask(lib),
+                                                                          lib.arange(10.0))),
+]
+
+
+@pytest.mark.parametrize("program", [p for _, p in SCATTER], ids=[n for n, _ in SCATTER])
+def test_masked_scatter_like_torch(program: Callable[[Any], Any]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same(program)
+
+
+def test_masked_scatter_launches_on_cuda() -> None:
+    """ATen's masked_scatter: a contiguous clone, then masked_scatter_, which copies a strided
+    (or broadcast) mask or source first."""
+    x, m = ft.zeros(2, 3, device="cuda"), _mask(ft).cuda()
+    s = ft.arange(10.0, device="cuda")
+    for call, expected in [(lambda: x.masked_scatter_(m, s), ["masked_scatter_"]),
+                           (lambda: x.masked_scatter(m, s), ["clone", "masked_scatter_"]),
+                           (lambda: x.masked_scatter_(m[0], s), ["clone", "masked_scatter_"]),
+                           (lambda: x.masked_scatter_(m, s[::2]), ["clone", "masked_scatter_"])]:
+        with launches() as names:
+            call()
+        assert names == expected
+
+
+# --- mode ---------------------------------------------------------------------------------------
+
+def _ints(lib: Any) -> Any:
+    return lib.tensor([[1, 2, 2, 3, 3], [5, 5, 1, 1, 0]])
+
+
+MODE: list[tuple[str, Callable[[Any], Any]]] = [
+    ("last dim", lambda lib: lib.mode(_ints(lib))),
+    ("dim 0", lambda lib: _ints(lib).mode(0)),
+    ("keepdim", lambda lib: _ints(lib).mode(dim=1, keepdim=True)),
+    ("ties: smallest value, last index", lambda lib: lib.mode(lib.tensor([3.0, 1.0, 3.0, 1.0]))),
+    ("0-dim", lambda lib: lib.mode(lib.tensor(5))),
+    ("0-dim keepdim", lambda lib: lib.mode(lib.tensor(5), keepdim=True)),
+    ("bool", lambda lib: lib.mode(lib.tensor([True, False, True]))),
+    ("half", lambda lib: lib.mode(_ints(lib).half())),
+    ("bfloat16", lambda lib: lib.mode(_ints(lib).bfloat16())),
+    ("strided", lambda lib: lib.mode(_ints(lib).t())),
+    ("random 3-D", lambda lib: lib.mode(lib.tensor(
+        np.random.default_rng(0).integers(0, 4, (3, 4, 5))), 1)),
+    ("empty reduced dim", lambda lib: lib.mode(lib.zeros(2, 0), 1)),
+    ("empty kept dim", lambda lib: lib.mode(lib.zeros(2, 0), 0)),
+    ("empty 1-D", lambda lib: lib.mode(lib.tensor([]))),
+    ("dim out of range", lambda lib: lib.mode(_ints(lib), 2)),
+]
+
+
+@pytest.mark.parametrize("program", [p for _, p in MODE], ids=[n for n, _ in MODE])
+def test_mode_like_torch(program: Callable[[Any], Any]) -> None:
+    theirs, their_error = outcome(lambda: program(torch))
+    ours, our_error = outcome(lambda: program(ft))
+    assert_same_error(our_error, their_error)
+    if their_error is None:
+        assert type(ours).__name__ == type(theirs).__name__ == "mode"
+        assert _plain(ours.values) == _plain(theirs.values)
+        assert _plain(ours.indices) == _plain(theirs.indices)
+
+
+def test_mode_is_one_launch() -> None:
+    x = _ints(ft).cuda()
+    with launches() as ours:
+        x.mode(1)
+    with torch_launches() as theirs:
+        _ints(torch).mode(1)
+    assert ours == theirs == ["mode"]
+
+
+def test_masked_scatter_dtype_error_is_cuda_torchs_on_cuda() -> None:
+    """masked_scatter__cuda words it as masked_scatter_ (as users of CUDA torch report it); the
+    CPU kernel, which the oracle above checks, as masked_scatter, without the space."""
+    with pytest.raises(RuntimeError, match=r"^masked_scatter_: expected self and source to have "
+                                           r"same dtypes but got Float and Double$"):
+        ft.zeros(2, device="cuda").masked_scatter(ft.ones(2, dtype=ft.bool, device="cuda"),
+                                                  ft.ones(2, dtype=ft.float64, device="cuda"))
