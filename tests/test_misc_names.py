@@ -274,3 +274,96 @@ def test_masked_scatter_dtype_error_is_cuda_torchs_on_cuda() -> None:
                                            r"same dtypes but got Float and Double$"):
         ft.zeros(2, device="cuda").masked_scatter(ft.ones(2, dtype=ft.bool, device="cuda"),
                                                   ft.ones(2, dtype=ft.float64, device="cuda"))
+
+
+# --- torch.linalg.cholesky, torch.cholesky_inverse ---------------------------------------------
+
+def _spd(lib: Any, dtype: str = "float64") -> Any:
+    m = np.random.default_rng(0).standard_normal((3, 4, 4))
+    return lib.tensor(m @ m.transpose(0, 2, 1) + 4 * np.eye(4)).to(getattr(lib, dtype))
+
+
+def _a(lib: Any) -> Any:
+    return lib.tensor([[4.0, 2.0], [2.0, 3.0]])
+
+
+CHOLESKY: list[tuple[str, Callable[[Any], Any]]] = [
+    ("lower", lambda lib: lib.linalg.cholesky(_a(lib))),
+    ("upper", lambda lib: lib.linalg.cholesky(_a(lib), upper=True)),
+    ("broadcast batch", lambda lib: lib.linalg.cholesky(_a(lib).expand(3, 2, 2))),
+    ("batch float64", lambda lib: lib.linalg.cholesky(_spd(lib))),
+    ("batch float32 upper", lambda lib: lib.linalg.cholesky(_spd(lib, "float32"), upper=True)),
+    ("reads the lower triangle",
+     lambda lib: lib.linalg.cholesky(lib.tensor([[4.0, 100.0], [2.0, 3.0]]))),
+    ("upper reads the upper triangle",
+     lambda lib: lib.linalg.cholesky(lib.tensor([[4.0, 2.0], [100.0, 3.0]]), upper=True)),
+    ("0 x 0", lambda lib: lib.linalg.cholesky(lib.zeros(0, 0))),
+    ("batch of 0 x 0", lambda lib: lib.linalg.cholesky(lib.zeros(2, 0, 0))),
+    ("transposed input", lambda lib: lib.linalg.cholesky(lib.eye(3).t())),
+    ("inverse", lambda lib: lib.cholesky_inverse(lib.linalg.cholesky(_a(lib)))),
+    ("inverse upper", lambda lib: lib.cholesky_inverse(_a(lib), upper=True)),
+    ("inverse batch", lambda lib: lib.linalg.cholesky(_spd(lib)).cholesky_inverse()),
+    ("inverse empty batch", lambda lib: lib.cholesky_inverse(lib.eye(2).expand(0, 2, 2))),
+]
+
+CHOLESKY_REFUSED: list[tuple[str, Callable[[Any], Any]]] = [
+    ("not square", lambda lib: lib.linalg.cholesky(lib.ones(2, 3))),
+    ("1-D", lambda lib: lib.linalg.cholesky(lib.ones(2))),
+    ("int64", lambda lib: lib.linalg.cholesky(lib.ones(2, 2, dtype=lib.int64))),
+    ("half", lambda lib: lib.linalg.cholesky(_a(lib).half())),
+    ("bfloat16", lambda lib: lib.linalg.cholesky(_a(lib).bfloat16())),
+    ("upper not a bool", lambda lib: lib.linalg.cholesky(lib.eye(2), upper=1)),
+    ("inverse not square", lambda lib: lib.cholesky_inverse(lib.ones(2, 3))),
+    ("inverse 1-D", lambda lib: lib.cholesky_inverse(lib.ones(2))),
+    ("inverse int64", lambda lib: lib.cholesky_inverse(lib.ones(2, 2, dtype=lib.int64))),
+    ("inverse half", lambda lib: lib.cholesky_inverse(lib.eye(2).half())),
+]
+
+LINALG_ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("not positive-definite", lambda lib: lib.linalg.cholesky(
+        lib.tensor([[1.0, 2.0], [2.0, 1.0]]))),
+    ("batch element", lambda lib: lib.linalg.cholesky(
+        lib.tensor([[[4.0, 2.0], [2.0, 3.0]], [[1.0, 2.0], [2.0, 1.0]]]))),
+    ("NaN", lambda lib: lib.linalg.cholesky(lib.tensor([[float("nan"), 0.0], [0.0, 1.0]]))),
+    ("singular factor", lambda lib: lib.cholesky_inverse(lib.zeros(2, 2))),
+]
+
+
+@pytest.mark.parametrize("program", [p for _, p in CHOLESKY], ids=[n for n, _ in CHOLESKY])
+def test_cholesky_like_torch(program: Callable[[Any], Any]) -> None:
+    theirs, ours = program(torch), program(ft)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    assert str(ours.dtype) == str(theirs.dtype)
+    rtol = 1e-5 if theirs.dtype == torch.float32 else 1e-12
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("program", [p for _, p in CHOLESKY_REFUSED],
+                         ids=[n for n, _ in CHOLESKY_REFUSED])
+def test_cholesky_refused_as_torch_refuses(program: Callable[[Any], Any]) -> None:
+    _same(program)
+
+
+@pytest.mark.parametrize("program", [p for _, p in LINALG_ERRORS],
+                         ids=[n for n, _ in LINALG_ERRORS])
+def test_failed_factorizations_raise_linalg_error(program: Callable[[Any], Any]) -> None:
+    _, theirs = outcome(lambda: program(torch))
+    _, ours = outcome(lambda: program(ft))
+    assert isinstance(theirs, torch.linalg.LinAlgError)
+    assert isinstance(ours, ft.linalg.LinAlgError) and isinstance(ours, RuntimeError)
+    assert type(ours).__name__ == type(theirs).__name__ == "_LinAlgError"
+    assert str(ours) == str(theirs)
+
+
+def test_cholesky_launches_and_reads_info_on_the_host() -> None:
+    """linalg_cholesky_ex, then _linalg_check_errors: `infos.any().item()`, a host sync."""
+    a = _a(ft).cuda()
+    with launches() as names:
+        ft.linalg.cholesky(a)
+    assert names == ["linalg_cholesky_ex", "any", "_local_scalar_dense"]
+    with launches() as names:
+        ft.cholesky_inverse(a)
+    assert names == ["cholesky_inverse", "any", "_local_scalar_dense"]
+    with torch_launches() as theirs:
+        torch.linalg.cholesky(_a(torch))
+    assert theirs == ["linalg_cholesky_ex", "_linalg_check_errors"]

@@ -21,6 +21,7 @@ from fake_torch._kernels import (  # noqa: F401
     isin,
     join,
     linalg,
+    linalg_cholesky,
     linalg_einsum,
     loss,
     masked,
