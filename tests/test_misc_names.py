@@ -60,10 +60,13 @@ def test_zero_dim_forms_warn_once_and_return_the_tensor(monkeypatch: pytest.Monk
             ("mT", lambda: x.mT, "Tensor.mT is deprecated on 0-D tensors. This function is the "
                                  "identity in these cases."),
             ("adjoint", lambda: x.adjoint(), "adjoint() is deprecated on 0-D tensors. Consider "
-                                             "using x.conj().")]:
+                                             "using x.conj()."),
+            ("T", lambda: x.T, "Tensor.T is deprecated on 0-D tensors. This function is the "
+                               "identity in these cases.")]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            assert get() is x and get() is x, name
+            got = get()
+            assert (got is x and get() is x) if name != "T" else got.shape == () == get().shape
         assert [str(w.message) for w in caught] == [text], name  # once, as TORCH_WARN_ONCE
 
 
