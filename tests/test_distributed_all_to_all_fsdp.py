@@ -212,3 +212,36 @@ def test_functional_all_reduce_clones_then_reduces_in_place() -> None:
     ints = ft.arange(4, device="cuda")
     with ft.LaunchCounter.expect(1, clone=1):  # an integer AVG divides after: in place
         functional.all_reduce(ints, "avg", [0])
+
+
+# --- send, recv, isend, irecv: no other process ------------------------------------------------
+
+@pytest.mark.usefixtures("both")
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.distributed.send(lib.ones(2), 0),
+    lambda lib: lib.distributed.send(lib.ones(2), dst=0, group_dst=0),
+    lambda lib: lib.distributed.send(lib.ones(2)),
+    lambda lib: lib.distributed.send([1], 1),
+    lambda lib: lib.distributed.isend(lib.ones(2)),
+    lambda lib: lib.distributed.recv([1], 0),
+    lambda lib: lib.distributed.irecv([1], 0),
+], ids=["send to self", "both ranks", "no rank", "not a tensor", "isend no rank",
+        "recv not a tensor", "irecv not a tensor"])
+def test_point_to_point_checks_like_torch(program: Callable[[Any], Any]) -> None:
+    _, theirs = outcome(lambda: program(torch))
+    _, ours = outcome(lambda: program(ft))
+    assert theirs is not None
+    assert_same_error(ours, theirs)
+
+
+@pytest.mark.usefixtures("both")
+def test_point_to_point_has_no_peer() -> None:
+    """torch would wait forever (or fail in gloo's transport): there is no second process."""
+    x = ft.ones(2)
+    for call in (lambda: dist.send(x, 1), lambda: dist.recv(x), lambda: dist.recv(x, 1),
+                 lambda: dist.isend(x, 1), lambda: dist.irecv(x, 2)):
+        with pytest.raises(RuntimeError, match="fake_torch runs one process"):
+            call()
+    for call in (lambda: dist.isend(x, 0), lambda: dist.irecv(x, 0), lambda: dist.recv(x, 0)):
+        with pytest.raises(NotImplementedError, match="this process itself"):
+            call()

@@ -322,6 +322,61 @@ def _zero_kernel(out: np.ndarray) -> None:
     out[...] = 0
 
 
+# --- point to point: there is no other process --------------------------------------------------
+
+def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+         group_dst: int | None = None) -> None:
+    """Refused as torch refuses it: this process is rank 0, the only one."""
+    resolve(group)
+    _peer(dst, group_dst, "destination", "send", blocking=True, tensor=tensor)
+
+
+def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None,
+          tag: int = 0, group_dst: int | None = None) -> Work | None:
+    resolve(group)
+    _peer(dst, group_dst, "destination", "isend", tensor=tensor)
+    return None  # (unreachable: _peer raises)
+
+
+def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    _tensor(tensor, "tensor")
+    resolve(group)
+    _peer(src, group_src, "source", "recv", any_source=True)
+    return -1  # (unreachable: _peer raises)
+
+
+def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None,
+          tag: int = 0, group_src: int | None = None) -> Work | None:
+    _tensor(tensor, "tensor")
+    resolve(group)
+    _peer(src, group_src, "source", "irecv", any_source=True)
+    return None  # (unreachable: _peer raises)
+
+
+def _peer(rank: int | None, group_rank: int | None, kind: str, fn: str, *,
+          blocking: bool = False, any_source: bool = False, tensor: Any = None) -> None:
+    """The peer of a point-to-point op, checked as torch checks it; then, since the one
+    process has no peer, the error that says so (torch would wait forever, or fail in the
+    transport)."""
+    if rank is not None and group_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    given = rank if group_rank is None else group_rank
+    if given is None and not any_source:
+        raise ValueError("Must specify global_rank or group_rank")
+    if given == 0 and blocking:
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank "
+                         "of the current process.")
+    if tensor is not None:
+        _tensor(tensor, "tensor")
+    if given == 0:
+        raise NotImplementedError(f"torch.distributed.{fn} with this process itself (rank 0) "
+                                  "as the peer is not emulated by fake_torch")
+    raise RuntimeError(f"torch.distributed.{fn}: no {kind} process "
+                       f"{'' if given is None else f'{given} '}to talk to: fake_torch runs one "
+                       "process (rank 0, world_size 1)")
+
+
 def _root(rank: int | None, group_rank: int | None, name: str, fn: str) -> None:
     """The root of a rooted collective must be rank 0, the only one."""
     given = group_rank if rank is None else rank
