@@ -1,4 +1,4 @@
-"""torch.return_types: the named (values, indices) pairs that max/min/sort/topk return.
+"""torch.return_types: the named (values, indices) pairs max/min/mode/sort/topk return.
 
 Each is a tuple subclass, so `values, indices = x.max(1)` unpacks and `r.values` reads by name.
 """
@@ -51,8 +51,12 @@ class sort(_ValuesIndices):
     __slots__ = ()
 
 
+class mode(_ValuesIndices):
+    __slots__ = ()
+
+
 class topk(_ValuesIndices):
     __slots__ = ()
 
 
-__all__ = ["max", "min", "sort", "topk"]
+__all__ = ["max", "min", "mode", "sort", "topk"]

@@ -112,15 +112,24 @@ def _cuda_backend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causa
     same_heads = q.shape[1] == k.shape[1] == v.shape[1]
     gqa = enable_gqa and k.shape[1] == v.shape[1] and q.shape[1] % k.shape[1] == 0
     head_dim = q.shape[-1]
-    if (_sdp.enabled("flash") and q.dtype in _HALF and mask is None and (same_heads or gqa)
-            and head_dim == k.shape[-1] == v.shape[-1] <= 256
-            and not (is_causal and q.shape[-2] != k.shape[-2])):
-        return "flash"
     align = 8 if q.dtype in _HALF else 4
-    if (_sdp.enabled("mem_efficient") and q.dtype in (*_HALF, float32) and same_heads
-            and head_dim == k.shape[-1] and head_dim % align == 0 and v.shape[-1] % align == 0):
-        return "efficient"
-    return _math_or_none()
+    fits = {
+        "flash": (q.dtype in _HALF and mask is None and (same_heads or gqa)
+                  and head_dim == k.shape[-1] == v.shape[-1] <= 256
+                  and not (is_causal and q.shape[-2] != k.shape[-2])),
+        "mem_efficient": (q.dtype in (*_HALF, float32) and same_heads and head_dim == k.shape[-1]
+                          and head_dim % align == 0 and v.shape[-1] % align == 0),
+        "math": True,
+    }
+    for backend in _sdp.priority_order():  # (torch.nn.attention.sdpa_kernel's set_priority)
+        name = _PICKED.get(backend)
+        if name is not None and _sdp.enabled(name) and fits[name]:
+            return "efficient" if name == "mem_efficient" else name
+    raise RuntimeError("No available kernel. Aborting execution.")
+
+
+_PICKED = {_sdp.SDPBackend.FLASH_ATTENTION: "flash",
+           _sdp.SDPBackend.EFFICIENT_ATTENTION: "mem_efficient", _sdp.SDPBackend.MATH: "math"}
 
 
 def _math_or_none() -> str:

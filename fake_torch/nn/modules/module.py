@@ -334,8 +334,9 @@ class Module:
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """`to(device=None, dtype=None, non_blocking=False)`, `to(dtype)`, `to(tensor)`:
         floating and complex tensors take `dtype` (a complex buffer cast to a real dtype loses
-        its imaginary parts, as in torch), every tensor takes `device`."""
-        dev, dt, non_blocking = parse_to(*args, **kwargs)
+        its imaginary parts, as in torch), every tensor takes `device`; with `memory_format=`
+        (torch.channels_last) the 4-D and 5-D tensors take that layout too."""
+        dev, dt, non_blocking, fmt = parse_to(*args, **kwargs)
         if dt is not None and not (dt.is_floating_point or dt.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dt}")
@@ -348,13 +349,13 @@ class Module:
 
         def convert(t: Tensor) -> Tensor:
             target = dt if t.is_floating_point() or t.dtype.is_complex else None
-            if dev is None and target is None:
+            options: dict[str, Any] = {"device": dev, "dtype": target}
+            if fmt is not None and t.dim() in (4, 5):
+                options["memory_format"] = fmt
+            options = {k: v for k, v in options.items() if v is not None}
+            if not options:
                 return t
-            if target is None:
-                return t.to(device=dev, non_blocking=non_blocking)
-            if dev is None:
-                return t.to(dtype=target, non_blocking=non_blocking)
-            return t.to(device=dev, dtype=target, non_blocking=non_blocking)
+            return t.to(non_blocking=non_blocking, **options)
 
         return self._apply(convert)
 
@@ -372,6 +373,10 @@ class Module:
 
     def cpu(self) -> Self:
         return self._apply(lambda t: t.to(device=canonical("cpu")))
+
+    def type(self, dst_type: dtype | str) -> Self:
+        """Every parameter and buffer through Tensor.type(dst_type), floating or not."""
+        return self._apply(lambda t: t.type(dst_type))
 
     def _cast_floats(self, dt: dtype) -> Self:
         return self._apply(lambda t: t.to(dtype=dt) if t.is_floating_point() else t)
