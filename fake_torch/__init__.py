@@ -34,6 +34,7 @@ from fake_torch import (
     version,
 )
 from fake_torch import autograd as autograd  # torch.autograd (forward only)
+from fake_torch import cpu as cpu  # torch.cpu: torch.cuda's queries for the cpu device
 from fake_torch import func as func  # torch.func.functional_call
 from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
 from fake_torch._allocator import OutOfMemoryError
@@ -42,6 +43,7 @@ from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
 from fake_torch._default_tensor_type import set_default_tensor_type
 from fake_torch._device import device
+from fake_torch._device_module import get_device_module
 from fake_torch._dtype import (
     bfloat16,
     complex32,
@@ -103,6 +105,13 @@ from fake_torch._legacy_types import (
     IntTensor,
     LongTensor,
     ShortTensor,
+)
+from fake_torch._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
 )
 from fake_torch._opdef import exports as _exports
 from fake_torch._ops import ops
@@ -192,6 +201,8 @@ __all__ = [
     "cdouble",
     "cfloat",
     "chalf",
+    "channels_last",
+    "channels_last_3d",
     "clear_autocast_cache",
     "compile",
     "compiled_with_cxx11_abi",
@@ -199,6 +210,8 @@ __all__ = [
     "complex32",
     "complex64",
     "complex128",
+    "contiguous_format",
+    "cpu",
     "cuda",
     "default_generator",
     "device",
@@ -225,6 +238,7 @@ __all__ = [
     "get_autocast_gpu_dtype",
     "get_default_device",
     "get_default_dtype",
+    "get_device_module",
     "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",
@@ -255,6 +269,7 @@ __all__ = [
     "load",
     "long",
     "manual_seed",
+    "memory_format",
     "multiprocessing",
     "nan",
     "nn",
@@ -264,6 +279,7 @@ __all__ = [
     "optim",
     "overrides",
     "pi",
+    "preserve_format",
     "profiler",
     "promote_types",
     "result_type",

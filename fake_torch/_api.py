@@ -78,9 +78,16 @@ def public_names(module: ModuleType) -> list[str]:
 
 def _default(value: object) -> object:
     # torch's defaults that are torch objects (dtypes, layouts) compare by their printed form
+    # (a class by its module path, fake_torch's read as torch's: fake_torch mirrors its tree)
     if value is None or value is inspect.Parameter.empty:
         return value
-    if isinstance(value, bool | int | float | str | tuple):
+    if isinstance(value, tuple):
+        return tuple(_default(v) for v in value)
+    if isinstance(value, type):
+        module = value.__module__
+        return f"{'torch' + module[10:] if module.startswith('fake_torch') else module}." \
+               f"{value.__qualname__}"
+    if isinstance(value, bool | int | float | str):
         return value
     return repr(value)
 

@@ -29,13 +29,20 @@ class device:
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments - got "
                             f"({type.__class__.__name__})")
-        kind, _, idx = type.partition(":")
+        kind, colon, idx = type.partition(":")
+        # c10's grammar: a name of letters and '_', then optionally ':' and an index (digits,
+        # no leading zero)
+        if not type:
+            raise RuntimeError("Device string must not be empty")
+        if not (kind and kind.isascii() and kind.replace("_", "a").isalpha()) or (
+                colon and not idx) or (len(idx) > 1 and idx.startswith("0")):
+            raise RuntimeError(f"Invalid device string: '{type}'")
         if kind not in ("cpu", "cuda", "meta"):
             if kind in _KNOWN.split(", "):
                 raise NotImplementedError(f"torch.device({type!r}): fake_torch simulates only "
                                           "'cpu', 'cuda' and 'meta'")
             raise RuntimeError(f"Expected one of {_KNOWN} device type at start of device "
-                               f"string: {type}")
+                               f"string: {kind}")
         if idx:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")

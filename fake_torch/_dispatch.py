@@ -49,7 +49,10 @@ class Mode:
     def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
         if not on_cuda:
-            return np.empty(shape, dtype=np_dtype), None
+            a = np.empty(shape, dtype=np_dtype)
+            if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major ones
+                a = np.ndarray(shape, np_dtype, buffer=a)
+            return a, None
         return device_buffer(DEVICE.allocate(_nbytes(shape, np_dtype)), shape, np_dtype)
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],

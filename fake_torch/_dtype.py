@@ -169,6 +169,27 @@ _ORDER = {d: i for i, d in enumerate(ALL_DTYPES + COMPLEX_DTYPES)}
 
 _default_dtype = float32
 
+# Python's number types, which torch's argument parser takes wherever a signature says
+# `ScalarType` (THPPythonScalarType_Check): `float` is float64 there, never the default dtype.
+PYTHON_TYPES: dict[type, dtype] = {int: int64, float: float64, bool: bool_, complex: complex128}
+
+
+def dtype_arg(value: Any) -> Any:
+    """A dtype argument as torch's argument parser reads it: Python's int, float, bool and
+    complex become int64, float64, bool, complex128; anything else comes back as it was, for
+    the caller's own check (and its error naming what it got)."""
+    return PYTHON_TYPES.get(value, value) if value.__class__ is type else value
+
+
+def dtype_param(value: Any, fn: str, name: str, pos: int) -> dtype:
+    """A required positional dtype argument (`promote_types(type1, type2)`), with torch's
+    argument parser's TypeError for anything else."""
+    found = dtype_arg(value)
+    if not isinstance(found, dtype):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be torch.dtype, not "
+                        f"{type(value).__name__}")
+    return found
+
 
 def from_numpy_dtype(np_dtype: Any) -> dtype:
     """The torch dtype of a numpy dtype; TypeError for the ones torch does not have."""
@@ -192,13 +213,20 @@ def get_default_dtype() -> dtype:
 
 def set_default_dtype(d: dtype) -> None:
     global _default_dtype
-    if not isinstance(d, dtype) or not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    if not isinstance(d, dtype):  # (a Python type too: this one reads torch.dtype objects only)
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
     _default_dtype = d
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both promote to, by torch's table (not numpy's)."""
+    if type1.__class__ is not dtype:  # (cheap when both are dtypes: ops promote all the time)
+        type1 = dtype_param(type1, "promote_types", "type1", 1)
+    if type2.__class__ is not dtype:
+        type2 = dtype_param(type2, "promote_types", "type2", 2)
     if type1 is type2:
         return type1
     if type1 in LIMITED_DTYPES or type2 in LIMITED_DTYPES:
@@ -264,7 +292,8 @@ class finfo:
     """Machine limits of a floating dtype, as torch.finfo reports them."""
 
     def __init__(self, type: dtype | None = None) -> None:
-        d = _default_dtype if type is None else type.to_real()  # complex: its real part's
+        d = (_default_dtype if type is None
+             else dtype_param(type, "finfo", "type", 1).to_real())  # complex: its real part's
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
@@ -291,13 +320,16 @@ class iinfo:
     """Limits of an integral dtype, as torch.iinfo reports them."""
 
     def __init__(self, type: dtype) -> None:
+        type = dtype_param(type, "iinfo", "type", 1)
         if type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
-        info = np.iinfo(type.np) if type is not bool_ else np.iinfo(np.uint8)
+        if type is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(type.np)
         self.dtype = type._name
         self.bits = type.itemsize * 8
-        self.max = int(info.max) if type is not bool_ else 1
+        self.max = int(info.max)
         self.min = int(info.min)
 
     def __repr__(self) -> str:

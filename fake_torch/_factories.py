@@ -17,20 +17,29 @@ from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     SCALAR_NAME,
     bool_,
-    complex128,
     dtype,
+    dtype_arg,
     float4_e2m1fn_x2,
-    float64,
     from_numpy_dtype,
     get_default_dtype,
     int64,
     promote_types,
 )
 from fake_torch._kernels._common import launch, new_tensor
-from fake_torch._kernels._elementwise import is_number, new_output
+from fake_torch._kernels._elementwise import is_number
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, to_float8
-from fake_torch._kernels._strides import checked_convert, is_contiguous_format
+from fake_torch._kernels._strides import (
+    checked_convert,
+    empty_like_format,
+    empty_strided,
+)
 from fake_torch._kernels.host import host_array
+from fake_torch._memory_format import (
+    contiguous_format,
+    memory_format,
+    memory_format_arg,
+    strides_for,
+)
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
 from fake_torch._tensor import Number, Tensor
 
@@ -89,15 +98,12 @@ def _size_sequence(size: Any, fn: str) -> None:
                         f"{type(size).__name__}")
 
 
-_PYTHON_DTYPES = {int: int64, float: float64, bool: bool_, complex: complex128}
-
-
 def _check_dtype(dt: Any, fn: str) -> dtype | None:
     """`dtype=`: a torch.dtype, or a Python number type (int, float, bool, complex), which
-    torch's argument parser reads as int64, float64, bool, complex128."""
+    torch's argument parser reads as int64, float64, bool, complex128 (the entries convert
+    them before the implementation runs; a direct caller's pass here)."""
+    dt = dtype_arg(dt)
     if dt is not None and not isinstance(dt, dtype):
-        if dt in _PYTHON_DTYPES:
-            return _PYTHON_DTYPES[dt]
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not "
                         f"{type(dt).__name__}")
     return dt
@@ -281,10 +287,17 @@ def _new(size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None, fn: st
 @op(COMPOSITE)
 def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
           requires_grad: bool = False, pin_memory: bool = False,
-          memory_format: object = None) -> Tensor:
-    """Uninitialised memory: no launch."""
-    out = _pinned_if(_new(size, dtype, device, "empty"), pin_memory)
-    return finish(out, requires_grad)
+          memory_format: memory_format | None = None) -> Tensor:
+    """Uninitialised memory: no launch. memory_format=torch.channels_last lays a 4-D shape
+    out NHWC (torch.channels_last_3d a 5-D one NDHWC)."""
+    if memory_format is None or memory_format is contiguous_format:
+        out = _new(size, dtype, device, "empty")
+    else:
+        fmt = memory_format_arg(memory_format, "empty")
+        shape = _sizes(size, "empty")
+        out = empty_strided(shape, strides_for(shape, fmt),
+                            _check_dtype(dtype, "empty") or get_default_dtype(), canonical(device))
+    return finish(_pinned_if(out, pin_memory), requires_grad)
 
 
 @op(POINTWISE)
@@ -319,47 +332,46 @@ def _scalar_default(value: Number) -> dtype:
     return int64 if isinstance(value, int) else get_default_dtype()
 
 
-def _like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str,
-          memory_format: object = None) -> Tensor:
-    """A new tensor of input's shape; laid out in input's memory order (torch.preserve_format,
-    the default: `empty_like(x.t())` is column-major), or row-major for contiguous_format."""
+def like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fmt: memory_format | None,
+         fn: str) -> Tensor:
+    """The output of a `*_like` factory: input's shape, laid out as empty_like lays it out
+    (preserve_format, the default: input's own strides when it is dense). No launch."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    like = () if is_contiguous_format(memory_format, fn) else (input,)
-    return new_output(input.shape, _check_dtype(dt, fn) or input.dtype,
-                      input.device if dev is None else canonical(dev), like)
+    return empty_like_format(input, memory_format_arg(fmt, fn), _check_dtype(dt, fn),
+                             None if dev is None else canonical(dev))
 
 
 @op(COMPOSITE)
 def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                pin_memory: bool = False, requires_grad: bool = False,
-               memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "empty_like", memory_format), pin_memory)
+               memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "empty_like"), pin_memory)
     return finish(out, requires_grad)
 
 
 @op(POINTWISE)
 def zeros_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
                pin_memory: bool = False, requires_grad: bool = False,
-               memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "zeros_like", memory_format), pin_memory)
+               memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "zeros_like"), pin_memory)
     return finish(_fill(out, 0, "zeros_like"), requires_grad)
 
 
 @op(POINTWISE)
 def ones_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike | None = None,
               pin_memory: bool = False, requires_grad: bool = False,
-              memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "ones_like", memory_format), pin_memory)
+              memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "ones_like"), pin_memory)
     return finish(_fill(out, 1, "ones_like"), requires_grad)
 
 
 @op(POINTWISE)
 def full_like(input: Tensor, fill_value: Number, *, dtype: dtype | None = None,
               device: DeviceLike | None = None, pin_memory: bool = False,
-              requires_grad: bool = False, memory_format: object = None) -> Tensor:
-    out = _pinned_if(_like(input, dtype, device, "full_like", memory_format), pin_memory)
+              requires_grad: bool = False, memory_format: memory_format | None = None) -> Tensor:
+    out = _pinned_if(like(input, dtype, device, memory_format, "full_like"), pin_memory)
     return finish(_fill(out, fill_value, "full_like"), requires_grad)
 
 

@@ -22,6 +22,12 @@ from fake_torch import _torch_function as _tf
 from fake_torch._allocator import DEVICE, Storage
 from fake_torch._device import device
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
+from fake_torch._memory_format import (
+    contiguous_format,
+    is_contiguous_as,
+    memory_format,
+    memory_format_arg,
+)
 from fake_torch._tensor_base import TensorBase
 
 if TYPE_CHECKING:
@@ -250,10 +256,13 @@ class Tensor(TensorBase):
             return _meta(Tensor.storage_offset, _storage_offset, self)  # type: ignore[no-any-return]
         return _storage_offset(self)
 
-    def is_contiguous(self, memory_format: object = None) -> bool:
+    def is_contiguous(self, *, memory_format: memory_format = contiguous_format) -> bool:
+        """Dense in the format's dim order (row-major by default; torch.channels_last: NHWC)."""
         if _TF.enabled:
-            return _meta(Tensor.is_contiguous, _is_contiguous, self)  # type: ignore[no-any-return]
-        return _is_contiguous(self)
+            kwargs = {} if memory_format is contiguous_format else {"memory_format": memory_format}
+            return _tf.handle(Tensor.is_contiguous, _is_contiguous,  # type: ignore[no-any-return]
+                              (self,), kwargs)
+        return _is_contiguous(self, memory_format)
 
     def data_ptr(self) -> int:
         """The address of the first element; views share their base's storage."""
@@ -419,8 +428,11 @@ def _storage_offset(t: Tensor) -> int:
     return (start - int(base.__array_interface__["data"][0])) // t._a.itemsize
 
 
-def _is_contiguous(t: Tensor, memory_format: object = None) -> bool:
+def _is_contiguous(t: Tensor, memory_format: memory_format = contiguous_format) -> bool:
     a = t._a
+    if memory_format is not contiguous_format:
+        fmt = memory_format_arg(memory_format, "is_contiguous", optional=False)
+        return is_contiguous_as(a.shape, _stride(t), fmt)
     if a.size == 0:  # torch: an empty tensor is contiguous whatever its strides
         return True
     expected = a.itemsize

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from fake_torch._dtype import dtype_arg
+
 Function = Callable[..., Any]
 
 
@@ -326,7 +328,8 @@ def make_entry(impl: Function, *, name: str, qualname: str, module: str,
     params = list(inspect.signature(impl).parameters.values())
     if first is not None and params:
         params[0] = params[0].replace(name=first)
-    env: dict[str, Any] = {"_impl": impl, "_handle": handle, "_state": state, "_given": _given}
+    env: dict[str, Any] = {"_impl": impl, "_handle": handle, "_state": state, "_given": _given,
+                           "_type": type, "_dtype_arg": dtype_arg}
     decl, call, positional, keywords, defaults = [], [], [], [], []
     star = ""
     for i, p in enumerate(params):
@@ -361,13 +364,23 @@ def make_entry(impl: Function, *, name: str, qualname: str, module: str,
     kw_text = "{" + ", ".join(f"{k!r}: ({k}, {d})" for k, d in keywords) + "}"
     slow = (f"_given({pos_text}, ({', '.join(defaults)}{',' if defaults else ''}), "
             f"{var_pos or '()'}, {kw_text}, {var_kw or '{}'})")
-    dispatch = f"_handle(_func, _impl, *{slow}, _entry)"
+    # torch's argument parser reads Python's int/float/bool/complex as dtypes (int64, ...):
+    # here, for a `dtype` parameter typed as one; modes and subclasses see what was passed
+    parse = "".join(f"    if {p.name}.__class__ is _type: {p.name} = _dtype_arg({p.name})\n"
+                    for p in params if p.name == "dtype" and p.annotation in _DTYPE_TYPES)
+    runs = "_impl"
+    if parse:
+        runs = "_parsed"
+        src = f"def _parsed({', '.join(decl)}):\n{parse}    return _impl({', '.join(call)})\n"
+        exec(compile(src, f"<fake_torch parser {module}.{qualname}>", "exec"), env)
+    dispatch = f"_handle(_func, {runs}, *{slow}, _entry)"
     if operator:
         dispatch = f"_not_implemented_on_type_error(lambda: {dispatch})"
     env["_not_implemented_on_type_error"] = _not_implemented_on_type_error
     src = (f"def {name}({', '.join(decl)}):\n"
            f"    if _state.dispatch:\n"
            f"        return {dispatch}\n"
+           f"{parse}"
            f"    return _impl({', '.join(call)})\n")
     exec(compile(src, f"<fake_torch entry {module}.{qualname}>", "exec"), env)
     entry: Function = env[name]
@@ -379,6 +392,10 @@ def make_entry(impl: Function, *, name: str, qualname: str, module: str,
     entry.__doc__ = impl.__doc__
     entry.__wrapped__ = impl  # type: ignore[attr-defined]
     return entry
+
+
+# the annotations of a parameter torch's schema types `ScalarType dtype` / `ScalarType? dtype`
+_DTYPE_TYPES = frozenset({"dtype", "dtype | None"})
 
 
 def _not_implemented_on_type_error(call: Callable[[], Any]) -> Any:

@@ -1,4 +1,4 @@
-"""torch.return_types: the named pairs that max/min/sort/topk (values, indices) and aminmax
+"""torch.return_types: the named pairs that max/min/mode/sort/topk (values, indices) and aminmax
 (min, max) return.
 
 Each is a tuple subclass, so `values, indices = x.max(1)` unpacks and `r.values` reads by name.
@@ -61,6 +61,10 @@ class sort(_ValuesIndices):
     __slots__ = ()
 
 
+class mode(_ValuesIndices):
+    __slots__ = ()
+
+
 class topk(_ValuesIndices):
     __slots__ = ()
 
@@ -80,4 +84,4 @@ class aminmax(_Pair):
         return self[1]
 
 
-__all__ = ["aminmax", "max", "min", "sort", "topk"]
+__all__ = ["aminmax", "max", "min", "mode", "sort", "topk"]

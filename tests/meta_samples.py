@@ -44,6 +44,12 @@ class Pool:
             r(2, 3), r(2, 4)
         self.rnn = {gates: [r(gates * 4, 3), r(gates * 4, 4), r(gates * 4), r(gates * 4)]
                     for gates in (1, 3, 4)}
+        # 3-d and transposed convolutions (weights (in, out, *k) for transposed ones)
+        self.X5, self.W5 = r(1, 2, 3, 4, 4), r(3, 2, 2, 2, 2)
+        self.Wt1, self.Wt2, self.Wt3 = r(2, 3, 3), r(2, 3, 3, 3), r(2, 3, 2, 2, 2)
+        # attention over 3 tokens of width 4 with 2 heads: (L, N, E) and batch first (N, L, E)
+        self.q, self.qb = r(3, 1, 4), r(1, 3, 4)
+        self.in_w, self.in_b, self.out_w, self.out_b = r(12, 4), r(12), r(4, 4), r(4)
 
 
 GENERIC: list[Sample] = [
@@ -120,6 +126,18 @@ SAMPLES: dict[str, Sample] = {
     "torch.nn.functional.nll_loss": lambda p: ((p.A, p.idx), {}),
     "torch.nn.functional.embedding": lambda p: ((p.I, p.S), {}),
     "Tensor.new_full": lambda p: ((p.A, (2,), 1.0), {}),
+    "torch.conv3d": lambda p: ((p.X5, p.W5), {}),
+    "torch.conv_transpose1d": lambda p: ((p.X3, p.Wt1), {}),
+    "torch.conv_transpose2d": lambda p: ((p.X4, p.Wt2), {}),
+    "torch.conv_transpose3d": lambda p: ((p.X5, p.Wt3), {}),
+    "torch.instance_norm": lambda p: ((p.X4, None, None, None, None, True, 0.1, 1e-5, False),
+                                      {}),
+    "torch.pixel_shuffle": lambda p: ((p.X4.reshape(1, 8, 2, 2), 2), {}),
+    "torch.nn.functional.multi_head_attention_forward": lambda p: (
+        (p.q, p.q, p.q, 4, 2, p.in_w, p.in_b, None, None, False, 0.0, p.out_w, p.out_b),
+        {"training": False}),
+    "torch._native_multi_head_attention": lambda p: (
+        (p.qb, p.qb, p.qb, 4, 2, p.in_w, p.in_b, p.out_w, p.out_b), {}),
     # the generic sample of these would ask something else of them
     "torch.where": lambda p: ((p.M, p.A, p.B), {}),  # (not the one-argument nonzero form)
     "torch.tensor": lambda p: (([[1.0, 2.0], [3.0, 4.0]],), {}),

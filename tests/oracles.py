@@ -349,7 +349,16 @@ def _cuda_pixel_shuffle(args: tuple[Any, ...]) -> list[str]:
     return ["clone"]
 
 
+def _safe_softmax_ops(args: tuple[Any, ...]) -> list[str]:
+    """_safe_softmax (SDPA's math backend): ATen's CompositeExplicitAutograd kernel runs
+    softmax, eq(-inf), all, scalar_tensor(0), where, each its own kernel on a GPU; a dispatch
+    mode sees the one op. An H200 ran transformers' eager decode step 4 launches per layer
+    above a single softmax there (tests/gpu/results/transformers_h200.json)."""
+    return ["_softmax", "eq", "all", "scalar_tensor", "where"]
+
+
 CUDA_RULES: dict[str, Callable[[tuple[Any, ...]], list[str]]] = {
+    "_safe_softmax": _safe_softmax_ops,
     **{op: _cuda_upsample_nearest(op) for op in (
         "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
         "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d")},

@@ -512,8 +512,8 @@ def test_sdpa_math_path_matches_torchs_math_backend_op_for_op(label: str, dtype:
         m = randn(5, 7) if mask_kind == "float" else (randn(5, 7) > -0.5)
         t_kwargs["attn_mask"], f_kwargs["attn_mask"] = both(m, "float32" if mask_kind ==
                                                             "float" else "bool")
-    with sdpa_kernel(SDPBackend.MATH):
-        with torch_launches() as expected_ops:
+    with sdpa_kernel(SDPBackend.MATH):  # (cuda: _safe_softmax is its composite's five ops)
+        with torch_launches(cuda=True) as expected_ops:
             expected = TF.scaled_dot_product_attention(tq, tk, tv, **t_kwargs)
     with launches() as ops:
         got = F.scaled_dot_product_attention(fq, fk, fv, **f_kwargs)

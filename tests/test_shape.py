@@ -221,8 +221,10 @@ def test_clone_keeps_a_dense_layout_and_copies() -> None:
         assert o.stride() == t.stride()
         assert not np.shares_memory(o._a, ours._a)
     assert ours.clone(memory_format=None).is_contiguous()
-    with pytest.raises(NotImplementedError, match="memory_format"):
+    with pytest.raises(TypeError, match=r"must be torch\.memory_format, not str"):
         ours.clone(memory_format="torch.channels_last")
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
+        ours.clone(memory_format=ft.channels_last)
 
 
 def test_contiguous_returns_self_when_contiguous() -> None:

@@ -29,15 +29,6 @@ def new(size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None, fn: str
     return _common.new_tensor(shape, dt or get_default_dtype(), canonical(dev))
 
 
-def like(input: Tensor, dt: dtype | None, dev: DeviceLike | None, fn: str) -> Tensor:
-    """An output shaped like `input` (contiguous)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    return _common.new_tensor(input.shape, dt or input.dtype,
-                              input.device if dev is None else canonical(dev))
-
-
 def no_out(out: Tensor | None, fn: str) -> None:
     if out is not None:
         raise NotImplementedError(f"torch.{fn}(out=...) is not emulated by fake_torch")

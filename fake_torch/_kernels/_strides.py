@@ -18,6 +18,7 @@ import numpy as np
 from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
+from fake_torch._memory_format import memory_format, preserve_format, strides_for
 from fake_torch._tensor import Tensor
 
 Shape = tuple[int, ...]
@@ -141,7 +142,10 @@ def is_contiguous(shape: Shape, strides: Shape) -> bool:
 
 
 def is_non_overlapping_and_dense(shape: Shape, strides: Shape) -> bool:
-    """Every element has its own address and the addresses fill one block (any dim order)."""
+    """Every element has its own address and the addresses fill one block (any dim order).
+    An empty tensor is (c10 counts it contiguous, whatever its strides)."""
+    if 0 in shape:
+        return True
     if len(shape) == 1:
         return shape[0] < 2 or strides[0] == 1
     perm = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
@@ -278,20 +282,14 @@ def empty_like_preserve(t: Tensor, dt: dtype | None = None) -> Tensor:
                          t.device)
 
 
-def is_contiguous_format(memory_format: object, fn: str) -> bool:
-    """True for torch.contiguous_format, False for torch.preserve_format (the default, or None);
-    the other formats are not emulated. A value that is no memory format at all (a number, a
-    string that names none) is torch's argument parser's TypeError."""
-    if isinstance(memory_format, (int, float, list, tuple, dict)) or (
-            isinstance(memory_format, str) and not memory_format.startswith("torch.")):
-        raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not "
-                        f"{type(memory_format).__name__}")
-    name = "torch.preserve_format" if memory_format is None else str(memory_format)
-    if name not in ("torch.preserve_format", "torch.contiguous_format"):
-        raise NotImplementedError(f"torch.Tensor.{fn}(memory_format={name}): fake_torch "
-                                  "supports only torch.contiguous_format and "
-                                  "torch.preserve_format")
-    return name == "torch.contiguous_format"
+def empty_like_format(t: Tensor, fmt: memory_format, dt: dtype | None = None,
+                      dev: device | None = None) -> Tensor:
+    """torch's empty_like(t, memory_format=fmt): preserve_format keeps t's layout (its own
+    strides when dense), another format lays t's shape out its way (a channels-last format
+    of the wrong rank is c10's RuntimeError). No launch."""
+    strides = (dense_strides_like(t.shape, t.stride()) if fmt is preserve_format
+               else strides_for(t.shape, fmt))
+    return empty_strided(t.shape, strides, dt or t.dtype, dev or t.device)
 
 
 # --- memory overlap (torch's MemOverlap checks) -----------------------------------------------

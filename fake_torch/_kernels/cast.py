@@ -28,6 +28,8 @@ from fake_torch._dtype import (
     bfloat16,
     bool_,
     dtype,
+    dtype_arg,
+    dtype_param,
     float16,
     float32,
     float64,
@@ -44,7 +46,6 @@ from fake_torch._kernels._elementwise import (
     cast_array,
     device_error,
     is_number,
-    new_output,
     operand,
     quiet_call,
     tensor_arg,
@@ -54,8 +55,14 @@ from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     checked_convert,
-    is_contiguous_format,
+    empty_like_format,
     is_non_overlapping_and_dense,
+)
+from fake_torch._memory_format import (
+    memory_format,
+    memory_format_arg,
+    preserve_format,
+    suggest_memory_format,
 )
 from fake_torch._opdef import COMPOSITE, POINTWISE, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
@@ -93,10 +100,10 @@ def _copy_kind(src: Tensor, dst: Tensor) -> str:
 
 
 def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
-             contiguous: bool = False) -> Tensor:
+             fmt: memory_format = preserve_format) -> Tensor:
     if x._dtype.is_complex and not dt.is_complex:
         warn_complex_cast(x._dtype, dt)
-    out = new_output(x.shape, dt, dev, () if contiguous else (x,))
+    out = empty_like_format(x, fmt, dt, dev)  # (ATen's _to_copy: empty_like's layout)
     kind = _copy_kind(x, out)
     if kind == "memcpy_d2h" and non_blocking and _dispatch.current_mode().counts_launches:
         # torch pins the output of a non-blocking device-to-host copy
@@ -161,7 +168,7 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device, dtype) / to(other), with non_blocking, copy, memory_format."""
     if set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}:
         raise _bad_to(args, kwargs)
-    rest = list(args)
+    rest = [dtype_arg(a) for a in args[:2]] + list(args[2:])  # `to(int)`, `to("cuda", float)`
     dev: Any = None
     dt: Any = None
     if rest and isinstance(rest[0], dtype):
@@ -181,7 +188,7 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if ("device" in kwargs and args) or ("dtype" in kwargs and dt is not None):
             raise _bad_to(args, kwargs)
         dev = kwargs.get("device", dev)
-        dt = kwargs.get("dtype", dt)
+        dt = dtype_arg(kwargs.get("dtype", dt))
     if len(rest) > 2 or not all(isinstance(v, bool) for v in rest):
         raise _bad_to(args, kwargs)
     flags = dict(zip(("non_blocking", "copy"), rest, strict=False))
@@ -191,91 +198,110 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if (dt is not None and not isinstance(dt, dtype)) or not (
             dev is None or isinstance(dev, (str, device, int))) or isinstance(dev, bool):
         raise _bad_to(args, kwargs)
-    contiguous = is_contiguous_format(kwargs.get("memory_format"), "to")
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and not isinstance(fmt, memory_format):
+        raise _bad_to(args, kwargs)
     return to(self, dt, dev, non_blocking=bool(flags.get("non_blocking", False)),
-              copy=bool(flags.get("copy", False)), contiguous=contiguous)
+              copy=bool(flags.get("copy", False)), memory_format=fmt or preserve_format)
 
 
 def to(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
-       non_blocking: bool = False, copy: bool = False, contiguous: bool = False) -> Tensor:
-    """The one place a tensor changes dtype or device: self when nothing changes."""
+       non_blocking: bool = False, copy: bool = False,
+       memory_format: memory_format = preserve_format) -> Tensor:
+    """The one place a tensor changes dtype or device: self when nothing changes. Like
+    ATen's _to_will_alias, a memory format other than preserve_format changes nothing when
+    it is the one x's strides suggest (so a transposed x.to(memory_format=
+    torch.contiguous_format) is x itself, as in torch)."""
     target_dt = x.dtype if dt is None else dt
     target_dev = x.device if dev is None else canonical(dev)
     if (not copy and target_dt is x.dtype and target_dev == x.device
-            and (not contiguous or x.is_contiguous())):
+            and (memory_format is preserve_format
+                 or suggest_memory_format(x.shape, _strides(x)) is memory_format)):
         return x
-    return _to_copy(x, target_dt, target_dev, non_blocking, contiguous)
+    return _to_copy(x, target_dt, target_dev, non_blocking, memory_format)
 
 
-def _as(self: Tensor, dt: dtype, memory_format: object, fn: str) -> Tensor:
-    return to(self, dt, contiguous=is_contiguous_format(memory_format, fn))
+def _strides(x: Tensor) -> tuple[int, ...]:
+    return tuple([s // x._a.itemsize for s in x._a.strides])
+
+
+def _as(self: Tensor, dt: dtype, fmt: memory_format | None, fn: str) -> Tensor:
+    return to(self, dt, memory_format=memory_format_arg(fmt, fn))
 
 
 @method(POINTWISE, name="float", aten=())
-def float_(self: Tensor, memory_format: object = None) -> Tensor:
+def float_(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, float32, memory_format, "float")
 
 
 @method(POINTWISE, name="double", aten=())
-def double(self: Tensor, memory_format: object = None) -> Tensor:
+def double(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, float64, memory_format, "double")
 
 
 @method(POINTWISE, name="half", aten=())
-def half(self: Tensor, memory_format: object = None) -> Tensor:
+def half(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, float16, memory_format, "half")
 
 
 @method(POINTWISE, name="bfloat16", aten=())
-def bfloat16_(self: Tensor, memory_format: object = None) -> Tensor:
+def bfloat16_(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, bfloat16, memory_format, "bfloat16")
 
 
 @method(POINTWISE, name="long", aten=())
-def long(self: Tensor, memory_format: object = None) -> Tensor:
+def long(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int64, memory_format, "long")
 
 
 @method(POINTWISE, name="int", aten=())
-def int_(self: Tensor, memory_format: object = None) -> Tensor:
+def int_(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int32, memory_format, "int")
 
 
 @method(POINTWISE, name="short", aten=())
-def short(self: Tensor, memory_format: object = None) -> Tensor:
+def short(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int16, memory_format, "short")
 
 
 @method(POINTWISE, name="char", aten=())
-def char(self: Tensor, memory_format: object = None) -> Tensor:
+def char(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, int8, memory_format, "char")
 
 
 @method(POINTWISE, name="byte", aten=())
-def byte(self: Tensor, memory_format: object = None) -> Tensor:
+def byte(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, uint8, memory_format, "byte")
 
 
 @method(POINTWISE, name="bool", aten=())
-def bool_cast(self: Tensor, memory_format: object = None) -> Tensor:
+def bool_cast(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     return _as(self, bool_, memory_format, "bool")
 
 
 @method(POINTWISE, name="cuda", aten=())
 def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
-         memory_format: object = None) -> Tensor:
+         memory_format: memory_format | None = None) -> Tensor:
     dev = "cuda" if device is None else device
     if isinstance(dev, int) and not isinstance(dev, bool):
         dev = f"cuda:{dev}"
     if canonical(dev).type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
     return to(self, None, dev, non_blocking=non_blocking,
-              contiguous=is_contiguous_format(memory_format, "cuda"))
+              memory_format=memory_format_arg(memory_format, "cuda"))
 
 
 @method(POINTWISE, name="cpu", aten=())
-def cpu(self: Tensor, memory_format: object = None) -> Tensor:
-    return to(self, None, "cpu", contiguous=is_contiguous_format(memory_format, "cpu"))
+def cpu(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
+    return to(self, None, "cpu", memory_format=memory_format_arg(memory_format, "cpu"))
+
+
+@method(COMPOSITE, aten=())
+def to_sparse(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Tensor.to_sparse(sparse_dim) / to_sparse(*, layout=None, blocksize=None,
+    dense_dim=None): refused (NotImplementedError)."""
+    raise NotImplementedError("torch.Tensor.to_sparse: sparse tensors (torch.sparse_coo, "
+                              "torch.sparse_csr, ...) are not emulated by fake_torch")
 
 
 @method(POINTWISE, name="type_as", aten=())
@@ -284,7 +310,7 @@ def type_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 @method(POINTWISE, name="type", aten=())
-def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bool = False,
+def tensor_type(self: Tensor, dtype: dtype | str | type | None = None, non_blocking: bool = False,
                 **kwargs: Any) -> Any:
     """Tensor.type(): the legacy type name ('torch.cuda.FloatTensor') without an argument,
     else a cast to a dtype or a legacy type name."""
@@ -292,17 +318,23 @@ def tensor_type(self: Tensor, dtype: dtype | str | None = None, non_blocking: bo
         return f"torch.{'cuda.' if self.is_cuda else ''}{_LEGACY[self.dtype]}"
     dev = self.device
     target: Any = dtype
-    if isinstance(dtype, str):
+    if isinstance(dtype, type) and dtype is not Tensor:  # a legacy type: torch.LongTensor
+        if not isinstance(getattr(dtype, "dtype", None), type(float32)):  # (Python's int too)
+            name = dtype.__qualname__
+            raise ValueError("invalid type: '" + (name if dtype.__module__ == "builtins" else
+                                                  f"{dtype.__module__}.{name}") + "'")
+        dtype = f"torch.{'cuda.' if getattr(dtype, 'is_cuda', False) else ''}{dtype.__name__}"
+    if dtype is Tensor or dtype == "torch.Tensor":  # torch's default tensor type
+        target, dev = get_default_dtype(), CPU
+    elif isinstance(dtype, str):
         by_name = {f"torch.{n}": d for d, n in _LEGACY.items()}
         by_name.update({f"torch.cuda.{n}": d for d, n in _LEGACY.items()})
         if dtype not in by_name:
             raise ValueError(f"invalid type: '{dtype}'")
         target = by_name[dtype]
         dev = canonical("cuda" if dtype.startswith("torch.cuda.") else "cpu")
-    elif not isinstance(dtype, (type(float32), type)):
-        raise TypeError("dtype must be a type, str, or dtype object")
     elif not isinstance(dtype, type(float32)):
-        raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+        raise TypeError("dtype must be a type, str, or dtype object")
     return to(self, target, dev, non_blocking=non_blocking)
 
 
@@ -455,7 +487,8 @@ def result_type(tensor1: Tensor | Number, tensor2: Tensor | Number) -> dtype:
 
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether torch's in-place / out= ops may store a `from_` result into a `to` tensor."""
-    return _can_cast(from_, to)
+    return _can_cast(dtype_param(from_, "can_cast", "from_", 1),
+                     dtype_param(to, "can_cast", "to", 2))
 
 
 def is_tensor(obj: object) -> bool:

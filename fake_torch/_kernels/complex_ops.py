@@ -25,9 +25,10 @@ from fake_torch._dtype import SCALAR_NAME, complex32, dtype, float16, float32, f
 from fake_torch._dtype import get_default_dtype as _default_dtype
 from fake_torch._kernels._common import complex32_refused
 from fake_torch._kernels._elementwise import is_number, pointwise, tensor_arg
-from fake_torch._kernels._strides import is_contiguous_format, restride
+from fake_torch._kernels._strides import restride
 from fake_torch._kernels.cast import copy_, to
 from fake_torch._kernels.pointwise_math import complex_to_real, sign_values
+from fake_torch._memory_format import memory_format, memory_format_arg
 from fake_torch._opdef import COMPOSITE, POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor
 
@@ -275,21 +276,21 @@ def sgn_(self: Tensor) -> Tensor:
 # --- casts -------------------------------------------------------------------------------------
 
 @method(POINTWISE, aten=())
-def cfloat(self: Tensor, memory_format: object = None) -> Tensor:
+def cfloat(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     """self as complex64 (self when it is already)."""
     return to(self, float32.to_complex(),
-              contiguous=is_contiguous_format(memory_format, "cfloat"))
+              memory_format=memory_format_arg(memory_format, "cfloat"))
 
 
 @method(POINTWISE, aten=())
-def cdouble(self: Tensor, memory_format: object = None) -> Tensor:
+def cdouble(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     """self as complex128 (self when it is already)."""
     return to(self, float64.to_complex(),
-              contiguous=is_contiguous_format(memory_format, "cdouble"))
+              memory_format=memory_format_arg(memory_format, "cdouble"))
 
 
 @method(POINTWISE, aten=())
-def chalf(self: Tensor, memory_format: object = None) -> Tensor:
+def chalf(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     """self as complex32: refused (no numpy type holds it)."""
     _no_chalf(complex32)
     return self

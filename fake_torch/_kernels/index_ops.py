@@ -20,7 +20,7 @@ from fake_torch._kernels._strides import (
     empty_like_preserve,
     scalar_type_name,
 )
-from fake_torch._kernels.shape import expand, view
+from fake_torch._kernels.shape import clone, expand, view
 from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
 
@@ -415,3 +415,61 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     result = _common.new_tensor(index.shape, input.dtype, _common.common_device(input, index))
     _common.launch("take", _take_kernel, result, (input, index))
     return result
+
+
+# --- put ----------------------------------------------------------------------------------------
+
+def _put_kernel(out: np.ndarray, src: np.ndarray, idx: np.ndarray, *, accumulate: bool) -> None:
+    n = out.size
+    bad = _first_bad(idx, -n, n)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         "elements.")
+    where = np.unravel_index(np.where(idx < 0, idx + n, idx).reshape(-1), out.shape)
+    if accumulate:  # duplicates add up
+        np.add.at(out, where, src.reshape(-1))
+    else:
+        out[where] = src.reshape(-1)
+
+
+@method(POINTWISE)
+def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """self, read as if flattened (its logical row-major order, whatever its strides), gets
+    `source` at `index` (negative wraps; `accumulate` adds, duplicates too): one "put_"."""
+    for name, t, pos in (("index", index, 1), ("source", source, 2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"put_(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    if index.dtype is not int64:
+        raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                           f"{scalar_type_name(index.dtype)}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {scalar_type_name(self.dtype)} and source.dtype = "
+                           f"{scalar_type_name(source.dtype)}")
+    if not self.device == source.device == index.device:
+        raise RuntimeError("put_(): self, index and source expected to be in the same device, "
+                           f"but got self.device = {self.device}, index.device = "
+                           f"{index.device}, and source.device = {source.device}")
+    if source.numel() != index.numel():
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, "
+                         f"index.numel() = {index.numel()}")
+    if self.numel() == 0 and index.numel() != 0:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    assert_no_internal_overlap(self)
+    assert_no_overlap(self, index)
+    assert_no_overlap(self, source)
+    if index.numel():
+        _common.launch("put_", _put_kernel, self, (source, index), {"accumulate": accumulate})
+    return self
+
+
+@op(POINTWISE, method=True)
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of input (torch.preserve_format: one "clone") with put_ applied (one "put_")."""
+    for name, t, pos in (("index", index, 1), ("source", source, 2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"put(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    return put_(clone(input), index, source, accumulate)

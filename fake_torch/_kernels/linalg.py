@@ -51,9 +51,9 @@ def _shape_text(t: Tensor) -> str:
 
 
 @op(EXTERN, method=True)
-def mm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
-    """(n, m) @ (m, p) -> (n, p)."""
-    check_out(out, "mm")
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """(n, m) @ (m, p) -> (n, p); into `out` when given (transformers' MoE fallback writes
+    each expert's rows into a slice of one output)."""
     _need_tensor("mm", "mat2", 2, mat2)
     dev = common_device(input, mat2)
     shape1, shape2 = input._a.shape, mat2._a.shape  # (plain tuples: no torch.Size to build)
@@ -69,9 +69,42 @@ def mm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{CPP_NAME[dt]} != {CPP_NAME[mat2._dtype]}")
     _refuse_bool("addmm_impl_cpu_", dt)
+    if out is not None:
+        return _mm_out(input, mat2, out, dev)
     result = new_tensor_exact((shape1[0], shape2[1]), dt, dev)
     launch("mm", _matmul_kernel, result, (input, mat2), {"acc": acc_np(dt)})
     return result
+
+
+def _mm_out(input: Tensor, mat2: Tensor, out: Tensor, dev: device) -> Tensor:
+    """mm into `out` of the product's shape and dtype. cuBLAS writes a row- or column-major
+    `out` (unit stride one way, a leading dimension >= the extent the other) in place; any
+    other is first cloned contiguous and copied back (ATen's prepare_matrix_for_cublas:
+    clone, gemm, copy_)."""
+    _need_tensor("mm", "out", 3, out)
+    shape = (input.shape[0], mat2.shape[1])
+    if out.dtype is not input.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {CPP_NAME[input.dtype]}, but got "
+                           f"{CPP_NAME[out.dtype]} instead")
+    if out.device != dev:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {dev} and {out.device}!")
+    if tuple(out.shape) != shape:
+        raise NotImplementedError(f"torch.mm(..., out=): resizing an out tensor of shape "
+                                  f"{list(out.shape)} to {list(shape)} is not emulated by "
+                                  "fake_torch; pass one of the product's shape")
+    params = {"acc": acc_np(input.dtype)}
+    rows, cols = out.stride()
+    if (cols == 1 and rows >= max(1, shape[1])) or (rows == 1 and cols >= max(1, shape[0])):
+        launch("mm", _matmul_kernel, out, (input, mat2), params)
+        return out
+    from fake_torch._kernels.cast import copy_  # (cast imports the op modules' helpers)
+    from fake_torch._kernels.shape import clone
+
+    staged = clone(out)  # a non-dense tensor clones contiguous
+    launch("mm", _matmul_kernel, staged, (input, mat2), params)
+    copy_(out, staged)
+    return out
 
 
 @op(EXTERN, method=True)

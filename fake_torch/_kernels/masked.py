@@ -1,4 +1,5 @@
-"""Mask ops: masked_fill(_), masked_select, nonzero (and argwhere). One launch each.
+"""Mask ops: masked_fill(_), masked_scatter(_), masked_select, nonzero (and argwhere). One
+launch each (masked_scatter: a clone first, as ATen's).
 
 masked_select and nonzero return as many elements as the mask/input holds: sizing the output
 reads the data, which on cuda is a host sync (it cannot be captured in a CUDA graph).
@@ -15,7 +16,15 @@ from fake_torch import _dispatch, _meta
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import is_number
-from fake_torch._kernels._strides import assert_no_partial_overlap, checked_convert
+from fake_torch._kernels._strides import (
+    assert_no_internal_overlap,
+    assert_no_partial_overlap,
+    checked_convert,
+    scalar_type_name,
+)
+from fake_torch._kernels.expand import expand
+from fake_torch._kernels.shape import clone, contiguous
+from fake_torch._memory_format import contiguous_format
 from fake_torch._opdef import DATA_DEPENDENT, POINTWISE, dynamic_shape, method, op
 from fake_torch._tensor import Scalar, Tensor
 
@@ -75,6 +84,45 @@ def _masked_fill_copy_kernel(out: np.ndarray, init: np.ndarray, mask: np.ndarray
                              *value_t: np.ndarray, value: Scalar | None) -> None:
     np.copyto(out, init)  # init broadcasts to out's (the broadcast) shape
     _masked_fill_kernel(out, mask, *value_t, value=value)
+
+
+def _masked_scatter_kernel(out: np.ndarray, mask: np.ndarray, src: np.ndarray) -> None:
+    count = int(np.count_nonzero(mask))
+    if count > src.size:  # (a device-side assert on cuda, after the mask's prefix sum)
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[mask] = src.reshape(-1)[:count]
+
+
+@method(POINTWISE)
+def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """In place: the elements of self where mask (broadcast to self) is True become source's
+    first elements, in order. CUDA torch makes the (broadcast) mask contiguous, takes its
+    prefix sum, checks the count on the device, makes source contiguous and scatters: the
+    copies of a strided mask or source are a `clone` each, the rest one "masked_scatter_"
+    launch here."""
+    assert_no_internal_overlap(self)
+    if self.dtype is not source.dtype:  # (the cpu and cuda kernels word it differently)
+        head = "masked_scatter_" if self.is_cuda else "masked_scatter"
+        raise RuntimeError(f"{head}: expected self and source to have same dtypes but got"
+                           f"{' ' if self.is_cuda else ''}{scalar_type_name(self.dtype)} and "
+                           f"{scalar_type_name(source.dtype)}")
+    if mask.dtype is not bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {scalar_type_name(mask.dtype)}")
+    full = expand(mask, *self.shape)
+    if self.numel() == 0:
+        return self
+    _common.launch("masked_scatter_", _masked_scatter_kernel, self,
+                   (contiguous(full), contiguous(source)))
+    return self
+
+
+@op(POINTWISE, method=True)
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A contiguous copy of input (broadcast with mask: one "clone"), then masked_scatter_."""
+    shape = _common.broadcast_shapes(mask.shape, input.shape)
+    full = expand(input, *shape)
+    return masked_scatter_(clone(full, memory_format=contiguous_format), mask, source)
 
 
 def _data_dependent(t: Tensor, op: str) -> None:

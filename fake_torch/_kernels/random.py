@@ -13,6 +13,7 @@ from typing import Any
 
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
+from fake_torch._factories import like
 from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
@@ -22,13 +23,13 @@ from fake_torch._kernels._random_common import (
     draw,
     finish,
     fmt,
-    like,
     new,
     no_out,
     require_float,
     type_range,
 )
 from fake_torch._kernels.complex_ops import view_as_real
+from fake_torch._memory_format import memory_format
 from fake_torch._opdef import POINTWISE, RANDOM, method, op
 from fake_torch._tensor import Tensor
 
@@ -65,8 +66,9 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
 @op(POINTWISE, random=True)
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False,
-              memory_format: object = None) -> Tensor:
-    t = _uniform("rand_like", like(input, dtype, device, "rand_like"), 0.0, 1.0, generator)
+              memory_format: memory_format | None = None) -> Tensor:
+    out = like(input, dtype, device, memory_format, "rand_like")
+    t = _uniform("rand_like", out, 0.0, 1.0, generator)
     return finish(t, requires_grad)
 
 
@@ -112,8 +114,8 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
 @op(POINTWISE, random=True)
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dtype | None = None,
                device: DeviceLike | None = None, requires_grad: bool = False,
-               memory_format: object = None) -> Tensor:
-    out = like(input, dtype, device, "randn_like")
+               memory_format: memory_format | None = None) -> Tensor:
+    out = like(input, dtype, device, memory_format, "randn_like")
     return finish(_normal_fill("randn_like", out, 0.0, 1.0, generator), requires_grad)
 
 

@@ -50,6 +50,47 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     return return_types.topk((values, indices))
 
 
+@op(EXTERN, method=True)
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *,
+         out: None = None) -> return_types.mode:
+    """(values, indices) along `dim`: the most frequent value (the smallest of those equally
+    frequent) and the index of its last occurrence, as torch's CPU kernel finds them for
+    slices of up to 16 elements (beyond, its unstable sort may pick another occurrence; a NaN
+    never equals another, so NaNs count once each). One "mode" launch."""
+    check_out(out, "mode")
+    d = wrap_dim(dim, input.dim())
+    if input.dim() and input.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    shape = [s for i, s in enumerate(input.shape) if i != d or keepdim] if input.dim() else []
+    if keepdim and input.dim():
+        shape[d] = 1
+    values = new_tensor(shape, input.dtype, input.device)
+    indices = new_tensor(shape, int64, input.device)
+    launch("mode", _mode_kernel, (values, indices), (input,),
+           {"axis": d if input.dim() else None})
+    return return_types.mode((values, indices))
+
+
+def _mode_kernel(values: np.ndarray, indices: np.ndarray, x: np.ndarray, *,
+                 axis: int | None) -> None:
+    if axis is None:  # a 0-dim input is its own mode
+        values[...], indices[...] = x, 0
+        return
+    rows = np.moveaxis(exact_np(x), axis, -1).reshape(-1, x.shape[axis])
+    best_values, best_indices = [], []
+    for row in rows:
+        order = np.argsort(row, kind="stable")  # NaN last
+        ordered = row[order]
+        ends = np.flatnonzero(np.append(ordered[1:] != ordered[:-1], True))  # last of each run
+        counts = np.diff(np.append(-1, ends))
+        end = ends[int(np.argmax(counts))]  # the first (smallest) of the most frequent
+        best_values.append(ordered[end])
+        best_indices.append(order[end])
+    out_shape = values.shape
+    values[...] = np.asarray(best_values, dtype=values.dtype).reshape(out_shape)
+    indices[...] = np.asarray(best_indices).reshape(out_shape)
+
+
 def _sorted(op: str, x: Tensor, dim: int, descending: bool,
             k: int | None) -> tuple[Tensor, Tensor]:
     if x._dtype.is_complex:  # torch's text, with its leading space (its CPU build's)

@@ -12,17 +12,18 @@ import numpy as np
 from fake_torch import _dispatch, _factories
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, int64
+from fake_torch._factories import like
 from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
 from fake_torch._kernels._random_common import (
     draw,
     finish,
-    like,
     new,
     no_out,
     type_range,
 )
+from fake_torch._memory_format import memory_format
 from fake_torch._opdef import POINTWISE, RANDOM, data_dependent, method, op
 from fake_torch._tensor import Tensor
 
@@ -90,7 +91,7 @@ def randint(*args: Any, size: Any = None, low: int | None = None, high: int | No
 def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | None = None,
                  generator: Generator | None = None, dtype: dtype | None = None,
                  device: DeviceLike | None = None, requires_grad: bool = False,
-                 memory_format: object = None) -> Tensor:
+                 memory_format: memory_format | None = None) -> Tensor:
     """torch.randint_like(input, low=0, high, *, ...): randint shaped like `input`."""
     pos = list(args)
     if high is None and pos:
@@ -101,7 +102,7 @@ def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | 
         raise TypeError("randint_like() missing required argument 'high'")
     lo = 0 if low is None else _int(low, "randint_like", "low", 2)
     hi = _int(high, "randint_like", "high", 2 if low is None else 3)
-    t = like(input, dtype, device, "randint_like")
+    t = like(input, dtype, device, memory_format, "randint_like")
     draw("randint_like", K.randint_kernel, t, generator, params=_int_range(t, lo, hi))
     return finish(t, requires_grad)
 

@@ -16,13 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import complex32, dtype
+from fake_torch._dtype import complex32, dtype, dtype_arg
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
-    empty_like_preserve,
+    empty_like_format,
     infer_size,
     int_sizes,
-    is_contiguous_format,
     is_non_overlapping_and_dense,
     numel,
     reshaped,
@@ -34,6 +33,13 @@ from fake_torch._kernels._strides import (
 from fake_torch._kernels.cast import _got as described_args
 from fake_torch._kernels.expand import expand as expand  # Tensor methods only (no torch.expand)
 from fake_torch._kernels.expand import expand_as as expand_as
+from fake_torch._memory_format import (
+    contiguous_format,
+    is_contiguous_as,
+    memory_format,
+    memory_format_arg,
+    preserve_format,
+)
 from fake_torch._opdef import POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -51,12 +57,12 @@ def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
         if shape or len(kwargs) != 1 or not set(kwargs) <= {"dtype", "size"}:
             raise _bad_view(shape, kwargs)
         if "dtype" in kwargs:
-            if type(kwargs["dtype"]) is not dtype:
+            if type(dtype_arg(kwargs["dtype"])) is not dtype:
                 raise _bad_view(shape, kwargs)
-            return _view_dtype(self, kwargs["dtype"])
+            return _view_dtype(self, dtype_arg(kwargs["dtype"]))
         shape = (kwargs["size"],)
-    if len(shape) == 1 and type(shape[0]) is dtype:
-        return _view_dtype(self, shape[0])
+    if len(shape) == 1 and type(dtype_arg(shape[0])) is dtype:  # view(torch.int32), view(int)
+        return _view_dtype(self, dtype_arg(shape[0]))
     if not shape:
         raise TypeError("view() received an invalid combination of arguments - got (), but "
                         "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
@@ -262,29 +268,79 @@ def numpy_T(input: Tensor) -> Tensor:
                       "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
                       "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
                       UserWarning, stacklevel=3)
+    elif input.dim() == 0:
+        _deprecated_on_0d("Tensor.T", _IDENTITY)
     return wrap(input, input._a.T)
+
+
+_IDENTITY = "This function is the identity in these cases."
+_CONJ = "Consider using x.conj()."
+
+
+_WARNED: set[str] = set()  # torch warns once per process (TORCH_WARN_ONCE)
+
+
+def _deprecated_on_0d(name: str, hint: str) -> None:
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(f"{name} is deprecated on 0-D tensors. {hint}", UserWarning, stacklevel=4)
+
+
+def _no_lazy_conj(input: Tensor, name: str) -> None:
+    """adjoint / mH / H of a complex tensor: torch's lazy conjugate view, not emulated."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"torch.{name} of a complex tensor (a lazy conjugate view) is "
+                                  "not emulated by fake_torch; use "
+                                  "x.conj_physical().transpose(-2, -1)")
+
+
+def _batched_matrix(input: Tensor, name: str, hint: str) -> Tensor | None:
+    """mT, mH, adjoint(): input itself (with torch's warning) when 0-D, torch's error when 1-D,
+    else None: swap the last two dims."""
+    if input.dim() == 0:
+        _deprecated_on_0d(f"Tensor.{name}" if name[0] == "m" else name, hint)
+        return input
+    if input.dim() == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           "Got 1-D tensor.")
+    return None
 
 
 @tensor_property(VIEW, "mT")
 def mT(input: Tensor) -> Tensor:
     """Tensor.mT: the last two dims swapped."""
-    if input.dim() < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{input.dim()}-D tensor.")
-    return transpose(input, -2, -1)
+    found = _batched_matrix(input, "mT", _IDENTITY)
+    return transpose(input, -2, -1) if found is None else found
+
+
+@tensor_property(VIEW, "mH")
+def mH(input: Tensor) -> Tensor:
+    """Tensor.mH: the conjugate of the last two dims swapped (real dtypes: mT)."""
+    _no_lazy_conj(input, "Tensor.mH")
+    found = _batched_matrix(input, "mH", _CONJ)
+    return transpose(input, -2, -1) if found is None else found
+
+
+@tensor_property(VIEW, "H")
+def H(input: Tensor) -> Tensor:
+    """Tensor.H: a matrix's conjugate transpose (real dtypes: its transpose)."""
+    if input.dim() == 0:
+        _deprecated_on_0d("Tensor.H", _CONJ)
+        return input
+    if input.dim() != 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{input.dim()}-D tensor." + (" For batches of matrices, consider "
+                                                         "using tensor.mH" * (input.dim() > 2)))
+    _no_lazy_conj(input, "Tensor.H")
+    return transpose(input, 0, 1)
 
 
 @op(VIEW, method=True)
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (real dtypes only here: a transpose)."""
-    if input.dim() < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {input.dim()}-D tensor.")
-    if input.dtype.is_complex:
-        raise NotImplementedError("torch.adjoint of a complex tensor (a lazy conjugate view) is "
-                                  "not emulated by fake_torch; use "
-                                  "x.conj_physical().transpose(-2, -1)")
-    return transpose(input, -2, -1)
+    _no_lazy_conj(input, "adjoint")
+    found = _batched_matrix(input, "adjoint()", _CONJ)
+    return transpose(input, -2, -1) if found is None else found
 
 
 @op(VIEW, method=True)
@@ -352,28 +408,34 @@ def _lift(t: Tensor, n: int) -> Tensor:
 # --- dense copies -------------------------------------------------------------------------------
 
 @method(POINTWISE, aten=())
-def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
-    """`self` when already contiguous (no launch), else one "clone" into a dense buffer."""
-    is_contiguous_format(memory_format, "contiguous")  # (refuses the formats not emulated)
-    if self.is_contiguous():
+def contiguous(self: Tensor, *,
+               memory_format: memory_format = contiguous_format) -> Tensor:
+    """`self` when already dense in `memory_format`'s dim order (no launch), else one "clone"
+    laid out that way (torch.channels_last: NHWC memory for an NCHW tensor)."""
+    fmt = memory_format_arg(memory_format, "contiguous", optional=False)
+    if is_contiguous_as(self._a.shape, _element_strides(self), fmt):
         return self
-    out = _common.new_tensor(self.shape, self.dtype, self.device)
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    out = empty_like_format(self, fmt)
     _common.launch("clone", copy_kernel, out, (self,))
     return out
 
 
 @op(POINTWISE, method=True)
-def clone(input: Tensor, *, memory_format: object = None) -> Tensor:
+def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tensor:
     """One "clone" launch. torch.preserve_format (the default) keeps the dim order: a dense
-    input's strides are kept exactly; torch.contiguous_format gives row-major strides."""
-    if is_contiguous_format(memory_format, "clone"):
-        out = _common.new_tensor(input.shape, input.dtype, input.device)
-    else:
-        out = empty_like_preserve(input)
+    input's strides are kept exactly; another format lays the copy out its way."""
+    out = empty_like_format(input, memory_format_arg(memory_format, "clone"))
     dense = is_non_overlapping_and_dense(input.shape, input.stride())
     _common.launch("clone", copy_kernel, out, (input,),
                    kind="memcpy_d2d" if dense and out.stride() == input.stride() else "kernel")
     return out
+
+
+def _element_strides(t: Tensor) -> tuple[int, ...]:
+    itemsize = t._a.itemsize
+    return tuple([s // itemsize for s in t._a.strides])
 
 
 def copy_kernel(out: np.ndarray, src: np.ndarray) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import enum
 import os
 import warnings
+from contextlib import AbstractContextManager
 from typing import Any
 
 from fake_torch.backends._sdp import (
+    SDPBackend,
     cudnn_sdp_enabled,
     enable_cudnn_sdp,
     enable_flash_sdp,
@@ -21,11 +23,13 @@ from fake_torch.backends._sdp import (
     flash_sdp_enabled,
     math_sdp_enabled,
     mem_efficient_sdp_enabled,
+    sdpa_kernel,
 )
 
 __all__ = ["cuBLASModule", "cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp",
            "enable_math_sdp", "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built",
-           "math_sdp_enabled", "matmul", "mem_efficient_sdp_enabled", "preferred_blas_library"]
+           "math_sdp_enabled", "matmul", "mem_efficient_sdp_enabled", "preferred_blas_library",
+           "sdp_kernel"]
 
 _PRECISIONS = ("highest", "high", "medium")
 
@@ -169,3 +173,18 @@ class cuBLASModule:
 
 
 matmul = cuBLASModule()
+
+
+def sdp_kernel(enable_flash: bool = True, enable_math: bool = True,
+               enable_mem_efficient: bool = True,
+               enable_cudnn: bool = True) -> AbstractContextManager[dict[str, Any]]:
+    """Deprecated in torch (a FutureWarning when called): torch.nn.attention.sdpa_kernel with
+    the backends enabled here (the overrideable one off), the flags before restored after."""
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this "
+                  "context manager will be removed. Please see `torch.nn.attention.sdpa_kernel()` "
+                  "for the new context manager, with updated signature.", FutureWarning,
+                  stacklevel=2)
+    flags = ((enable_flash, SDPBackend.FLASH_ATTENTION),
+             (enable_mem_efficient, SDPBackend.EFFICIENT_ATTENTION),
+             (enable_math, SDPBackend.MATH), (enable_cudnn, SDPBackend.CUDNN_ATTENTION))
+    return sdpa_kernel([backend for on, backend in flags if on])

@@ -31,7 +31,7 @@ from fake_torch._tensor import Tensor
 from fake_torch.distributed._groups import Backend, ProcessGroup, ReduceOp, Work, resolve
 
 for _name in ("allreduce_", "reduce_", "_allgather_base_", "allgather_",
-              "_reduce_scatter_base_", "reduce_scatter_", "barrier"):
+              "_reduce_scatter_base_", "reduce_scatter_", "barrier", "alltoall_base_"):
     aten_op(_name, EXTERN)
 
 
@@ -210,6 +210,40 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     return reduce_scatter_single(output, input, op, group, async_op)
 
 
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[int] | None = None,
+                      input_split_sizes: list[int] | None = None,
+                      group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
+    """output <- input: this rank's one split is sent to itself. ProcessGroupNCCL's
+    alltoall_base sends and receives it with NCCL (one device-to-device memcpy); split sizes,
+    when given, must be [size(0)] on each side, as c10d checks them."""
+    pg = resolve(group)
+    out, inp = _tensor(output, "output"), _tensor(input, "input")
+    if out.dtype is not inp.dtype:
+        raise ValueError("Invalid usage of tensors with different dtypesFound "
+                         f"{out.dtype} and  {inp.dtype}")
+    _backend(pg, [inp, out], "all_to_all_single")
+    if not (inp.is_contiguous() and out.is_contiguous()):  # (gloo checks it too)
+        raise ValueError("Tensors must be contiguous")
+    if output_split_sizes or input_split_sizes:
+        for sizes, t in ((input_split_sizes or [], inp), (output_split_sizes or [], out)):
+            _check_splits(sizes, t)
+    if out.numel() != inp.numel():  # what this rank sends to itself must fill what it receives
+        raise RuntimeError(f"all_to_all_single: the output has {out.numel()} elements and the "
+                           f"input {inp.numel()}; with world_size 1 they must be equal")
+    _one_rank("alltoall_base_", out, inp, False)
+    return _done(async_op)
+
+
+def _check_splits(sizes: list[int], t: Tensor) -> None:
+    """c10d's checkSplitSizes for one rank: none (dim 0 splits evenly in one), or [size(0)]."""
+    if not sizes:
+        return
+    if len(sizes) != 1:
+        raise RuntimeError("Number of tensor splits not equal to group size")
+    if sizes[0] != t.shape[0]:
+        raise RuntimeError("Split sizes doesn't match total dim 0 size")
+
+
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """tensor_list[0] <- tensor: gathered into a flat buffer (a memcpy), then copied out."""
@@ -286,6 +320,61 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False,
 
 def _zero_kernel(out: np.ndarray) -> None:
     out[...] = 0
+
+
+# --- point to point: there is no other process --------------------------------------------------
+
+def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+         group_dst: int | None = None) -> None:
+    """Refused as torch refuses it: this process is rank 0, the only one."""
+    resolve(group)
+    _peer(dst, group_dst, "destination", "send", blocking=True, tensor=tensor)
+
+
+def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None,
+          tag: int = 0, group_dst: int | None = None) -> Work | None:
+    resolve(group)
+    _peer(dst, group_dst, "destination", "isend", tensor=tensor)
+    return None  # (unreachable: _peer raises)
+
+
+def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    _tensor(tensor, "tensor")
+    resolve(group)
+    _peer(src, group_src, "source", "recv", any_source=True)
+    return -1  # (unreachable: _peer raises)
+
+
+def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None,
+          tag: int = 0, group_src: int | None = None) -> Work | None:
+    _tensor(tensor, "tensor")
+    resolve(group)
+    _peer(src, group_src, "source", "irecv", any_source=True)
+    return None  # (unreachable: _peer raises)
+
+
+def _peer(rank: int | None, group_rank: int | None, kind: str, fn: str, *,
+          blocking: bool = False, any_source: bool = False, tensor: Any = None) -> None:
+    """The peer of a point-to-point op, checked as torch checks it; then, since the one
+    process has no peer, the error that says so (torch would wait forever, or fail in the
+    transport)."""
+    if rank is not None and group_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    given = rank if group_rank is None else group_rank
+    if given is None and not any_source:
+        raise ValueError("Must specify global_rank or group_rank")
+    if given == 0 and blocking:
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank "
+                         "of the current process.")
+    if tensor is not None:
+        _tensor(tensor, "tensor")
+    if given == 0:
+        raise NotImplementedError(f"torch.distributed.{fn} with this process itself (rank 0) "
+                                  "as the peer is not emulated by fake_torch")
+    raise RuntimeError(f"torch.distributed.{fn}: no {kind} process "
+                       f"{'' if given is None else f'{given} '}to talk to: fake_torch runs one "
+                       "process (rank 0, world_size 1)")
 
 
 def _root(rank: int | None, group_rank: int | None, name: str, fn: str) -> None:

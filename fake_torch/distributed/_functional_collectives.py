@@ -1,5 +1,6 @@
 """torch.distributed._functional_collectives on one rank: a functional collective returns a
-new tensor holding its result, and `wait_tensor` waits for it. With world_size 1,
+new tensor holding its result, and `wait_tensor` waits for it. `all_reduce` clones its input
+and all-reduces the clone in place (see there). With world_size 1,
 `all_to_all_single` sends the whole input to this rank itself: a new tensor equal to the
 input, made by ProcessGroupNCCL's alltoall_base, whose NCCL send-to-self is one
 device-to-device copy (launch `alltoall_base_`; cpu tensors go to gloo: no launch). Its work is
@@ -10,14 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 from fake_torch._kernels import _common
-from fake_torch._opdef import EXTERN, aten_op
+from fake_torch._kernels.shape import clone
+from fake_torch._memory_format import contiguous_format
 from fake_torch._tensor import Tensor
 from fake_torch.distributed._collectives import _backend, _one_rank, _tensor
-from fake_torch.distributed._groups import ProcessGroup, default_group, resolve, world
+from fake_torch.distributed._collectives import all_reduce as _all_reduce
+from fake_torch.distributed._groups import (
+    ProcessGroup,
+    ReduceOp,
+    default_group,
+    resolve,
+    world,
+)
 
-__all__ = ["all_to_all_single", "wait_tensor"]
+__all__ = ["all_reduce", "all_to_all_single", "all_to_all_single_autograd", "wait_tensor"]
 
-aten_op("alltoall_base_", EXTERN)
+# the reduce ops c10d's functional collectives take, by name
+_REDUCE_OPS = {"sum": ReduceOp.SUM, "avg": ReduceOp.AVG, "product": ReduceOp.PRODUCT,
+               "min": ReduceOp.MIN, "max": ReduceOp.MAX, "band": ReduceOp.BAND,
+               "bor": ReduceOp.BOR, "bxor": ReduceOp.BXOR}
 
 
 def _group(group: Any, fn: str) -> ProcessGroup:
@@ -42,6 +54,21 @@ def _splits(sizes: list[int] | None, total: int) -> None:
         raise RuntimeError("Split sizes doesn't match total dim 0 size")
 
 
+def all_reduce(self: Tensor, reduceOp: str, group: Any, tag: str = "") -> Tensor:
+    """A new tensor holding the reduction of `self` over the group (`self` is left as it is):
+    c10d's functional all_reduce clones it (one `clone`), then all-reduces the clone in place,
+    which on one rank launches nothing (AVG of floats: NCCL's pre-multiplying kernel). torch
+    wraps the result in an AsyncCollectiveTensor; here it is done, and a plain Tensor."""
+    inp = _tensor(self, "self")
+    pg = _group(group, "all_reduce")
+    out = clone(inp, memory_format=contiguous_format)
+    op = _REDUCE_OPS.get(reduceOp.lower())
+    if op is None:
+        raise RuntimeError(f"Unrecognized reduce_op: {reduceOp.lower()}")
+    _all_reduce(out, op, group=pg)
+    return out
+
+
 def all_to_all_single(self: Tensor, output_split_sizes: list[int] | None,
                       input_split_sizes: list[int] | None, group: Any,
                       tag: str = "") -> Tensor:
@@ -55,6 +82,13 @@ def all_to_all_single(self: Tensor, output_split_sizes: list[int] | None,
     out = _common.new_tensor(tuple(inp.shape), inp.dtype, inp.device)
     _one_rank("alltoall_base_", out, inp.contiguous(), False)
     return out
+
+
+def all_to_all_single_autograd(self: Tensor, output_split_sizes: list[int] | None,
+                               input_split_sizes: list[int] | None, group: Any,
+                               tag: str = "") -> Tensor:
+    """all_to_all_single (torch's has autograd; fake_torch runs forward only)."""
+    return all_to_all_single(self, output_split_sizes, input_split_sizes, group, tag)
 
 
 def wait_tensor(tensor: Tensor) -> Tensor:

@@ -27,15 +27,20 @@ from fake_torch.distributed._collectives import (
     all_gather_object,
     all_gather_single,
     all_reduce,
+    all_to_all_single,
     barrier,
     broadcast,
     broadcast_object_list,
     gather,
+    irecv,
+    isend,
+    recv,
     reduce,
     reduce_scatter,
     reduce_scatter_single,
     reduce_scatter_tensor,
     scatter,
+    send,
 )
 from fake_torch.distributed._groups import (
     Backend,
@@ -54,13 +59,13 @@ from fake_torch.distributed.constants import default_pg_nccl_timeout, default_pg
 
 __all__ = [
     "Backend", "GroupMember", "PrefixStore", "ProcessGroup", "ReduceOp", "Store", "Work",
-    "all_gather", "all_gather_into_tensor", "all_gather_object", "all_gather_single",
-    "all_reduce", "barrier", "broadcast", "broadcast_object_list", "default_pg_timeout",
+    "all_gather", "all_gather_into_tensor", "all_gather_object", "all_gather_single", "all_reduce",
+    "all_to_all_single", "barrier", "broadcast", "broadcast_object_list", "default_pg_timeout",
     "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
     "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
-    "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
-    "is_torchelastic_launched", "is_xccl_available", "new_group", "reduce", "reduce_scatter",
-    "reduce_scatter_single", "reduce_scatter_tensor", "scatter",
+    "irecv", "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available",
+    "is_torchelastic_launched", "is_xccl_available", "isend", "new_group", "recv", "reduce",
+    "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "scatter", "send",
 ]
 
 

@@ -1,6 +1,6 @@
 """torch.nn: Module, Parameter, the layers, `functional` and `init`."""
 
-from fake_torch.nn import functional, init, modules, parameter
+from fake_torch.nn import attention, functional, init, modules, parameter
 from fake_torch.nn.modules import (
     CELU,
     ELU,
@@ -210,6 +210,7 @@ __all__ = [
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",
+    "attention",
     "functional",
     "init",
     "modules",

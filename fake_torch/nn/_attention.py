@@ -29,13 +29,18 @@ from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, flo
 from fake_torch._factories import ones
 from fake_torch._generator import generator_for
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels.cast import scalar_tensor
+from fake_torch._kernels.compare import eq, where
+from fake_torch._kernels.reduction import all as all_
+from fake_torch._kernels.reduction_scan import softmax
 from fake_torch._opdef import EXTERN, REDUCTION, aten_op, op
 from fake_torch._tensor import Tensor
 from fake_torch.backends import _sdp
 from fake_torch.nn import _kernels
 from fake_torch.nn._pad import constant_pad_nd
 
-aten_op("_safe_softmax", REDUCTION)  # the math backend's softmax (a row of -inf gives 0s)
+aten_op("_safe_softmax", REDUCTION)  # the math backend's softmax (a row of -inf gives 0s):
+# ATen's composite, launched as its five ops (_safe_softmax below)
 
 _HALF = (float16, bfloat16)
 _MEM_EFF_ALIGNMENT = 8  # attention.cpp preprocess_mask: mask strides must be multiples of 8
@@ -107,15 +112,24 @@ def _cuda_backend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, is_causa
     same_heads = q.shape[1] == k.shape[1] == v.shape[1]
     gqa = enable_gqa and k.shape[1] == v.shape[1] and q.shape[1] % k.shape[1] == 0
     head_dim = q.shape[-1]
-    if (_sdp.enabled("flash") and q.dtype in _HALF and mask is None and (same_heads or gqa)
-            and head_dim == k.shape[-1] == v.shape[-1] <= 256
-            and not (is_causal and q.shape[-2] != k.shape[-2])):
-        return "flash"
     align = 8 if q.dtype in _HALF else 4
-    if (_sdp.enabled("mem_efficient") and q.dtype in (*_HALF, float32) and same_heads
-            and head_dim == k.shape[-1] and head_dim % align == 0 and v.shape[-1] % align == 0):
-        return "efficient"
-    return _math_or_none()
+    fits = {
+        "flash": (q.dtype in _HALF and mask is None and (same_heads or gqa)
+                  and head_dim == k.shape[-1] == v.shape[-1] <= 256
+                  and not (is_causal and q.shape[-2] != k.shape[-2])),
+        "mem_efficient": (q.dtype in (*_HALF, float32) and same_heads and head_dim == k.shape[-1]
+                          and head_dim % align == 0 and v.shape[-1] % align == 0),
+        "math": True,
+    }
+    for backend in _sdp.priority_order():  # (torch.nn.attention.sdpa_kernel's set_priority)
+        name = _PICKED.get(backend)
+        if name is not None and _sdp.enabled(name) and fits[name]:
+            return "efficient" if name == "mem_efficient" else name
+    raise RuntimeError("No available kernel. Aborting execution.")
+
+
+_PICKED = {_sdp.SDPBackend.FLASH_ATTENTION: "flash",
+           _sdp.SDPBackend.EFFICIENT_ATTENTION: "mem_efficient", _sdp.SDPBackend.MATH: "math"}
 
 
 def _math_or_none() -> str:
@@ -223,8 +237,7 @@ def _math(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float
     scores = q @ (k.transpose(-2, -1) * factor)
     if mask is not None:
         scores = scores + mask
-    attn = new_tensor(scores.shape, scores.dtype, scores.device)
-    launch("_safe_softmax", _kernels.safe_softmax_kernel, attn, (scores,), {"dim": -1})
+    attn = _safe_softmax(scores)
     if dropout_p > 0.0:
         from fake_torch.nn.functional import dropout
 
@@ -233,6 +246,18 @@ def _math(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float
         attn.to(origin)  # torch also returns the weights in the input dtype: one more copy
     out: Tensor = attn @ v
     return out.to(origin) if origin in _HALF else out
+
+
+def _safe_softmax(scores: Tensor) -> Tensor:
+    """ATen's _safe_softmax, a composite on every backend (decompositions.py's safe_softmax):
+    softmax, then zeros for the rows that were all -inf: _softmax, eq, all, scalar_tensor,
+    where, five launches (an H200 ran transformers' eager decode step 4 launches per layer
+    above one softmax kernel)."""
+    out = softmax(scores, -1)
+    masked_rows = all_(eq(scores, -math.inf), -1, keepdim=True)
+    zero = scalar_tensor(0.0, dtype=out.dtype, device=out.device)
+    result: Tensor = where(masked_rows, zero, out)
+    return result
 
 
 def _tril(x: Tensor) -> Tensor:

@@ -1,6 +1,6 @@
 """numpy kernels of the single fused aten ops that torch.nn.functional launches directly:
 native_layer_norm, _fused_rms_norm, embedding, embedding_renorm_, constant_pad_nd (and the
-reflection / replication pads), native_dropout, _safe_softmax, scalar_tensor, tril, and the fused
+reflection / replication pads), native_dropout, scalar_tensor, tril, and the fused
 attention.
 
 Each kernel writes into the output arrays it is given and reads only its arguments, so a
@@ -113,9 +113,6 @@ def safe_softmax(s: np.ndarray, axis: int) -> np.ndarray:
     out: np.ndarray = np.divide(e, total, out=np.zeros_like(e), where=positive)
     return out
 
-
-def safe_softmax_kernel(out: np.ndarray, x: np.ndarray, *, dim: int) -> None:
-    out[...] = safe_softmax(x.astype(acc_dtype(x)), dim)
 
 
 def scalar_tensor_kernel(out: np.ndarray, *, value: float) -> None:

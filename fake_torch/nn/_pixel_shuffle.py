@@ -6,10 +6,9 @@ result. (The CPU build has its own kernel, `pixel_shuffle`; nothing is counted t
 from __future__ import annotations
 
 from fake_torch._kernels.shape import clone
+from fake_torch._memory_format import contiguous_format
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._tensor import Tensor
-
-_CONTIGUOUS = "torch.contiguous_format"  # clone's memory_format, by the name it reads
 
 
 def _check(name: str, input: Tensor, factor: int, what: str) -> None:
@@ -33,7 +32,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(batch)
     split = input.reshape(*batch, c // (r * r), r, r, h, w)
     order = [*range(n), n, n + 3, n + 1, n + 4, n + 2]  # (oc, h, r, w, r)
-    shuffled = clone(split.permute(*order), memory_format=_CONTIGUOUS)  # always copies
+    shuffled = clone(split.permute(*order), memory_format=contiguous_format)  # always copies
     return shuffled.view(*batch, c // (r * r), h * r, w * r)
 
 
@@ -51,5 +50,5 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(batch)
     split = input.reshape(*batch, c, h // r, r, w // r, r)
     order = [*range(n), n, n + 2, n + 4, n + 1, n + 3]  # (c, r, r, oh, ow)
-    shuffled = clone(split.permute(*order), memory_format=_CONTIGUOUS)
+    shuffled = clone(split.permute(*order), memory_format=contiguous_format)
     return shuffled.view(*batch, c * r * r, h // r, w // r)

@@ -2,6 +2,7 @@
 on the simulated clocks (host launch calls, kernels on streams)."""
 
 from fake_torch.profiler._events import FunctionEvent, FunctionEventAvg, KeyAverages
+from fake_torch.profiler._schedule import ProfilerAction, schedule, tensorboard_trace_handler
 from fake_torch.profiler.profiler import (
     ProfilerActivity,
     profile,
@@ -9,5 +10,6 @@ from fake_torch.profiler.profiler import (
     supported_activities,
 )
 
-__all__ = ["FunctionEvent", "FunctionEventAvg", "KeyAverages", "ProfilerActivity", "profile",
-           "record_function", "supported_activities"]
+__all__ = ["FunctionEvent", "FunctionEventAvg", "KeyAverages", "ProfilerAction",
+           "ProfilerActivity", "profile", "record_function", "schedule", "supported_activities",
+           "tensorboard_trace_handler"]

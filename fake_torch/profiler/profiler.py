@@ -26,6 +26,7 @@ from fake_torch import _dispatch, _timeline
 from fake_torch._timeline import TIMELINE, Span
 from fake_torch.cuda import graphs
 from fake_torch.profiler._events import RANGE, FunctionEvent, KeyAverages
+from fake_torch.profiler._schedule import ProfilerAction, default_schedule
 from fake_torch.profiler._trace import write_chrome_trace
 
 
@@ -43,6 +44,26 @@ class ProfilerActivity(enum.Enum):
 def supported_activities() -> set[ProfilerActivity]:
     return {ProfilerActivity.CPU, ProfilerActivity.CUDA}
 
+
+_A = ProfilerAction
+_SAVE = ("_stop_trace", "_trace_ready")
+_ACTIONS: dict[tuple[ProfilerAction, ProfilerAction | None], tuple[str, ...]] = {
+    (_A.NONE, _A.WARMUP): ("_prepare_trace",),
+    (_A.NONE, _A.RECORD): ("_prepare_trace", "_start_trace"),
+    (_A.NONE, _A.RECORD_AND_SAVE): ("_prepare_trace", "_start_trace"),
+    (_A.WARMUP, _A.NONE): ("warn", "_start_trace", "_stop_trace"),
+    (_A.WARMUP, _A.RECORD): ("_start_trace",),
+    (_A.WARMUP, _A.RECORD_AND_SAVE): ("_start_trace",),
+    (_A.RECORD, _A.NONE): ("warn", "_stop_trace"),
+    (_A.RECORD, _A.WARMUP): ("warn", "_stop_trace"),
+    (_A.RECORD_AND_SAVE, _A.NONE): _SAVE,
+    (_A.RECORD_AND_SAVE, _A.WARMUP): (*_SAVE, "_prepare_trace"),
+    (_A.RECORD_AND_SAVE, _A.RECORD): (*_SAVE, "_prepare_trace", "_start_trace"),
+    (_A.RECORD_AND_SAVE, _A.RECORD_AND_SAVE): (*_SAVE, "_prepare_trace", "_start_trace"),
+    (_A.WARMUP, None): ("_start_trace", "_stop_trace"),
+    (_A.RECORD, None): _SAVE,
+    (_A.RECORD_AND_SAVE, None): _SAVE,
+}  # (the pairs not listed do nothing)
 
 _active: list[profile] = []  # started and not stopped: record_function reports to each
 
@@ -66,7 +87,7 @@ class profile:  # lower case: torch's name
                  acc_events: bool = False, use_cuda: bool | None = None,
                  custom_trace_id_callback: Callable[[], str] | None = None,
                  post_processing_timeout_s: float | None = None) -> None:
-        for name, value in (("schedule", schedule), ("experimental_config", experimental_config),
+        for name, value in (("experimental_config", experimental_config),
                             ("execution_trace_observer", execution_trace_observer)):
             if value is not None:
                 raise NotImplementedError(f"torch.profiler.profile({name}=...)")
@@ -84,6 +105,11 @@ class profile:  # lower case: torch's name
         self.on_trace_ready = on_trace_ready
         self.record_shapes = record_shapes
         self.step_num = 0
+        # with a schedule, each step is a "ProfilerStep#N" range and recording follows it
+        self.schedule = default_schedule if schedule is None else schedule
+        self.record_steps = schedule is not None
+        self.current_action = self.schedule(self.step_num)
+        self._step_range: record_function | None = None
         self._events: list[FunctionEvent] = []
         # observed launches whose host call comes next (from the door, on the same thread)
         self._awaiting_call: dict[int, FunctionEvent] = {}
@@ -101,8 +127,58 @@ class profile:  # lower case: torch's name
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Begin the schedule at its current step (without one: record until stop)."""
         if self._stack is not None:
             raise RuntimeError("torch.profiler.profile: start() called on a running profiler")
+        self._transit(ProfilerAction.NONE, self.current_action)
+        self._enter_step()
+
+    def stop(self) -> None:
+        """End the schedule: a cycle being recorded ends and goes to on_trace_ready."""
+        self._exit_step()
+        self._transit(self.current_action, None)
+
+    def step(self) -> None:
+        """Mark the end of one training/decode step: the schedule decides what the next does."""
+        self._exit_step()
+        previous = self.current_action
+        self.step_num += 1
+        self.current_action = self.schedule(self.step_num)
+        self._transit(previous, self.current_action)
+        self._enter_step()
+
+    def _enter_step(self) -> None:
+        if self.record_steps:
+            self._step_range = record_function(f"ProfilerStep#{self.step_num}")
+            self._step_range.__enter__()
+
+    def _exit_step(self) -> None:
+        if self._step_range is not None:
+            self._step_range.__exit__(None, None, None)
+            self._step_range = None
+
+    def _transit(self, previous: ProfilerAction, current: ProfilerAction | None) -> None:
+        """torch's action map (None: the profile stops): a cycle is prepared (its events start
+        empty), recorded, then handed to on_trace_ready; a schedule that skips a phase warns
+        as torch's does."""
+        for step in _ACTIONS.get((previous, current), ()):
+            if step.startswith("warn"):
+                warnings.warn(f"Incorrect schedule: {previous.name} followed by "
+                              f"{current.name if current is not None else None}", stacklevel=4)
+            else:
+                getattr(self, step)()
+
+    def _prepare_trace(self) -> None:
+        """A new cycle: the events of the one before are dropped (torch's acc_events=False)."""
+        self._events = []
+        self._num_kernel_launches = self._num_graph_launches = 0
+        self._graph_labels = weakref.WeakKeyDictionary()
+
+    def _trace_ready(self) -> None:
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def _start_trace(self) -> None:
         self._origin_ns = TIMELINE.host_ns
         self._stack = ExitStack()
         self._stack.enter_context(_dispatch.observe(self._on_launch))
@@ -111,7 +187,7 @@ class profile:  # lower case: torch's name
         self._stack.callback(_timeline.add_listener(self._on_span))
         _active.append(self)
 
-    def stop(self) -> None:
+    def _stop_trace(self) -> None:
         if self._stack is None:
             return
         _active.remove(self)
@@ -122,12 +198,6 @@ class profile:  # lower case: torch's name
         self._awaiting_call = {}
         self._next_shapes = {}
         self._by_correlation = {}  # kernels queued after stop are not recorded
-        if self.on_trace_ready is not None:
-            self.on_trace_ready(self)
-
-    def step(self) -> None:
-        """Mark the end of one training/decode step (without a schedule, every step records)."""
-        self.step_num += 1
 
     def __enter__(self) -> profile:
         self.start()
@@ -210,6 +280,8 @@ class profile:  # lower case: torch's name
         return self._graph_labels.setdefault(g, f"graph {len(self._graph_labels)}")
 
     def _begin_range(self, name: str) -> FunctionEvent:
+        if name.startswith("ProfilerStep#"):  # torch's events name every step so
+            name = "ProfilerStep*"
         now = TIMELINE.host_ns
         parent = self._open_ranges[-1][0] if self._open_ranges else None
         ev = FunctionEvent(name, RANGE, RANGE, now, now, depth=len(self._open_ranges),

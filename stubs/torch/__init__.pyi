@@ -36,6 +36,8 @@ from fake_torch import (
     cdouble as cdouble,
     cfloat as cfloat,
     chalf as chalf,
+    channels_last as channels_last,
+    channels_last_3d as channels_last_3d,
     clear_autocast_cache as clear_autocast_cache,
     compile as compile,
     compiled_with_cxx11_abi as compiled_with_cxx11_abi,
@@ -43,6 +45,8 @@ from fake_torch import (
     complex128 as complex128,
     complex32 as complex32,
     complex64 as complex64,
+    contiguous_format as contiguous_format,
+    cpu as cpu,
     cuda as cuda,
     default_generator as default_generator,
     device as device,
@@ -68,6 +72,7 @@ from fake_torch import (
     get_autocast_gpu_dtype as get_autocast_gpu_dtype,
     get_default_device as get_default_device,
     get_default_dtype as get_default_dtype,
+    get_device_module as get_device_module,
     get_float32_matmul_precision as get_float32_matmul_precision,
     get_num_interop_threads as get_num_interop_threads,
     get_num_threads as get_num_threads,
@@ -98,6 +103,7 @@ from fake_torch import (
     load as load,
     long as long,
     manual_seed as manual_seed,
+    memory_format as memory_format,
     multiprocessing as multiprocessing,
     nan as nan,
     nn as nn,
@@ -106,6 +112,7 @@ from fake_torch import (
     ops as ops,
     optim as optim,
     overrides as overrides,
+    preserve_format as preserve_format,
     profiler as profiler,
     promote_types as promote_types,
     result_type as result_type,
@@ -185,6 +192,7 @@ from fake_torch._kernels.pointwise_math import ceil as ceil
 from fake_torch._kernels.pointwise_math import ceil_ as ceil_
 from fake_torch.nn._activations_extra import torch_celu as celu
 from fake_torch.nn._activations_extra import celu_ as celu_
+from fake_torch._kernels.linalg_cholesky import cholesky_inverse as cholesky_inverse
 from fake_torch._kernels.split import chunk as chunk
 from fake_torch._kernels.clamp import clamp as clamp
 from fake_torch._kernels.clamp import clamp_ as clamp_
@@ -251,6 +259,7 @@ from fake_torch._kernels.rnn import gru as gru
 from fake_torch._kernels.rnn import gru_cell as gru_cell
 from fake_torch._kernels.compare import gt as gt
 from fake_torch.nn._activations_extra import hardshrink as hardshrink
+from fake_torch._kernels.histc import histc as histc
 from fake_torch._kernels.join import hstack as hstack
 from fake_torch._kernels.complex_ops import imag_ as imag
 from fake_torch._kernels.index_ops import index_copy as index_copy
@@ -264,6 +273,7 @@ from fake_torch._kernels.complex_ops import is_conj as is_conj
 from fake_torch._kernels.complex_ops import is_neg as is_neg
 from fake_torch._kernels.closeness import isclose as isclose
 from fake_torch._kernels.compare import isfinite as isfinite
+from fake_torch._kernels.isin import isin as isin
 from fake_torch._kernels.compare import isinf as isinf
 from fake_torch._kernels.compare import isnan as isnan
 from fake_torch._kernels.compare import le as le
@@ -284,6 +294,7 @@ from fake_torch._kernels.rnn import lstm as lstm
 from fake_torch._kernels.rnn import lstm_cell as lstm_cell
 from fake_torch._kernels.compare import lt as lt
 from fake_torch._kernels.masked import masked_fill as masked_fill
+from fake_torch._kernels.masked import masked_scatter as masked_scatter
 from fake_torch._kernels.masked import masked_select as masked_select
 from fake_torch._kernels.linalg import matmul as matmul
 from fake_torch._kernels.reduction import max as max
@@ -292,6 +303,7 @@ from fake_torch._kernels.reduction import mean as mean
 from fake_torch._kernels.reduction import min as min
 from fake_torch._kernels.clamp import minimum as minimum
 from fake_torch._kernels.linalg import mm as mm
+from fake_torch._kernels.reduction_sort import mode as mode
 from fake_torch._kernels.shape import moveaxis as moveaxis
 from fake_torch._kernels.shape import movedim as movedim
 from fake_torch._kernels.arith import mul as mul
@@ -321,6 +333,7 @@ from fake_torch._kernels.arith import positive as positive
 from fake_torch._kernels.arith import pow as pow
 from fake_torch._kernels.activation import prelu as prelu
 from fake_torch._kernels.reduction import prod as prod
+from fake_torch._kernels.index_ops import put as put
 from fake_torch._kernels.quantile import quantile as quantile
 from fake_torch._kernels.random import rand as rand
 from fake_torch._kernels.random import rand_like as rand_like

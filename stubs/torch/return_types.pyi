@@ -2,6 +2,7 @@
 from fake_torch.return_types import (
     max as max,
     min as min,
+    mode as mode,
     sort as sort,
     topk as topk,
 )

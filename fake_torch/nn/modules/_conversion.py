@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fake_torch._device import canonical, device
-from fake_torch._dtype import dtype
+from fake_torch._dtype import dtype, dtype_arg
+from fake_torch._memory_format import memory_format
 from fake_torch._tensor import Tensor
 from fake_torch.nn.parameter import Parameter
 
@@ -34,6 +35,10 @@ def apply_to_tensors(module: Module, fn: Callable[[Tensor], Tensor]) -> None:
             continue
         if applied is not param:
             requires_grad = param.requires_grad
+            if requires_grad and not (applied.dtype.is_floating_point
+                                      or applied.dtype.is_complex):  # torch's `param.data =`
+                raise RuntimeError("data set to a tensor that requires gradients must be "
+                                   "floating point or complex dtype")
             param._set(applied._a, applied._device, applied._storage)
             param.requires_grad = requires_grad
         if param.grad is not None:
@@ -43,18 +48,21 @@ def apply_to_tensors(module: Module, fn: Callable[[Tensor], Tensor]) -> None:
             module._buffers[key] = fn(buf)
 
 
-def parse_to(*args: Any, **kwargs: Any) -> tuple[device | None, dtype | None, bool]:
-    """torch._C._nn._parse_to: (device, dtype, non_blocking) from `to(device, dtype,
-    non_blocking)`, `to(dtype, non_blocking)` or `to(tensor, non_blocking)`."""
+def parse_to(*args: Any, **kwargs: Any
+             ) -> tuple[device | None, dtype | None, bool, memory_format | None]:
+    """torch._C._nn._parse_to: (device, dtype, non_blocking, memory_format) from
+    `to(device, dtype, non_blocking)`, `to(dtype, non_blocking)` or `to(tensor,
+    non_blocking)`, each with an optional `memory_format=`."""
     dev: Any = kwargs.pop("device", None)
-    dt: Any = kwargs.pop("dtype", None)
+    dt: Any = dtype_arg(kwargs.pop("dtype", None))
     non_blocking = bool(kwargs.pop("non_blocking", False))
-    if kwargs.pop("memory_format", None) is not None:
-        raise NotImplementedError("torch.nn.Module.to(memory_format=...) is not emulated by "
-                                  "fake_torch")
+    fmt = kwargs.pop("memory_format", None)
+    if fmt is not None and not isinstance(fmt, memory_format):
+        raise TypeError("to() received an invalid combination of arguments - got "
+                        f"(memory_format={type(fmt).__name__}, ), but expected one of:")
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    rest = list(args)
+    rest = [dtype_arg(a) for a in args[:2]] + list(args[2:])  # `to(float)`: float64
     if rest and isinstance(rest[0], Tensor):
         t = rest.pop(0)
         dev, dt = t.device, t.dtype
@@ -70,4 +78,4 @@ def parse_to(*args: Any, **kwargs: Any) -> tuple[device | None, dtype | None, bo
     if rest:
         raise TypeError("to() received an invalid combination of arguments - got "
                         f"({', '.join(type(a).__name__ for a in args)})")
-    return (None if dev is None else canonical(dev)), dt, non_blocking
+    return (None if dev is None else canonical(dev)), dt, non_blocking, fmt

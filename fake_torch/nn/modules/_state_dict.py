@@ -46,8 +46,10 @@ def save_to_state_dict(module: Module, destination: dict[str, Any], prefix: str,
 
 
 def load_own(module: Module, state_dict: Mapping[str, Any], prefix: str, assign: bool,
-             missing: list[str], unexpected: list[str], errors: list[str]) -> None:
-    """Load this module's own tensors (torch's Module._load_from_state_dict, strict)."""
+             missing: list[str], unexpected: list[str], errors: list[str],
+             extra_key: str | None = None) -> None:
+    """Load this module's own tensors (torch's Module._load_from_state_dict, strict);
+    `extra_key` names the module's extra state, which the module loads itself."""
     persistent = {k: v for k, v in module._buffers.items()
                   if k not in module._non_persistent_buffers_set}
     local_state: dict[str, Tensor] = {k: v for k, v in [*module._parameters.items(),
@@ -90,7 +92,7 @@ def load_own(module: Module, state_dict: Mapping[str, Any], prefix: str, assign:
                           f"model are {param.size()} and whose dimensions in the checkpoint are "
                           f"{value.size()}, an exception occurred : {ex.args}.")
     for key in state_dict:
-        if key.startswith(prefix):
+        if key.startswith(prefix) and key != extra_key:
             head = key[len(prefix):].split(".", 1)
             if (head[0] not in module._modules) if len(head) > 1 else (
                     head[0] not in local_state):

@@ -41,6 +41,8 @@ _Hooks = OrderedDict[int, Callable[..., Any]]
 # modules keep no extra state, but loaders such as transformers' compare keys with it)
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # a module's extra state, saved beside its tensors
+
 
 def register_module_buffer_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
     """Call hook(module, name, buffer) whenever any Module registers a buffer; a non-None
@@ -332,8 +334,9 @@ class Module:
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """`to(device=None, dtype=None, non_blocking=False)`, `to(dtype)`, `to(tensor)`:
         floating and complex tensors take `dtype` (a complex buffer cast to a real dtype loses
-        its imaginary parts, as in torch), every tensor takes `device`."""
-        dev, dt, non_blocking = parse_to(*args, **kwargs)
+        its imaginary parts, as in torch), every tensor takes `device`; with `memory_format=`
+        (torch.channels_last) the 4-D and 5-D tensors take that layout too."""
+        dev, dt, non_blocking, fmt = parse_to(*args, **kwargs)
         if dt is not None and not (dt.is_floating_point or dt.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dt}")
@@ -346,13 +349,13 @@ class Module:
 
         def convert(t: Tensor) -> Tensor:
             target = dt if t.is_floating_point() or t.dtype.is_complex else None
-            if dev is None and target is None:
+            options: dict[str, Any] = {"device": dev, "dtype": target}
+            if fmt is not None and t.dim() in (4, 5):
+                options["memory_format"] = fmt
+            options = {k: v for k, v in options.items() if v is not None}
+            if not options:
                 return t
-            if target is None:
-                return t.to(device=dev, non_blocking=non_blocking)
-            if dev is None:
-                return t.to(dtype=target, non_blocking=non_blocking)
-            return t.to(device=dev, dtype=target, non_blocking=non_blocking)
+            return t.to(non_blocking=non_blocking, **options)
 
         return self._apply(convert)
 
@@ -370,6 +373,10 @@ class Module:
 
     def cpu(self) -> Self:
         return self._apply(lambda t: t.to(device=canonical("cpu")))
+
+    def type(self, dst_type: dtype | str) -> Self:
+        """Every parameter and buffer through Tensor.type(dst_type), floating or not."""
+        return self._apply(lambda t: t.type(dst_type))
 
     def _cast_floats(self, dt: dtype) -> Self:
         return self._apply(lambda t: t.to(dtype=dt) if t.is_floating_point() else t)
@@ -391,6 +398,24 @@ class Module:
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
                             keep_vars: bool) -> None:
         save_to_state_dict(self, destination, prefix, keep_vars)
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """What a subclass saves in its state_dict beside its tensors (under the key
+        `_extra_state`); only a subclass that overrides it has any."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Take back what get_extra_state saved (a subclass that has extra state overrides
+        both)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug.")
 
     def state_dict(self, *, destination: dict[str, Any] | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:
@@ -412,13 +437,20 @@ class Module:
                               local_metadata: dict[str, Any], strict: bool,
                               missing_keys: list[str], unexpected_keys: list[str],
                               error_msgs: list[str]) -> None:
-        """Load this module's own tensors, after its load_state_dict pre-hooks;
-        `load_state_dict` calls it on every submodule."""
+        """Load this module's own tensors and extra state, after its load_state_dict
+        pre-hooks; `load_state_dict` calls it on every submodule."""
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
         load_own(self, state_dict, prefix, local_metadata.get("assign_to_params_buffers", False),
-                 missing_keys, unexpected_keys, error_msgs)
+                 missing_keys, unexpected_keys, error_msgs, extra_key if has_extra else None)
+        if has_extra:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
 
     def load_state_dict(self, state_dict: Any, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:

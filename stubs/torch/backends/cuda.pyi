@@ -12,5 +12,6 @@ from fake_torch.backends.cuda import (
     matmul as matmul,
     mem_efficient_sdp_enabled as mem_efficient_sdp_enabled,
     preferred_blas_library as preferred_blas_library,
+    sdp_kernel as sdp_kernel,
 )
 from fake_torch.backends.cuda import *

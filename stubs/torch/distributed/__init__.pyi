@@ -17,6 +17,7 @@ from fake_torch.distributed import (
     all_gather_object as all_gather_object,
     all_gather_single as all_gather_single,
     all_reduce as all_reduce,
+    all_to_all_single as all_to_all_single,
     barrier as barrier,
     broadcast as broadcast,
     broadcast_object_list as broadcast_object_list,
@@ -31,6 +32,7 @@ from fake_torch.distributed import (
     get_world_size as get_world_size,
     group as group,
     init_process_group as init_process_group,
+    irecv as irecv,
     is_available as is_available,
     is_gloo_available as is_gloo_available,
     is_initialized as is_initialized,
@@ -38,7 +40,9 @@ from fake_torch.distributed import (
     is_nccl_available as is_nccl_available,
     is_torchelastic_launched as is_torchelastic_launched,
     is_xccl_available as is_xccl_available,
+    isend as isend,
     new_group as new_group,
+    recv as recv,
     reduce as reduce,
     reduce_scatter as reduce_scatter,
     reduce_scatter_single as reduce_scatter_single,
@@ -46,6 +50,7 @@ from fake_torch.distributed import (
     register_rendezvous_handler as register_rendezvous_handler,
     rendezvous as rendezvous,
     scatter as scatter,
+    send as send,
 )
 from fake_torch.distributed import *
 from torch.distributed import _functional_collectives as _functional_collectives

@@ -100,11 +100,11 @@ from fake_torch.nn import (
     ZeroPad1d as ZeroPad1d,
     ZeroPad2d as ZeroPad2d,
     ZeroPad3d as ZeroPad3d,
+    attention as attention,
     functional as functional,
     init as init,
     modules as modules,
     parameter as parameter,
 )
 from fake_torch.nn import *
-from torch.nn import attention as attention
 from torch.nn import utils as utils

@@ -3,10 +3,13 @@ from fake_torch.profiler import (
     FunctionEvent as FunctionEvent,
     FunctionEventAvg as FunctionEventAvg,
     KeyAverages as KeyAverages,
+    ProfilerAction as ProfilerAction,
     ProfilerActivity as ProfilerActivity,
     profile as profile,
     record_function as record_function,
+    schedule as schedule,
     supported_activities as supported_activities,
+    tensorboard_trace_handler as tensorboard_trace_handler,
 )
 from fake_torch.profiler import *
 from torch.profiler import profiler as profiler
