@@ -54,6 +54,7 @@ from fake_torch import (
     distributions as distributions,
     double as double,
     dtype as dtype,
+    e as e,
     enable_grad as enable_grad,
     finfo as finfo,
     float as float,
@@ -112,6 +113,7 @@ from fake_torch import (
     ops as ops,
     optim as optim,
     overrides as overrides,
+    pi as pi,
     preserve_format as preserve_format,
     profiler as profiler,
     promote_types as promote_types,
@@ -163,6 +165,7 @@ from fake_torch._kernels.reduction import all as all
 from fake_torch._kernels.closeness import allclose as allclose
 from fake_torch._kernels.reduction import amax as amax
 from fake_torch._kernels.reduction import amin as amin
+from fake_torch._kernels.reduction import aminmax as aminmax
 from fake_torch._kernels.complex_ops import angle as angle
 from fake_torch._kernels.reduction import any as any
 from fake_torch._factories import arange as arange
@@ -234,6 +237,8 @@ from fake_torch._kernels.pointwise_math import erf_ as erf_
 from fake_torch._kernels.pointwise_math import erfinv as erfinv
 from fake_torch._kernels.pointwise_math import exp as exp
 from fake_torch._kernels.pointwise_math import exp_ as exp_
+from fake_torch._kernels.pointwise_math import expm1 as expm1
+from fake_torch._kernels.pointwise_math import expm1_ as expm1_
 from fake_torch._factories import eye as eye
 from fake_torch.nn._feature_dropout import feature_dropout as feature_dropout
 from fake_torch.nn._feature_dropout import feature_dropout_ as feature_dropout_
@@ -258,10 +263,13 @@ from fake_torch._kernels.compare import ge as greater_equal
 from fake_torch._kernels.rnn import gru as gru
 from fake_torch._kernels.rnn import gru_cell as gru_cell
 from fake_torch._kernels.compare import gt as gt
+from fake_torch._windows import hamming_window as hamming_window
+from fake_torch._windows import hann_window as hann_window
 from fake_torch.nn._activations_extra import hardshrink as hardshrink
 from fake_torch._kernels.histc import histc as histc
 from fake_torch._kernels.join import hstack as hstack
 from fake_torch._kernels.complex_ops import imag_ as imag
+from fake_torch._kernels.index_add import index_add as index_add
 from fake_torch._kernels.index_ops import index_copy as index_copy
 from fake_torch._kernels.index_ops import index_fill as index_fill
 from fake_torch._kernels.advanced_index import index_put as index_put
@@ -282,14 +290,19 @@ from fake_torch._kernels.compare import lt as less
 from fake_torch._kernels.compare import le as less_equal
 from fake_torch._factories import linspace as linspace
 from fake_torch._kernels.pointwise_math import log as log
+from fake_torch._kernels.pointwise_math import log10 as log10
+from fake_torch._kernels.pointwise_math import log10_ as log10_
 from fake_torch._kernels.pointwise_math import log1p as log1p
 from fake_torch._kernels.pointwise_math import log1p_ as log1p_
+from fake_torch._kernels.pointwise_math import log2 as log2
+from fake_torch._kernels.pointwise_math import log2_ as log2_
 from fake_torch._kernels.pointwise_math import log_ as log_
 from fake_torch._kernels.reduction_scan import log_softmax as log_softmax
 from fake_torch._kernels.compare import logical_and as logical_and
 from fake_torch._kernels.compare import logical_not as logical_not
 from fake_torch._kernels.compare import logical_or as logical_or
 from fake_torch._kernels.compare import logical_xor as logical_xor
+from fake_torch._kernels.logsumexp import logsumexp as logsumexp
 from fake_torch._kernels.rnn import lstm as lstm
 from fake_torch._kernels.rnn import lstm_cell as lstm_cell
 from fake_torch._kernels.compare import lt as lt
@@ -300,6 +313,7 @@ from fake_torch._kernels.linalg import matmul as matmul
 from fake_torch._kernels.reduction import max as max
 from fake_torch._kernels.clamp import maximum as maximum
 from fake_torch._kernels.reduction import mean as mean
+from fake_torch._kernels.window_views import meshgrid as meshgrid
 from fake_torch._kernels.reduction import min as min
 from fake_torch._kernels.clamp import minimum as minimum
 from fake_torch._kernels.linalg import mm as mm
@@ -387,6 +401,7 @@ from fake_torch._kernels.arith import square_ as square_
 from fake_torch._kernels.shape import squeeze as squeeze
 from fake_torch._kernels.join import stack as stack
 from fake_torch._kernels.reduction_stats import std as std
+from fake_torch._kernels.reduction_stats import std_mean as std_mean
 from fake_torch._kernels.arith import sub as sub
 from fake_torch._kernels.arith import sub as subtract
 from fake_torch._kernels.reduction import sum as sum
@@ -399,6 +414,8 @@ from fake_torch._kernels.pointwise_math import tanh as tanh
 from fake_torch._kernels.pointwise_math import tanh_ as tanh_
 from fake_torch._factories import tensor as tensor
 from fake_torch._kernels.split import tensor_split as tensor_split
+from fake_torch._kernels.activation import threshold as threshold
+from fake_torch._kernels.activation import threshold_ as threshold_
 from fake_torch._kernels.join import tile as tile
 from fake_torch._kernels.reduction_sort import topk as topk
 from fake_torch._kernels.shape import transpose as transpose
@@ -411,6 +428,7 @@ from fake_torch._kernels.split import unbind as unbind
 from fake_torch._kernels.shape import unflatten as unflatten
 from fake_torch._kernels.shape import unsqueeze as unsqueeze
 from fake_torch._kernels.reduction_stats import var as var
+from fake_torch._kernels.reduction_stats import var_mean as var_mean
 from fake_torch._kernels.complex_ops import view_as_complex as view_as_complex
 from fake_torch._kernels.complex_ops import view_as_real as view_as_real
 from fake_torch._kernels.join import vstack as vstack

@@ -52,6 +52,7 @@ from fake_torch.nn._losses import mse_loss as mse_loss
 from fake_torch.nn._mha import multi_head_attention_forward as multi_head_attention_forward
 from fake_torch.nn._losses import nll_loss as nll_loss
 from fake_torch.nn.functional import normalize as normalize
+from fake_torch.nn._one_hot import one_hot as one_hot
 from fake_torch.nn._pad import pad as pad
 from fake_torch.nn._activations import prelu as prelu
 from fake_torch.nn.functional import relu as relu
@@ -67,10 +68,14 @@ from fake_torch.nn.functional import silu as silu
 from fake_torch.nn._losses import smooth_l1_loss as smooth_l1_loss
 from fake_torch.nn.functional import softmax as softmax
 from fake_torch.nn._activations_extra import softmin as softmin
+from fake_torch.nn._activations import softplus as softplus
 from fake_torch.nn._activations_extra import softshrink as softshrink
 from fake_torch.nn._activations_extra import softsign as softsign
 from fake_torch.nn.functional import tanh as tanh
 from fake_torch.nn._activations_extra import tanhshrink as tanhshrink
+from fake_torch.nn._activations import threshold as threshold
+from fake_torch.nn._activations import threshold_ as threshold_
+from fake_torch.nn._unfold import unfold as unfold
 from fake_torch.nn._interpolate import upsample as upsample
 from fake_torch.nn._interpolate import upsample_bilinear as upsample_bilinear
 from fake_torch.nn._interpolate import upsample_nearest as upsample_nearest

@@ -87,11 +87,14 @@ from fake_torch.nn.modules import (
     Softmax as Softmax,
     Softmax2d as Softmax2d,
     Softmin as Softmin,
+    Softplus as Softplus,
     Softshrink as Softshrink,
     Softsign as Softsign,
     Tanh as Tanh,
     Tanhshrink as Tanhshrink,
+    Threshold as Threshold,
     Unflatten as Unflatten,
+    Unfold as Unfold,
     Upsample as Upsample,
     UpsamplingBilinear2d as UpsamplingBilinear2d,
     UpsamplingNearest2d as UpsamplingNearest2d,
@@ -107,6 +110,7 @@ from torch.nn.modules import conv as conv
 from torch.nn.modules import distance as distance
 from torch.nn.modules import dropout as dropout
 from torch.nn.modules import flatten as flatten
+from torch.nn.modules import fold as fold
 from torch.nn.modules import instancenorm as instancenorm
 from torch.nn.modules import linear as linear
 from torch.nn.modules import loss as loss
