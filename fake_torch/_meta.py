@@ -39,8 +39,8 @@ def meta_array(shape: tuple[int, ...], np_dtype: np.dtype[Any]) -> np.ndarray:
     nbytes = np_dtype.itemsize
     for s in shape:
         nbytes *= s
-    if nbytes == 0:
-        a = np.empty(shape, np_dtype)
+    if nbytes == 0:  # over no memory, with row-major strides as torch's (np.empty's are 0)
+        a = np.ndarray(shape, np_dtype, buffer=np.empty(0, np.uint8))
         a.flags.writeable = False
         return a
     # MAP_PRIVATE: a read maps the kernel's shared zero page (MAP_SHARED would allocate)
