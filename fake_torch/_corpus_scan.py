@@ -340,6 +340,8 @@ class TestedNames:
         if name.startswith("Tensor."):
             short = name[len("Tensor."):]
             return short in self.attrs or short in self.strings or f"torch.{name}" in self.paths
+        if name.startswith("Module."):  # `self.foo` of a Module: an attribute an oracle test uses
+            return name[len("Module."):] in self.attrs
         if name in self.paths or any(p.startswith(name + ".") for p in self.paths):
             return True
         module, _, last = name.rpartition(".")

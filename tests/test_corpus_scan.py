@@ -141,6 +141,7 @@ def test_tested_names_reads_only_files_that_compare_with_real_torch(tmp_path: Pa
         from fake_torch.nn import functional as F
         F.gelu(ft.ones(2).cumsum(0)).softmax(0)
         OPS = ["expm1"]
+        module.register_buffer("b", None)
     """))
     (tmp_path / "test_no_oracle.py").write_text("import fake_torch as ft\nft.softplus(x).erf()\n")
     tested = cs.tested_names(tmp_path)
@@ -150,6 +151,8 @@ def test_tested_names_reads_only_files_that_compare_with_real_torch(tmp_path: Pa
     assert not tested.covers("torch.softplus") and not tested.covers("Tensor.erf")
     assert not tested.covers("torch.cuda.expm1")  # strings count only for torch and F's names
     assert tested.covers("Tensor.softmax") and not tested.covers("torch.softmax")
+    assert tested.covers("Module.register_buffer")  # a Module attribute an oracle test uses
+    assert not tested.covers("Module.apply")
 
 
 def test_measure_orders_most_used_first_and_computes_coverage() -> None:
