@@ -88,6 +88,7 @@ from fake_torch.nn._activations import softplus as softplus
 from fake_torch.nn._activations import threshold as threshold
 from fake_torch.nn._activations import threshold_ as threshold_
 from fake_torch.nn._activations_extra import celu as celu
+from fake_torch.nn._activations_extra import celu_ as celu_
 from fake_torch.nn._activations_extra import elu as elu
 from fake_torch.nn._activations_extra import elu_ as elu_
 from fake_torch.nn._activations_extra import glu as glu
@@ -95,6 +96,7 @@ from fake_torch.nn._activations_extra import hardshrink as hardshrink
 from fake_torch.nn._activations_extra import hardsigmoid as hardsigmoid
 from fake_torch.nn._activations_extra import logsigmoid as logsigmoid
 from fake_torch.nn._activations_extra import selu as selu
+from fake_torch.nn._activations_extra import selu_ as selu_
 from fake_torch.nn._activations_extra import softmin as softmin
 from fake_torch.nn._activations_extra import softshrink as softshrink
 from fake_torch.nn._activations_extra import softsign as softsign
