@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype, int64
-from fake_torch._factories import ones, public_entry, tensor, torch_empty, zeros
+from fake_torch._factories import ones, public_entry, tensor, zeros
 from fake_torch._tensor import Tensor
 from fake_torch.nn import functional as F
-from fake_torch.nn import init
+from fake_torch.nn.modules._affine import register_affine, reset_affine
 from fake_torch.nn.modules.module import Module
 from fake_torch.nn.parameter import Parameter
 
@@ -50,15 +50,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(torch_empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(torch_empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean",
                                  torch_zeros(num_features, device=device, dtype=dtype))
@@ -81,10 +73,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
