@@ -74,7 +74,8 @@ both libraries and compares the same way, and `assert_raises_same()` compares tw
 exceptions by their whole text.
 
 Values: the dtype names both libraries share, their numpy dtypes, and bit-exact conversions
-between numpy arrays and either library's tensors.
+between numpy arrays and either library's tensors; `both()` makes the same values a tensor of
+each library, `close()` compares them within a tolerance, `strided()` transposes the strides.
 
 `NoHostSync` stands in for CUDA-graph capture where a test only needs its refusal of host syncs.
 
@@ -476,6 +477,28 @@ def pair(shape: tuple[int, ...], dtype: str = "float32") -> tuple[ft.Tensor, Any
     """The same contiguous arange as a fake_torch and a real torch cpu tensor (own memory each)."""
     base = np.arange(int(np.prod(shape))).astype(NP_DTYPE[dtype]).reshape(shape)
     return ft.from_numpy(base.copy()), to_torch(base)
+
+
+def both(a: np.ndarray, dtype: str = "float32", device: str = "cuda") -> tuple[Any, ft.Tensor]:
+    """(real torch cpu tensor, fake_torch tensor on `device`) holding `a`'s values in `dtype`."""
+    import torch
+
+    t = torch.from_numpy(np.ascontiguousarray(a)).to(getattr(torch, dtype))
+    values = a.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else a.astype(dtype)
+    return t, ft.tensor(values, device=device)
+
+
+def close(ours: ft.Tensor, theirs: Any, tol: float = 1e-5) -> None:
+    """Same shape and dtype, values within `tol` (relative and absolute, compared in float64)."""
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(np.asarray(ours.numpy(force=True), np.float64),
+                               theirs.detach().double().numpy(), rtol=tol, atol=tol)
+
+
+def strided(t: Any) -> Any:
+    """The same values with transposed strides (either library; one clone)."""
+    return t.transpose(-1, -2).contiguous().transpose(-1, -2)
 
 
 def assert_same_tensor(ours: Any, theirs: Any) -> None:

@@ -16,10 +16,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
-from oracles import assert_raises_like_torch, launches, torch_launches
+from oracles import assert_raises_like_torch, both, close, launches, strided, torch_launches
 
 import fake_torch as ft
 from fake_torch import nn
@@ -33,25 +32,6 @@ _rng = np.random.default_rng(7)
 
 def randn(*shape: int) -> np.ndarray:
     return _rng.standard_normal(shape).astype(np.float32)
-
-
-def both(a: np.ndarray, dtype: str = "float32", device: str = "cuda") -> tuple[Any, ft.Tensor]:
-    """(torch cpu tensor, fake_torch tensor on `device`) holding the same values."""
-    t = torch.from_numpy(np.ascontiguousarray(a)).to(getattr(torch, dtype))
-    values = a.astype(ml_dtypes.bfloat16) if dtype == "bfloat16" else a.astype(dtype)
-    return t, ft.tensor(values, device=device)
-
-
-def close(ours: ft.Tensor, theirs: Any, tol: float = 1e-5) -> None:
-    assert tuple(ours.shape) == tuple(theirs.shape)
-    assert str(ours.dtype) == str(theirs.dtype)
-    np.testing.assert_allclose(np.asarray(ours.numpy(force=True), np.float64),
-                               theirs.detach().double().numpy(), rtol=tol, atol=tol)
-
-
-def strided(t: Any) -> Any:
-    """The same values with transposed strides (both libraries)."""
-    return t.transpose(-1, -2).contiguous().transpose(-1, -2)
 
 
 # --- F.conv3d and F.conv_transpose1d/2d/3d: values and launches -------------------------------
