@@ -6,6 +6,9 @@ addresses follow from the test alone, whatever other test modules still hold; po
 from 1; the default stream current; no capture underway). The previous device comes back
 afterwards, and a test that leaks a capture or a stream fails.
 
+`fresh_dynamo` resets Dynamo (its caches and `utils.counters`) in real torch and in fake_torch
+before and after a test, for the modules that run one program in both and compare counters.
+
 This folder goes on sys.path so that test modules, imported by path (--import-mode=importlib),
 can `from oracles import ...`: the oracles they share (tests/oracles.py).
 """
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import fake_torch as ft
 from fake_torch import _dispatch
 from fake_torch._allocator import DEVICE, CachingAllocator
 from fake_torch.cuda import _sanitizer, fresh_simulated_device, streams
@@ -38,6 +42,20 @@ def fresh_device() -> Iterator[CachingAllocator]:
             streams.set_stream(streams.default_stream())
             assert not leaked_modes, "the test left a capture underway"
             assert leaked_stream == streams.default_stream(), "the test left a side stream current"
+
+
+@pytest.fixture
+def fresh_dynamo() -> Iterator[None]:
+    libs = [pytest.importorskip("torch"), ft]
+
+    def reset() -> None:
+        for lib in libs:
+            lib._dynamo.reset()
+            lib._dynamo.utils.counters.clear()
+
+    reset()
+    yield
+    reset()
 
 
 @pytest.fixture

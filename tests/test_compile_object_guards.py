@@ -7,7 +7,7 @@ reached), not by identity (issue 23, item 2). Before the fix every new object re
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,15 +21,7 @@ torch = pytest.importorskip("torch", reason="real torch (CPU build) not installe
 LIBS = [torch, ft]
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo() -> Iterator[None]:
-    for lib in LIBS:
-        lib._dynamo.reset()
-        lib._dynamo.utils.counters.clear()
-    yield
-    for lib in LIBS:
-        lib._dynamo.reset()
-        lib._dynamo.utils.counters.clear()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")  # (conftest.py)
 
 
 def _counts(lib: Any) -> tuple[int, int, int]:

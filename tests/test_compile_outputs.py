@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,15 +24,7 @@ torch = pytest.importorskip("torch", reason="real torch (CPU build) not installe
 LIBS = [torch, ft]
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo() -> Iterator[None]:
-    for lib in LIBS:
-        lib._dynamo.reset()
-        lib._dynamo.utils.counters.clear()
-    yield
-    for lib in LIBS:
-        lib._dynamo.reset()
-        lib._dynamo.utils.counters.clear()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")  # (conftest.py)
 
 
 class ModelOutput(OrderedDict):  # type: ignore[type-arg]
