@@ -6,6 +6,9 @@ addresses follow from the test alone, whatever other test modules still hold; po
 from 1; the default stream current; no capture underway). The previous device comes back
 afterwards, and a test that leaks a capture or a stream fails.
 
+`torch` is real torch, the oracle (the test skips without it); `no_default_device` leaves
+neither library with a default device set, nor a default dtype but float32, after a test.
+
 `fresh_dynamo` resets Dynamo (its caches and `utils.counters`) in real torch and in fake_torch
 before and after a test, for the modules that run one program in both and compare counters.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +46,22 @@ def fresh_device() -> Iterator[CachingAllocator]:
             streams.set_stream(streams.default_stream())
             assert not leaked_modes, "the test left a capture underway"
             assert leaked_stream == streams.default_stream(), "the test left a side stream current"
+
+
+@pytest.fixture
+def torch() -> Any:
+    return pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
+
+
+@pytest.fixture
+def no_default_device() -> Iterator[None]:
+    yield
+    ft.set_default_device(None)
+    ft.set_default_dtype(ft.float32)
+    real = sys.modules.get("torch")
+    if real is not None and real is not ft:
+        real.set_default_device(None)
+        real.set_default_dtype(real.float32)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ Tensor.new_*, from_numpy, torch.normal, torch.Generator(), an op's output).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,20 +19,8 @@ from oracles import outcome
 
 import fake_torch as ft
 
-
-@pytest.fixture
-def torch() -> Any:
-    return pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
-
-
-@pytest.fixture(autouse=True)
-def no_default_device() -> Iterator[None]:
-    """Every test starts and ends with neither library's default device set."""
-    yield
-    ft.set_default_device(None)
-    real = __import__("sys").modules.get("torch")
-    if real is not None and real is not ft:
-        real.set_default_device(None)
+# the `torch` fixture (real torch) and `no_default_device` are conftest.py's
+pytestmark = pytest.mark.usefixtures("no_default_device")
 
 
 def _default(lib: Any) -> str:

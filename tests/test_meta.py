@@ -7,7 +7,6 @@ memory (an 8-billion-parameter Llama), given memory by `to_empty` or a checkpoin
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -18,21 +17,8 @@ from test_default_device import PROGRAMS
 import fake_torch as ft
 from fake_torch._tensor import base_array
 
-
-@pytest.fixture
-def torch() -> Any:
-    return pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
-
-
-@pytest.fixture(autouse=True)
-def no_default_device() -> Iterator[None]:
-    yield
-    ft.set_default_device(None)
-    ft.set_default_dtype(ft.float32)
-    real = __import__("sys").modules.get("torch")
-    if real is not None and real is not ft:
-        real.set_default_device(None)
-        real.set_default_dtype(real.float32)
+# the `torch` fixture (real torch) and `no_default_device` are conftest.py's
+pytestmark = pytest.mark.usefixtures("no_default_device")
 
 
 def _layout(t: Any) -> tuple[Any, ...]:
