@@ -27,41 +27,29 @@ from fake_torch.nn import functional as F
 def mha_shape_check(query: Tensor, key: Tensor, value: Tensor,
                     key_padding_mask: Tensor | None, attn_mask: Tensor | None,
                     num_heads: int) -> bool:
-    """torch's _mha_shape_check: whether the call is batched, after checking the dims."""
-    if query.dim() == 3:
-        if key.dim() != 3 or value.dim() != 3:
-            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
-                                 f"3-D but found {key.dim()}-D and {value.dim()}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.dim() != 2:
-            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
-                                 f"`None` or 2-D but found {key_padding_mask.dim()}-D tensor "
-                                 "instead")
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
-                                 f"2-D or 3-D but found {attn_mask.dim()}-D tensor instead")
-        return True
-    if query.dim() == 2:
-        if key.dim() != 2 or value.dim() != 2:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to "
-                                 f"be 2-D but found {key.dim()}-D and {value.dim()}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.dim() != 1:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
-                                 f"be `None` or 1-D but found {key_padding_mask.dim()}-D "
-                                 "tensor instead")
-        if attn_mask is not None:
-            if attn_mask.dim() not in (2, 3):
-                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
-                                     f"`None`, 2-D or 3-D but found {attn_mask.dim()}-D "
-                                     "tensor instead")
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                     f"{attn_mask.shape}")
-        return False
-    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
-                         f"{query.dim()}-D query tensor")
+    """torch's _mha_shape_check: whether the call is batched, after checking the dims (a
+    batched 3-D query wants 3-D key/value and a 2-D key_padding_mask, an unbatched 2-D one
+    2-D and 1-D; attn_mask is 2-D or 3-D either way)."""
+    n = query.dim()
+    if n not in (2, 3):
+        raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                             f"{n}-D query tensor")
+    kind = "For batched (3-D) `query`" if n == 3 else "For unbatched (2-D) `query`"
+    if key.dim() != n or value.dim() != n:
+        raise AssertionError(f"{kind}, expected `key` and `value` to be {n}-D but found "
+                             f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != n - 1:
+        raise AssertionError(f"{kind}, expected `key_padding_mask` to be `None` or {n - 1}-D "
+                             f"but found {key_padding_mask.dim()}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"{kind}, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                                 f"found {attn_mask.dim()}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if n == 2 and attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                 f"{attn_mask.shape}")
+    return n == 3
 
 
 def canonical_mask(mask: Tensor | None, mask_name: str, other_type: dtype | None,
