@@ -181,8 +181,10 @@ def is_complex(input: Tensor) -> bool:
 
 # --- building and taking apart: one launch each --------------------------------------------------
 
-def _parts(fn: str, a: Any, b: Any, names: tuple[str, str]) -> tuple[Tensor, Tensor]:
-    """torch's checks on complex()'s and polar()'s two real tensors."""
+def _from_parts(fn: str, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray], a: Any, b: Any,
+                names: tuple[str, str], out: Tensor | None) -> Tensor:
+    """complex() and polar(): torch's checks on the two real tensors (one floating dtype) and
+    on `out` (their complex dtype), then one pointwise launch of `kernel`."""
     x = tensor_arg(a, fn, names[0], 1)
     y = tensor_arg(b, fn, names[1], 2)
     if x._dtype not in _COMPLEX_PARTS or y._dtype not in _COMPLEX_PARTS:
@@ -191,13 +193,12 @@ def _parts(fn: str, a: Any, b: Any, names: tuple[str, str]) -> tuple[Tensor, Ten
     if x._dtype is not y._dtype:
         raise RuntimeError(f"Expected object of scalar type {SCALAR_NAME[x._dtype]} but got "
                            f"scalar type {SCALAR_NAME[y._dtype]} for second argument")
-    return x, y
-
-
-def _check_out(out: Tensor | None, dt: dtype) -> None:
+    dt = x._dtype.to_complex()
+    _no_chalf(dt)
     if out is not None and out._dtype is not dt:
         raise RuntimeError(f"Expected object of scalar type {SCALAR_NAME[dt]} but got scalar "
                            f"type {SCALAR_NAME[out._dtype]} for argument 'out'")
+    return pointwise(fn, kernel, [x, y], promo=x._dtype, result=dt, out=out)
 
 
 def _complex_of(re: np.ndarray, im: np.ndarray) -> np.ndarray:
@@ -220,21 +221,13 @@ def _polar_of(r: np.ndarray, theta: np.ndarray) -> np.ndarray:
 @op(POINTWISE, name="complex")
 def complex_(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """real + imag * 1j, from two real tensors of one floating dtype (broadcast)."""
-    x, y = _parts("complex", real, imag, ("real", "imag"))
-    dt = x._dtype.to_complex()
-    _no_chalf(dt)
-    _check_out(out, dt)
-    return pointwise("complex", _complex_of, [x, y], promo=x._dtype, result=dt, out=out)
+    return _from_parts("complex", _complex_of, real, imag, ("real", "imag"), out)
 
 
 @op(POINTWISE)
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """abs * (cos(angle) + sin(angle) * 1j), from two real tensors of one floating dtype."""
-    x, y = _parts("polar", abs, angle, ("abs", "angle"))
-    dt = x._dtype.to_complex()
-    _no_chalf(dt)
-    _check_out(out, dt)
-    return pointwise("polar", _polar_of, [x, y], promo=x._dtype, result=dt, out=out)
+    return _from_parts("polar", _polar_of, abs, angle, ("abs", "angle"), out)
 
 
 def _real_angle(x: np.ndarray) -> Any:
