@@ -86,18 +86,23 @@ def strides_for(shape: Sequence[int], fmt: memory_format) -> Shape:
     return tuple(out)
 
 
+def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """torch's rule: size-1 dims may have any stride; an empty tensor is contiguous."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def is_contiguous_as(shape: Sequence[int], strides: Sequence[int], fmt: memory_format) -> bool:
     """c10's is_contiguous(memory_format): preserve_format asks contiguous_format's question
     (an empty tensor is contiguous); a channels-last format of another rank is never met."""
     if fmt is contiguous_format or fmt is preserve_format:
-        if 0 in shape:
-            return True
-        expected = 1
-        for size, stride in zip(reversed(shape), reversed(strides), strict=True):
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
-        return True
+        return is_contiguous(shape, strides)
     rank, order = _CHANNELS_LAST[fmt]
     if len(shape) != rank:
         return False

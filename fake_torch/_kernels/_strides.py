@@ -18,6 +18,7 @@ import numpy as np
 from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
+from fake_torch._memory_format import is_contiguous as is_contiguous  # re-exported
 from fake_torch._memory_format import memory_format, preserve_format, strides_for
 from fake_torch._tensor import Tensor
 
@@ -127,18 +128,6 @@ def view_strides(oldshape: Shape, oldstride: Shape, newshape: Shape) -> Shape | 
                 tensor_numel = 1
                 view_numel = 1
     return tuple(newstride) if view_d == -1 else None
-
-
-def is_contiguous(shape: Shape, strides: Shape) -> bool:
-    """torch's rule: size-1 dims may have any stride; an empty tensor is contiguous."""
-    if numel(shape) == 0:
-        return True
-    expected = 1
-    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def is_non_overlapping_and_dense(shape: Shape, strides: Shape) -> bool:
