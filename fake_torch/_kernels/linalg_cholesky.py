@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fake_torch import _dispatch
 from fake_torch._dtype import SCALAR_NAME, float32, float64, int32
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import empty_strided
@@ -61,6 +62,17 @@ def _check_errors(info: Tensor, message: str, fn: str) -> None:
     raise _LinAlgError(f"{fn}: {where}{message.format(int(flat[first]))}")
 
 
+def _launch_checked(aten: str, kernel: _dispatch.Kernel, a: Tensor, upper: bool, message: str,
+                    fn: str) -> Tensor:
+    """One `aten` launch writing a column-major result and each matrix's info, then the info
+    check (`message` formats the first failing matrix's code)."""
+    result = _column_major(a)
+    info = _common.new_tensor(a.shape[:-2], int32, a.device)
+    _common.launch(aten, kernel, (result, info), (a,), {"upper": upper})
+    _check_errors(info, message, fn)
+    return result
+
+
 def _cholesky_kernel(out: np.ndarray, info: np.ndarray, a: np.ndarray, *,
                      upper: bool) -> None:
     if not out.size:  # 0 x 0 matrices: nothing to factor, nothing failed
@@ -105,14 +117,10 @@ def cholesky(A: Tensor, *, upper: bool = False, out: None = None) -> Tensor:
         raise RuntimeError("linalg.cholesky: Expected a floating point or complex tensor as "
                            f"input. Got {SCALAR_NAME[A.dtype]}")
     _kernel_dtype(A, "cholesky")
-    result = _column_major(A)
-    info = _common.new_tensor(A.shape[:-2], int32, A.device)
-    _common.launch("linalg_cholesky_ex", _cholesky_kernel, (result, info), (A,),
-                   {"upper": upper})
-    _check_errors(info, "The factorization could not be completed because the input is not "
-                  "positive-definite (the leading minor of order {} is not positive-definite).",
-                  "linalg.cholesky")
-    return result
+    return _launch_checked("linalg_cholesky_ex", _cholesky_kernel, A, upper,
+                           "The factorization could not be completed because the input is not "
+                           "positive-definite (the leading minor of order {} is not "
+                           "positive-definite).", "linalg.cholesky")
 
 
 def _cholesky_inverse_kernel(out: np.ndarray, info: np.ndarray, factor: np.ndarray, *,
@@ -141,10 +149,6 @@ def cholesky_inverse(input: Tensor, upper: bool = False, *, out: None = None) ->
                                   "fake_torch")
     _matrices(input, "cholesky_inverse")
     _kernel_dtype(input, "cholesky_inverse_out")
-    result = _column_major(input)
-    info = _common.new_tensor(input.shape[:-2], int32, input.device)
-    _common.launch("cholesky_inverse", _cholesky_inverse_kernel, (result, info), (input,),
-                   {"upper": upper})
-    _check_errors(info, "The diagonal element {} is zero, the inversion could not be "
-                  "completed because the input matrix is singular.", "cholesky_inverse")
-    return result
+    return _launch_checked("cholesky_inverse", _cholesky_inverse_kernel, input, upper,
+                           "The diagonal element {} is zero, the inversion could not be "
+                           "completed because the input matrix is singular.", "cholesky_inverse")
