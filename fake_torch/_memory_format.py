@@ -62,17 +62,22 @@ def memory_format_arg(value: Any, fn: str, *, optional: bool = True) -> memory_f
     return value
 
 
+def contiguous_strides(shape: Sequence[int]) -> Shape:
+    """Row-major strides; a size-0 dim counts as 1, as in torch."""
+    strides = [0] * len(shape)
+    acc = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(strides)
+
+
 def strides_for(shape: Sequence[int], fmt: memory_format) -> Shape:
     """The dense strides `fmt` lays `shape` out with (contiguous_format counts a size-0 dim
     as 1, as c10 does; the channels-last formats multiply the sizes as they are); c10's
     RuntimeError for a channels-last format of the wrong rank."""
     if fmt is contiguous_format:
-        strides = [0] * len(shape)
-        acc = 1
-        for i in range(len(shape) - 1, -1, -1):
-            strides[i] = acc
-            acc *= max(shape[i], 1)
-        return tuple(strides)
+        return contiguous_strides(shape)
     if fmt is preserve_format:
         raise RuntimeError("unsupported memory format Preserve")
     rank, order = _CHANNELS_LAST[fmt]

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from fake_torch._device import device
 from fake_torch._dtype import dtype, get_default_dtype
 from fake_torch._grad_mode import is_grad_enabled
+from fake_torch._memory_format import contiguous_strides
 from fake_torch._tensor import Tensor
 from fake_torch.amp import _state as _autocast
 from fake_torch.nn.modules.module import Module
@@ -141,7 +142,7 @@ class TensorGuard:
                     return (f"tensor '{self.name}' stride mismatch at index {i}. expected "
                             f"{expected}, actual {actual}")
             return None
-        expected_strides = _contiguous_strides(tuple(t.shape)) if self._was_contiguous() else None
+        expected_strides = contiguous_strides(tuple(t.shape)) if self._was_contiguous() else None
         if expected_strides is not None:
             for i, (expected, actual) in enumerate(zip(expected_strides, strides, strict=True)):
                 if expected != actual and t.shape[i] > 1:
@@ -150,21 +151,12 @@ class TensorGuard:
         return None
 
     def _was_contiguous(self) -> bool:
-        return all(e == s or n <= 1 for e, s, n in zip(_contiguous_strides(self.sizes),
-                                                      self.strides, self.sizes, strict=True))
+        return all(e == s or n <= 1 for e, s, n in zip(contiguous_strides(self.sizes),
+                                                     self.strides, self.sizes, strict=True))
 
     def dynamic_values(self, t: Tensor) -> tuple[int, ...]:
         shape = t.shape
         return tuple(shape[i] for i in sorted(self.dynamic))
-
-
-def _contiguous_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    strides = []
-    acc = 1
-    for s in reversed(sizes):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 @dataclass

@@ -18,6 +18,7 @@ import numpy as np
 from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
+from fake_torch._memory_format import contiguous_strides as contiguous_strides  # re-exported
 from fake_torch._memory_format import is_contiguous as is_contiguous  # re-exported
 from fake_torch._memory_format import memory_format, preserve_format, strides_for
 from fake_torch._tensor import Tensor
@@ -52,16 +53,6 @@ def int_sizes(args: Sequence[Any], fn: str, arg: str = "size") -> Shape:
                             f"found element of type {type(s).__name__} at pos {pos}")
         out.append(operator.index(s))
     return tuple(out)
-
-
-def contiguous_strides(shape: Sequence[int]) -> Shape:
-    """Row-major strides; a size-0 dim counts as 1, as in torch."""
-    strides = [0] * len(shape)
-    acc = 1
-    for i in range(len(shape) - 1, -1, -1):
-        strides[i] = acc
-        acc *= max(shape[i], 1)
-    return tuple(strides)
 
 
 def numel(shape: Sequence[int]) -> int:
