@@ -501,6 +501,35 @@ def strided(t: Any) -> Any:
     return t.transpose(-1, -2).contiguous().transpose(-1, -2)
 
 
+def assert_trains_and_evaluates_like_torch(theirs: Any, ours: Any,
+                                           inputs: list[np.ndarray]) -> list[list[str]]:
+    """A module with running statistics (a batch or instance norm) built in both libraries: the
+    same repr and state_dict keys; then each input through both, ours on cuda, in training
+    mode but the last (eval): the same output (1e-5), launches and buffers (1e-6). Returns our
+    launches, a list a step."""
+    import torch
+
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.cuda()
+    steps = []
+    for step, x in enumerate(inputs):
+        if step == len(inputs) - 1:
+            theirs.eval()
+            ours.eval()
+        tx, fx = both(x)
+        with torch.no_grad(), torch_launches(cuda=True) as want_ops:
+            want = theirs(tx)
+        with launches() as ops:
+            got = ours(fx)
+        close(got, want, tol=1e-5)
+        assert ops == want_ops
+        for name, buf in theirs.named_buffers():
+            close(dict(ours.named_buffers())[name], buf, tol=1e-6)
+        steps.append(ops)
+    return steps
+
+
 def assert_same_tensor(ours: Any, theirs: Any) -> None:
     """Same shape, dtype and values (NaN equal to NaN); sequences of tensors element-wise."""
     if isinstance(theirs, (tuple, list)):

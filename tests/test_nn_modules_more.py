@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import assert_raises_like_torch, both, close, launches, strided, torch_launches
+from oracles import (
+    assert_raises_like_torch,
+    assert_trains_and_evaluates_like_torch,
+    both,
+    close,
+    launches,
+    strided,
+    torch_launches,
+)
 
 import fake_torch as ft
 from fake_torch import nn
@@ -338,23 +346,10 @@ def test_group_norm_module_matches_torch(build: Callable[[Any], Any]) -> None:
 
 def test_batch_norm3d_trains_and_evaluates_like_torch() -> None:
     theirs, ours = torch.nn.BatchNorm3d(3, momentum=0.3), nn.BatchNorm3d(3, momentum=0.3)
-    assert repr(ours) == repr(theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    ours.cuda()
-    for step in range(3):  # training updates the buffers; the last step evaluates
-        if step == 2:
-            theirs.eval()
-            ours.eval()
-        tx, fx = both(randn(2, 3, 4, 5, 3) + step)
-        with torch.no_grad(), torch_launches(cuda=True) as want_ops:
-            want = theirs(tx)
-        with launches() as ops:
-            got = ours(fx)
-        close(got, want, tol=1e-5)
-        assert ops == want_ops
-        assert ops[-1] == "cudnn_batch_norm"
-        for name, buf in theirs.named_buffers():
-            close(dict(ours.named_buffers())[name], buf, tol=1e-6)
+    # training updates the buffers; the last step evaluates
+    steps = assert_trains_and_evaluates_like_torch(
+        theirs, ours, [randn(2, 3, 4, 5, 3) + step for step in range(3)])
+    assert all(ops[-1] == "cudnn_batch_norm" for ops in steps)
 
 
 @pytest.mark.parametrize("program", [
@@ -380,23 +375,9 @@ IN_MODULES: list[tuple[Callable[[Any], Any], tuple[int, ...]]] = [
 @pytest.mark.parametrize(("build", "shape"), IN_MODULES)
 def test_instance_norm_modules_train_and_evaluate_like_torch(build: Callable[[Any], Any],
                                                              shape: tuple[int, ...]) -> None:
-    theirs, ours = build(torch), build(ft)
-    assert repr(ours) == repr(theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    ours.cuda()
-    for step in range(3):  # two training steps update tracked stats; then eval
-        if step == 2:
-            theirs.eval()
-            ours.eval()
-        tx, fx = both(randn(*shape) * 2 + step)
-        with torch.no_grad(), torch_launches(cuda=True) as want_ops:
-            want = theirs(tx)
-        with launches() as ops:
-            got = ours(fx)
-        close(got, want, tol=1e-5)
-        assert ops == want_ops
-        for name, buf in theirs.named_buffers():
-            close(dict(ours.named_buffers())[name], buf, tol=1e-6)
+    # two training steps update tracked stats; then eval
+    assert_trains_and_evaluates_like_torch(build(torch), build(ft),
+                                           [randn(*shape) * 2 + step for step in range(3)])
 
 
 def test_instance_norm_launch_list() -> None:

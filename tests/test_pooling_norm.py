@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import assert_raises_like_torch, both, close, launches, strided, torch_launches
+from oracles import (
+    assert_raises_like_torch,
+    assert_trains_and_evaluates_like_torch,
+    both,
+    close,
+    launches,
+    strided,
+    torch_launches,
+)
 
 import fake_torch as ft
 from fake_torch import nn
@@ -310,23 +318,10 @@ BN_MODULES: list[Callable[[Any], Any]] = [
 @pytest.mark.parametrize("build", BN_MODULES)
 def test_batch_norm_module_trains_and_evaluates_like_torch(build: Callable[[Any], Any]) -> None:
     theirs, ours = build(torch), build(ft)
-    assert repr(ours) == repr(theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    ours.cuda()
     shape = (4, 3) if isinstance(theirs, torch.nn.BatchNorm1d) else (4, 3, 5, 6)
-    for step in range(3):  # training updates the buffers; the last step evaluates
-        if step == 2:
-            theirs.eval()
-            ours.eval()
-        tx, fx = both(randn(*shape) + step)
-        with torch.no_grad(), torch_launches(cuda=True) as expected_ops:
-            want = theirs(tx)
-        with launches() as ops:
-            got = ours(fx)
-        close(got, want, tol=1e-5)
-        assert ops == expected_ops
-        for name, buf in theirs.named_buffers():
-            close(dict(ours.named_buffers())[name], buf, tol=1e-6)
+    # training updates the buffers; the last step evaluates
+    assert_trains_and_evaluates_like_torch(theirs, ours,
+                                           [randn(*shape) + step for step in range(3)])
 
 
 def test_batch_norm_module_init_launches_and_buffers() -> None:
