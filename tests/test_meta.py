@@ -15,6 +15,7 @@ from bad_input import check
 from test_default_device import PROGRAMS
 
 import fake_torch as ft
+from fake_torch._bench_meta import build_llama_8b
 from fake_torch._tensor import base_array
 
 # the `torch` fixture (real torch) and `no_default_device` are conftest.py's
@@ -344,51 +345,16 @@ def test_load_state_dict_hooks_run_as_torchs(torch: Any) -> None:
 # --- a model of 8 billion parameters, built without memory -------------------------------------
 
 def _llama(L: Any) -> Any:
-    """Llama 3 8B's shapes: 32 layers, dim 4096, ffn 14336, 32 heads / 8 kv heads, vocab
-    128256; plain nn.Module code."""
-    nn = L.nn
-    dim, ffn, heads, kv_heads, vocab, layers = 4096, 14336, 32, 8, 128256, 32
-    head_dim = dim // heads
-
-    class Attention(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.wq = nn.Linear(dim, heads * head_dim, bias=False)
-            self.wk = nn.Linear(dim, kv_heads * head_dim, bias=False)
-            self.wv = nn.Linear(dim, kv_heads * head_dim, bias=False)
-            self.wo = nn.Linear(heads * head_dim, dim, bias=False)
-
-    class FeedForward(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.w1 = nn.Linear(dim, ffn, bias=False)
-            self.w2 = nn.Linear(ffn, dim, bias=False)
-            self.w3 = nn.Linear(dim, ffn, bias=False)
-
-    class Block(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.attention = Attention()
-            self.feed_forward = FeedForward()
-            self.attention_norm = nn.RMSNorm(dim, eps=1e-5)
-            self.ffn_norm = nn.RMSNorm(dim, eps=1e-5)
-
-    class Transformer(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.tok_embeddings = nn.Embedding(vocab, dim)
-            self.layers = nn.ModuleList([Block() for _ in range(layers)])
-            self.norm = nn.RMSNorm(dim, eps=1e-5)
-            self.output = nn.Linear(dim, vocab, bias=False)
-            self.register_buffer("freqs_cis", L.empty(8192, head_dim // 2, 2),
-                                 persistent=False)
-
+    """`python -m fake_torch bench`'s Llama 3 8B (plain nn.Module code, built on meta in
+    bfloat16), with the rotary table Meta's reference keeps as a non-persistent buffer."""
+    model = build_llama_8b(L)
     L.set_default_dtype(L.bfloat16)
     try:
         with L.device("meta"):
-            return Transformer()
+            model.register_buffer("freqs_cis", L.empty(8192, 64, 2), persistent=False)
     finally:
         L.set_default_dtype(L.float32)
+    return model
 
 
 def _resident_bytes() -> int:

@@ -31,6 +31,7 @@ from fake_torch._dynamo.guards import (
     ValueGuard,
     is_constant,
 )
+from fake_torch._dynamo.reconstruct import own_attributes
 from fake_torch._tensor import Tensor
 from fake_torch.nn.modules.module import Module
 
@@ -119,7 +120,7 @@ def _walk(obj: Any, path: Path, names: frozenset[str], seen: set[int]) -> Iterat
         steps += [(("item", i), v) for i, v in enumerate(obj)]
     if is_user_object(obj):
         names = names | class_loaded_names(type(obj))
-        steps += [(("attr", k), v) for k, v in _attributes(obj).items() if k in names]
+        steps += [(("attr", k), v) for k, v in own_attributes(obj).items() if k in names]
     for step, value in steps:
         sub = (*path, step)
         yield sub, value
@@ -127,15 +128,6 @@ def _walk(obj: Any, path: Path, names: frozenset[str], seen: set[int]) -> Iterat
             if id(value) not in seen:
                 seen.add(id(value))
                 yield from _walk(value, sub, names, seen)
-
-
-def _attributes(obj: Any) -> dict[str, Any]:
-    found = dict(getattr(obj, "__dict__", {}))
-    for klass in type(obj).__mro__:
-        for name in getattr(klass, "__slots__", ()):
-            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                found.setdefault(name, getattr(obj, name))
-    return found
 
 
 @dataclass

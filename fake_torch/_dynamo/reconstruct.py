@@ -51,7 +51,7 @@ def _base(cls: type) -> type | None:
     return None
 
 
-def _attrs(value: Any) -> dict[str, Any]:
+def own_attributes(value: Any) -> dict[str, Any]:
     """An object's own attributes: its __dict__ and its filled slots."""
     found = dict(getattr(value, "__dict__", {}))
     for klass in type(value).__mro__:
@@ -69,7 +69,7 @@ def children(value: Any) -> Iterator[Any]:
         yield from value.values()
     elif isinstance(value, (tuple, list, deque)):
         yield from value
-    yield from _attrs(value).values()
+    yield from own_attributes(value).values()
 
 
 def output_values(value: Any) -> Iterator[Tensor | SymNumber]:
@@ -132,7 +132,7 @@ class _Templater:
             items = {k: self.of(v) for k, v in value.items()}
         elif isinstance(value, (tuple, list, deque)):
             items = [self.of(v) for v in value]
-        attrs = {k: self.of(v) for k, v in _attrs(value).items()}
+        attrs = {k: self.of(v) for k, v in own_attributes(value).items()}
         parts = [*(items.values() if isinstance(items, dict) else items or ()),
                  *attrs.values()]
         if not any(_live(t) for t in parts):
