@@ -11,6 +11,7 @@ torch is importable, the same build on torch's meta device.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -80,7 +81,7 @@ def _resident_bytes() -> int:
     """This process's resident memory (Linux: /proc/self/statm); 0 where that is unknown."""
     try:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * 4096
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except OSError:
         return 0
 
@@ -103,7 +104,9 @@ def measure_meta(*, repeat: int = 3, with_torch: bool = True) -> MetaBench:
     counted = fake_torch.LaunchCounter.n
     before = _resident_bytes()
     seconds, model = _best_build(fake_torch, repeat)
-    resident = _resident_bytes() - before
+    # what the builds made resident: the growth, never below zero (the process's resident
+    # size can fall meanwhile, as the earlier builds' pages go back)
+    resident = max(0, _resident_bytes() - before)
     launches = (fake_torch.LaunchCounter.n - counted) // repeat
     params = list(model.parameters())
     torch_seconds = None
