@@ -1,32 +1,395 @@
-"""torch.SymInt, SymFloat, SymBool: the symbolic scalars of torch's dynamic shapes.
+"""torch.SymInt, SymFloat, SymBool: the symbolic scalars of dynamic shapes, and torch's
+sym_* functions (sym_int, sym_float, sym_max, sym_min, sym_not, sym_ite, sym_sum).
 
-Code names them in type hints and `isinstance` checks (`*size: int | torch.SymInt`); fake_torch
-traces with concrete sizes only, so no value is ever one of them and building one refuses."""
+Each wraps a SymNode (fx/experimental/sym_node.py): an expression over a ShapeEnv's
+symbols and its hint. As in torch they are not int/float/bool subclasses
+(`isinstance(s, int)` is False): arithmetic gives new symbolic values, and Python asking for
+a concrete value (`if n > 8:`, `int(n)`, `range(n)`) evaluates with the hint and records a
+guard in the ShapeEnv. This module imports no sympy: only building a node does."""
 
 from __future__ import annotations
 
+import builtins
+import math
+import operator
+from collections.abc import Callable, Iterable
 from typing import Any
+
+__all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_int", "sym_ite", "sym_max",
+           "sym_min", "sym_not", "sym_sum"]
+
+_Num = (builtins.int, builtins.float, builtins.bool)
 
 
 class SymInt:
-    """A symbolic int (torch's dynamic shapes): not emulated, never constructed."""
+    """A symbolic int: `node` holds its expression (str(s + 1) == "s77 + 1") and hint."""
 
     def __init__(self, node: Any) -> None:
-        raise NotImplementedError("torch.SymInt: symbolic shapes are not emulated by fake_torch "
-                                  "(sizes are always concrete ints)")
+        self.node = node
+
+    def __bool__(self) -> bool:
+        return builtins.bool(self != 0)
+
+    def __int__(self) -> int:
+        return self.node.int_()  # type: ignore[no-any-return]
+
+    def __index__(self) -> int:
+        return self.node.int_()  # type: ignore[no-any-return]
+
+    def __round__(self, ndigits: int | None = None) -> SymInt:
+        return self
+
+    def __truediv__(self, other: Any) -> Any:
+        if isinstance(other, (builtins.float, SymFloat)):
+            return sym_float(self).__truediv__(other)
+        if not isinstance(other, (builtins.int, SymInt)):
+            return NotImplemented
+        return _binary("int_truediv", self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        if isinstance(other, (builtins.float, SymFloat)):
+            return sym_float(self).__rtruediv__(other)
+        if not isinstance(other, (builtins.int, SymInt)):
+            return NotImplemented
+        return _binary("int_truediv", self, other, reflected=True)
+
+    def __floordiv__(self, other: Any) -> Any:
+        if isinstance(other, (builtins.float, SymFloat)):
+            return sym_float(math.floor(sym_float(self) / other))
+        if not isinstance(other, (builtins.int, SymInt)):
+            return NotImplemented
+        return _binary("int_floordiv", self, other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        if isinstance(other, (builtins.float, SymFloat)):
+            return sym_float(math.floor(other / sym_float(self)))
+        if not isinstance(other, (builtins.int, SymInt)):
+            return NotImplemented
+        return _binary("int_floordiv", self, other, reflected=True)
+
+    def __pow__(self, other: Any) -> Any:
+        if isinstance(other, (builtins.float, SymFloat)):
+            return sym_float(self).__pow__(other)
+        if not isinstance(other, (builtins.int, SymInt)):
+            return NotImplemented
+        if other >= 0:  # a guard when the exponent is symbolic, as in torch
+            return _binary("pow_by_natural", self, other)
+        return sym_float(self).__pow__(sym_float(other))
+
+    def __rpow__(self, other: Any) -> Any:
+        if isinstance(other, (builtins.float, SymFloat)):
+            return sym_float(self).__rpow__(other)
+        if not isinstance(other, (builtins.int, SymInt)):
+            return NotImplemented
+        if self >= 0:
+            return _binary("pow_by_natural", self, other, reflected=True)
+        return sym_float(self).__rpow__(sym_float(other))
+
+    def __hash__(self) -> int:
+        raise TypeError("unhashable type: non-nested SymInt")
+
+    def __repr__(self) -> str:
+        return self.node.str()  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return self.node.str()  # type: ignore[no-any-return]
+
+    def _sympy_(self) -> Any:
+        return self.node.expr
+
+    def __sym_float__(self) -> SymFloat:
+        return _unary("sym_float", self)  # type: ignore[no-any-return]
+
+    def __trunc__(self) -> SymInt:
+        return self
+
+    def as_integer_ratio(self) -> tuple[SymInt, int]:
+        return self, 1
+
+    def bit_length(self) -> int:
+        return builtins.int(self).bit_length()
+
+    def conjugate(self) -> SymInt:
+        return self
 
 
 class SymFloat:
-    """A symbolic float (torch's dynamic shapes): not emulated, never constructed."""
+    """A symbolic float (a SymInt divided, `sym_float(n)`, a float-typed symbol)."""
 
     def __init__(self, node: Any) -> None:
-        raise NotImplementedError("torch.SymFloat: symbolic shapes are not emulated by "
-                                  "fake_torch (values are always concrete floats)")
+        self.node = node
+
+    def __truediv__(self, other: Any) -> Any:
+        if not isinstance(other, (*_Num, SymInt, SymFloat)):
+            return NotImplemented
+        return _binary("float_truediv", self, sym_float(other))
+
+    def __rtruediv__(self, other: Any) -> Any:
+        if not isinstance(other, (*_Num, SymInt, SymFloat)):
+            return NotImplemented
+        return _binary("float_truediv", self, sym_float(other), reflected=True)
+
+    def __floordiv__(self, other: Any) -> Any:
+        if not isinstance(other, (*_Num, SymInt, SymFloat)):
+            return NotImplemented
+        return sym_float(math.floor(self / sym_float(other)))
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        if not isinstance(other, (*_Num, SymInt, SymFloat)):
+            return NotImplemented
+        return sym_float(math.floor(sym_float(other) / self))
+
+    def __pow__(self, other: Any) -> Any:
+        if not isinstance(other, (*_Num, SymInt, SymFloat)):
+            return NotImplemented
+        return _binary("float_pow", self, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        if not isinstance(other, (*_Num, SymInt, SymFloat)):
+            return NotImplemented
+        return _binary("float_pow", self, other, reflected=True)
+
+    def __bool__(self) -> bool:
+        return self.node.bool_()  # type: ignore[no-any-return]
+
+    def __float__(self) -> float:
+        return self.node.guard_float("", 0)  # type: ignore[no-any-return]
+
+    def __int__(self) -> int:
+        return builtins.int(self.__trunc__())
+
+    def __trunc__(self) -> Any:
+        return _unary("sym_int", self)
+
+    def __floor__(self) -> Any:
+        return _unary("floor", self)
+
+    def __ceil__(self) -> Any:
+        return _unary("ceil", self)
+
+    def __sym_int__(self) -> Any:
+        return _unary("sym_int", self)
+
+    def __hash__(self) -> int:
+        return hash(builtins.float(self))
+
+    def __repr__(self) -> str:
+        return self.node.str()  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return self.node.str()  # type: ignore[no-any-return]
+
+    def _sympy_(self) -> Any:
+        return self.node.expr
+
+    def as_integer_ratio(self) -> tuple[int, int]:
+        return builtins.float(self).as_integer_ratio()
+
+    def conjugate(self) -> SymFloat:
+        return self
 
 
 class SymBool:
-    """A symbolic bool (torch's dynamic shapes): not emulated, never constructed."""
+    """A symbolic bool (a comparison of symbolic values): `bool()` of it guards."""
 
     def __init__(self, node: Any) -> None:
-        raise NotImplementedError("torch.SymBool: symbolic shapes are not emulated by "
-                                  "fake_torch (values are always concrete bools)")
+        self.node = node
+
+    def __bool__(self) -> bool:
+        return self.node.bool_()  # type: ignore[no-any-return]
+
+    def __int__(self) -> int:
+        return builtins.int(self.node.bool_())
+
+    def __and__(self, other: Any) -> Any:
+        return _binary("sym_and", self, other) if isinstance(other, (bool, SymBool)) \
+            else NotImplemented
+
+    def __rand__(self, other: Any) -> Any:
+        return _binary("sym_and", self, other, reflected=True) \
+            if isinstance(other, (bool, SymBool)) else NotImplemented
+
+    def __or__(self, other: Any) -> Any:
+        return _binary("sym_or", self, other) if isinstance(other, (bool, SymBool)) \
+            else NotImplemented
+
+    def __ror__(self, other: Any) -> Any:
+        return _binary("sym_or", self, other, reflected=True) \
+            if isinstance(other, (bool, SymBool)) else NotImplemented
+
+    def __sym_not__(self) -> Any:
+        return _unary("sym_not", self)
+
+    def __sym_ite__(self, then_val: Any, else_val: Any) -> Any:
+        from fake_torch.fx.experimental.sym_node import to_node, wrap_node
+        then_node, else_node = to_node(self.node, then_val), to_node(self.node, else_val)
+        return wrap_node(self.node.sym_ite(then_node, else_node))
+
+    def __hash__(self) -> int:
+        return hash(builtins.bool(self))
+
+    def __repr__(self) -> str:
+        return self.node.str()  # type: ignore[no-any-return]
+
+    def __str__(self) -> str:
+        return self.node.str()  # type: ignore[no-any-return]
+
+    def _sympy_(self) -> Any:
+        return self.node.expr
+
+
+_SymTypes = (SymInt, SymFloat, SymBool)
+
+# Python's operator for each node method, to compute a constant operand's result
+_PY_OPS: dict[str, Callable[..., Any]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "mod": operator.mod,
+    "int_floordiv": operator.floordiv, "int_truediv": operator.truediv,
+    "float_truediv": operator.truediv, "pow_by_natural": operator.pow,
+    "float_pow": operator.pow, "lshift": operator.lshift, "rshift": operator.rshift,
+    "sym_min": builtins.min, "sym_max": builtins.max, "sym_and": operator.and_,
+    "sym_or": operator.or_, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}
+# operations whose mixed int/float operands are both made floats first (Python's promotion)
+_PROMOTES = {"add", "sub", "mul", "mod", "float_pow", "float_truediv", "int_floordiv",
+             "sym_min", "sym_max", "eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def _binary(method: str, self: Any, other: Any, reflected: bool = False) -> Any:
+    """`self <method> other` (or `other <method> self` when reflected) on nodes: the other
+    operand is wrapped as a node; the result wrapped back as a Sym* value."""
+    from fake_torch.fx.experimental.sym_node import to_node, wrap_node
+    if not isinstance(other, (*_Num, *_SymTypes)):
+        return NotImplemented
+    if method in _BOOL_BECOMES_INT:
+        if isinstance(other, SymBool):
+            other = builtins.int(other)
+        elif type(other) is bool:
+            other = builtins.int(other)
+    if method in _PROMOTES:
+        f_self = isinstance(self, SymFloat)
+        f_other = isinstance(other, (builtins.float, SymFloat))
+        if f_self != f_other:
+            if not f_self:
+                return _binary(method, sym_float(self), other, reflected)
+            other = sym_float(other)
+    other_node = to_node(self.node, other)
+    if other_node is NotImplemented:
+        return NotImplemented
+    a, b = (other_node, self.node) if reflected else (self.node, other_node)
+    return wrap_node(getattr(a, method)(b))
+
+
+_BOOL_BECOMES_INT = {"add", "sub", "mul", "mod", "int_floordiv", "int_truediv",
+                     "pow_by_natural", "lshift", "rshift"}
+
+
+def _unary(method: str, self: Any) -> Any:
+    from fake_torch.fx.experimental.sym_node import wrap_node
+    return wrap_node(getattr(self.node, method)())
+
+
+def _install() -> None:
+    """The magic methods every Sym* class shares: arithmetic and comparisons."""
+    plain = {"add": "add", "sub": "sub", "mul": "mul", "mod": "mod", "lshift": "lshift",
+             "rshift": "rshift"}
+    compare = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
+    for cls in (SymInt, SymFloat):
+        for dunder, method in plain.items():
+            if cls is SymFloat and method in ("mod", "lshift", "rshift"):
+                continue
+            setattr(cls, f"__{dunder}__",
+                    lambda self, other, m=method: _binary(m, self, other))
+            setattr(cls, f"__r{dunder}__",
+                    lambda self, other, m=method: _binary(m, self, other, reflected=True))
+        for dunder, method in compare.items():
+            setattr(cls, f"__{dunder}__", lambda self, other, m=method: _binary(m, self, other))
+        cls.__neg__ = lambda self: _unary("neg", self)  # type: ignore[attr-defined]
+        cls.__pos__ = lambda self: self  # type: ignore[attr-defined]
+        cls.__abs__ = lambda self: _unary("abs", self)  # type: ignore[attr-defined]
+        cls.__sym_max__ = lambda self, other: _binary("sym_max", self, other)  # type: ignore[attr-defined]
+        cls.__sym_min__ = lambda self, other: _binary("sym_min", self, other)  # type: ignore[attr-defined]
+    SymBool.__eq__ = lambda self, other: _binary("eq", self, other)  # type: ignore[method-assign,assignment]
+    SymBool.__ne__ = lambda self, other: _binary("ne", self, other)  # type: ignore[method-assign,assignment]
+    # __eq__ set on the classes drops their __hash__: put torch's back
+    SymInt.__hash__ = _int_hash  # type: ignore[method-assign]
+    SymFloat.__hash__ = lambda self: hash(builtins.float(self))  # type: ignore[method-assign]
+    SymBool.__hash__ = lambda self: hash(builtins.bool(self))  # type: ignore[method-assign]
+
+
+def _int_hash(self: SymInt) -> int:
+    raise TypeError("unhashable type: non-nested SymInt")
+
+
+_install()
+
+
+# -- torch.sym_* -----------------------------------------------------------------------------
+def sym_not(a: Any) -> Any:
+    """`not a`, kept symbolic for a SymBool."""
+    if isinstance(a, SymBool):
+        return a.__sym_not__()
+    return not a
+
+
+def sym_float(a: Any) -> Any:
+    """`float(a)`, kept symbolic for a SymInt."""
+    if isinstance(a, SymFloat):
+        return a
+    if isinstance(a, SymInt):
+        return a.__sym_float__()
+    return builtins.float(a)
+
+
+def sym_int(a: Any) -> Any:
+    """`int(a)` (truncation), kept symbolic for a SymFloat."""
+    if isinstance(a, SymInt):
+        return a
+    if isinstance(a, SymFloat):
+        return math.trunc(a)
+    return builtins.int(a)
+
+
+def sym_max(a: Any, b: Any) -> Any:
+    """`max(a, b)` without a guard when either is symbolic."""
+    if isinstance(a, (SymInt, SymFloat)):
+        return a.__sym_max__(b)  # type: ignore[union-attr]
+    if isinstance(b, (SymInt, SymFloat)):
+        return b.__sym_max__(a)  # type: ignore[union-attr]
+    if not isinstance(a, (builtins.int, builtins.float)) or \
+            not isinstance(b, (builtins.int, builtins.float)):
+        raise AssertionError(f"sym_max: expected ints or floats, got {type(a)} and {type(b)}")
+    if isinstance(a, builtins.float) or isinstance(b, builtins.float):
+        return builtins.float(builtins.max(a, b))
+    return builtins.max(a, b)
+
+
+def sym_min(a: Any, b: Any) -> Any:
+    """`min(a, b)` without a guard when either is symbolic."""
+    if isinstance(a, (SymInt, SymFloat)):
+        return a.__sym_min__(b)  # type: ignore[union-attr]
+    if isinstance(b, (SymInt, SymFloat)):
+        return b.__sym_min__(a)  # type: ignore[union-attr]
+    if not isinstance(a, (builtins.int, builtins.float)) or \
+            not isinstance(b, (builtins.int, builtins.float)):
+        raise AssertionError(f"sym_min: expected ints or floats, got {type(a)} and {type(b)}")
+    if isinstance(a, builtins.float) or isinstance(b, builtins.float):
+        return builtins.float(builtins.min(a, b))
+    return builtins.min(a, b)
+
+
+def sym_ite(b: Any, t: Any, f: Any) -> Any:
+    """`t if b else f`, kept symbolic for a SymBool `b`."""
+    if isinstance(b, SymBool):
+        return b.__sym_ite__(t, f)
+    if not isinstance(b, builtins.bool):
+        raise AssertionError(f"sym_ite: expected a bool condition, got {type(b)}")
+    return t if b else f
+
+
+def sym_sum(args: Iterable[Any]) -> Any:
+    """The sum of `args` (one flat expression when symbolic)."""
+    total: Any = 0
+    for a in args:
+        total = total + a
+    return total

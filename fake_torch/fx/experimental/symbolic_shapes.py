@@ -1,46 +1,879 @@
-"""torch.fx.experimental.symbolic_shapes: questions about possibly-symbolic sizes.
+"""torch.fx.experimental.symbolic_shapes: the ShapeEnv (symbols, their hints and ranges, the
+guards Python's branching records, replacements from unification) and the questions asked of
+possibly-symbolic values (statically_known_true, guard_size_oblivious, guard_or_false, ...).
 
-fake_torch's sizes are plain ints, except the numbers `.item()` returns while tracing with
-captured scalar outputs (SymNumber, torch's unbacked SymInt "u0"). Dynamic dims are traced at
-their concrete sizes and re-specialised per size (see _dynamo/convert_frame.py), so they are
-ints here. A ShapeEnv (torch's store of symbols and their guards) is not emulated.
+Symbols are named as torch 2.13 names them: `s` + sha256(source name) % 100, probing upwards
+on collision (`L['x'].size()[0]` gives s77); unbacked ones `u0, u1, ...` (floats `zuf0`).
+A backed int symbol has range [2, int_oo] (hints 0 and 1 specialize to constants); an
+unbacked one [-int_oo, int_oo], narrowed by torch._check / _check_is_size.
+
+Evaluating an expression (bool of a SymBool, int of a SymInt) first tries to decide it from
+the ranges alone (`s77 >= 0` needs no guard); else it uses the hint and records the guard
+(`s77 > 8`, `Eq(s77, 5)`), learning from it: a narrower range, or a replacement for `Eq`.
+
+sympy is imported inside the functions that need it, so importing this module (which
+`import fake_torch` does not do) stays cheap. The `.item()` numbers of fake_torch's tracer
+(fake_torch._dynamo.sym_number) register themselves with `register_symbolic_type`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from enum import Enum
 from typing import Any
 
-from fake_torch._dynamo.sym_number import SymNumber
+from fake_torch._sym import SymBool, SymFloat, SymInt
+from fake_torch.fx.experimental.sym_node import SymNode
+
+__all__ = [
+    "DimDynamic", "GuardOnDataDependentSymNode", "RuntimeAssert", "ShapeEnv", "ShapeGuard",
+    "canonicalize_bool_expr", "expect_true", "free_symbols", "free_unbacked_symbols",
+    "guard_bool", "guard_float", "guard_int", "guard_or_false", "guard_or_true",
+    "guard_size_oblivious", "has_free_symbols", "is_concrete_bool", "is_concrete_int",
+    "is_symbolic", "statically_known_false", "statically_known_true", "sym_eq",
+]
+
+SymTypes = (SymInt, SymFloat, SymBool)
+# other number types counting as symbolic for is_symbolic (the tracer's `.item()` numbers,
+# which subclass int); they have no ShapeEnv, so nothing is statically known of them
+_foreign_symbolic: tuple[type, ...] = ()
 
 
+def register_symbolic_type(cls: type) -> None:
+    """Count instances of `cls` as symbolic values (is_symbolic) that nothing is known of."""
+    global _foreign_symbolic
+    _foreign_symbolic = (*_foreign_symbolic, cls)
+
+
+class DimDynamic(Enum):
+    """How create_symbol treats a dimension (torch's values)."""
+
+    DYNAMIC = 0
+    DUCK = 1
+    STATIC = 2
+    UNBACKED = 3
+    INFER_STRIDE = 4
+
+
+class GuardOnDataDependentSymNode(RuntimeError):
+    """Python needed the value of an expression over unbacked symbols (no hint)."""
+
+    cond: Any
+
+    def __init__(self, cond: Any, *args: Any) -> None:
+        super().__init__(*args)
+        self.cond = cond
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeGuard:
+    """A recorded guard: `expr` (a sympy boolean) must hold for the graph to be reused."""
+
+    expr: Any
+    sloc: str
+    size_oblivious: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimeAssert:
+    """A condition on unbacked symbols, checked when the graph runs (torch._check)."""
+
+    expr: Any
+    msg: str = dataclasses.field(repr=False)
+    stack: str = dataclasses.field(repr=False, default="")
+
+
+def _source_name(source: Any) -> str:
+    if isinstance(source, str):
+        return source
+    name = source.name
+    return name() if callable(name) else str(name)
+
+
+def _user_sloc() -> str:
+    """file:line of the first frame outside fake_torch (where the guard came from)."""
+    f = sys._getframe(1)
+    while f is not None and "/fake_torch/" in f.f_code.co_filename:
+        f = f.f_back  # type: ignore[assignment]
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else ""
+
+
+def _is_unbacked(s: Any) -> bool:
+    return s.name.startswith(("u", "zuf"))
+
+
+def canonicalize_bool_expr(expr: Any) -> Any:
+    """A relation as `lhs < / <= / == / != rhs` with Gt/Ge turned round, every term moved to
+    the side where it is positive and integer coefficients reduced (so equal conditions
+    compare equal: `u0 >= 0` is `0 <= u0`)."""
+    import sympy
+    if isinstance(expr, (sympy.And, sympy.Or)):
+        return type(expr)(*map(canonicalize_bool_expr, expr.args))
+    if isinstance(expr, sympy.Not):
+        return canonicalize_bool_expr(sympy.simplify_logic(expr)) \
+            if not isinstance(expr.args[0], sympy.Rel) else \
+            canonicalize_bool_expr(expr.args[0].negated)
+    if not isinstance(expr, sympy.Rel):
+        return expr
+    flip = {sympy.StrictGreaterThan: sympy.StrictLessThan, sympy.GreaterThan: sympy.LessThan}
+    if type(expr) in flip:
+        diff, cls = expr.lhs - expr.rhs, flip[type(expr)]
+    else:
+        diff, cls = expr.rhs - expr.lhs, type(expr)
+    diff = sympy.expand(diff)
+    terms = sympy.Add.make_args(diff)
+    content = 0
+    for t in terms:
+        c = sympy.Mul.make_args(t)[0]
+        content = int(sympy.gcd(content, abs(c) if c.is_Integer else 1))
+    if content > 1:
+        terms = tuple(t / content for t in terms)
+
+    def negative(t: Any) -> bool:
+        c = sympy.Mul.make_args(t)[0]
+        return bool(c.is_Number and c.is_negative)
+    lhs = sympy.Add(*(-t for t in terms if negative(t)))
+    rhs = sympy.Add(*(t for t in terms if not negative(t)))
+    return cls(lhs, rhs, evaluate=False)
+
+
+class ShapeEnv:
+    """The store of a trace's symbols: hints (backed_var_to_val), ranges (var_to_range),
+    sources, replacements and the guards and runtime asserts recorded on them."""
+
+    def __init__(self, *, should_record_events: bool | None = None,
+                 tracked_fakes: list[Any] | None = None,
+                 allow_scalar_outputs: bool = True,
+                 allow_dynamic_output_shape_ops: bool = True,
+                 assume_static_by_default: bool = False,
+                 specialize_zero_one: bool = True,
+                 duck_shape: bool | None = None,
+                 co_fields: dict[str, str] | None = None,
+                 prefer_deferred_runtime_asserts_over_guards: bool = False,
+                 trace_asserts: bool = False, **kwargs: Any) -> None:
+        from fake_torch.fx.experimental import _config
+        self.allow_scalar_outputs = allow_scalar_outputs
+        self.allow_dynamic_output_shape_ops = allow_dynamic_output_shape_ops
+        self.assume_static_by_default = assume_static_by_default
+        self.specialize_zero_one = specialize_zero_one
+        self.duck_shape = _config.use_duck_shape if duck_shape is None else duck_shape
+        self.co_fields = co_fields or {}
+        self.prefer_deferred_runtime_asserts_over_guards = \
+            prefer_deferred_runtime_asserts_over_guards
+        self.trace_asserts = trace_asserts
+        self.tracked_fakes = tracked_fakes
+        self.guards: list[ShapeGuard] = []
+        self.axioms: dict[Any, Any] = {}
+        self.var_to_range: dict[Any, Any] = {}
+        self.backed_var_to_val: dict[Any, Any] = {}
+        self.var_to_hint_override: dict[Any, int] = {}
+        self.var_to_sources: dict[Any, list[Any]] = {}
+        self.source_to_var: dict[str, Any] = {}
+        self.replacements: dict[Any, Any] = {}
+        self.val_to_var: dict[int, Any] = {}
+        self.unique_ids: set[int] = set()
+        self.size_like: set[Any] = set()
+        self.unbacked_inputs: set[Any] = set()
+        self.deferred_runtime_asserts: dict[Any, list[RuntimeAssert]] = {}
+        self.unbacked_symint_counter = 0
+        self.unbacked_symfloat_counter = 0
+        self.frozen = False
+        self._suppress_guards_depth = 0
+
+    @property
+    def var_to_val(self) -> dict[Any, Any]:
+        return self.backed_var_to_val
+
+    # -- symbols ---------------------------------------------------------------------------
+    def _generate_unique_id(self, source_name: str) -> int:
+        attempt = int(hashlib.sha256(source_name.encode()).hexdigest(), 16) % 100
+        while attempt in self.unique_ids:
+            attempt += 1
+        self.unique_ids.add(attempt)
+        return attempt
+
+    def _default_value_range(self, do_not_specialize_zero_one: bool = False) -> Any:
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        lower = 0 if (do_not_specialize_zero_one or not self.specialize_zero_one) else 2
+        return ValueRanges(lower, sympy.oo)
+
+    def create_symbol(self, val: int | float, source: Any,
+                      dynamic_dim: DimDynamic = DimDynamic.DUCK, constraint_dim: Any = None,
+                      positive: bool | None = True, do_not_specialize_zero_one: bool = False,
+                      symbolic_context: Any = None) -> Any:
+        """A sympy expression for a value read from `source`: a constant (STATIC, or a 0/1
+        size), the symbol already standing for an equal size (DUCK), or a new backed symbol
+        named from the source (`s77`)."""
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        name = _source_name(source)
+        if positive and val < 0:
+            raise AssertionError(f"positive set for negative value: {val}")
+        if constraint_dim is not None:
+            dynamic_dim = DimDynamic.DYNAMIC
+        if dynamic_dim is DimDynamic.STATIC:
+            return sympy.Integer(val) if isinstance(val, int) else sympy.Float(val)
+        if dynamic_dim is DimDynamic.DUCK:
+            duck = self.duck_shape
+        elif dynamic_dim is DimDynamic.DYNAMIC:
+            duck = False
+        else:
+            raise AssertionError(f"unhandled dynamic_dim {dynamic_dim}")
+        specialize = self.specialize_zero_one and not do_not_specialize_zero_one
+        if val in (0, 1) and specialize and isinstance(val, int):
+            return sympy.Integer(val)
+        if duck and isinstance(val, int) and val in self.val_to_var:
+            sym = self.val_to_var[val]
+            self.var_to_sources[sym].append(source)
+            return sym
+        ident = self._generate_unique_id(name)
+        if isinstance(val, int):
+            sym = sympy.Symbol(f"s{ident}", positive=positive, integer=True)
+            self.backed_var_to_val[sym] = sympy.Integer(val)
+            self.var_to_range[sym] = self._default_value_range(do_not_specialize_zero_one) \
+                if positive else ValueRanges.unknown_int()
+        else:
+            sym = sympy.Symbol(f"zf{ident}", positive=positive, real=True)
+            self.backed_var_to_val[sym] = sympy.Float(val)
+            self.var_to_range[sym] = ValueRanges.unknown()
+        self.source_to_var[name] = sym
+        self.var_to_sources[sym] = [source]
+        if duck and isinstance(val, int):
+            self.val_to_var[val] = sym
+        return sym
+
+    def create_unspecified_symbol(self, val: int | float, source: Any,
+                                  dynamic_dim: DimDynamic = DimDynamic.DUCK,
+                                  symbolic_context: Any = None) -> Any:
+        """A symbol for a Python scalar input (any sign, 0 and 1 not specialized)."""
+        return self.create_symbol(val, source, dynamic_dim, None, positive=None,
+                                  do_not_specialize_zero_one=True)
+
+    def create_unspecified_symint_and_symbol(self, value: int, source: Any,
+                                             dynamic_dim: DimDynamic) -> Any:
+        return self.create_symintnode(
+            self.create_unspecified_symbol(value, source, dynamic_dim), hint=value,
+            source=source)
+
+    def create_symintnode(self, sym: Any, *, hint: Any, source: Any = None) -> Any:
+        """The SymInt for `sym` (a plain int when `sym` is a constant)."""
+        import sympy
+        if isinstance(sym, sympy.Integer):
+            if hint is not None and int(sym) != hint:
+                raise AssertionError(f"{sym} != {hint}")
+            return int(sym)
+        return SymInt(SymNode(sym, self, int, hint))
+
+    def create_symfloatnode(self, sym: Any, *, hint: Any, source: Any = None) -> Any:
+        import sympy
+        if isinstance(sym, sympy.Float):
+            return float(sym)
+        return SymFloat(SymNode(sym, self, float, hint))
+
+    def create_symboolnode(self, sym: Any) -> SymBool:
+        return SymBool(SymNode(sym, self, bool, None))
+
+    def create_unbacked_symint(self, source: Any = None) -> SymInt:
+        """A fresh unbacked int `u<n>` (no hint), range [-int_oo, int_oo]."""
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        sym = sympy.Symbol(f"u{self.unbacked_symint_counter}", integer=True)
+        self.unbacked_symint_counter += 1
+        self.var_to_range[sym] = ValueRanges.unknown_int()
+        return SymInt(SymNode(sym, self, int, None))
+
+    def create_unbacked_symfloat(self) -> SymFloat:
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        sym = sympy.Symbol(f"zuf{self.unbacked_symfloat_counter}", real=True, finite=True)
+        self.unbacked_symfloat_counter += 1
+        self.var_to_range[sym] = ValueRanges.unknown()
+        return SymFloat(SymNode(sym, self, float, None))
+
+    def create_unbacked_symbool(self) -> SymBool:
+        """An unbacked bool: `Eq(u<n>, 1)` over a fresh int in [0, 1]."""
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        sym = sympy.Symbol(f"u{self.unbacked_symint_counter}", integer=True)
+        self.unbacked_symint_counter += 1
+        self.var_to_range[sym] = ValueRanges(0, 1)
+        return SymBool(SymNode(sympy.Eq(sym, 1), self, bool, None))
+
+    def is_unbacked_symint(self, symbol: Any) -> bool:
+        return bool(symbol.name.startswith("u"))
+
+    # -- replacements and simplification ---------------------------------------------------
+    def _find(self, a: Any) -> Any:
+        if a not in self.replacements:
+            return a
+        res = self.replacements[a]
+        new = res.xreplace({s: self._find(s) for s in res.free_symbols})
+        if new != res:
+            self.replacements[a] = new
+        return self.replacements[a]
+
+    def replace(self, expr: Any) -> Any:
+        """`expr` with every replaced symbol swapped for its replacement."""
+        if not self.replacements or not hasattr(expr, "free_symbols"):
+            return expr
+        subs = {s: self._find(s) for s in expr.free_symbols if s in self.replacements}
+        if not subs:
+            return expr
+        import sympy
+        return sympy.expand(expr.xreplace(subs))
+
+    def simplify(self, expr: Any, size_oblivious: bool = False) -> Any:
+        import sympy
+        return self.replace(sympy.expand(expr))
+
+    def _set_replacement(self, a: Any, tgt: Any, msg: str) -> None:
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        if tgt == self.replacements.get(a) or a in tgt.free_symbols:
+            return
+        if tgt.is_Symbol and a in self.var_to_range and tgt in self.var_to_range:
+            # the canonical symbol inherits what was known of the one it replaces
+            self._update_var_to_range(tgt, self.var_to_range[a])
+        elif tgt.is_Number and a in self.var_to_range:
+            self._update_var_to_range(a, ValueRanges(tgt, tgt))
+        self.replacements[a] = tgt
+
+    def _update_var_to_range(self, symbol: Any, vr: Any) -> None:
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        if vr.upper < 2 and symbol in self.size_like:
+            vr = ValueRanges(vr.lower, 2)
+        old = self.var_to_range.get(symbol)
+        self.var_to_range[symbol] = vr if old is None else old & vr
+        v = self.backed_var_to_val.get(symbol)
+        if v is not None and v not in self.var_to_range[symbol]:
+            raise AssertionError(f"{v} not in {self.var_to_range[symbol]}")
+
+    def constrain_symbol_range(self, s: Any, compiler_min: int, compiler_max: int) -> None:
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        self._update_var_to_range(s, ValueRanges(compiler_min, compiler_max))
+
+    def _constrain_range_for_size(self, a: Any, min: int | None = None,
+                                  max: int | None = None) -> None:
+        """Mark `a` (an unbacked symbol) a size: range within [min or 0, max]."""
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        self.size_like.add(a)
+        self._update_var_to_range(a, ValueRanges(0 if min is None else min,
+                                                 sympy.oo if max is None else max))
+
+    def bound_sympy(self, expr: Any, size_oblivious: bool = False) -> Any:
+        from fake_torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+        ranges = dict(self.var_to_range)
+        if size_oblivious:
+            for s in self.size_like:
+                vr = ranges[s]
+                ranges[s] = ValueRanges(max(2, vr.lower), vr.upper)
+        return bound_sympy(expr, ranges)
+
+    # -- deciding without guards -----------------------------------------------------------
+    def _maybe_evaluate_static(self, expr: Any, *, unbacked_only: bool = False,
+                               compute_hint: bool = False, size_oblivious: bool = False,
+                               axioms: Any = None, var_to_range: Any = None) -> Any:
+        """The value of `expr` if the ranges (and known facts) decide it, else None."""
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+        expr = self.simplify(expr)
+        if compute_hint:
+            expr = expr.xreplace(self.backed_var_to_val)
+        expr = canonicalize_bool_expr(expr)
+        expr = expr.xreplace(self.axioms)
+        fs = expr.free_symbols
+        if not fs and (expr.is_number or expr.is_Boolean):
+            return expr
+        ranges = self.var_to_range if var_to_range is None else dict(var_to_range)
+        # each symbol of range [lo, ...] becomes a positive symbol plus (lo - 1): sympy's
+        # own assumptions then see what the range says
+        shift: dict[Any, Any] = {}
+        new_ranges: dict[Any, Any] = {}
+        for idx, s in enumerate(sorted(fs, key=str)):
+            vr = ranges.get(s, ValueRanges.unknown())
+            if size_oblivious and s in self.size_like:
+                lower = max(2, vr.lower)
+                upper = min(2**48, vr.upper)
+                if upper > lower:
+                    upper = upper - 1
+                if lower <= upper:
+                    vr = ValueRanges(lower, upper)
+            if vr.lower == -sympy.oo or not vr.is_int or \
+                    (unbacked_only and s in self.backed_var_to_val):
+                new_ranges[s] = vr
+                continue
+            fresh = sympy.Symbol(f"evaluate_static_shape_{idx}", positive=True, integer=True)
+            offset = int(vr.lower - 1)
+            shift[s] = fresh + offset
+            new_ranges[fresh] = ValueRanges(vr.lower - offset, vr.upper - offset)
+        new_expr = canonicalize_bool_expr(sympy.expand(expr.xreplace(shift)))
+        if new_expr.is_number or new_expr in (sympy.true, sympy.false):
+            return new_expr
+        out = bound_sympy(new_expr, new_ranges)
+        if out.is_singleton():
+            return out.lower
+        return None
+
+    def _fast_eval_comparison(self, expr: Any) -> Any:
+        """`sum of non-negative terms >= 0` is true, without the full analysis."""
+        import sympy
+        if isinstance(expr, sympy.GreaterThan) and expr.rhs == 0:
+            total = expr.lhs
+        elif isinstance(expr, sympy.LessThan) and expr.lhs == 0:
+            total = expr.rhs
+        else:
+            return None
+
+        def nonneg(t: Any) -> bool:
+            if t.is_Symbol:
+                vr = self.var_to_range.get(t)
+                return vr is not None and bool(vr.lower >= 0)
+            return bool(t.is_number and t >= 0)
+        return sympy.true if all(nonneg(t) for t in sympy.Add.make_args(total)) else None
+
+    def size_hint(self, expr: Any, *, allow_none: bool = False) -> Any:
+        """`expr`'s value with today's sizes (None, when allowed, for unbacked symbols)."""
+        r = self.replace(expr).xreplace(self.backed_var_to_val)
+        if r.free_symbols:
+            if allow_none:
+                return None
+            raise GuardOnDataDependentSymNode(
+                expr, f"Could not extract specialized integer from data-dependent "
+                f"expression {expr} (unhinted: {expr}).")
+        return r
+
+    def guarding_hint_or_throw(self, expr: Any) -> int | bool:
+        import sympy
+        r = self.size_hint(expr)
+        if r in (sympy.true, sympy.false):
+            return bool(r)
+        return int(r)
+
+    def optimization_hint(self, expr: Any, fallback: int | None = None) -> int:
+        """A value for planning only (no guard): hints, unbacked hint overrides, fallback."""
+        expr = self.replace(expr).xreplace(self.backed_var_to_val)
+        expr = expr.xreplace(self.var_to_hint_override)
+        if expr.free_symbols:
+            if fallback is None:
+                raise GuardOnDataDependentSymNode(expr, f"no hint for {expr}")
+            expr = expr.xreplace({s: fallback for s in expr.free_symbols})
+        return int(expr)
+
+    # -- guards ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def suppress_guards(self) -> Iterator[None]:
+        self._suppress_guards_depth += 1
+        try:
+            yield
+        finally:
+            self._suppress_guards_depth -= 1
+
+    def evaluate_sym_node(self, sym_node: SymNode, size_oblivious: bool = False,
+                          fallback_value: bool | None = None) -> Any:
+        return self.evaluate_expr(sym_node.expr, sym_node.hint, sym_node.fx_node,
+                                  size_oblivious, fallback_value)
+
+    def evaluate_expr(self, orig_expr: Any, hint: Any = None, fx_node: Any = None,
+                      size_oblivious: bool = False, fallback_value: bool | None = None, *,
+                      forcing_spec: bool = False) -> Any:
+        """The value of `orig_expr`: decided from ranges when possible; else the hint's
+        value, recording the guard that keeps it (and learning from that guard)."""
+        import sympy
+        if orig_expr in (sympy.true, sympy.false) or orig_expr.is_number:
+            return orig_expr
+        expr = orig_expr
+        fast = self._fast_eval_comparison(expr)
+        if fast is not None:
+            return fast
+        static = self._maybe_evaluate_static(expr, size_oblivious=size_oblivious)
+        if static is not None:
+            return static
+        if not expr.free_symbols <= self.backed_var_to_val.keys():
+            if fallback_value is not None:
+                return sympy.true if fallback_value else sympy.false
+            boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
+            kind = "guard on" if boolean else "extract specialized integer from"
+            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+            raise GuardOnDataDependentSymNode(
+                expr, f"Could not {kind} data-dependent expression {expr} "
+                f"(unhinted: {expr}).  (Size-like symbols: {', '.join(sizes) or 'none'})")
+        concrete = sympy.sympify(hint) if hint is not None else \
+            sympy.sympify(self.guarding_hint_or_throw(expr))
+        if concrete is sympy.true:
+            g = expr
+        elif concrete is sympy.false:
+            g = sympy.Not(expr)
+        else:
+            g = sympy.Eq(expr, concrete)
+        if self._suppress_guards_depth == 0:
+            self._maybe_guard_rel(g)
+            self.guards.append(ShapeGuard(g, _user_sloc(), size_oblivious))
+            self._add_axioms(g)
+        return concrete
+
+    def _add_axioms(self, g: Any) -> None:
+        import sympy
+        g = canonicalize_bool_expr(self.simplify(g))
+        self.axioms[g] = sympy.true
+        self.axioms[canonicalize_bool_expr(sympy.Not(g))] = sympy.false
+
+    def guard_or_defer_runtime_assert(self, orig_expr: Any, msg: str,
+                                      fx_node: Any = None) -> bool:
+        """torch._check on an expression: true if known; a guard if only backed symbols;
+        else a runtime assert (deferred_runtime_asserts), whose facts are learnt."""
+        import sympy
+        expr = self.simplify(orig_expr)
+        static = self._maybe_evaluate_static(expr)
+        if static is not None:
+            return bool(static)
+        if expr.free_symbols <= self.backed_var_to_val.keys() and \
+                not self.prefer_deferred_runtime_asserts_over_guards:
+            return bool(self.evaluate_expr(expr, fx_node=fx_node) is sympy.true)
+        unbacked = [s for s in expr.free_symbols if _is_unbacked(s)] or \
+            sorted(expr.free_symbols, key=str)
+        key = max(unbacked, key=lambda s: (int(s.name.lstrip("uzf") or 0), s.name))
+        ra = RuntimeAssert(canonicalize_bool_expr(expr), msg)
+        self.deferred_runtime_asserts.setdefault(key, []).append(ra)
+        self._maybe_guard_rel(expr)
+        self._add_axioms(expr)
+        return True
+
+    def _maybe_guard_rel(self, expr: Any) -> None:
+        """Learn from a guard known true: ranges from inequalities, a replacement from an
+        equality solvable for one symbol (unifying `Eq(s97, s52)`)."""
+        import sympy
+        if isinstance(expr, sympy.And):
+            for a in expr.args:
+                self._maybe_guard_rel(a)
+            return
+        if not isinstance(expr, sympy.Rel) or isinstance(expr, sympy.Ne):
+            return
+        free = list(expr.free_symbols)
+        if not free or len(free) > 5:
+            return
+
+        def order(x: Any) -> tuple[int, int, str]:
+            hint = self.backed_var_to_val.get(x)
+            size = sys.maxsize if hint is None or not x.name.startswith("s") else int(hint)
+            return (0, size, x.name)
+        free = sorted(free, key=order, reverse=True)
+        self._refine_ranges(expr)
+        if not isinstance(expr, sympy.Eq):
+            return
+        from fake_torch.utils._sympy.functions import FloorDiv, Mod
+        if expr.has(Mod) or any(fd.divisor != 1 for fd in expr.atoms(FloorDiv)):
+            return
+        lhs, rhs = expr.lhs, expr.rhs
+        if lhs.is_Symbol and _is_unbacked(lhs) and not any(
+                _is_unbacked(s) and s not in self.unbacked_inputs for s in rhs.free_symbols):
+            self._set_replacement(lhs, self._find(rhs), "trivial_lhs")
+            return
+        if rhs.is_Symbol and _is_unbacked(rhs) and not any(
+                _is_unbacked(s) and s not in self.unbacked_inputs for s in lhs.free_symbols):
+            self._set_replacement(rhs, self._find(lhs), "trivial_rhs")
+            return
+        solved = _solve_linear(lhs - rhs, free[0])
+        if solved is not None and all(t.is_integer for t in sympy.preorder_traversal(solved)):
+            new = self._find(solved)
+            if not any(_is_unbacked(s) for s in new.free_symbols):
+                self._set_replacement(free[0], new, "solve")
+
+    def _refine_ranges(self, expr: Any) -> None:
+        """Narrow each symbol's range by `symbol <op> rhs` solved from the relation."""
+        import sympy
+
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+        expr = self.simplify(expr)
+        if not isinstance(expr, sympy.Rel):
+            return
+        for symbol in expr.free_symbols:
+            if not symbol.is_integer:
+                continue
+            diff = sympy.expand(expr.lhs - expr.rhs)
+            coeff = diff.coeff(symbol)
+            rest = diff - coeff * symbol
+            if coeff not in (1, -1) or symbol in rest.free_symbols:
+                continue
+            rhs = -rest / coeff  # symbol <op> rhs, the relation flipped for coeff -1
+            cls = type(expr)
+            if coeff == -1:
+                cls = {sympy.Gt: sympy.Lt, sympy.Lt: sympy.Gt, sympy.Ge: sympy.Le,
+                       sympy.Le: sympy.Ge}.get(cls, cls)
+            if not rhs.is_integer:
+                continue
+            vr = self.var_to_range.get(symbol, ValueRanges.unknown_int())
+            lower, upper = vr.lower, vr.upper
+            rhs_vr = self.bound_sympy(rhs)
+            if lower <= rhs_vr.lower and cls in (sympy.Eq, sympy.Ge, sympy.Gt):
+                lower = rhs_vr.lower + int(cls is sympy.Gt)
+            if upper >= rhs_vr.upper and cls in (sympy.Eq, sympy.Le, sympy.Lt):
+                upper = rhs_vr.upper - int(cls is sympy.Lt)
+            if vr == ValueRanges(lower, upper):
+                continue
+            self._update_var_to_range(symbol, ValueRanges(lower, upper))
+            if self.var_to_range[symbol].is_singleton():
+                self._set_replacement(symbol, self.var_to_range[symbol].lower,
+                                      "range_refined_to_singleton")
+
+    def get_nontrivial_guards(self) -> list[Any]:
+        """The guards' expressions that the ranges alone do not decide."""
+        return [self.simplify(g.expr) for g in self.guards
+                if self._maybe_evaluate_static(g.expr) is None]
+
+    def format_guards(self, verbose: bool = False) -> str:
+        return "\n".join(f" - {g.expr}{' ' + g.sloc if verbose else ''}" for g in self.guards)
+
+    # -- checking guards against new arguments ---------------------------------------------
+    def bind_symbols(self, placeholders: Sequence[Any], args: Sequence[Any]) -> dict[Any, int]:
+        """Each symbol of the placeholders' values (SymInts, or tensors whose sizes, strides
+        and storage offset are SymInts) bound to the matching value of `args`."""
+        import sympy
+        bindings: dict[Any, int] = {}
+
+        def bind(val: Any, arg: Any) -> None:
+            if not isinstance(val, SymTypes):
+                return
+            s = val.node._expr
+            if isinstance(s, sympy.Symbol):
+                if s in bindings and bindings[s] != arg:
+                    raise AssertionError(f"{s}: bound to {bindings[s]} and {arg}")
+                bindings[s] = arg
+            elif isinstance(-s, sympy.Symbol):
+                bindings[-s] = -arg
+
+        for val, arg in zip(placeholders, args, strict=True):
+            if isinstance(val, SymTypes):
+                bind(val, arg)
+            elif hasattr(val, "stride") and hasattr(val, "shape"):
+                for v, a in zip(val.shape, arg.shape, strict=True):
+                    bind(v, a)
+                for v, a in zip(val.stride(), arg.stride(), strict=True):
+                    bind(v, a)
+                bind(val.storage_offset(), arg.storage_offset())
+        return bindings
+
+    def evaluate_guards_for_args(self, placeholders: Sequence[Any], args: Sequence[Any], *,
+                                 ignore_static: bool = True) -> bool:
+        """Do `args` (concrete values for the placeholders' symbols) satisfy every recorded
+        guard, every replacement and every symbol's range?"""
+        return self.guards_hold(self.bind_symbols(placeholders, args))
+
+    def guards_hold(self, bindings: Mapping[Any, int]) -> bool:
+        """Whether the guards, replacements and ranges hold with `bindings` (symbol ->
+        value) for the symbols: the check a compiled graph's reuse needs."""
+        import sympy
+        values = {s: sympy.Integer(v) for s, v in bindings.items()}
+        for s, v in values.items():
+            vr = self.var_to_range.get(s)
+            if vr is not None and s not in self.replacements and v not in vr:
+                return False
+            if s in self.replacements:
+                target = self._find(s).xreplace(values)
+                if target.is_number and target != v:
+                    return False
+        for g in self.guards:
+            r = g.expr.xreplace(values)
+            if r.free_symbols:
+                continue  # a symbol not bound by these arguments
+            if r is not sympy.true and not bool(r):
+                return False
+        return True
+
+    def produce_guards(self, *args: Any, **kwargs: Any) -> list[str]:
+        raise NotImplementedError(
+            "torch.fx.experimental.symbolic_shapes.ShapeEnv.produce_guards is not emulated "
+            "by fake_torch (it needs Dynamo's sources); use evaluate_guards_for_args")
+
+
+def _solve_linear(diff: Any, x: Any) -> Any:
+    """x from `diff == 0` when diff is x (or -x) plus terms free of x; else None."""
+    import sympy
+    diff = sympy.expand(diff)
+    c = diff.coeff(x)
+    rest = diff - c * x
+    if c not in (1, -1) or x in rest.free_symbols:
+        return None
+    return -rest / c
+
+
+# -- questions about possibly-symbolic values ---------------------------------------------
 def is_symbolic(val: Any) -> bool:
-    """True for a symbolic number (a SymNumber), False for a plain int, float or bool."""
-    return isinstance(val, SymNumber)
-
-
-def statically_known_true(x: Any) -> bool:
-    """True when `x` is known true without adding a guard: a plain bool that is True; a
-    symbolic expression is not known."""
-    if isinstance(x, SymNumber):
+    """True for a SymInt / SymFloat / SymBool with a symbolic expression (or the tracer's
+    `.item()` numbers); False for plain ints, floats and bools."""
+    if _foreign_symbolic and isinstance(val, _foreign_symbolic):
+        return True
+    if isinstance(val, (int, float, bool)):
         return False
+    return bool(val.node.is_symbolic())
+
+
+def _require_bool(x: Any) -> bool:
     if not isinstance(x, bool):
         raise AssertionError(f"Expected bool, got {type(x)}")
     return x
 
 
+def statically_known_true(x: Any) -> bool:
+    """True when `x` is known true without adding a guard (from the symbols' ranges)."""
+    if _foreign_symbolic and isinstance(x, _foreign_symbolic):
+        return False
+    if isinstance(x, SymBool):
+        return x.node.statically_known_true()  # type: ignore[no-any-return]
+    return _require_bool(x)
+
+
+def statically_known_false(x: Any) -> bool:
+    """True when `x` is known false without adding a guard."""
+    import_free = not isinstance(x, SymBool)
+    if import_free:
+        return not _require_bool(x)
+    import sympy
+    r = x.node.shape_env._maybe_evaluate_static(x.node.expr)
+    return r is sympy.false
+
+
 def guard_size_oblivious(expr: Any) -> bool:
-    """`bool(expr)`, as torch evaluates it for a size expression."""
-    return bool(expr)
+    """`bool(expr)`, treating size-like unbacked symbols as >= 2 (so `u0 == 0` is False)."""
+    if _foreign_symbolic and isinstance(expr, _foreign_symbolic):
+        return bool(expr)
+    if isinstance(expr, SymBool):
+        return expr.node.guard_size_oblivious("", 0)  # type: ignore[no-any-return]
+    return _require_bool(expr)
 
 
-class ShapeEnv:
-    """torch's store of shape symbols and their guards; fake_torch keeps no symbols."""
-
-    def __init__(self, *, should_record_events: bool | None = None,
-                 tracked_fakes: list[Any] | None = None, **kwargs: Any) -> None:
-        raise NotImplementedError(
-            "torch.fx.experimental.symbolic_shapes.ShapeEnv is not emulated by fake_torch: "
-            "its dynamic dims are re-specialised per concrete size, not kept as symbols")
+def guard_or_false(a: Any) -> bool:
+    """`bool(a)`, guarding if needed; False instead of a data-dependent error."""
+    if isinstance(a, SymBool):
+        return a.node.guard_or_false("", 0)  # type: ignore[no-any-return]
+    return _require_bool(a)
 
 
-__all__ = ["ShapeEnv", "guard_size_oblivious", "is_symbolic", "statically_known_true"]
+def guard_or_true(a: Any) -> bool:
+    """`bool(a)`, guarding if needed; True instead of a data-dependent error."""
+    if isinstance(a, SymBool):
+        return a.node.guard_or_true("", 0)  # type: ignore[no-any-return]
+    return _require_bool(a)
+
+
+def expect_true(a: Any, skip: int = 0) -> bool:
+    """`a` as a check: a guard, or for unbacked symbols a runtime assert (torch._check)."""
+    if isinstance(a, SymBool):
+        return a.node.expect_true("", 0)  # type: ignore[no-any-return]
+    return _require_bool(a)
+
+
+def guard_bool(a: Any) -> bool:
+    if isinstance(a, SymBool):
+        return a.node.guard_bool("", 0)  # type: ignore[no-any-return]
+    return _require_bool(a)
+
+
+def guard_int(a: Any) -> int:
+    if isinstance(a, SymInt):
+        return a.node.guard_int("", 0)  # type: ignore[no-any-return]
+    if not isinstance(a, int):
+        raise AssertionError(f"Expected int, got {type(a)}")
+    return a
+
+
+def guard_float(a: Any) -> float:
+    if isinstance(a, SymFloat):
+        return a.node.guard_float("", 0)  # type: ignore[no-any-return]
+    if not isinstance(a, float):
+        raise AssertionError(f"Expected float, got {type(a)}")
+    return a
+
+
+def is_concrete_int(a: Any) -> bool:
+    """True for an int, or a SymInt whose expression is a constant."""
+    if isinstance(a, int):
+        return True
+    return isinstance(a, SymInt) and bool(a.node.expr.is_Integer)
+
+
+def is_concrete_bool(a: Any) -> bool:
+    if isinstance(a, bool):
+        return True
+    if isinstance(a, SymBool):
+        import sympy
+        return a.node.expr in (sympy.true, sympy.false)
+    return False
+
+
+def _iterate_exprs(val: Any) -> Iterator[Any]:
+    import sympy
+    if isinstance(val, SymTypes):
+        if is_symbolic(val):
+            yield val.node.expr
+    elif isinstance(val, sympy.Basic):
+        yield val
+    elif isinstance(val, (int, float, bool)) or val is None:
+        return
+    elif isinstance(val, (tuple, list)):
+        for v in val:
+            yield from _iterate_exprs(v)
+    elif hasattr(val, "stride") and hasattr(val, "shape"):  # a tensor
+        yield from _iterate_exprs(tuple(val.shape))
+        yield from _iterate_exprs(val.stride())
+        yield from _iterate_exprs(val.storage_offset())
+    else:
+        raise AssertionError(f"cannot extract sympy expressions from {val} {type(val)}")
+
+
+def free_symbols(val: Any) -> set[Any]:
+    """The symbols `val` (a Sym* value, sympy expression, tensor or sequence) depends on."""
+    out: set[Any] = set()
+    for e in _iterate_exprs(val):
+        out |= e.free_symbols
+    return out
+
+
+def has_free_symbols(val: Any) -> bool:
+    return any(e.free_symbols for e in _iterate_exprs(val))
+
+
+def free_unbacked_symbols(x: Any) -> set[Any]:
+    """The unbacked symbols (`u0`, `zuf0`) among free_symbols(x)."""
+    return {s for s in free_symbols(x) if _is_unbacked(s)}
+
+
+def sym_eq(x: Any, y: Any) -> Any:
+    """`x == y` elementwise for sequences (all of them), kept symbolic."""
+    if isinstance(x, (tuple, list)) and isinstance(y, (tuple, list)):
+        if len(x) != len(y):
+            return False
+        result: Any = True
+        for a, b in zip(x, y, strict=True):
+            result = result & sym_eq(a, b)
+        return result
+    return x == y
+
+
+def _advise_is_size(a: Any) -> None:
+    """torch._check_is_size's hint: an unbacked symbol is a size (range [0, ...])."""
+    import sympy
+    if isinstance(a, SymInt) and isinstance(a.node.expr, sympy.Symbol) and \
+            a.node.shape_env.is_unbacked_symint(a.node.expr):
+        a.node.shape_env._constrain_range_for_size(a.node.expr)
+
+
+def _advise_is_bounded(a: Any, upper_bound: Any) -> None:
+    """torch._check_is_size(max=)'s hint: an unbacked size's upper bound."""
+    import sympy
+
+    from fake_torch.utils._sympy.value_ranges import ValueRanges
+    if isinstance(a, SymInt) and isinstance(a.node.expr, sympy.Symbol) and \
+            a.node.shape_env.is_unbacked_symint(a.node.expr) and isinstance(upper_bound, int):
+        a.node.shape_env._update_var_to_range(a.node.expr, ValueRanges(0, upper_bound))
