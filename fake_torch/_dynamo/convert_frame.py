@@ -75,6 +75,7 @@ from fake_torch._dynamo.output_graph import (
 )
 from fake_torch._dynamo.reconstruct import build, output_values, template
 from fake_torch._dynamo.segments import SegmentEntry, Spec
+from fake_torch._dynamo.symbolic import SymbolicTrace
 from fake_torch._dynamo.state import is_tracing
 from fake_torch._dynamo.trace import Segment, Source, Tracer
 from fake_torch._dynamo.utils import counters, timed
@@ -177,9 +178,11 @@ class DirectEntry:
         self.template = template
         self.tables: dict[tuple[Any, ...], Spec] = {}  # dynamic key -> node args
         self.misses: set[tuple[Any, ...]] = set()  # keys whose trace made another graph
+        self.symbolic = False  # traced with symbolic sizes: one graph for every size
 
     def run(self, key: tuple[Any, ...], leaves: list[Leaf]) -> Any:
-        self.segment.apply(self.tables[key])
+        if not self.symbolic:
+            self.segment.apply(self.tables[key])
         inputs = [_source_value(s, leaves) for s in self.plan]
         compiled = self.segment.compiled
         outs = compiled(*inputs) if compiled is not None else ()
@@ -190,9 +193,20 @@ def _source_value(source: Source, leaves: list[Leaf]) -> Any:
     if source.leaf < 0:
         return source.obj
     value = leaves[source.leaf].value
+    if source.dim >= 0:  # a symbol: the argument's size
+        return value.shape[source.dim]
     if source.path:
         return resolve_path(value, source.path)
     return resolve_attr(value, source.attr) if source.attr else value
+
+
+def _shape_check(sym: SymbolicTrace) -> Callable[[list[Leaf]], str | None]:
+    """The shape guards of a symbolic entry: each symbol's value read from the arguments'
+    sizes, then the ShapeEnv's guards and ranges over those values."""
+    def check(leaves: list[Leaf]) -> str | None:
+        values, failure = sym.bindings(lambda leaf, dim: leaves[leaf].value.shape[dim])
+        return failure if failure is not None else sym.guards_hold(values)
+    return check
 
 
 def _module_state(modules: list[Module]) -> list[tuple[tuple[str, int], ...]]:
@@ -299,6 +313,8 @@ class CompiledFrame:
         for idx in range(len(self.entries) - 1, -1, -1):
             entry = self.entries[idx]
             failure = entry.guards.check(spec, leaves)
+            if failure is None and entry.symbolic:
+                return entry.run((), leaves)  # direct, at any size its guards accept
             if failure is None:
                 key = entry.guards.dynamic_key(leaves)
                 if key in entry.tables:
@@ -368,6 +384,10 @@ class CompiledFrame:
                         self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
+        for i, leaf in enumerate(leaves):
+            dims = self.state.dims(leaf)
+            if dims:
+                tracer.dynamic_dims[id(leaf.value)] = (i, leaf.name, dims)
         tracer.force_first = force
         tracer.expect = expect
         modules = [m for leaf in leaves if isinstance(leaf.value, Module)
@@ -421,6 +441,10 @@ class CompiledFrame:
         shape = template(result, outs, {**given, **tracer.input_sources})
         direct = DirectEntry(guards, entry, list(seg.sources), shape)
         direct.tables[guards.dynamic_key(leaves)] = spec
+        sym = tracer.sym
+        if sym is not None and sym.places:
+            direct.symbolic = True
+            guards.shapes = _shape_check(sym)
         self.entries.append(direct)
 
     def _leaf_guard(self, index: int, leaf: Leaf, seg: Segment) -> Guard:

@@ -323,6 +323,8 @@ class FrameGuards:
     leaves: list[Guard]
     globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
     state: GlobalState = field(default_factory=GlobalState.now)
+    # a symbolic entry's shape guards (symbols read from the leaves' sizes)
+    shapes: Callable[[list[Leaf]], str | None] | None = None
 
     def check(self, spec: tuple[Any, ...], leaves: list[Leaf]) -> str | None:
         failure = self.state.check()
@@ -338,7 +340,7 @@ class FrameGuards:
             failure = value_guard.check(read())
             if failure is not None:
                 return failure
-        return None
+        return self.shapes(leaves) if self.shapes is not None else None
 
     def dynamic_key(self, leaves: list[Leaf]) -> tuple[Any, ...]:
         """The values of the dynamic dims and numbers: one graph specialisation per key."""

@@ -173,7 +173,7 @@ class SegmentCompiler:
                     limit=state.limit(), name=state.name, line=line, file=file,
                     reason=f"{state.frame_id}/{len(siblings)}: segment {seg.index} changed"))
         elif num_calls:
-            compiled = self._call_backend(gm, list(seg.inputs))
+            compiled = self._call_backend(gm, tracer.example_inputs(seg), tracer)
             counters["stats"]["unique_graphs"] += 1
             counters["stats"]["calls_captured"] += num_calls
         counters["frames"]["total"] += 1
@@ -192,10 +192,17 @@ class SegmentCompiler:
         siblings.append(entry)
         return entry
 
-    def _call_backend(self, gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+    def _call_backend(self, gm: GraphModule, example_inputs: list[Any],
+                      tracer: Tracer) -> Callable[..., Any]:
+        """The backend's callable for `gm`, called as torch calls it: inside a TracingContext
+        whose fake mode holds the trace's ShapeEnv (what `detect_fake_mode()` finds)."""
+        from fake_torch._guards import TracingContext, tracing
+        from fake_torch._subclasses.fake_tensor import FakeTensorMode
+
         backend = self.state.options.backend
+        fake_mode = tracer.sym.fake_mode if tracer.sym is not None else FakeTensorMode()
         try:
-            with timed("OutputGraph.call_user_compiler"):
+            with timed("OutputGraph.call_user_compiler"), tracing(TracingContext(fake_mode)):
                 compiled = backend(gm, example_inputs)
         except Exception as e:
             raise BackendCompilerFailed(backend, e) from e

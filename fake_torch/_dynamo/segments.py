@@ -69,7 +69,10 @@ class Meta:
     requires_grad: bool
 
     @classmethod
-    def of(cls, t: Tensor) -> Meta:
+    def of(cls, t: Any) -> Meta:
+        """A tensor's metadata; a symbol's value (an int input) is matched by its type."""
+        if not isinstance(t, Tensor):
+            return cls(type(t), None, (), (), False)
         return cls(t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
 
     def matches(self, other: Meta, dynamic: frozenset[int]) -> bool:

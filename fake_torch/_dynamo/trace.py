@@ -32,6 +32,7 @@ import numpy as np
 
 from fake_torch import _dispatch, _generator, _opdef, _ops, _torch_function
 from fake_torch._dynamo import graph_breaks as gb
+from fake_torch._dynamo import symbolic
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
 from fake_torch._dynamo.guards import module_tensors
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
@@ -102,6 +103,7 @@ class Source:
     attr: str = ""  # qualified name inside that argument (an nn.Module), or ""
     obj: Any = None  # the tensor itself, for lifted values
     path: tuple[tuple[str, Any], ...] = ()  # inside an argument object: object_guards.Path
+    dim: int = -1  # a symbol's placeholder: the size of this dim of the argument tensor
 
 
 @dataclass
@@ -147,6 +149,7 @@ class Segment:
         self.inputs: list[Tensor] = []  # real values of the placeholders, in order
         self.sources: list[Source] = []
         self.scalars: list[SymNumber] = []
+        self.symbols: dict[Any, Node] = {}  # sympy symbol -> its placeholder in this graph
         self.rng = rng  # (generator, seed, offset) when the segment began
         self.num_placeholders = 0
 
@@ -179,6 +182,10 @@ class Tracer:
         self._modules: dict[int, Module] = {}  # the nn.Modules the traced code called
         self._unwalked: list[Module] = []
         self._module_tensor_ids: set[int] = set()
+        # symbolic sizes: id(argument tensor) -> (leaf, leaf name, dynamic dims), set by the
+        # frame; the trace's symbols once the first such tensor becomes a placeholder
+        self.dynamic_dims: dict[int, tuple[int, str, frozenset[int]]] = {}
+        self.sym: symbolic.SymbolicTrace | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -259,16 +266,22 @@ class Tracer:
 
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
              op: str, target: Any, *, node_args: tuple[Any, ...] | None = None,
-             on_sync: Callable[[str], str] | None = None) -> Any:
+             on_sync: Callable[[str], str] | None = None,
+             opdef: _opdef.OpDef | None = None) -> Any:
         """Run one outermost op on meta values and record it as one node: `op` ("call_function"
-        or "call_method") of `target` over `node_args` (default: the call's own args)."""
+        or "call_method") of `target` over `node_args` (default: the call's own args). With
+        symbolic sizes among its arguments, the kernel runs at their hints and the node's
+        example value comes from the op's output rule (`opdef`'s)."""
         seg = self.segment
         assert seg is not None
         mapped_args = self.map_args(args if node_args is None else node_args)
         mapped_kwargs = self.map_args(kwargs)
+        sym_call = self.sym is not None and self._symbolic_call(args, kwargs)
+        run_args, run_kwargs = (symbolic.concrete(args), symbolic.concrete(kwargs)) \
+            if sym_call else (args, kwargs)
         _state.depth += 1
         try:
-            result = fn(*args, **kwargs)
+            result = fn(*run_args, **run_kwargs)
         except DataDependentSync as sync:
             _state.depth -= 1
             text = on_sync(sync.what) if on_sync is not None else gb.host_sync(sync.what)
@@ -282,7 +295,48 @@ class Tracer:
         node = seg.graph.create_node(op, target, mapped_args, mapped_kwargs)
         node.meta["stack_trace"] = self._stack_trace()
         self.bind(result, node)
+        if sym_call:
+            node.meta["example_value"] = self._symbolic_example(opdef, fn, args, kwargs, result)
         return result
+
+    # --- symbolic sizes ------------------------------------------------------------------------
+
+    def _symbolic_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether a call's arguments hold a SymInt or a tensor with symbolic sizes."""
+        if symbolic.has_symbols(args) or symbolic.has_symbols(kwargs):
+            return True
+        return any(isinstance(t, Tensor) and self.symbolic_example(t) is not None
+                   for t in _tensors_in((args, kwargs)))
+
+    def _symbolic_example(self, opdef: _opdef.OpDef | None, fn: Callable[..., Any],
+                          args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> Any:
+        sym = self.sym
+        assert sym is not None
+        found = opdef if opdef is not None else _opdef.def_of(fn)
+        if found is None:
+            name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+            raise NotImplementedError(f"fake_torch.compile: {name} has no output rule, so it "
+                                      "cannot take symbolic sizes")
+
+        def example(t: Tensor) -> Any:
+            ex = self.symbolic_example(t)
+            return t if ex is None else ex
+
+        return sym.output_example(found, args, kwargs, result, example, _example)
+
+    def symbolic_example(self, t: Tensor) -> Any:
+        """The FakeTensor with symbolic sizes that stands for `t` in this graph, or None."""
+        seg = self.segment
+        if seg is None or self.sym is None:
+            return None
+        entry = seg.nodes.get(id(t))
+        if entry is not None and entry[0]() is t:
+            ex = entry[1].meta.get("example_value")
+        elif id(t) in seg.pending or (seg.index == 0 and id(t) in self.dynamic_dims):
+            ex = self.node_of(t).meta.get("example_value")
+        else:
+            return None
+        return ex if symbolic.is_symbolic(ex) else None
 
     def _stack_trace(self) -> str:
         """The user code that made a node, as torch's node.meta["stack_trace"] shows it."""
@@ -298,6 +352,11 @@ class Tracer:
             return self.node_of(value)
         if isinstance(value, SymNumber):
             return value._arg(self)
+        if isinstance(value, symbolic.Sym):
+            seg = self.segment
+            if self.sym is None or seg is None:
+                return value.node.hint
+            return self.sym.node_of(value, seg.graph, seg.symbols.get)
         if isinstance(value, tuple):
             items = tuple(self.map_args(v) for v in value)
             return type(value)(*items) if hasattr(value, "_fields") else items
@@ -328,9 +387,12 @@ class Tracer:
         pending = seg.pending.pop(key, None)
         if pending is not None and pending[0]() is t:
             node = pending[1]
+            parent = node.meta.get("example_value")
             for i in pending[2]:
                 node = seg.graph.call_function(operator.getitem, (node, i))
-            node.meta["example_value"] = fake_like(t)
+                parent = parent[i] if isinstance(parent, (tuple, list)) else None
+            node.meta["example_value"] = parent if symbolic.is_symbolic(parent) \
+                else fake_like(t)
             seg.nodes[key] = (weakref.ref(t), node)
             return node
         return self._placeholder(t)
@@ -345,13 +407,13 @@ class Tracer:
         source = self.input_sources.get(id(t)) if seg.index == 0 else None
         if source is None or (source.obj is not None and source.obj is not t):
             source = Source(f"L_lifted_{seg.num_placeholders}_", obj=t)
-        first = next((n for n in seg.graph.nodes if n.op != "placeholder"), None)
-        if first is None:
-            node = seg.graph.placeholder(source.name)
-        else:
-            with seg.graph.inserting_before(first):
-                node = seg.graph.placeholder(source.name)
-        node.meta["example_value"] = fake_like(t)
+        dynamic = self.dynamic_dims.get(id(t)) if seg.index == 0 and source.leaf >= 0 \
+            and not source.attr and not source.path else None
+        example = fake_like(t)
+        if dynamic is not None:
+            example = self._symbolic_input(t, dynamic, example)
+        node = self._new_placeholder(source.name)
+        node.meta["example_value"] = example
         static = self._static_type(t, source)
         if static is not None:  # its address stays put: CUDA graph trees never copy it
             node.meta["tensor_dict"] = {"_dynamo_static_input_type": static}
@@ -360,6 +422,46 @@ class Tracer:
         seg.sources.append(source)
         seg.nodes[id(t)] = (weakref.ref(t), node)
         return node
+
+    def _new_placeholder(self, name: str) -> Node:
+        """A placeholder after the graph's others (they come before every other node)."""
+        seg = self.segment
+        assert seg is not None
+        first = next((n for n in seg.graph.nodes if n.op != "placeholder"), None)
+        if first is None:
+            return seg.graph.placeholder(name)
+        with seg.graph.inserting_before(first):
+            return seg.graph.placeholder(name)
+
+    def _symbolic_input(self, t: Tensor, dynamic: tuple[int, str, frozenset[int]],
+                        fake: Tensor) -> Any:
+        """An argument tensor with dynamic dims: a placeholder for each new symbol (before the
+        tensor's), and the tensor's example value with those sizes."""
+        if self.sym is None:
+            self.sym = symbolic.SymbolicTrace()
+        seg = self.segment
+        assert seg is not None
+        leaf, name, dims = dynamic
+        sizes = self.sym.input_sizes(t, leaf, name, dims)
+        for d, size in enumerate(sizes):
+            if not isinstance(size, symbolic.Sym) or size.node.expr in seg.symbols:
+                continue
+            expr = size.node.expr
+            node = self._new_placeholder(str(expr))
+            node.meta["example_value"] = size
+            node.type = type(size)
+            seg.symbols[expr] = node
+            seg.num_placeholders += 1
+            seg.inputs.append(size.node.hint)
+            seg.sources.append(Source(str(expr), leaf=leaf, dim=d))
+        return self.sym.example_of_input(fake, t, sizes)
+
+    def example_inputs(self, seg: Segment) -> list[Any]:
+        """What the backend is handed: the graph's inputs, a symbol's SymInt for its value."""
+        placeholders = [n for n in seg.graph.nodes if n.op == "placeholder"]
+        return [n.meta["example_value"] if isinstance(n.meta.get("example_value"),
+                                                      symbolic.Sym) else v
+                for n, v in zip(placeholders, seg.inputs, strict=True)]
 
     def _static_type(self, t: Tensor, source: Source) -> str | None:
         """How a graph input is static, as Dynamo marks one: mark_static_address's mark, else
@@ -547,20 +649,55 @@ _IMPURE_TARGETS: dict[Any, bool] = {
 
 
 def _prune(seg: Segment) -> None:
-    """Dead-code elimination, then drop placeholders nothing reads (and their inputs)."""
+    """Dead-code elimination, then drop placeholders nothing reads (and their inputs). A
+    symbol's placeholder stays while a kept tensor's sizes hold it (the first placeholder of
+    each symbol after unification: `s77` whose value prints `s17`), as Dynamo keeps it."""
     seg.graph.eliminate_dead_code(_is_impure)
+    needed = _needed_symbols(seg)
     keep_inputs, keep_sources = [], []
     i = 0
     for node in list(seg.graph.nodes):
         if node.op != "placeholder":
             continue
-        if node.users:
+        if node.users or id(node) in needed:
             keep_inputs.append(seg.inputs[i])
             keep_sources.append(seg.sources[i])
         else:
             seg.graph.erase_node(node)
         i += 1
     seg.inputs, seg.sources = keep_inputs, keep_sources
+
+
+def _needed_symbols(seg: Segment) -> set[int]:
+    """ids of the symbol placeholders that kept tensor placeholders' sizes need: per symbol
+    (after the ShapeEnv's replacements), the first placeholder standing for it."""
+    if not seg.symbols:
+        return set()
+    wanted: set[Any] = set()
+    for node in seg.graph.nodes:
+        ex = node.meta.get("example_value")
+        if node.op == "placeholder" and node.users and symbolic.is_symbolic(ex):
+            for size in (*ex.shape, *ex.stride(), ex.storage_offset()):
+                if isinstance(size, symbolic.Sym):
+                    wanted |= size.node.expr.free_symbols
+    needed: set[int] = set()
+    for node in seg.symbols.values():
+        expr = node.meta["example_value"].node.expr  # replacements applied
+        if expr.is_Symbol and expr in wanted:
+            needed.add(id(node))
+            wanted.discard(expr)
+    return needed
+
+
+def _tensors_in(value: Any) -> Iterator[Any]:
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors_in(v)
 
 
 __all__ = ["TraceMode", "Tracer", "active_tracer", "is_tracing"]

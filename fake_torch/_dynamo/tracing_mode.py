@@ -30,7 +30,7 @@ from fake_torch._dtype import bool_
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.state import _state
 from fake_torch._ops import OpOverload, OpOverloadPacket
-from fake_torch._tensor import Tensor
+from fake_torch._tensor import _GETTERS, Tensor
 from fake_torch.nn.modules.module import Module
 from fake_torch.overrides import TorchFunctionMode
 
@@ -73,6 +73,10 @@ class TracingMode(TorchFunctionMode):
         if opdef is None:
             if isinstance(func, (OpOverload, OpOverloadPacket)):  # one node per custom op
                 return tracer.call(func, args, kwargs, "call_function", func, on_sync=on_sync)
+            if tracer.sym is not None and args and isinstance(args[0], Tensor):
+                answer = _symbolic_metadata(tracer, func, args)
+                if answer is not NotImplemented:
+                    return answer
             return func(*args, **kwargs)  # metadata: nothing to record
         if opdef.kind == _opdef.HOST:
             return _host_read(tracer, opdef.name, entry, args, kwargs)
@@ -82,15 +86,37 @@ class TracingMode(TorchFunctionMode):
             return tracer.breaking_call(gb.GraphBreak(text, text), entry, *args, **kwargs)
         if opdef.is_property:
             return tracer.call(entry, args, kwargs, "call_function", getattr,
-                               node_args=(args[0], opdef.name))
+                               node_args=(args[0], opdef.name), opdef=opdef)
         if opdef.fx_target is not None:
             node_args = (args[1], args[0]) if opdef.reflected else tuple(args)
             return tracer.call(entry, args, kwargs, "call_function", opdef.fx_target,
-                               node_args=node_args, on_sync=on_sync)
+                               node_args=node_args, on_sync=on_sync, opdef=opdef)
         if entry.__qualname__.startswith("TensorBase."):
             return tracer.call(entry, args, kwargs, "call_method", entry.__name__,
-                               on_sync=on_sync)
-        return tracer.call(entry, args, kwargs, "call_function", entry, on_sync=on_sync)
+                               on_sync=on_sync, opdef=opdef)
+        return tracer.call(entry, args, kwargs, "call_function", entry, on_sync=on_sync,
+                           opdef=opdef)
+
+
+# --- symbolic sizes -------------------------------------------------------------------------
+
+_SIZE_QUERIES: dict[Any, str] = {Tensor.size: "size", Tensor.stride: "stride",
+                                 Tensor.numel: "numel", Tensor.storage_offset: "storage_offset",
+                                 _GETTERS["shape"]: "shape"}
+
+
+def _symbolic_metadata(tracer: Tracer, func: Any, args: tuple[Any, ...]) -> Any:
+    """`x.shape`, `x.size(0)`, `x.stride()`, `x.numel()` of a tensor with symbolic sizes: the
+    SymInts of its example value (NotImplemented: not such a query, or not such a tensor)."""
+    query = _SIZE_QUERIES.get(func)
+    if query is None:
+        return NotImplemented
+    example = tracer.symbolic_example(args[0])
+    if example is None:
+        return NotImplemented
+    if query == "shape":
+        return example.shape
+    return getattr(example, query)(*args[1:])
 
 
 # --- host reads -------------------------------------------------------------------------------

@@ -6,9 +6,11 @@ counted. It is a kernel-door mode, the one Dynamo's tracer uses (TraceMode): out
 allocated (zeroed host memory, never device memory), kernels are skipped. Reading a value
 (`.item()`, `bool(t)`, printing) raises DataDependentOutputException, as torch's does.
 
-Differences from torch: a fake tensor is a plain `Tensor` whose storage its mode allocated
-(`isinstance(t, FakeTensor)` asks the modes; `type(t)` stays Tensor); sizes are concrete ints,
-never symbols (no ShapeEnv); real tensors may be mixed in (torch refuses them unless
+Differences from torch: a fake tensor made under the mode is a plain `Tensor` whose storage its
+mode allocated (`isinstance(t, FakeTensor)` asks the modes; `type(t)` stays Tensor) and its
+sizes are concrete ints: ops under the mode compute no symbols, even with a `shape_env`. Only
+the example values of a symbolic trace (`FakeTensor.symbolic`, what torch.compile hands a
+backend) carry SymInt sizes; real tensors may be mixed in (torch refuses them unless
 allow_non_fake_inputs=True); memory is allocated host-side, so a huge fake tensor costs RAM.
 """
 
@@ -22,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _dispatch
-from fake_torch._tensor import Tensor, base_array
+from fake_torch._tensor import Size, Tensor, base_array
+from fake_torch._torch_function import _disabled_torch_function_impl
 
 _modes: weakref.WeakSet[FakeTensorMode] = weakref.WeakSet()  # every live mode, for isinstance
 
@@ -44,14 +47,12 @@ class FakeTensorMode(_dispatch.Mode):
     def __init__(self, *, allow_fallback_kernels: bool = True,
                  allow_non_fake_inputs: bool = False, shape_env: Any = None,
                  static_shapes: bool | None = None, export: bool = False) -> None:
-        if shape_env is not None:
-            raise NotImplementedError(
-                "torch._subclasses.fake_tensor.FakeTensorMode(shape_env=...) is not emulated by "
-                "fake_torch: fake tensors have concrete sizes, no symbols")
         self.allow_fallback_kernels = allow_fallback_kernels
         self.allow_non_fake_inputs = allow_non_fake_inputs
-        self.shape_env = None
-        self.static_shapes = True if static_shapes is None else static_shapes
+        # a compile's ShapeEnv (what its symbolic example values' sizes are expressed in); ops
+        # run inside the mode itself still compute concrete sizes
+        self.shape_env = shape_env
+        self.static_shapes = (shape_env is None) if static_shapes is None else static_shapes
         self.export = export
         self._roots: dict[int, weakref.ref[np.ndarray]] = {}  # id(root array) -> the array
         _modes.add(self)
@@ -106,18 +107,72 @@ class FakeTensorMode(_dispatch.Mode):
 
 class _FakeTensorMeta(type):
     def __instancecheck__(cls, obj: object) -> bool:
-        return isinstance(obj, Tensor) and mode_of(obj) is not None
+        return isinstance(obj, Tensor) and (type.__instancecheck__(cls, obj)
+                                            or mode_of(obj) is not None)
 
 
-class FakeTensor(metaclass=_FakeTensorMeta):
+class FakeTensor(Tensor, metaclass=_FakeTensorMeta):
     """The class torch gives fake tensors. fake_torch's fake tensors are Tensors made under a
     FakeTensorMode: `isinstance(t, FakeTensor)` is True for them; make one with
-    `FakeTensorMode().from_tensor(t)`."""
+    `FakeTensorMode().from_tensor(t)`. A traced graph's example values with symbolic sizes
+    (`node.meta["example_value"]` of size `(s77, 4)`) are instances of this class: their
+    `shape`, `size()`, `stride()`, `numel()` and `storage_offset()` give SymInts, while the
+    memory under them is laid out at the sizes' hints (zeros, never read)."""
+
+    __torch_function__ = _disabled_torch_function_impl  # ops on one give plain tensors
+    _sym_shape: tuple[Any, ...] | None = None
+    _sym_stride: tuple[Any, ...] = ()
+    _sym_offset: Any = 0
+    fake_mode: FakeTensorMode | None = None
 
     def __new__(cls, *args: Any, **kwargs: Any) -> FakeTensor:
         raise NotImplementedError(
             "torch._subclasses.fake_tensor.FakeTensor(...) is not emulated by fake_torch: make "
             "fake tensors under FakeTensorMode, or with FakeTensorMode().from_tensor(t)")
+
+    @classmethod
+    def symbolic(cls, like: Tensor, shape: tuple[Any, ...], stride: tuple[Any, ...],
+                 offset: Any, mode: FakeTensorMode | None) -> FakeTensor:
+        """A fake tensor over `like`'s memory (laid out at the hints) whose metadata is
+        `shape`, `stride` and `offset`: ints and SymInts."""
+        t: FakeTensor = object.__new__(cls)
+        t._set(like._a, like._device, like._storage, like._dtype)
+        t.requires_grad = like.requires_grad
+        t._sym_shape, t._sym_stride, t._sym_offset = tuple(shape), tuple(stride), offset
+        t.fake_mode = mode
+        return t
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._sym_shape) if self._sym_shape is not None else super().shape
+
+    def size(self, dim: int | None = None) -> Any:
+        if self._sym_shape is None:
+            return super().size(dim)
+        return Size(self._sym_shape) if dim is None else \
+            self._sym_shape[dim + len(self._sym_shape) if dim < 0 else dim]
+
+    def stride(self, dim: int | None = None) -> Any:
+        if self._sym_shape is None:
+            return super().stride(dim)
+        return self._sym_stride if dim is None else \
+            self._sym_stride[dim + len(self._sym_stride) if dim < 0 else dim]
+
+    def numel(self) -> Any:
+        if self._sym_shape is None:
+            return super().numel()
+        n: Any = 1
+        for size in self._sym_shape:
+            n = n * size
+        return n
+
+    def storage_offset(self) -> Any:
+        return self._sym_offset if self._sym_shape is not None else super().storage_offset()
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(str(s) for s in self.shape)
+        comma = "," if len(self.shape) == 1 else ""
+        return f"FakeTensor(..., size=({sizes}{comma}))"
 
 
 def mode_of(t: Tensor) -> FakeTensorMode | None:

@@ -1,0 +1,217 @@
+"""Functions traced with symbolic sizes, for tests/test_dynamic_vs_torch.py: each is compiled by
+real torch 2.13 and by fake_torch with the same marks, called at three sizes, and what Dynamo
+hands the backend is compared (graphs, placeholders, guards, outputs).
+
+A case is (name, fn, make, marks, sizes): `fn` the function, or a factory `fn(L)` of it for
+those that call the library's functions (in FACTORIES); `make(L, n)` builds the arguments at
+size `n` from a seeded numpy generator (the same values for both libraries); `marks` lists
+(argument, dim) to `mark_dynamic`, or None for torch's default (automatic dynamic: the first
+call static, the first size change recompiles with the changed dims symbolic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Case = tuple[str, Callable[..., Any], Callable[[Any, int], tuple[Any, ...]],
+             "list[tuple[int, int]] | None", tuple[int, int, int]]
+
+
+def _t(L: Any, *shape: int, seed: int = 0) -> Any:
+    return L.tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def _i(L: Any, *shape: int, high: int = 5, seed: int = 1) -> Any:
+    return L.tensor(np.random.default_rng(seed).integers(0, high, shape))
+
+
+def view_chain(x: Any) -> Any:
+    n = x.size(0)
+    return x.view(n, 2, -1).transpose(1, 2).reshape(n, -1) * 2
+
+
+def reshape_flat(x: Any) -> Any:
+    return x.reshape(-1) + 1
+
+
+def branch_on_size(x: Any) -> Any:
+    if x.size(0) > 8:
+        return x * 2
+    return x - 1
+
+
+def size_in_arith(x: Any) -> Any:
+    return x * x.shape[0] + x.numel()
+
+
+def slice_half(x: Any) -> Any:
+    return x[: x.size(0) // 2].sum(0)
+
+
+def flatten_expand(x: Any) -> Any:
+    b, t = x.shape
+    return x.view(b * t).unsqueeze(0).expand(3, -1)
+
+
+def broadcast_two(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def matmul_linear(x: Any, w: Any) -> Any:
+    return (x @ w.t()).relu()
+
+
+def softmax_rows(x: Any) -> Any:
+    e = (x - x.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def cat_self(L: Any) -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        return L.cat([x, x * 2], 0)
+    return fn
+
+
+def new_zeros_sized(x: Any) -> Any:
+    return x.new_zeros(x.size(0), 3) + x[:, :1]
+
+
+def arange_sized(x: Any) -> Any:
+    return x.sum(1) + x.new_ones(x.size(0)).cumsum(0)
+
+
+def split_chunks(x: Any) -> Any:
+    a, b = x.chunk(2, dim=1)
+    return a * b
+
+
+def permute_contig(x: Any) -> Any:
+    return x.permute(1, 0).contiguous().view(-1)
+
+
+def narrow_last(x: Any) -> Any:
+    return x.narrow(0, 1, x.size(0) - 1) * 3
+
+
+def select_last(x: Any) -> Any:
+    return x[-1] + x[0]
+
+
+def rms_norm_like(x: Any, w: Any) -> Any:
+    var = x.pow(2).mean(-1, keepdim=True)
+    return x * (var + 1e-6).rsqrt() * w
+
+
+def rotary_like(x: Any) -> Any:
+    half = x.size(-1) // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return (x1 * 0.5 - x2 * 0.25).repeat(1, 2) + x
+
+
+def mean_over_tokens(x: Any) -> Any:
+    return x.mean(0, keepdim=True).expand(x.size(0), -1) - x
+
+
+def stack_pair(L: Any) -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        return L.stack([x, -x], 1).flatten(1)
+    return fn
+
+
+def index_gather(x: Any, idx: Any) -> Any:
+    return x.gather(1, idx) * 2
+
+
+def embedding_lookup(ids: Any, table: Any) -> Any:
+    return table[ids].sum(-1)
+
+
+def where_mask(x: Any) -> Any:
+    return x.masked_fill(x > 0, 0.0) + x.abs()
+
+
+def unsqueeze_mul(x: Any) -> Any:
+    return (x.unsqueeze(-1) * x.unsqueeze(-2)).sum(-1)
+
+
+def topk_values(x: Any) -> Any:
+    return x.topk(2, dim=1).values
+
+
+def sort_rows(x: Any) -> Any:
+    return x.sort(dim=0).values[0]
+
+
+def size_compare_eq(x: Any) -> Any:
+    if x.size(0) == x.size(1):
+        return x.t()
+    return x * 1
+
+
+def int_of_size(x: Any) -> Any:
+    n = int(x.size(0))
+    return x.view(n * 4)
+
+
+def python_loop_over_dim1(x: Any) -> Any:
+    out = x[:, 0]
+    for j in range(1, x.size(1)):
+        out = out + x[:, j]
+    return out
+
+
+def two_dims_dynamic(x: Any) -> Any:
+    return x.transpose(0, 1).reshape(x.size(1), -1).sum(1)
+
+
+def unflatten_heads(x: Any) -> Any:
+    return x.unflatten(1, (2, 2)).transpose(0, 1).reshape(2, -1)
+
+
+FACTORIES = frozenset({"cat_self", "stack_pair"})
+
+CASES: list[Case] = [
+    ("view_chain", view_chain, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("reshape_flat", reshape_flat, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("branch_on_size", branch_on_size, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 12, 3)),
+    ("size_in_arith", size_in_arith, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("slice_half", slice_half, lambda L, n: (_t(L, n, 4),), [(0, 0)], (6, 3, 12)),
+    ("flatten_expand", flatten_expand, lambda L, n: (_t(L, n, 4),), [(0, 0)], (6, 3, 12)),
+    ("broadcast_two", broadcast_two, lambda L, n: (_t(L, n, 4), _t(L, n, 4, seed=2)),
+     [(0, 0), (1, 0)], (5, 3, 12)),
+    ("matmul_linear", matmul_linear, lambda L, n: (_t(L, n, 4), _t(L, 6, 4, seed=3)),
+     [(0, 0)], (5, 3, 12)),
+    ("softmax_rows", softmax_rows, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("cat_self", cat_self, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("new_zeros_sized", new_zeros_sized, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("arange_sized", arange_sized, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("split_chunks", split_chunks, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("permute_contig", permute_contig, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("narrow_last", narrow_last, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("select_last", select_last, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("rms_norm_like", rms_norm_like, lambda L, n: (_t(L, n, 8), _t(L, 8, seed=4)),
+     [(0, 0)], (5, 3, 12)),
+    ("rotary_like", rotary_like, lambda L, n: (_t(L, n, 8),), [(0, 0)], (5, 3, 12)),
+    ("mean_over_tokens", mean_over_tokens, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("stack_pair", stack_pair, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("index_gather", index_gather, lambda L, n: (_t(L, n, 4), _i(L, n, 2, high=4)),
+     [(0, 0), (1, 0)], (5, 3, 12)),
+    ("embedding_lookup", embedding_lookup, lambda L, n: (_i(L, n, high=10), _t(L, 10, 4)),
+     [(0, 0)], (5, 3, 12)),
+    ("where_mask", where_mask, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("unsqueeze_mul", unsqueeze_mul, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("topk_values", topk_values, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("sort_rows", sort_rows, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("size_compare_eq", size_compare_eq, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 4, 12)),
+    ("int_of_size", int_of_size, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("python_loop_over_dim1", python_loop_over_dim1, lambda L, n: (_t(L, 3, n),), [(0, 1)],
+     (4, 3, 6)),
+    ("two_dims_dynamic", two_dims_dynamic, lambda L, n: (_t(L, n, n + 1),), [(0, 0), (0, 1)],
+     (5, 3, 12)),
+    ("unflatten_heads", unflatten_heads, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("automatic_dynamic", size_in_arith, lambda L, n: (_t(L, n, 4),), None, (3, 4, 5)),
+    ("automatic_branch", branch_on_size, lambda L, n: (_t(L, n, 4),), None, (3, 4, 12)),
+]

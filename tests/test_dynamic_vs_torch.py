@@ -1,0 +1,87 @@
+"""fake_torch's Dynamo against real torch 2.13's on functions traced with symbolic sizes
+(tests/dynamic_cases.py): the same number of graphs handed to the backend, the same placeholders
+(names, kinds and example sizes: `s77: SymInt` before `l_x_` of size `(s77, 4)`), the same
+shape guards (as truth tables over the symbols' values, so `(s77//2) <= s77` equals no guard
+where both hold for every size) and the same outputs at each of three sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from dynamic_cases import CASES, FACTORIES, Case
+
+import fake_torch
+
+VALUES = range(2, 18)  # the sizes a symbol's guards are tabulated over
+
+
+@dataclass
+class Seen:
+    """What one backend call was handed."""
+
+    placeholders: list[tuple[str, str, str]]  # (name, kind, example size)
+    table: dict[tuple[tuple[str, int], ...], bool]  # symbol values -> all guards hold
+
+
+def _placeholders(gm: Any, L: Any) -> list[tuple[str, str, str]]:
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        value = node.meta.get("example_value")
+        if isinstance(value, L.Tensor):
+            out.append((node.name, "Tensor", str(tuple(value.shape))))
+        else:
+            out.append((node.name, type(value).__name__, str(value)))
+    return out
+
+
+def _table(guards: list[Any]) -> dict[tuple[tuple[str, int], ...], bool]:
+    exprs = [g.expr for g in guards]
+    symbols = sorted({s for e in exprs for s in e.free_symbols}, key=str)
+    table = {}
+    for values in itertools.product(VALUES, repeat=len(symbols)):
+        subs = dict(zip(symbols, values, strict=True))
+        key = tuple((str(s), v) for s, v in subs.items())
+        table[key] = all(bool(e.xreplace(subs)) for e in exprs)
+    return table
+
+
+def _run(L: Any, case: Case) -> tuple[list[Seen], list[np.ndarray]]:
+    name, fn, make, marks, sizes = case
+    if name in FACTORIES:
+        fn = fn(L)
+    seen: list[Seen] = []
+
+    def backend(gm: Any, example_inputs: Any) -> Any:
+        ctx = L._guards.TracingContext.try_get()
+        env = ctx.fake_mode.shape_env if ctx is not None and ctx.fake_mode is not None else None
+        seen.append(Seen(_placeholders(gm, L), _table(list(env.guards) if env else [])))
+        return gm.forward
+
+    L._dynamo.reset()
+    compiled = L.compile(fn, backend=backend)
+    outs = []
+    for n in sizes:
+        args = make(L, n)
+        for i, dim in marks or ():
+            L._dynamo.mark_dynamic(args[i], dim)
+        out = compiled(*args)
+        outs.append(np.asarray(out.tolist()))
+    return seen, outs
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_dynamo_hands_the_backend_what_torchs_does(case: Case) -> None:
+    torch = pytest.importorskip("torch")
+    theirs, their_outs = _run(torch, case)
+    ours, our_outs = _run(fake_torch, case)
+    assert [s.placeholders for s in ours] == [s.placeholders for s in theirs]
+    assert [s.table for s in ours] == [s.table for s in theirs]
+    for mine, want in zip(our_outs, their_outs, strict=True):
+        np.testing.assert_allclose(mine, want, rtol=1e-5, atol=1e-5)
