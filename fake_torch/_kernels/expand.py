@@ -200,5 +200,5 @@ def diagonal_geometry(input: Tensor, offset: int, dim1: int, dim2: int) -> Geome
         n = max(min(shape[d1] + offset, shape[d2]), 0)
         start = -offset * strides[d1] if n else 0
     keep = [d for d in range(ndim) if d not in (d1, d2)]
-    return ((*(shape[d] for d in keep), n), (*(strides[d] for d in keep), strides[d1] + strides[d2]),
-            base + start)
+    return ((*(shape[d] for d in keep), n),
+            (*(strides[d] for d in keep), strides[d1] + strides[d2]), base + start)
