@@ -24,9 +24,10 @@ from fake_torch._kernels._elementwise import (
     promote,
     tensor_arg,
 )
-from fake_torch._kernels._strides import checked_convert
+from fake_torch._kernels._strides import checked_convert, same_meta
 from fake_torch._kernels.cast import check_fits
 from fake_torch._kernels.pointwise_math import cpp_name, kernel_name
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, VIEW, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
@@ -299,3 +300,8 @@ def positive(input: Tensor) -> Tensor:
     if x.dtype is bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return x
+
+
+@register_meta("torch.positive")
+def _positive_rule(input: Tensor) -> TensorMeta:
+    return same_meta(positive(input))  # (positive only checks, and is its input)

@@ -8,9 +8,10 @@ import warnings
 from typing import Any
 
 from fake_torch._kernels._common import common_device
-from fake_torch._kernels._strides import restride
+from fake_torch._kernels._strides import Geometry, geometry, view_from, view_meta
 from fake_torch._kernels.expand import expand
 from fake_torch._kernels.shape import view
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, VIEW, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -60,6 +61,15 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Every window of `size` elements along `dimension`, `step` apart: that dim's size becomes
     the window count and a new last dim of `size` walks each window."""
+    return view_from(self, unfold_geometry(self, dimension, size, step))
+
+
+@register_meta("Tensor.unfold")
+def _unfold_rule(self: Tensor, dimension: int, size: int, step: int) -> TensorMeta:
+    return view_meta(self, unfold_geometry(self, dimension, size, step))
+
+
+def unfold_geometry(self: Tensor, dimension: int, size: int, step: int) -> Geometry:
     d = wrap_dim(dimension, max(self.dim(), 1))
     max_size = self.shape[d] if self.dim() else 1
     if size > max_size:
@@ -69,9 +79,10 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    shape, strides = list(self.shape), list(self.stride())
+    g = geometry(self)
+    shape, strides = list(g[0]), list(g[1])
     inner = strides[d] if self.dim() else 1
     if self.dim():
         shape[d] = (shape[d] - size) // step + 1
-        strides[d] *= step
-    return restride(self, [*shape, size], [*strides, inner])
+        strides[d] = strides[d] * step
+    return (*shape, size), (*strides, inner), g[2]

@@ -1,0 +1,87 @@
+"""The view, extern and composite ops' output rules on more calls than meta_samples' one each:
+indexing of every kind, reshapes that must copy, views of views at offsets, 0-D and empty
+tensors. The kernel on the cpu is the oracle (as in tests/test_meta_rules.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from test_meta_ops import describe
+from test_meta_rules import _described
+
+import fake_torch
+from fake_torch import _meta_registrations as rules
+from fake_torch import _opdef
+
+torch: Any = fake_torch  # (its namespace is filled at import: untyped here)
+
+
+def _x() -> Any:
+    return torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5)
+
+
+def _def(name: str) -> _opdef.OpDef:
+    for d in _opdef.definitions():
+        if rules.qualified_name(d) == name:
+            return d
+    raise LookupError(name)
+
+
+CALLS: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
+    ("Tensor.__getitem__", lambda: ((_x(), (0, slice(1, 3), None, Ellipsis)), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), (Ellipsis, 2)), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), (slice(None), slice(None, None, 2), -1)), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), slice(5, 9)), {})),  # empty, past the end
+    ("Tensor.__getitem__", lambda: ((_x(), (slice(1, 2), 1)), {})),  # one element kept
+    ("Tensor.__getitem__", lambda: ((_x(), Ellipsis), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), None), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), -1), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), (True, 0)), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), torch.tensor([0, 1, 1])), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), (slice(None), [0, 2])), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), (torch.tensor([0, 1]), slice(None),
+                                            torch.tensor([[1], [2]]))), {})),
+    ("Tensor.__getitem__", lambda: ((_x(), (Ellipsis, torch.tensor([1, 0]))), {})),
+    ("torch.reshape", lambda: ((_x().transpose(1, 2), (2, -1)), {})),  # must copy
+    ("torch.reshape", lambda: ((_x()[:, 1], (-1,)), {})),
+    ("Tensor.view", lambda: ((_x()[:, :, 1:3], 2, 3, 2, 5), {})),
+    ("Tensor.view", lambda: ((_x()[1], torch.int16), {})),
+    ("Tensor.view", lambda: ((torch.arange(24.0).reshape(2, 3, 4)[1], torch.float64), {})),
+    ("torch.flatten", lambda: ((_x().permute(3, 2, 1, 0), 1, 2), {})),
+    ("torch.flatten", lambda: ((torch.tensor(1.0),), {})),
+    ("torch.squeeze", lambda: ((_x()[:, :1, None], (1, 2)), {})),
+    ("torch.unsqueeze", lambda: ((_x()[..., 2], -1), {})),
+    ("torch.movedim", lambda: ((_x(), (0, 1), (3, 0)), {})),
+    ("torch.narrow", lambda: ((_x()[1:], -1, -3, 2), {})),
+    ("torch.chunk", lambda: ((_x(), 3, 2), {})),
+    ("torch.split", lambda: ((_x()[:, 1:], 2, 2), {})),
+    ("torch.tensor_split", lambda: ((_x(), (1, 3), 3), {})),
+    ("torch.unbind", lambda: ((_x()[:, 2], 1), {})),
+    ("Tensor.expand", lambda: ((_x()[:, :1], 3, 2, 3, 4, 5), {})),
+    ("torch.broadcast_tensors", lambda: ((_x()[0, :, :1], _x()[1, 0]), {})),
+    ("torch.diagonal", lambda: ((_x()[1:], -1, 3, 1), {})),
+    ("torch.atleast_3d", lambda: ((torch.tensor(1.0), torch.ones(3), torch.ones(2, 3)), {})),
+    ("Tensor.unfold", lambda: ((_x()[1], 2, 2, 1), {})),
+]
+
+
+@pytest.mark.parametrize("name,make", CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CALLS)])
+def test_a_rule_describes_its_kernels_output(name: str, make: Callable[..., Any]) -> None:
+    opdef = _def(name)
+    args, kwargs = make()
+    inputs = [t for a in args for t in (a if isinstance(a, (tuple, list)) else (a,))
+              if isinstance(t, torch.Tensor)]
+    expected = describe(opdef.impl(*args, **kwargs), inputs)
+    args, kwargs = make()
+    with torch.LaunchCounter.expect(0):
+        assert _described(rules.run_rule(opdef, args, kwargs)) == expected
+
+
+def test_a_rule_refuses_what_needs_values() -> None:
+    x = _x()
+    with pytest.raises(NotImplementedError, match="bool mask"):
+        rules.run_rule(_def("Tensor.__getitem__"), (x, x > 3), {})
+    with pytest.raises(NotImplementedError, match="value"):
+        rules.run_rule(_def("Tensor.__getitem__"), (x, torch.tensor(1)), {})
