@@ -75,8 +75,8 @@ from fake_torch._dynamo.output_graph import (
 )
 from fake_torch._dynamo.reconstruct import build, output_values, template
 from fake_torch._dynamo.segments import SegmentEntry, Spec
-from fake_torch._dynamo.symbolic import SymbolicTrace
 from fake_torch._dynamo.state import is_tracing
+from fake_torch._dynamo.symbolic import SymbolicTrace
 from fake_torch._dynamo.trace import Segment, Source, Tracer
 from fake_torch._dynamo.utils import counters, timed
 from fake_torch._tensor import Tensor

@@ -229,6 +229,9 @@ class SegmentCompiler:
         dims: list[frozenset[int]] = []
         for i, (meta, source) in enumerate(zip(metas, seg.sources, strict=True)):
             found: set[int] = set()
+            if source.dim >= 0:  # a symbol's value: an int, no dims
+                dims.append(frozenset())
+                continue
             if source.leaf >= 0 and not source.attr and seg.index == 0:
                 found = set(self.state.dims(tracer.leaves[source.leaf]))
             if dynamic is True:

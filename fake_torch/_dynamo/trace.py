@@ -327,7 +327,7 @@ class Tracer:
     def symbolic_example(self, t: Tensor) -> Any:
         """The FakeTensor with symbolic sizes that stands for `t` in this graph, or None."""
         seg = self.segment
-        if seg is None or self.sym is None:
+        if seg is None or (self.sym is None and not self.dynamic_dims):
             return None
         entry = seg.nodes.get(id(t))
         if entry is not None and entry[0]() is t:

@@ -73,7 +73,8 @@ class TracingMode(TorchFunctionMode):
         if opdef is None:
             if isinstance(func, (OpOverload, OpOverloadPacket)):  # one node per custom op
                 return tracer.call(func, args, kwargs, "call_function", func, on_sync=on_sync)
-            if tracer.sym is not None and args and isinstance(args[0], Tensor):
+            if (tracer.sym is not None or tracer.dynamic_dims) and args \
+                    and isinstance(args[0], Tensor):
                 answer = _symbolic_metadata(tracer, func, args)
                 if answer is not NotImplemented:
                     return answer

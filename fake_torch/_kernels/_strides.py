@@ -22,6 +22,7 @@ from fake_torch._memory_format import contiguous_strides as contiguous_strides  
 from fake_torch._memory_format import is_contiguous as is_contiguous  # re-exported
 from fake_torch._memory_format import memory_format, preserve_format, strides_for
 from fake_torch._meta_registrations import TensorMeta
+from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 
 Shape = tuple[int, ...]
@@ -56,7 +57,7 @@ def int_sizes(args: Sequence[Any], fn: str, arg: str = "size") -> Shape:
         if isinstance(s, bool) or isinstance(s, float):
             raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but "
                             f"found element of type {type(s).__name__} at pos {pos}")
-        out.append(operator.index(s))
+        out.append(s if isinstance(s, SymInt) else operator.index(s))  # a symbolic size stays
     return tuple(out)
 
 
