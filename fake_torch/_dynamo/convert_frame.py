@@ -384,6 +384,7 @@ class CompiledFrame:
                         self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
+        tracer.duck = self.options.dynamic is True
         for i, leaf in enumerate(leaves):
             dims = self.state.dims(leaf)
             if dims:

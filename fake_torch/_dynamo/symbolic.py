@@ -79,12 +79,14 @@ class SymbolicTrace:
     """The symbols of one compile: its ShapeEnv, where each symbol's value comes from, and
     the graph nodes made for expressions."""
 
-    def __init__(self) -> None:
+    def __init__(self, duck: bool = False) -> None:
         from fake_torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
 
         self.env = ShapeEnv()
         self.fake_mode = FakeTensorMode(shape_env=self.env)
-        self._dynamic = DimDynamic.DYNAMIC
+        # as Dynamo: a marked or automatically dynamic dim gets a symbol of its own
+        # (DYNAMIC); under dynamic=True equal sizes share one (DUCK)
+        self._dynamic = DimDynamic.DUCK if duck else DimDynamic.DYNAMIC
         # symbol -> every (argument leaf, dim) whose size it stands for
         self.places: dict[Any, list[tuple[int, int]]] = {}
         self._expr_nodes: dict[tuple[int, Any], Any] = {}  # (id(graph), expr) -> node
@@ -93,8 +95,7 @@ class SymbolicTrace:
 
     def input_sizes(self, t: Tensor, leaf: int, leaf_name: str,
                     dims: frozenset[int]) -> list[Any]:
-        """`t`'s sizes with its dynamic dims as SymInts (a new symbol each: mark_dynamic's
-        DimDynamic.DYNAMIC, no duck sizing)."""
+        """`t`'s sizes with its dynamic dims as SymInts."""
         import sympy
 
         sizes: list[Any] = []

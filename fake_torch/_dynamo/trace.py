@@ -186,6 +186,7 @@ class Tracer:
         # frame; the trace's symbols once the first such tensor becomes a placeholder
         self.dynamic_dims: dict[int, tuple[int, str, frozenset[int]]] = {}
         self.sym: symbolic.SymbolicTrace | None = None
+        self.duck = False  # dynamic=True: equal sizes share a symbol
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -438,7 +439,7 @@ class Tracer:
         """An argument tensor with dynamic dims: a placeholder for each new symbol (before the
         tensor's), and the tensor's example value with those sizes."""
         if self.sym is None:
-            self.sym = symbolic.SymbolicTrace()
+            self.sym = symbolic.SymbolicTrace(self.duck)
         seg = self.segment
         assert seg is not None
         leaf, name, dims = dynamic

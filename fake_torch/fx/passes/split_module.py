@@ -86,6 +86,7 @@ class _Splitter:
         self.base_graph = Graph()
         self.base_env: dict[str, Node] = {}
         self.base_attrs: dict[str, Any] = {}
+        self.symbol_nodes: dict[Any, Node] = {}  # sympy symbol -> the node binding it
 
     def run(self) -> GraphModule:
         nodes = list(self.m.graph.nodes)
@@ -96,6 +97,7 @@ class _Splitter:
         # record: values that cross partitions become outputs / inputs
         for node in nodes:
             self.orig_nodes[node.name] = node
+            self.bind_symbol(node)
             if node.op in ("placeholder", "get_attr"):
                 continue
             for def_node in node.all_input_nodes:  # args then kwargs, first appearance
@@ -164,8 +166,40 @@ class _Splitter:
                 self.partitions[defined].dependents.setdefault(used)
         if used is not None:
             self.partitions[used].inputs.setdefault(def_node.name)
+            self.add_symbols(def_node, used)
             if defined is not None:
                 self.partitions[used].dependencies.setdefault(defined)
+
+    def bind_symbol(self, node: Node) -> None:
+        """A node whose value is a bare symbol (`s77`'s placeholder, first) binds it."""
+        from fake_torch._sym import SymFloat, SymInt
+
+        val = node.meta.get("example_value")
+        if isinstance(val, (SymInt, SymFloat)):
+            expr = val.node.expr
+            if expr.is_Symbol and expr not in self.symbol_nodes:
+                self.symbol_nodes[expr] = node
+
+    def add_symbols(self, def_node: Node, used: str) -> None:
+        """A value with symbolic sizes crossing into a partition brings the symbols in too,
+        as torch's split_module does (a symbol made by a call is an output of its own
+        partition)."""
+        val = def_node.meta.get("example_value")
+        if val is None or not self.symbol_nodes:
+            return
+        from fake_torch.fx.experimental.symbolic_shapes import free_symbols
+
+        partition = self.partitions[used]
+        for symbol in sorted(free_symbols(val), key=str):
+            s_node = self.symbol_nodes.get(symbol)
+            if s_node is None:
+                continue
+            partition.inputs.setdefault(s_node.name)
+            s_defined = self.node_partition.get(s_node)
+            if s_node.op != "placeholder" and s_defined is not None:
+                self.partitions[s_defined].outputs.setdefault(s_node.name)
+                self.partitions[s_defined].dependents.setdefault(used)
+                partition.dependencies.setdefault(s_defined)
 
     def topological_order(self) -> list[str]:
         """Partitions so that each comes after those it reads from (torch's LIFO walk)."""
