@@ -91,9 +91,11 @@ class FrameState:
     def dims(self, leaf: Leaf) -> frozenset[int]:
         """The dims of an argument tensor that are dynamic for the next compile."""
         t = leaf.value
-        if not isinstance(t, Tensor) or self.options.dynamic is False:
+        if not isinstance(t, Tensor):
             return frozenset()
-        if self.options.dynamic is True or leaf.name in self.dyn_ranks:
+        if self.options.dynamic is False:  # as torch: only what mark_dynamic marked
+            dims = set(getattr(t, "_dynamo_dynamic_indices", ()))
+        elif self.options.dynamic is True or leaf.name in self.dyn_ranks:
             dims = set(range(t.dim()))
         else:
             dims = set(self.dyn_dims.get(leaf.name, ())) | set(
@@ -216,9 +218,7 @@ class SegmentCompiler:
                   ) -> tuple[frozenset[int], list[frozenset[int]]]:
         """Which literals and input dims of a new graph may vary (automatic dynamic shapes)."""
         dynamic = self.state.options.dynamic
-        if dynamic is False:
-            return frozenset(), [frozenset()] * len(metas)
-        automatic = config.automatic_dynamic_shapes
+        automatic = config.automatic_dynamic_shapes and dynamic is not False
         dyn_literals: set[int] = set()
         if dynamic is True:
             dyn_literals = set(range(len(literals)))
