@@ -339,4 +339,4 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(f".{name}", __name__)
     import sys
 
-    raise _missing_names.missing_attribute(sys.modules[__name__], name)
+    return _missing_names.missing_attribute(sys.modules[__name__], name)

@@ -33,9 +33,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _drop_raiser(exc: BaseException) -> None:
     """A missing name's error that fake_torch's module `__getattr__` or import finder raised
-    loses that last frame, which python's own lookup error has not; so do the errors it
+    loses those last frames, which python's own lookup error has not; so do the errors it
     chains to (`raise ... from`, an error raised while handling it)."""
-    from fake_torch._missing_names import is_lookup_error
+    from fake_torch._missing_names import lookup_frames
 
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     seen: set[int] = set()
@@ -46,14 +46,15 @@ def _drop_raiser(exc: BaseException) -> None:
             continue
         seen.add(id(error))
         todo += [error.__cause__, error.__context__]
-        last = error.__traceback__  # -> the next-to-last entry
-        if not is_lookup_error(error) or last is None:
-            continue
-        while last.tb_next is not None and last.tb_next.tb_next is not None:
-            last = last.tb_next
-        raiser = last.tb_next
-        if raiser is not None and raiser.tb_frame.f_code.co_filename.startswith(package):
-            last.tb_next = None
+        entries = []
+        tb = error.__traceback__
+        while tb is not None:
+            entries.append(tb)
+            tb = tb.tb_next
+        frames = lookup_frames(error)
+        if 0 < frames < len(entries) and all(
+                e.tb_frame.f_code.co_filename.startswith(package) for e in entries[-frames:]):
+            entries[-frames - 1].tb_next = None
 
 
 def _print_uncaught(exc: BaseException, path: str) -> None:

@@ -12,10 +12,10 @@ provide`.
 
 One mechanism for every module: `hook()` (run when this module is imported, first thing in
 fake_torch/__init__) puts a finder on `sys.meta_path` that gives each `fake_torch.X` module,
-once it has run, a module `__getattr__` calling `missing_attribute` (a module with its own
+once it has run, a module `__getattr__` returning `missing_attribute` (a module with its own
 `__getattr__` calls it itself; one whose class has one keeps its own text), and that says
 which missing `fake_torch.X` torch has. `module_not_found` words the ModuleNotFoundError of
-both that finder and fake_torch.install()'s. `python -m fake_torch run` leaves out the frame
+both that finder and fake_torch.install()'s. `python -m fake_torch run` leaves out the frames
 these errors are raised in, which Python's own lookup errors have not.
 """
 
@@ -27,14 +27,15 @@ import opcode
 import sys
 from collections.abc import Callable, Sequence
 from types import FrameType, ModuleType
-from typing import NoReturn
+from typing import Any, TypeVar
 
 from fake_torch._torch_names import not_provided, torch_has_attribute, torch_has_module
 
 _FAKE = "fake_torch"
 _REAL = "torch"
 _IMPORT_FROM = opcode.opmap["IMPORT_FROM"]
-_MARK = "_fake_torch_lookup"  # set in an error's __dict__ by _from_lookup
+_MARK = "_fake_torch_lookup_frames"  # set in an error's __dict__ by _from_lookup
+_E = TypeVar("_E", bound=BaseException)
 
 
 def torch_name(name: str) -> str:
@@ -58,58 +59,64 @@ def _importing_from(frame: FrameType) -> bool:
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _IMPORT_FROM
 
 
-def _from_lookup(error: ImportError | AttributeError) -> ImportError | AttributeError:
-    """Mark an error as Python's own lookup error that fake_torch raised in a `__getattr__` or
-    a finder: `python -m fake_torch run` leaves that last frame out, as python has none."""
-    error.__dict__[_MARK] = True
+def _from_lookup(error: _E, frames: int) -> _E:
+    """Mark an error as Python's own lookup error that fake_torch raises from its last `frames`
+    frames (a module `__getattr__`, a finder): `python -m fake_torch run` leaves them out, as
+    python's own lookup errors have none."""
+    error.__dict__[_MARK] = frames
     return error
 
 
-def is_lookup_error(error: BaseException) -> bool:
-    """`error` came from missing_attribute or module_not_found."""
-    return bool(getattr(error, "__dict__", {}).get(_MARK))
+def lookup_frames(error: BaseException) -> int:
+    """How many of `error`'s last traceback entries are fake_torch's missing-name machinery
+    (0: not a missing-name error)."""
+    frames = getattr(error, "__dict__", {}).get(_MARK, 0)
+    return frames if isinstance(frames, int) else 0
 
 
-def missing_attribute(module: ModuleType, name: str) -> AttributeError | ImportError:
-    """The error for `module.NAME` that does not exist; call it from the module's
-    `__getattr__` only (it reads the frame that asked: `from M import NAME` gets Python's
-    ImportError instead). A torch name fake_torch lacks says so and gets no "Did you mean"
-    (its `obj` is set, its `name` not: Python adds both only to an error that has neither, and
-    suggests only with a name)."""
+def missing_attribute(module: ModuleType, name: str) -> Any:
+    """What `module.NAME` that does not exist gives: an AttributeError, or for
+    `from M import NAME` Python's ImportError, unless the submodule M.NAME is in sys.modules
+    mid-import (returned, as Python's IMPORT_FROM would find it). Call it from the module's
+    `__getattr__` only, as `return missing_attribute(module, name)`: it reads the frame that
+    asked. A torch name fake_torch lacks says so and gets no "Did you mean" (its `obj` is set,
+    its `name` not: Python adds both only to an error that has neither, and suggests only with
+    a name)."""
     shown = torch_name(module.__name__)
     asker = sys._getframe(2)  # 0: here, 1: the module's __getattr__
+    from_import = _importing_from(asker)
+    if from_import and f"{module.__name__}.{name}" in sys.modules:
+        return sys.modules[f"{module.__name__}.{name}"]
     # importlib's probe in `from package import submodule` drops the error: no names to read
     lacking = (not name.startswith("__") and not asker.f_code.co_filename.startswith("<frozen")
                and torch_has_attribute(shown, name))
     note = f": {not_provided(f'{shown}.{name}')}" if lacking else ""
-    if _importing_from(asker):
+    if from_import:
         where = getattr(module, "__file__", None)
         error = ImportError(f"cannot import name '{name}' from '{shown}' "
                             f"({where or 'unknown location'}){note}",
                             name=_imported_as(module), path=where)
         if not lacking:
             error.name_from = name  # type: ignore[attr-defined]  # 3.12+: "Did you mean"
-        return _from_lookup(error)
+        raise _from_lookup(error, 2)
     if lacking:
-        return _from_lookup(AttributeError(f"module '{shown}' has no attribute '{name}'{note}",
-                                           obj=module))
-    return _from_lookup(AttributeError(f"module '{shown}' has no attribute '{name}'",
-                                       name=name, obj=module))
+        raise _from_lookup(AttributeError(f"module '{shown}' has no attribute '{name}'{note}",
+                                          obj=module), 2)
+    raise _from_lookup(AttributeError(f"module '{shown}' has no attribute '{name}'",
+                                      name=name, obj=module), 2)
 
 
 def module_not_found(name: str) -> ModuleNotFoundError:
     """`import NAME` (torch.X or fake_torch.X) that fake_torch cannot give: Python's text, and
-    when torch has the module, that fake_torch does not provide it. Raise it from a finder."""
+    when torch has the module, that fake_torch does not provide it. A finder raises it."""
     shown = torch_name(name)
     note = f": {not_provided(shown)}" if torch_has_module(shown) else ""
-    error = ModuleNotFoundError(f"No module named '{name}'{note}", name=name)
-    _from_lookup(error)
-    return error
+    return _from_lookup(ModuleNotFoundError(f"No module named '{name}'{note}", name=name), 1)
 
 
-def _module_getattr(module: ModuleType) -> Callable[[str], NoReturn]:
-    def __getattr__(name: str) -> NoReturn:
-        raise missing_attribute(module, name)
+def _module_getattr(module: ModuleType) -> Callable[[str], Any]:
+    def __getattr__(name: str) -> Any:
+        return missing_attribute(module, name)
 
     return __getattr__
 

@@ -127,7 +127,7 @@ def __getattr__(name: str) -> Any:
         raise NotImplementedError(f"torch.library.{name} is not emulated by fake_torch: "
                                   "register operators with torch.library.custom_op or "
                                   "torch.library.Library")
-    raise missing_attribute(sys.modules[__name__], name)
+    return missing_attribute(sys.modules[__name__], name)
 
 
 def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:

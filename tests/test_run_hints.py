@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,16 @@ def test_the_names_file_is_torchs() -> None:
                for n in cuda_names)
     assert _torch_names.torch_has_module("torch.fft")
     assert not _torch_names.torch_has_module("torch.fftt")
+
+
+def test_from_import_finds_a_submodule_mid_import_as_python_does() -> None:
+    # a circular import: fake_torch.nn.X is in sys.modules, not yet an attribute of fake_torch.nn;
+    # Python's `from fake_torch.nn import X` falls back to sys.modules, and so must __getattr__
+    child = types.ModuleType("fake_torch.nn._mid_import")
+    sys.modules["fake_torch.nn._mid_import"] = child
+    try:
+        from fake_torch.nn import _mid_import  # type: ignore[attr-defined]
+        assert _mid_import is child
+        assert not hasattr(fake_torch.nn, "_mid_import")  # an attribute lookup still misses
+    finally:
+        del sys.modules["fake_torch.nn._mid_import"]
