@@ -164,19 +164,6 @@ def test_a_printed_output_after_replay_prints_what_eager_prints(sanitizer: None)
     assert repr(y) == repr(x * 2) == "tensor([[2., 4.],\n        [6., 8.]], device='cuda:0')"
 
 
-def test_format_of_a_0d_tensor_formats_its_element_as_torch_does() -> None:
-    real = pytest.importorskip("torch")
-    for make, value, spec in ((torch.tensor, 1.5, ".2f"), (torch.tensor, 1.5, ""),
-                              (torch.tensor, 3, "d"), (torch.tensor, 3, ">4"),
-                              (torch.tensor, [1.5], "")):
-        assert format(make(value), spec) == format(real.tensor(value), spec)
-    assert f"{torch.nn.Parameter(torch.tensor(1.5))}" == f"{real.nn.Parameter(real.tensor(1.5))}"
-    for lib in (torch, real):
-        with pytest.raises(TypeError, match=r"unsupported format string passed to "
-                                            r"Tensor\.__format__"):
-            format(lib.tensor([1.5]), ".2f")
-
-
 # --- 2. a captured input freed since capture --------------------------------------------------
 
 def _capture_on_a_temporary() -> tuple[CUDAGraph, torch.Tensor, int]:

@@ -6,8 +6,11 @@ its own CUDA sanitizer). It catches:
   1. reading a tensor a capture produced before the graph was ever replayed;
   2. replaying a graph whose captured input tensor was freed since capture;
   3. reading a graph's output after another graph sharing its pool overwrote that memory;
-  4. replaying on a captured input the program forgot to copy new values into (it wrote it
-     before, not since the previous replay, while it wrote another tensor of that shape);
+  4. replaying on a captured input the program forgot to copy new values into: after a
+     replay, one it wrote since the capture but not since the previous replay, while it wrote
+     another tensor of that shape; at the first replay, one nothing wrote since the capture,
+     while new data of that shape (from the host, a random draw) was made since and never read
+     (fake_torch/cuda/_sanitizer_replays.py has the exact rules);
   5. reading a tensor taken from a graph's output after one replay once a later replay has
      overwritten it (fake_torch/cuda/_sanitizer_replays.py);
   6. as torch's CSAN does, a kernel on one stream accessing a tensor that a kernel on another
@@ -15,8 +18,10 @@ its own CUDA sanitizer). It catches:
      a write): CUDASanitizerErrors, after printing each race to stderr
      (fake_torch/cuda/_sanitizer_streams.py).
 The first five are fake_torch's own ("fake_torch sanitizer: ..." RuntimeErrors). A hazard of
-1, 3 and 5 raises where the host reads it (a device-to-host copy); an eager kernel reading it
-passes it on to what it writes.
+1, 3 and 5 raises where the host reads it: a device-to-host copy (`.item()`, `.tolist()`,
+`.cpu()`, `bool(t)`...) or a read without one that `_dispatch.host_sync(reads=...)` names (a
+print or repr, a data-dependent size as nonzero's or a mask index's, `torch.equal`); an eager
+kernel reading it passes it on to what it writes.
 """
 
 from __future__ import annotations
@@ -164,7 +169,7 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
     hazard = _hazard_of(inputs)
     eager = _dispatch.current_mode().name == "eager"
     if eager:
-        _sanitizer_replays.eager_wrote(outs)
+        _sanitizer_replays.eager_launched(op, kind, outs, inputs)
     if hazard is None:  # clean inputs: what the kernel writes is defined again
         for out in outs:
             storage = DEVICE.storage_of(out)
