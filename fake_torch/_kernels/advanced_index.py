@@ -81,7 +81,8 @@ class _Plan:
         """numpy's (= torch's) advanced-indexing shape. Mask sizes are read from the data: on
         cuda that is a host sync."""
         if self.has_mask and t.is_cuda:
-            _dispatch.host_sync("index")
+            _dispatch.host_sync("index", reads=tuple(
+                e[1]._a for e in self.entries if e is not None and e[1].dtype in (bool_, uint8)))
         if self.has_mask and t._device.type == "meta":  # a mask's size is its count of Trues
             raise NotImplementedError(_meta.NONZERO)
         index_shapes: list[tuple[int, ...]] = []

@@ -215,7 +215,7 @@ def _repeats_index(repeats: Tensor, output_size: int | None) -> Tensor:
         raise NotImplementedError(f"\"repeat_interleave_{'cuda' if repeats.is_cuda else 'cpu'}\" "
                                   f"not implemented for '{scalar_type_name(repeats.dtype)}'")
     if output_size is None and repeats.is_cuda:
-        _dispatch.host_sync("repeat_interleave")
+        _dispatch.host_sync("repeat_interleave", reads=(repeats._a,))
     if repeats._device.type == "meta":  # no values to sum: output_size is the length
         if output_size is None:
             raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")

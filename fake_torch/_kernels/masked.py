@@ -125,13 +125,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return masked_scatter_(clone(full, memory_format=contiguous_format), mask, source)
 
 
-def _data_dependent(t: Tensor, op: str) -> None:
-    """The output size depends on the data: on cuda the host must wait to learn it; a meta
-    tensor has none (torch's meta kernels refuse)."""
+def _data_dependent(t: Tensor, op: str, counted: Tensor) -> None:
+    """The output size depends on the data (the count of `counted`'s non-zeros): on cuda the
+    host must wait to read it; a meta tensor has none (torch's meta kernels refuse)."""
     if t._device.type == "meta":
         raise NotImplementedError(_meta.NONZERO) if op == "nonzero" else _meta.no_kernel(op)
     if t.is_cuda:
-        _dispatch.host_sync(op)
+        _dispatch.host_sync(op, reads=(counted._a,))
 
 
 def _masked_select_kernel(out: np.ndarray, src: np.ndarray, mask: np.ndarray) -> None:
@@ -149,7 +149,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _common.broadcast_shapes(mask.shape, input.shape)
     dev = _common.common_device(input, mask)
-    _data_dependent(input, "masked_select")
+    _data_dependent(input, "masked_select", mask)
     count = int(np.count_nonzero(np.broadcast_to(mask._a, shape)))
     result = _common.new_tensor((count,), input.dtype, dev)
     _common.launch("masked_select", _masked_select_kernel, result, (input, mask))
@@ -170,7 +170,7 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
     from fake_torch._kernels.split import unbind
 
     src = unsqueeze(input, 0) if as_tuple and input.dim() == 0 else input
-    _data_dependent(src, "nonzero")
+    _data_dependent(src, "nonzero", src)
     count = int(np.count_nonzero(src._a))
     result = _common.new_tensor((count, src.dim()), int64, src.device)
     _common.launch("nonzero", _nonzero_kernel, result, (src,))

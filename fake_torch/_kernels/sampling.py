@@ -189,7 +189,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     result = _common.new_tensor(shape, int64, input.device)
     if result.numel() and (not replacement or num_samples == 1) and not result.is_meta:
         if input.is_cuda:
-            _dispatch.host_sync("multinomial")
+            _dispatch.host_sync("multinomial", reads=(input._a,))
         K.check_probabilities(input._a.astype(np.float64))
     return draw("multinomial", K.multinomial_kernel, result, generator, (input,),
                 {"replacement": bool(replacement)})
