@@ -21,14 +21,19 @@ NEEDS_VALUES = frozenset(name for name, d in CASES
                          if d.kind in (_opdef.HOST, _opdef.DATA_DEPENDENT)) | frozenset(REFUSES)
 
 
-def _described(out: rules.Output) -> Any:
-    """A rule's output in test_meta_ops.describe's terms."""
+def _described(out: rules.Output, inputs: list[Any]) -> Any:
+    """A rule's output in test_meta_ops.describe's terms: a view of input i aliases every
+    input over i's storage (`x.add_(x)` writes both of its arguments)."""
     if isinstance(out, rules.TensorMeta):
-        alias = () if out.alias is None else (out.alias,)
+        alias: tuple[int, ...] = ()
+        if out.alias is not None:
+            ptr = inputs[out.alias].untyped_storage().data_ptr()
+            alias = tuple(i for i, t in enumerate(inputs)
+                          if t.untyped_storage().data_ptr() == ptr)
         return ("tensor", tuple(out.shape), str(out.dtype), tuple(out.stride),
                 out.storage_offset, alias)
     if isinstance(out, (tuple, list)):
-        return (type(out).__name__, tuple(_described(o) for o in out))
+        return (type(out).__name__, tuple(_described(o, inputs) for o in out))
     return ("value", out)
 
 
@@ -50,7 +55,7 @@ def test_an_ops_rule_describes_what_its_kernel_returns(name: str, opdef: _opdef.
     if _is_factory(fn, rule_call):  # as _call made it: on the cpu
         kwargs = {**kwargs, "device": "cpu"}
     with fake_torch.LaunchCounter.expect(0):
-        got = _described(rules.run_rule(opdef, args, kwargs))
+        got = _described(rules.run_rule(opdef, args, kwargs), _tensors(rule_call))
     assert got == expected
 
 
