@@ -536,9 +536,14 @@ def layout_like(shape: Sequence[Size], tensors: Sequence[Tensor]) -> tuple[Size,
     """The strides `new_output` gives a fresh output of `shape` over inputs `tensors`, from
     their shapes and strides alone: row-major when every input is (TensorIterator's fast
     path), else in the inputs' dim order."""
-    if len(shape) >= 2 and not all(is_contiguous(t.shape, t.stride()) for t in tensors):
-        perm = output_perm(shape, [(t.shape, tuple(s * t.dtype.itemsize for s in t.stride()))
-                                   for t in tensors])
+    return layout_of(shape, [(t.shape, t.stride(), t.dtype.itemsize) for t in tensors])
+
+
+def layout_of(shape: Sequence[Size],
+              operands: Sequence[tuple[Sequence[Size], Sequence[Size], int]]) -> tuple[Size, ...]:
+    """`layout_like` of inputs given as (shape, strides, itemsize)."""
+    if len(shape) >= 2 and not all(is_contiguous(s, st) for s, st, _ in operands):
+        perm = output_perm(shape, [(s, tuple(x * size for x in st)) for s, st, size in operands])
         if perm is not None:
             return perm_strides(shape, perm)
     return contiguous_strides(shape)
@@ -581,3 +586,15 @@ def pointwise_rule(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tens
     operands = [a for a in args if isinstance(a, Tensor) or is_number(a)]
     operands += [a for a in kwargs.values() if isinstance(a, Tensor)]
     return elementwise_meta(operands, result_type(*operands), out)
+
+
+def same_dtype_rule(input: Tensor, *args: Any, out: Tensor | None = None,
+                    **kwargs: Any) -> TensorMeta:
+    """An op of one tensor computing in its dtype (its numbers converted into it, never
+    promoting it): leaky_relu, threshold, hardtanh, ..."""
+    return elementwise_meta([input], input.dtype, out)
+
+
+def written_rule(self: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
+    """An op that writes its first argument and returns it (fill_, copy_, uniform_, ...)."""
+    return written_meta(self, [self])
