@@ -544,7 +544,8 @@ def _tensor_to_rule(self: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
     return to_meta(self, dt, dev, non_blocking=non_blocking, copy=copy, memory_format=fmt)
 
 
-def _as_rule(dt: dtype, fn: str) -> Callable[..., TensorMeta]:
+def as_rule(dt: dtype, fn: str) -> Callable[..., TensorMeta]:
+    """The rule of Tensor.`fn`(memory_format=None), a cast to `dt`."""
     def rule(self: Tensor, memory_format: memory_format | None = None) -> TensorMeta:
         return to_meta(self, dt, memory_format=memory_format_arg(memory_format, fn))
     return rule
@@ -553,7 +554,7 @@ def _as_rule(dt: dtype, fn: str) -> Callable[..., TensorMeta]:
 for _name, _dt in (("float", float32), ("double", float64), ("half", float16),
                    ("bfloat16", bfloat16), ("long", int64), ("int", int32), ("short", int16),
                    ("char", int8), ("byte", uint8), ("bool", bool_)):
-    register_meta(f"Tensor.{_name}")(_as_rule(_dt, _name))
+    register_meta(f"Tensor.{_name}")(as_rule(_dt, _name))
 
 
 @register_meta("Tensor.type_as")
