@@ -171,8 +171,6 @@ def _check_adaptive(input: Tensor) -> None:
     _check_dtype(input, "adaptive_avg_pool2d", "adaptive_avg_pool2d_cuda", ints=False)
 
 
-
-
 def _as_list(value: IntArg) -> list[int]:
     return [int(value)] if isinstance(value, int) else [int(v) for v in value]
 
