@@ -598,3 +598,9 @@ def same_dtype_rule(input: Tensor, *args: Any, out: Tensor | None = None,
 def written_rule(self: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
     """An op that writes its first argument and returns it (fill_, copy_, uniform_, ...)."""
     return written_meta(self, [self])
+
+
+def maybe_inplace_meta(input: Tensor, inplace: bool) -> TensorMeta:
+    """An activation with an `inplace` flag (F.leaky_relu, F.elu, ...): self written, else a
+    fresh output in input's dtype laid out like it."""
+    return written_meta(input, [input]) if inplace else elementwise_meta([input], input.dtype)
