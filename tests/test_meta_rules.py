@@ -60,8 +60,64 @@ def test_an_ops_rule_describes_what_its_kernel_returns(name: str, opdef: _opdef.
 
 
 def test_an_op_without_a_rule_refuses_by_name() -> None:
-    missing = [d for _, d in CASES if rules.rule_for(d) is None]
-    if not missing:
-        pytest.skip("every op has a rule")
-    with pytest.raises(NotImplementedError, match=rules.qualified_name(missing[0])):
-        rules.run_rule(missing[0], (), {})
+    """An op of a kind with no kind rule and no rule of its own (made here, not registered):
+    run_rule names it; and so does every defined op still without one."""
+    made = _opdef.OpDef(name="no_such_op", kind=_opdef.HOST, impl=lambda x: x,
+                        namespace="torch", method=False)
+    assert rules.rule_for(made) is None
+    with pytest.raises(NotImplementedError, match=r"^torch\.no_such_op: fake_torch has no "
+                                                  "output rule"):
+        rules.run_rule(made, (), {})
+    for d in [d for _, d in CASES if rules.rule_for(d) is None][:3]:
+        with pytest.raises(NotImplementedError, match=rules.qualified_name(d)):
+            rules.run_rule(d, (), {})
+
+
+# The rules written so far: the counts may only grow (raise them when rules are added)
+RULES_AT_LEAST = 262  # op definitions with a rule, their own or their kind's
+OWN_RULES_AT_LEAST = 238  # of those, with a rule of their own
+
+
+def test_the_number_of_ops_with_rules_does_not_fall() -> None:
+    defs = _opdef.definitions()
+    with_rule = [d for d in defs if rules.rule_for(d) is not None]
+    own = [d for d in with_rule if rules.qualified_name(d) in rules.registered_names()]
+    assert len(with_rule) >= RULES_AT_LEAST
+    assert len(own) >= OWN_RULES_AT_LEAST
+    for kind in (_opdef.POINTWISE, _opdef.REDUCTION, _opdef.RANDOM):
+        missing = [rules.qualified_name(d) for d in defs
+                   if d.kind == kind and rules.rule_for(d) is None]
+        assert not missing, f"{kind} ops without an output rule: {missing}"
+    for kind in (_opdef.REDUCTION, _opdef.RANDOM):  # no kind rule: each op its own
+        assert all(rules.qualified_name(d) in rules.registered_names()
+                   for d in defs if d.kind == kind)
+
+
+# the calls the generic test cannot make on the cpu (NO_SAMPLE, REFUSES): on a cuda tensor
+def _cuda_calls() -> list[tuple[str, Any]]:
+    def pool() -> Pool:
+        return Pool(fake_torch, "cpu")
+
+    return [
+        ("Tensor.cuda", lambda: ((pool().At,), {})),
+        ("Tensor.cuda", lambda: ((pool().At.cuda(),), {})),  # already there: itself
+        ("Tensor.cuda", lambda: ((pool().X4,), {"memory_format": fake_torch.channels_last})),
+        ("Tensor.cpu", lambda: ((pool().At.cuda(),), {})),
+        ("Tensor.cpu", lambda: ((pool().At,), {})),  # already there: itself
+        ("torch._cudnn_init_dropout_state", lambda: ((0.5, True, 7), {"device": "cuda"})),
+        ("torch._cudnn_init_dropout_state", lambda: ((0.5, True, 7),
+                                                     {"device": "cuda",
+                                                      "dtype": fake_torch.uint8})),
+    ]
+
+
+@pytest.mark.parametrize("name,call", _cuda_calls())
+def test_a_rule_describes_its_kernel_on_cuda(name: str, call: Any) -> None:
+    opdef = dict(CASES)[name]
+    _, fn = _entry(opdef)
+    kernel_call = call()
+    expected = describe(_call(fn, kernel_call, "cuda"), _tensors(kernel_call))
+    args, kwargs = call()
+    with fake_torch.LaunchCounter.expect(0):
+        got = _described(rules.run_rule(opdef, args, kwargs), _tensors((args, kwargs)))
+    assert got == expected

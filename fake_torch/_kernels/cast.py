@@ -296,13 +296,18 @@ def bool_cast(self: Tensor, memory_format: memory_format | None = None) -> Tenso
 @method(POINTWISE, name="cuda", aten=())
 def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
          memory_format: memory_format | None = None) -> Tensor:
+    return to(self, None, _cuda_device(device), non_blocking=non_blocking,
+              memory_format=memory_format_arg(memory_format, "cuda"))
+
+
+def _cuda_device(device: DeviceLike | None) -> DeviceLike:
+    """Tensor.cuda's device argument, checked: None is the current cuda device."""
     dev = "cuda" if device is None else device
     if isinstance(dev, int) and not isinstance(dev, bool):
         dev = f"cuda:{dev}"
     if canonical(dev).type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
-    return to(self, None, dev, non_blocking=non_blocking,
-              memory_format=memory_format_arg(memory_format, "cuda"))
+    return dev
 
 
 @method(POINTWISE, name="cpu", aten=())
@@ -555,6 +560,18 @@ for _name, _dt in (("float", float32), ("double", float64), ("half", float16),
                    ("bfloat16", bfloat16), ("long", int64), ("int", int32), ("short", int16),
                    ("char", int8), ("byte", uint8), ("bool", bool_)):
     register_meta(f"Tensor.{_name}")(as_rule(_dt, _name))
+
+
+@register_meta("Tensor.cuda")
+def _cuda_rule(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
+               memory_format: memory_format | None = None) -> TensorMeta:
+    return to_meta(self, None, _cuda_device(device), non_blocking=non_blocking,
+                   memory_format=memory_format_arg(memory_format, "cuda"))
+
+
+@register_meta("Tensor.cpu")
+def _cpu_rule(self: Tensor, memory_format: memory_format | None = None) -> TensorMeta:
+    return to_meta(self, None, "cpu", memory_format=memory_format_arg(memory_format, "cpu"))
 
 
 @register_meta("Tensor.type_as")
