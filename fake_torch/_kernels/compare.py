@@ -398,6 +398,8 @@ def _where_rule(condition: Tensor, input: Tensor | Number | None = None,
     if input is None and other is None:
         raise NotImplementedError("torch.where(condition): the output size depends on the "
                                   "values (torch.nonzero); no output rule")
+    if input is None or other is None:
+        raise TypeError("where() missing required argument 'input' or 'other'")
     return elementwise_meta([condition, input, other], _common.result_type(input, other), out)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from fake_torch._dtype import SCALAR_NAME, bool_, int64
 from fake_torch._kernels import window_kernels
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._reduce_util import reduce_dims
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, op
@@ -293,7 +294,7 @@ def _adaptive_avg_pool2d_rule(input: Tensor, output_size: int | Sequence[int | N
                               ) -> TensorMeta:
     size = _adaptive_size(input, output_size)
     if size == [1, 1]:  # the mean over H and W
-        from fake_torch._kernels.reduction import reduce_dims, reduced_meta
+        from fake_torch._kernels.reduction import reduced_meta
 
         return reduced_meta(input, reduce_dims(input.dim(), (-1, -2)), True, input.dtype)
     _check_adaptive(input)

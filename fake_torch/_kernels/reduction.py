@@ -414,7 +414,7 @@ def _aminmax_rule(input: Tensor, *, dim: int | None = None, keepdim: bool = Fals
     check_out(out, "aminmax")
     axes = tuple(range(input.dim())) if dim is None else \
         (wrap_dim(dim, input.dim()),) if input.dim() else ()
-    one = reduced_meta(input, axes, keepdim, input.dtype)
+    one: Any = reduced_meta(input, axes, keepdim, input.dtype)  # (as the kernel's pair)
     return return_types.aminmax((one, one))
 
 
@@ -429,14 +429,14 @@ def _max_min_rule(fn: str) -> Any:
             from fake_torch._kernels._elementwise import pointwise_rule
 
             return pointwise_rule(input, dim)
-        if isinstance(dim, _NoDim):
+        if isinstance(dim, _NoDim) or dim is None:
             axes = tuple(range(input.dim()))
             _check_nonempty(fn, input, axes, dim_given=False)
             return reduced_meta(input, axes, False, input.dtype)
         axes = (wrap_dim(dim, input.dim()),) if input.dim() > 0 else ()
         _check_nonempty(fn, input, axes, dim_given=True)
-        pair = (reduced_meta(input, axes, keepdim, input.dtype),
-                reduced_meta(input, axes, keepdim, int64))
+        pair: Any = (reduced_meta(input, axes, keepdim, input.dtype),
+                     reduced_meta(input, axes, keepdim, int64))
         return return_types.max(pair) if fn == "max" else return_types.min(pair)
     return rule
 
