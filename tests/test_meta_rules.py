@@ -121,3 +121,94 @@ def test_a_rule_describes_its_kernel_on_cuda(name: str, call: Any) -> None:
     with fake_torch.LaunchCounter.expect(0):
         got = _described(rules.run_rule(opdef, args, kwargs), _tensors((args, kwargs)))
     assert got == expected
+
+
+# calls the samples miss, each a branch of a rule: dtype promotion (int -> float, complex ->
+# real, bool results), layouts (a permuted 4-d input, an expanded one, broadcasting), `out=`,
+# in place, keepdim and dtype arguments, the modes of pad, aliasing (`to` of nothing new)
+def _more(p: Pool) -> dict[str, Any]:
+    L = p.L
+    return {"B4": p.X4.permute(0, 2, 3, 1), "H": p.A.half(), "E": p.V.reshape(3, 1).expand(3, 4),
+            "Ib": L.tensor([1, 2, 3]), "P": p.P, "M3": L.tensor([True, False, True])}
+
+
+_EXTRA: list[tuple[str, Any]] = [
+    ("torch.exp", lambda p, m: ((p.I,), {})),
+    ("torch.sqrt", lambda p, m: ((m["B4"],), {})),
+    ("torch.abs", lambda p, m: ((p.Z,), {})),
+    ("torch.angle", lambda p, m: ((p.I,), {})),
+    ("torch.add", lambda p, m: ((p.I, 2.5), {})),
+    ("torch.add", lambda p, m: ((m["H"], p.s0), {})),
+    ("torch.add", lambda p, m: ((p.A, p.B), {"out": p.L.empty(2, 3)})),
+    ("torch.mul", lambda p, m: ((p.At, m["Ib"]), {})),
+    ("torch.div", lambda p, m: ((p.I, 2), {})),
+    ("torch.div", lambda p, m: ((p.I, 2), {"rounding_mode": "floor"})),
+    ("torch.eq", lambda p, m: ((p.At, p.V), {})),
+    ("torch.lt", lambda p, m: ((p.I, 2.5), {})),
+    ("torch.clamp", lambda p, m: ((p.I,), {"min": 0.5})),
+    ("torch.where", lambda p, m: ((m["M3"], p.At, 0.0), {})),
+    ("torch.where", lambda p, m: ((m["M3"], p.I, 1.5), {})),
+    ("torch.square", lambda p, m: ((p.M,), {})),
+    ("torch.pow", lambda p, m: ((2, p.A), {})),
+    ("Tensor.add_", lambda p, m: ((p.At, p.V), {})),
+    ("Tensor.to", lambda p, m: ((m["B4"], p.L.float16), {})),
+    ("Tensor.to", lambda p, m: ((m["B4"],), {"memory_format": p.L.contiguous_format})),
+    ("Tensor.to", lambda p, m: ((m["E"], p.L.float64), {})),
+    ("Tensor.float", lambda p, m: ((p.A,), {})),
+    ("Tensor.type", lambda p, m: ((p.A, "torch.LongTensor"), {})),
+    ("torch.clone", lambda p, m: ((m["E"],), {})),
+    ("Tensor.contiguous", lambda p, m: ((p.X4,), {"memory_format": p.L.channels_last})),
+    ("torch.sum", lambda p, m: ((p.I,), {"dim": 1, "keepdim": True})),
+    ("torch.mean", lambda p, m: ((m["B4"], (1, 2)), {})),
+    ("torch.max", lambda p, m: ((p.A, 1), {})),
+    ("torch.max", lambda p, m: ((p.A, p.B), {})),
+    ("torch.argmax", lambda p, m: ((p.A,), {"keepdim": True})),
+    ("torch.aminmax", lambda p, m: ((p.A,), {"dim": 0, "keepdim": True})),
+    ("torch.var", lambda p, m: ((p.Z, 1), {})),
+    ("torch.norm", lambda p, m: ((p.Z,), {})),
+    ("torch.linalg.vector_norm", lambda p, m: ((p.A, 1, (0,)), {"dtype": p.L.float64})),
+    ("torch.softmax", lambda p, m: ((m["H"], 0), {"dtype": p.L.float32})),
+    ("torch.cat", lambda p, m: (((p.A, p.I), 0), {})),
+    ("torch.stack", lambda p, m: (((p.A, p.At), 2), {})),
+    ("torch.zeros_like", lambda p, m: ((m["B4"],), {"dtype": p.L.int32})),
+    ("torch.full", lambda p, m: (((2,), True), {})),
+    ("torch.arange", lambda p, m: ((0, 5, 0.5), {})),
+    ("torch.as_tensor", lambda p, m: ((p.A,), {"dtype": p.L.float64})),
+    ("torch.as_tensor", lambda p, m: ((p.A,), {})),
+    ("torch.randn_like", lambda p, m: ((m["B4"],), {})),
+    ("torch.normal", lambda p, m: ((p.A, m["P"]), {})),
+    ("torch.randint", lambda p, m: ((3, 10, (2, 2)), {})),
+    ("torch.nn.functional.pad", lambda p, m: ((p.A, (1, 2), "reflect"), {})),
+    ("torch.nn.functional.pad", lambda p, m: ((p.X3, (1, 1), "circular"), {})),
+    ("torch.nn.functional.pad", lambda p, m: ((p.A, (-1, 2)), {})),
+    ("torch.nn.functional.leaky_relu", lambda p, m: ((p.At, 0.1, True), {})),
+    ("torch.nn.functional.glu", lambda p, m: ((m["B4"], 1), {})),
+    ("torch.nn.functional.rms_norm", lambda p, m: ((m["B4"], (2,)), {})),
+    ("torch.nn.functional.rms_norm", lambda p, m: ((m["H"], (3,), p.V), {})),
+    ("torch.nn.functional.dropout", lambda p, m: ((p.A,), {"training": False})),
+    ("torch.prelu", lambda p, m: ((m["B4"], p.V.new_ones(4)), {})),
+    ("torch.nn.functional.adaptive_avg_pool2d", lambda p, m: ((m["B4"], 1), {})),
+    ("torch.index_put", lambda p, m: ((p.At, (p.idx,), p.s0), {})),
+    ("torch.flip", lambda p, m: ((m["B4"], (0,)), {})),
+    ("torch.conj_physical", lambda p, m: ((p.Z,), {})),
+    ("torch.complex", lambda p, m: ((p.A, p.B), {})),
+    ("torch.threshold", lambda p, m: ((p.I, 2, 0), {})),
+    ("torch.rrelu", lambda p, m: ((p.At,), {"training": True})),
+]
+
+
+@pytest.mark.parametrize("name,call", _EXTRA, ids=[n for n, _ in _EXTRA])
+def test_a_rule_describes_its_kernel_on_more_calls(name: str, call: Any) -> None:
+    opdef = dict(CASES)[name]
+    _, fn = _entry(opdef)
+
+    def make() -> Any:
+        p = Pool(fake_torch, "cpu")
+        return call(p, _more(p))
+
+    kernel_call = make()
+    expected = describe(_call(fn, kernel_call, "cpu"), _tensors(kernel_call))
+    args, kwargs = make()
+    with fake_torch.LaunchCounter.expect(0):
+        got = _described(rules.run_rule(opdef, args, kwargs), _tensors((args, kwargs)))
+    assert got == expected
