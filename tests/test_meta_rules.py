@@ -212,3 +212,35 @@ def test_a_rule_describes_its_kernel_on_more_calls(name: str, call: Any) -> None
     with fake_torch.LaunchCounter.expect(0):
         got = _described(rules.run_rule(opdef, args, kwargs), _tensors((args, kwargs)))
     assert got == expected
+
+
+# calls the kernels refuse: the rule refuses them alike (the same exception and text), since
+# it asks the same questions of the metadata
+_REFUSED: list[tuple[str, Any]] = [
+    ("Tensor.add_", lambda p: ((p.I, 1.5), {})),  # a float result into an int64 self
+    ("torch.add", lambda p: ((p.A, p.B), {"out": p.L.empty(3)})),  # out of the wrong shape
+    ("torch.mul", lambda p: ((p.A, p.S), {})),  # shapes that do not broadcast
+    ("torch.cat", lambda p: (((p.A, p.s0),), {})),  # a 0-dim part
+    ("torch.stack", lambda p: (((p.A, p.S),), {})),  # parts of two shapes
+    ("torch.mean", lambda p: ((p.I,), {})),  # no floating dtype to average in
+    ("torch.amax", lambda p: ((p.A.new_zeros(0, 3), 0), {})),  # an empty reduced dim
+    ("torch.softmax", lambda p: ((p.I, 0), {})),  # an integral output dtype
+    ("torch.nn.functional.max_pool2d", lambda p: ((p.X4, 5), {})),  # a window past the input
+    ("torch.nn.functional.pad", lambda p: ((p.A, (1,)), {})),  # an odd pad length
+    ("torch.nn.functional.layer_norm", lambda p: ((p.A, (2,)), {})),  # not the trailing shape
+    ("torch.multinomial", lambda p: ((p.P, 5), {})),  # more samples than categories
+    ("Tensor.repeat", lambda p: ((p.A, 2), {})),  # fewer repeats than dims
+]
+
+
+@pytest.mark.parametrize("name,call", _REFUSED, ids=[n for n, _ in _REFUSED])
+def test_a_rule_refuses_what_its_kernel_refuses(name: str, call: Any) -> None:
+    opdef = dict(CASES)[name]
+    _, fn = _entry(opdef)
+    with pytest.raises(Exception) as kernel_error:
+        _call(fn, call(Pool(fake_torch, "cpu")), "cpu")
+    args, kwargs = call(Pool(fake_torch, "cpu"))
+    with pytest.raises(type(kernel_error.value)) as rule_error, \
+            fake_torch.LaunchCounter.expect(0):
+        rules.run_rule(opdef, args, kwargs)
+    assert str(rule_error.value) == str(kernel_error.value)

@@ -252,15 +252,22 @@ def new_output(shape: Sequence[int], dt: dtype, dev: device,
 def check_out(out: Tensor, shape: tuple[int, ...], result: dtype,
               inputs: Sequence[Tensor]) -> None:
     """The checks torch makes before writing into an existing tensor (in-place ops, out=)."""
-    if not can_cast(result, out.dtype):
-        raise RuntimeError(f"result type {DTYPE_NAMES[result]} can't be cast to the desired "
-                           f"output type {DTYPE_NAMES[out.dtype]}")
-    if tuple(out._a.shape) != shape:
-        raise RuntimeError(f"output with shape {list(out._a.shape)} doesn't match the broadcast "
-                           f"shape {list(shape)}")
+    check_out_meta(tuple(out._a.shape), out.dtype, shape, result)
     assert_no_internal_overlap(out)
     for t in inputs:
         assert_no_partial_overlap(out, t)
+
+
+def check_out_meta(out_shape: tuple[Size, ...], out_dtype: dtype, shape: tuple[Size, ...],
+                   result: dtype) -> None:
+    """`check_out`'s questions of metadata: the result casts to out's dtype, out has the
+    broadcast shape."""
+    if not can_cast(result, out_dtype):
+        raise RuntimeError(f"result type {DTYPE_NAMES[result]} can't be cast to the desired "
+                           f"output type {DTYPE_NAMES[out_dtype]}")
+    if out_shape != shape:
+        raise RuntimeError(f"output with shape {list(out_shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
 
 
 # --- casts that round and wrap like torch ------------------------------------------------------
@@ -564,9 +571,7 @@ def elementwise_meta(operands: Sequence[Any], result: dtype,
     tensors = [x for x in operands if isinstance(x, Tensor)]
     shape = broadcast_shapes(*(t.shape for t in tensors))
     if out is not None:
-        if tuple(out.shape) != shape:
-            raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the "
-                               f"broadcast shape {list(shape)}")
+        check_out_meta(tuple(out.shape), out.dtype, shape, result)
         return written_meta(out, tensors)
     return TensorMeta(shape, result, layout_like(shape, tensors))
 

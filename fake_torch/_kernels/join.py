@@ -64,13 +64,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     """Join tensors along an existing dim (1-D empty tensors are skipped, as in torch); the
     result has the promoted dtype. One "cat" launch."""
     _no_out(out, "cat")
-    ts = _tensor_list(tensors, "cat", dim)
-    if not ts:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    for i, t in enumerate(ts):
-        if t.dim() == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                               "concatenated")
+    ts = _cat_parts(tensors, dim)
     dev = _common.common_device(*ts)
     parts, shape, d, dt = _cat_out(ts, dim)
     result = _common.new_tensor(shape, dt, dev)
@@ -78,8 +72,21 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     return result
 
 
+def _cat_parts(tensors: Any, dim: Any) -> list[Tensor]:
+    """cat's tensors, checked: a non-empty list of tensors of at least one dim."""
+    ts = _tensor_list(tensors, "cat", dim)
+    if not ts:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(ts):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    return ts
+
+
 def _cat_out(ts: list[Tensor], dim: int) -> tuple[list[Tensor], list[Any], int, dtype]:
-    """cat's checks, and what it joins: (the parts, the shape, the dim, the promoted dtype)."""
+    """cat's shape checks, and what it joins: (the parts, the shape, the dim, the promoted
+    dtype)."""
     dt = ts[0].dtype
     for t in ts[1:]:
         dt = promote_types(dt, t.dtype)
@@ -123,8 +130,6 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     """Join equal-shaped tensors along a new dim: one "stack" launch."""
     _no_out(out, "stack")
     ts = _tensor_list(tensors, "stack", dim)
-    if not ts:
-        raise RuntimeError("stack expects a non-empty TensorList")
     shape, d, dt = _stack_out(ts, dim)
     result = _common.new_tensor(shape, dt, _common.common_device(*ts))
     _common.launch("stack", _stack_kernel, result, ts, {"axis": d})
@@ -133,6 +138,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
 
 def _stack_out(ts: list[Tensor], dim: int) -> tuple[list[Any], int, dtype]:
     """stack's checks, and its (shape, new dim, promoted dtype)."""
+    if not ts:
+        raise RuntimeError("stack expects a non-empty TensorList")
     d = wrap_dim(dim, ts[0].dim() + 1)
     for i, t in enumerate(ts[1:], 1):
         if t.shape != ts[0].shape:
@@ -458,10 +465,7 @@ def _fresh(shape: Any, dt: dtype) -> TensorMeta:
 def _cat_rule(tensors: Sequence[Tensor], dim: int = 0, *,
               out: Tensor | None = None) -> TensorMeta:
     _no_out(out, "cat")
-    ts = _tensor_list(tensors, "cat", dim)
-    if not ts:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    _, shape, _, dt = _cat_out(ts, dim)
+    _, shape, _, dt = _cat_out(_cat_parts(tensors, dim), dim)
     return _fresh(shape, dt)
 
 
@@ -469,10 +473,7 @@ def _cat_rule(tensors: Sequence[Tensor], dim: int = 0, *,
 def _stack_rule(tensors: Sequence[Tensor], dim: int = 0, *,
                 out: Tensor | None = None) -> TensorMeta:
     _no_out(out, "stack")
-    ts = _tensor_list(tensors, "stack", dim)
-    if not ts:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape, _, dt = _stack_out(ts, dim)
+    shape, _, dt = _stack_out(_tensor_list(tensors, "stack", dim), dim)
     return _fresh(shape, dt)
 
 
