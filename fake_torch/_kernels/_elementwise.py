@@ -557,8 +557,9 @@ def layout_of(shape: Sequence[Size],
 
 
 def written_meta(out: Tensor, tensors: Sequence[Tensor]) -> TensorMeta:
-    """`out` (an in-place op's self, an `out=` argument) as the result: its own metadata,
-    aliasing its position among the call's tensors (after `tensors` when not among them)."""
+    """`out` itself as the result (an in-place op's self, an `out=` argument, an op that hands
+    back its input: `to` of nothing new): its own metadata, aliasing its position among the
+    call's tensors (after `tensors` when not among them)."""
     at = next((i for i, t in enumerate(tensors) if t is out), len(tensors))
     return TensorMeta(tuple(out.shape), out.dtype, tuple(out.stride()), out.storage_offset(),
                       alias=at)
