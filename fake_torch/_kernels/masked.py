@@ -15,16 +15,18 @@ import numpy as np
 from fake_torch import _dispatch, _meta
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
-from fake_torch._kernels._elementwise import is_number
+from fake_torch._kernels._elementwise import is_number, written_rule
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     checked_convert,
+    contiguous_strides,
     scalar_type_name,
 )
 from fake_torch._kernels.expand import expand
 from fake_torch._kernels.shape import clone, contiguous
 from fake_torch._memory_format import contiguous_format
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import DATA_DEPENDENT, POINTWISE, dynamic_shape, method, op
 from fake_torch._tensor import Scalar, Tensor
 
@@ -180,3 +182,15 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
 @op(DATA_DEPENDENT, method=True, aten=(), graph_break=dynamic_shape("aten.nonzero.default"))
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)  # type: ignore[no-any-return]
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+@register_meta("torch.masked_fill", "torch.masked_scatter")
+def _masked_copy_rule(input: Tensor, mask: Tensor, value: Any) -> TensorMeta:
+    """A fresh row-major copy of input broadcast with mask."""
+    shape = _common.broadcast_shapes(mask.shape, input.shape)
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))
+
+
+register_meta("Tensor.masked_fill_", "Tensor.masked_scatter_")(written_rule)
