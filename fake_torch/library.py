@@ -32,6 +32,7 @@ from fake_torch._dtype import dtype as DType
 from fake_torch._library import op_entry, opaque_object
 from fake_torch._library.library_handle import Library, entry_of
 from fake_torch._library.triton import triton_op, wrap_triton
+from fake_torch._missing_names import missing_attribute
 from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
 
@@ -126,7 +127,7 @@ def __getattr__(name: str) -> Any:
         raise NotImplementedError(f"torch.library.{name} is not emulated by fake_torch: "
                                   "register operators with torch.library.custom_op or "
                                   "torch.library.Library")
-    raise AttributeError(f"module 'torch.library' has no attribute '{name}'")
+    return missing_attribute(sys.modules[__name__], name)
 
 
 def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:

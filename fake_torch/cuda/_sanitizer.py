@@ -6,8 +6,11 @@ its own CUDA sanitizer). It catches:
   1. reading a tensor a capture produced before the graph was ever replayed;
   2. replaying a graph whose captured input tensor was freed since capture;
   3. reading a graph's output after another graph sharing its pool overwrote that memory;
-  4. replaying on a captured input the program forgot to copy new values into (it wrote it
-     before, not since the previous replay, while it wrote another tensor of that shape);
+  4. replaying on a captured input the program forgot to copy new values into: after a
+     replay, one it wrote since the capture but not since the previous replay, while it wrote
+     another tensor of that shape; at the first replay, one nothing wrote since the capture,
+     while new data of that shape (from the host, a random draw) was made since and never read
+     (fake_torch/cuda/_sanitizer_replays.py has the exact rules);
   5. reading a tensor taken from a graph's output after one replay once a later replay has
      overwritten it (fake_torch/cuda/_sanitizer_replays.py);
   6. as torch's CSAN does, a kernel on one stream accessing a tensor that a kernel on another
@@ -15,8 +18,10 @@ its own CUDA sanitizer). It catches:
      a write): CUDASanitizerErrors, after printing each race to stderr
      (fake_torch/cuda/_sanitizer_streams.py).
 The first five are fake_torch's own ("fake_torch sanitizer: ..." RuntimeErrors). A hazard of
-1, 3 and 5 raises where the host reads it (a device-to-host copy); an eager kernel reading it
-passes it on to what it writes.
+1, 3 and 5 raises where the host reads it: a device-to-host copy (`.item()`, `.tolist()`,
+`.cpu()`, `bool(t)`...) or a read without one that `_dispatch.host_sync(reads=...)` names (a
+print or repr, a data-dependent size as nonzero's or a mask index's, `torch.equal`); an eager
+kernel reading it passes it on to what it writes.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ from fake_torch.cuda import _sanitizer_replays
 if TYPE_CHECKING:
     from fake_torch.cuda.graphs import CUDAGraph
 
-_registration: _dispatch.Registration | None = None  # the door's input check, while on
+# the door's input check and read check, while on
+_registrations: tuple[_dispatch.Registration, _dispatch.Registration] | None = None
 
 
 # --- torch's error classes for stream races (torch.cuda._sanitizer's names and texts) ----------
@@ -128,29 +134,31 @@ class CUDASanitizerErrors(Exception):
 def enable_cuda_sanitizer() -> None:
     """Check every kernel's inputs and every host read for CUDA-graph hazards, and every
     kernel's accesses for stream races (from a clean slate: what ran before is not known)."""
-    global _registration
-    if _registration is None:
+    global _registrations
+    if _registrations is None:
         from fake_torch.cuda import _sanitizer_streams  # (it imports the classes above)
 
-        _registration = _dispatch.add_input_check(_check_inputs)
+        _registrations = (_dispatch.add_input_check(_check_inputs),
+                          _dispatch.add_read_check(_check_read))
         _sanitizer_replays.enable()
         _sanitizer_streams.enable()
 
 
 def disable_cuda_sanitizer() -> None:
     """fake_torch only: turn the checks off again."""
-    global _registration
-    if _registration is not None:
+    global _registrations
+    if _registrations is not None:
         from fake_torch.cuda import _sanitizer_streams
 
-        _registration.remove()
-        _registration = None
+        for registration in _registrations:
+            registration.remove()
+        _registrations = None
         _sanitizer_replays.disable()
         _sanitizer_streams.disable()
 
 
 def is_enabled() -> bool:
-    return _registration is not None
+    return _registrations is not None
 
 
 def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...],
@@ -158,17 +166,10 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
     """A host read of hazardous memory (or of a stale reference to a graph's output) raises; an
     eager kernel reading it passes the hazard on to what it writes (so `out.argmax().item()` is
     caught too)."""
-    hazard = None
-    for x in inputs:
-        if isinstance(x, np.ndarray):
-            storage = DEVICE.storage_of(x)
-            if storage is not None:
-                hazard = storage.hazard or _sanitizer_replays.stale_reference(x)
-                if hazard is not None:
-                    break
+    hazard = _hazard_of(inputs)
     eager = _dispatch.current_mode().name == "eager"
     if eager:
-        _sanitizer_replays.eager_wrote(outs)
+        _sanitizer_replays.eager_launched(op, kind, outs, inputs)
     if hazard is None:  # clean inputs: what the kernel writes is defined again
         for out in outs:
             storage = DEVICE.storage_of(out)
@@ -176,12 +177,36 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
                 storage.hazard = None
         return
     if kind == "memcpy_d2h":
-        raise RuntimeError(f"fake_torch sanitizer: {op} copies to the host {hazard}")
+        _raise_host_read(op, hazard)
     if eager:
         for out in outs:
             storage = DEVICE.storage_of(out)
             if storage is not None:
                 _mark(storage, hazard)
+
+
+def _check_read(what: str, arrays: tuple[np.ndarray, ...]) -> None:
+    """The host reads device memory without a launch (a print, a data-dependent size): a
+    hazard raises as a device-to-host copy's does."""
+    hazard = _hazard_of(arrays)
+    if hazard is not None:
+        _raise_host_read(what, hazard)
+
+
+def _hazard_of(arrays: tuple[Any, ...]) -> str | None:
+    """The first hazard among the device arrays read: their memory's, or a stale reference's."""
+    for x in arrays:
+        if isinstance(x, np.ndarray):
+            storage = DEVICE.storage_of(x)
+            if storage is not None:
+                hazard = storage.hazard or _sanitizer_replays.stale_reference(x)
+                if hazard is not None:
+                    return hazard
+    return None
+
+
+def _raise_host_read(what: str, hazard: str) -> None:
+    raise RuntimeError(f"fake_torch sanitizer: {what} copies to the host {hazard}")
 
 
 # --- bookkeeping called by CUDAGraph ----------------------------------------------------------
