@@ -46,6 +46,7 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
+from fake_torch._sym import SymInt
 from fake_torch._tensor import Number, Tensor
 
 SizeArg = int | Sequence[int]
@@ -80,7 +81,7 @@ def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
-    return tuple(int(s) for s in size)
+    return tuple(s if isinstance(s, SymInt) else int(s) for s in size)  # a symbol stays
 
 
 def finish(out: Tensor, requires_grad: bool) -> Tensor:
@@ -93,7 +94,7 @@ def finish(out: Tensor, requires_grad: bool) -> Tensor:
 
 
 def _is_int(s: object) -> bool:
-    return isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+    return isinstance(s, (int, np.integer, SymInt)) and not isinstance(s, bool)
 
 
 def _size_sequence(size: Any, fn: str) -> None:
