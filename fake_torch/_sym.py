@@ -15,8 +15,8 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_int", "sym_ite", "sym_max",
-           "sym_min", "sym_not", "sym_sum"]
+__all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_index", "sym_int", "sym_ite",
+           "sym_max", "sym_min", "sym_not", "sym_sum"]
 
 _Num = (builtins.int, builtins.float, builtins.bool)
 
@@ -393,3 +393,9 @@ def sym_sum(args: Iterable[Any]) -> Any:
     for a in args:
         total = total + a
     return total
+
+
+def sym_index(value: Any) -> Any:
+    """operator.index, except that a SymInt stays symbolic: what an op's argument checks use
+    where torch's accept a SymInt (a slice bound, a split size, a repeat count)."""
+    return value if isinstance(value, SymInt) else operator.index(value)

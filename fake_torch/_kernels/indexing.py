@@ -40,6 +40,7 @@ from fake_torch._kernels.shape import expand, unsqueeze, unsqueeze_geometry, vie
 from fake_torch._kernels.split import select_geometry, slice_dim, slice_geometry
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, VIEW, Break, dynamic_shape, method
+from fake_torch._sym import sym_index
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
 
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
@@ -78,7 +79,7 @@ def _slice(t: Tensor, dim: int, s: slice) -> Tensor:
 
 def _slice_bounds(t: Any, dim: int, s: slice) -> tuple[Any, Any, Any] | None:
     """The (start, stop, step) of `s` at `dim`, checked; None: `:`, which keeps the dim."""
-    step = 1 if s.step is None else operator.index(s.step)
+    step = 1 if s.step is None else sym_index(s.step)
     if step == 0:
         raise ValueError("slice step cannot be zero")
     if step < 0:
@@ -88,8 +89,8 @@ def _slice_bounds(t: Any, dim: int, s: slice) -> tuple[Any, Any, Any] | None:
     wrap_dim(dim, t.dim())
     if s.start is None and s.stop is None and step == 1:
         return None  # `:` keeps the dim as it is (torch skips the slice too)
-    start = None if s.start is None else operator.index(s.start)
-    stop = None if s.stop is None else operator.index(s.stop)
+    start = None if s.start is None else sym_index(s.start)
+    stop = None if s.stop is None else sym_index(s.stop)
     return start, stop, step
 
 
@@ -286,7 +287,7 @@ def _tensor_or_int(obj: Any, t: Tensor) -> Tensor | int:
     if isinstance(obj, str):
         raise TypeError("new(): invalid data type 'str'")
     try:
-        return operator.index(obj)
+        return sym_index(obj)
     except TypeError:
         raise IndexError(_VALID.format(type(obj).__name__)) from None
 

@@ -6,7 +6,6 @@ except where torch itself dispatches more (repeat_interleave with a tensor of re
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +26,7 @@ from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
+from fake_torch._sym import sym_index
 from fake_torch._tensor import Tensor, wrap_dim
 
 
@@ -296,7 +296,7 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None,
                                f"{size}")
         return index_select(input, d, _repeats_index(repeats, output_size))
     d = wrap_dim(0 if dim is None else dim, input.dim())
-    n = operator.index(repeats)
+    n = sym_index(repeats)
     if n < 0:
         raise RuntimeError("Repeats must be non-negative")
     if dim is None:

@@ -7,7 +7,6 @@ steps only); a cut piece keeps its base's strides and starts `start * stride` el
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from fake_torch._kernels._strides import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import VIEW, method, op
+from fake_torch._sym import sym_index
 from fake_torch._tensor import Tensor, wrap_dim
 
 Bounds = list[tuple[Any, Any]]  # the (start, stop) of each piece a split cuts
@@ -88,7 +88,7 @@ def _select_args(input: Tensor, dim: int, index: int) -> tuple[int, Any]:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.dim())
     size = input.shape[d]
-    index = operator.index(index)
+    index = sym_index(index)
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
@@ -114,7 +114,7 @@ def _narrow_args(input: Tensor, dim: int, start: int | Tensor, length: int) -> t
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.dim())
     size = input.shape[d]
-    begin = operator.index(start)
+    begin = sym_index(start)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     if not -size <= begin <= size:
@@ -176,7 +176,7 @@ def _split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor.dim())
     if not isinstance(split_size_or_sections, int):
-        return d, _split_sizes(tensor, d, [operator.index(s) for s in split_size_or_sections])
+        return d, _split_sizes(tensor, d, [sym_index(s) for s in split_size_or_sections])
     step = split_size_or_sections
     size = tensor.shape[d]
     if step < 0:
@@ -300,5 +300,5 @@ def _tensor_split(input: Tensor, indices_or_sections: Any, dim: int) -> tuple[in
             raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
         base, extra = size // spec, size % spec
         return d, _split_sizes(input, d, [base + (1 if i < extra else 0) for i in range(spec)])
-    cuts = [operator.index(i) for i in spec]
+    cuts = [sym_index(i) for i in spec]
     return d, list(itertools.pairwise([0, *cuts, size]))
