@@ -103,7 +103,7 @@ class TracingMode(TorchFunctionMode):
 
 _SIZE_QUERIES: dict[Any, str] = {Tensor.size: "size", Tensor.stride: "stride",
                                  Tensor.numel: "numel", Tensor.storage_offset: "storage_offset",
-                                 _GETTERS["shape"]: "shape"}
+                                 _GETTERS["shape"]: "shape", Tensor.__len__: "len"}
 
 
 def _symbolic_metadata(tracer: Tracer, func: Any, args: tuple[Any, ...]) -> Any:
@@ -117,6 +117,10 @@ def _symbolic_metadata(tracer: Tracer, func: Any, args: tuple[Any, ...]) -> Any:
         return NotImplemented
     if query == "shape":
         return example.shape
+    if query == "len":  # Python wants an int: the size is specialised (a guard), as in torch
+        if not example.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return int(example.shape[0])
     return getattr(example, query)(*args[1:])
 
 
