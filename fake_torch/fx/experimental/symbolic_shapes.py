@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import hashlib
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
@@ -103,7 +104,7 @@ def _user_sloc() -> str:
 
 
 def _is_unbacked(s: Any) -> bool:
-    return s.name.startswith(("u", "zuf"))
+    return bool(s.name.startswith(("u", "zuf")))
 
 
 def canonicalize_bool_expr(expr: Any) -> Any:
@@ -584,9 +585,10 @@ class ShapeEnv:
                 _is_unbacked(s) and s not in self.unbacked_inputs for s in lhs.free_symbols):
             self._set_replacement(rhs, self._find(lhs), "trivial_rhs")
             return
-        solved = _solve_linear(lhs - rhs, free[0])
-        if solved is not None and all(t.is_integer for t in sympy.preorder_traversal(solved)):
-            new = self._find(solved)
+        from fake_torch.utils._sympy.solve import try_solve
+        r = try_solve(expr, free[0], floordiv_inequality=False)
+        if r is not None and all(t.is_integer for t in sympy.preorder_traversal(r[1])):
+            new = self._find(r[1])
             if not any(_is_unbacked(s) for s in new.free_symbols):
                 self._set_replacement(free[0], new, "solve")
 
@@ -594,25 +596,15 @@ class ShapeEnv:
         """Narrow each symbol's range by `symbol <op> rhs` solved from the relation."""
         import sympy
 
+        from fake_torch.utils._sympy.solve import try_solve
         from fake_torch.utils._sympy.value_ranges import ValueRanges
         expr = self.simplify(expr)
-        if not isinstance(expr, sympy.Rel):
-            return
         for symbol in expr.free_symbols:
-            if not symbol.is_integer:
+            solved = try_solve(expr, symbol)
+            if solved is None or not (symbol.is_integer and solved[1].is_integer):
                 continue
-            diff = sympy.expand(expr.lhs - expr.rhs)
-            coeff = diff.coeff(symbol)
-            rest = diff - coeff * symbol
-            if coeff not in (1, -1) or symbol in rest.free_symbols:
-                continue
-            rhs = -rest / coeff  # symbol <op> rhs, the relation flipped for coeff -1
-            cls = type(expr)
-            if coeff == -1:
-                cls = {sympy.Gt: sympy.Lt, sympy.Lt: sympy.Gt, sympy.Ge: sympy.Le,
-                       sympy.Le: sympy.Ge}.get(cls, cls)
-            if not rhs.is_integer:
-                continue
+            r_expr, rhs = solved
+            cls = type(r_expr)
             vr = self.var_to_range.get(symbol, ValueRanges.unknown_int())
             lower, upper = vr.lower, vr.upper
             rhs_vr = self.bound_sympy(rhs)
@@ -697,17 +689,6 @@ class ShapeEnv:
             "by fake_torch (it needs Dynamo's sources); use evaluate_guards_for_args")
 
 
-def _solve_linear(diff: Any, x: Any) -> Any:
-    """x from `diff == 0` when diff is x (or -x) plus terms free of x; else None."""
-    import sympy
-    diff = sympy.expand(diff)
-    c = diff.coeff(x)
-    rest = diff - c * x
-    if c not in (1, -1) or x in rest.free_symbols:
-        return None
-    return -rest / c
-
-
 # -- questions about possibly-symbolic values ---------------------------------------------
 def is_symbolic(val: Any) -> bool:
     """True for a SymInt / SymFloat / SymBool with a symbolic expression (or the tracer's
@@ -745,7 +726,11 @@ def statically_known_false(x: Any) -> bool:
 
 
 def guard_size_oblivious(expr: Any) -> bool:
-    """`bool(expr)`, treating size-like unbacked symbols as >= 2 (so `u0 == 0` is False)."""
+    """`bool(expr)`, treating size-like unbacked symbols as >= 2 (so `u0 == 0` is False);
+    deprecated in torch 2.13, with its FutureWarning."""
+    warnings.warn("guard_size_oblivious will be removed. Consider using explicit unbacked "
+                  "handling     potentially utilizing guard_or_false, guard_or_true, or "
+                  "statically_known_true", FutureWarning, stacklevel=2)
     if _foreign_symbolic and isinstance(expr, _foreign_symbolic):
         return bool(expr)
     if isinstance(expr, SymBool):

@@ -41,7 +41,7 @@ def _common_factor(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
     return g
 
 
-class FloorDiv(sympy.Function):
+class FloorDiv(sympy.Function):  # type: ignore[misc]
     """Python's `a // b` on integers (rounds towards -inf), printed `(a//b)`."""
 
     nargs = (2,)
@@ -120,7 +120,7 @@ def _mod_fold(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr | None:
     return None
 
 
-class PythonMod(sympy.Function):
+class PythonMod(sympy.Function):  # type: ignore[misc]
     """Python's `a % b` (the result takes the divisor's sign)."""
 
     nargs = (2,)
@@ -143,7 +143,7 @@ class PythonMod(sympy.Function):
         return True if self.args[1].is_negative else None
 
 
-class Mod(sympy.Function):
+class Mod(sympy.Function):  # type: ignore[misc]
     """`a % b` for a known non-negative `a` and positive `b`, printed `Mod(a, b)`."""
 
     nargs = (2,)
@@ -158,7 +158,7 @@ class Mod(sympy.Function):
         return _mod_fold(p, q)
 
 
-class _ToInt(sympy.Function):
+class _ToInt(sympy.Function):  # type: ignore[misc]
     """float -> int (truncation, floor, ceiling): constants fold, infinities stay infinite."""
 
     is_integer = True
@@ -195,7 +195,7 @@ class CeilToInt(_ToInt):
     _round = math.ceil
 
 
-class ToFloat(sympy.Function):
+class ToFloat(sympy.Function):  # type: ignore[misc]
     """`float(n)` of a symbolic int."""
 
     is_real = True
@@ -209,7 +209,7 @@ class ToFloat(sympy.Function):
         return None
 
 
-class IntTrueDiv(sympy.Function):
+class IntTrueDiv(sympy.Function):  # type: ignore[misc]
     """`a / b` of two ints (Python's exact int true division), a float."""
 
     is_real = True
@@ -226,7 +226,7 @@ class IntTrueDiv(sympy.Function):
         return None
 
 
-class FloatTrueDiv(sympy.Function):
+class FloatTrueDiv(sympy.Function):  # type: ignore[misc]
     """`a / b` of floats (kept unevaluated so x/x stays a float expression)."""
 
     is_real = True
@@ -241,7 +241,7 @@ class FloatTrueDiv(sympy.Function):
         return None
 
 
-class PowByNatural(sympy.Function):
+class PowByNatural(sympy.Function):  # type: ignore[misc]
     """`a ** n` of ints with n >= 0; a constant exponent becomes sympy's own Pow."""
 
     is_integer = True
@@ -256,7 +256,7 @@ class PowByNatural(sympy.Function):
         return None
 
 
-class FloatPow(sympy.Function):
+class FloatPow(sympy.Function):  # type: ignore[misc]
     """`a ** b` of floats (base assumed non-negative); folds constants only."""
 
     is_real = True

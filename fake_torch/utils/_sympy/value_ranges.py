@@ -33,17 +33,21 @@ class ValueRanges:
 
     __slots__ = ("is_bool", "is_float", "is_int", "lower", "upper")
 
-    def __init__(self, lower: Any, upper: Any) -> None:
+    def __init__(self, lower: Any, upper: Any, *, is_int: bool | None = None) -> None:
+        """`is_int` when not given: an int range unless an end is a float (two infinite
+        ends make an int range, the unknown int's [-int_oo, int_oo])."""
         self.lower = _sym(lower)
         self.upper = _sym(upper)
         self.is_bool = isinstance(self.lower, sympy.logic.boolalg.BooleanAtom)
-        self.is_int = not self.is_bool and all(
-            v.is_Integer or v in (sympy.oo, -sympy.oo) for v in (self.lower, self.upper))
+        if is_int is None:
+            is_int = all(v.is_Integer or v in (sympy.oo, -sympy.oo)
+                         for v in (self.lower, self.upper))
+        self.is_int = not self.is_bool and is_int
         self.is_float = not self.is_bool and not self.is_int
 
     @classmethod
     def unknown(cls) -> ValueRanges:
-        return cls(-sympy.oo, sympy.oo)
+        return cls(-sympy.oo, sympy.oo, is_int=False)
 
     @classmethod
     def unknown_int(cls) -> ValueRanges:
@@ -68,7 +72,8 @@ class ValueRanges:
     def __and__(self, other: ValueRanges) -> ValueRanges:
         if self.is_bool:
             return other
-        return ValueRanges(sympy.Max(self.lower, other.lower), sympy.Min(self.upper, other.upper))
+        return ValueRanges(sympy.Max(self.lower, other.lower), sympy.Min(self.upper, other.upper),
+                           is_int=self.is_int and other.is_int)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ValueRanges) and self.lower == other.lower and \
