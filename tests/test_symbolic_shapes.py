@@ -20,15 +20,18 @@ import fake_torch as ft
 from fake_torch.fx.experimental import sym_node as ft_sym_node
 from fake_torch.fx.experimental import symbolic_shapes as ft_ss
 
-# guard_size_oblivious is deprecated in torch 2.13 (a FutureWarning in both libraries)
-pytestmark = pytest.mark.filterwarnings("ignore:guard_size_oblivious:FutureWarning")
+# guard_size_oblivious is deprecated in torch 2.13,
+# and so is ShapeEnv.size_hint (FutureWarnings in both libraries)
+pytestmark = [pytest.mark.filterwarnings("ignore:guard_size_oblivious:FutureWarning"),
+              pytest.mark.filterwarnings("ignore:use guarding_hint_or_throw:FutureWarning")]
 
 
 class Side:
     """One library's view: its torch module, symbolic_shapes module and symbol maker."""
 
-    def __init__(self, lib: Any, ss: Any, source: Callable[[str, int], Any]) -> None:
-        self.lib, self.ss, self._source = lib, ss, source
+    def __init__(self, lib: Any, ss: Any, source: Callable[[str, int], Any],
+                 local: Callable[[str], Any]) -> None:
+        self.lib, self.ss, self._source, self.local = lib, ss, source, local
         self.env = ss.ShapeEnv()
 
     def dim(self, name: str, val: int, dim: int = 0, duck: bool = False) -> Any:
@@ -60,11 +63,12 @@ def _torch_side() -> Side:
     from torch._dynamo.source import LocalSource, TensorProperty, TensorPropertySource
     from torch.fx.experimental import symbolic_shapes as ss
     return Side(torch, ss, lambda name, dim: TensorPropertySource(
-        LocalSource(name), TensorProperty.SIZE, dim))
+        LocalSource(name), TensorProperty.SIZE, dim), LocalSource)
 
 
 def _fake_side() -> Side:
-    return Side(ft, ft_ss, lambda name, dim: f"L['{name}'].size()[{dim}]")
+    return Side(ft, ft_ss, lambda name, dim: f"L['{name}'].size()[{dim}]",
+                lambda name: f"L['{name}']")
 
 
 def _err(fn: Callable[[], Any]) -> str:
@@ -306,6 +310,76 @@ def sc_symbolic_sizes_vllm_ranges(S: Side) -> list[Any]:
         if r.lower == 2:
             S.env.var_to_range[s] = vr_cls(0, r.upper)
     return [S.ranges(), bool(a >= 1), bool(a != 1), S.state()]
+
+
+def sc_guards_on_compound_expressions(S: Side) -> list[Any]:
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    out = [bool(a // 2 > 1), bool(a % 2 == 0), bool(a * b > 20), bool((a + 1) // 2 == 3),
+           bool(3 < a), bool(a * 2 == b), bool(a == 1), bool(2 * a == 7), bool(a + b > 100)]
+    return out + S.state()
+
+
+def sc_guards_on_floats(S: Side) -> list[Any]:
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    out = [bool(a / 2 > 2), bool(a / b < 1), bool(S.lib.sym_float(a) >= 4.5), bool(a * 0.5 > 1)]
+    return out + S.state()
+
+
+def sc_int_of_expression(S: Side) -> list[Any]:
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    out = [int(a + b), str(a), str(b), str(a * b), int(a * 2)]
+    return out + S.state()
+
+
+def sc_min_max_guards(S: Side) -> list[Any]:
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    out = [bool(S.lib.sym_max(a, 4) > 3), bool(S.lib.sym_min(a, b) > 4),
+           bool(S.lib.sym_max(a, b) == 7)]
+    return out + S.state()
+
+
+def sc_unbacked_arith_and_checks(S: Side) -> list[Any]:
+    u, v = S.env.create_unbacked_symint(), S.env.create_unbacked_symint()
+    out: list[Any] = [str(u % 3), str(u // 2), str(u * v + 1), str(-u)]
+    S.lib._check(u > 0)
+    out += [S.state(), S.ss.guard_or_false(u == 0), S.ss.statically_known_true(u != 0),
+            str(u % 3)]
+    S.lib._check(u + v == 10)
+    out += [S.state(), str(u + v)]
+    return out
+
+
+def sc_tensor_sizes_strides_offset(S: Side) -> list[Any]:
+    D, T = S.ss.DimDynamic.DYNAMIC, S.ss.DimDynamic.STATIC
+    U = S.ss.DimDynamic.UNBACKED
+    out: list[Any] = []
+    for name, t, dyn in [("x", S.lib.empty(5, 4), [D, T]), ("y", S.lib.empty(5, 4), [D, D]),
+                         ("z", S.lib.empty(5, 4).t(), [D, D]),
+                         ("w", S.lib.empty(6, 3, 2), [T, D, T]),
+                         ("v", S.lib.empty(6, 1, 2), [D, D, D]), ("o", S.lib.empty(10)[2:], [D]),
+                         ("p", S.lib.empty(6, 4)[:, :2], [D, T]),
+                         ("q", S.lib.empty(3, 4), [T, T]), ("u", S.lib.empty(7, 4), [U, T])]:
+        ctx = S.ss.StatelessSymbolicContext(dynamic_sizes=dyn)
+        sizes, strides, offset = S.env.create_symbolic_sizes_strides_storage_offset(
+            t, S.local(name), symbolic_context=ctx)
+        out.append([[str(v) for v in sizes], [str(v) for v in strides], str(offset),
+                    [type(v).__name__ for v in (*sizes, *strides, offset)],
+                    [getattr(getattr(v, "node", None), "hint", v) for v in (*sizes, *strides)]])
+    return [*out, S.ranges(), sorted(map(str, S.env.size_like))]
+
+
+def sc_hints_and_overrides(S: Side) -> list[Any]:
+    u, v = S.env.create_unbacked_symint(), S.env.create_unbacked_symint()
+    w = S.env.create_unbacked_symint()
+    S.lib._check(w <= 100)
+    S.lib._check(w >= 0)
+    a = S.dim("x", 5)
+    S.env.var_to_hint_override[u.node.expr] = 64  # mark_unbacked(hint_override=64)
+    out = [S.env.optimization_hint(e.node.expr, fallback=fb)
+           for e in (u * 2, u + a, a * 3, v, v + u, w, w + a) for fb in (None, 8)]
+    return [*out, str(S.env.size_hint((a * 3).node.expr)),
+            S.env.size_hint(u.node.expr, allow_none=True),
+            _err(lambda: S.env.size_hint(u.node.expr))]
 
 
 SCENARIOS = [v for k, v in sorted(globals().items()) if k.startswith("sc_")]

@@ -32,6 +32,7 @@ from fake_torch.fx.experimental.sym_node import SymNode
 
 __all__ = [
     "DimDynamic", "GuardOnDataDependentSymNode", "RuntimeAssert", "ShapeEnv", "ShapeGuard",
+    "StatelessSymbolicContext",
     "canonicalize_bool_expr", "expect_true", "free_symbols", "free_unbacked_symbols",
     "guard_bool", "guard_float", "guard_int", "guard_or_false", "guard_or_true",
     "guard_size_oblivious", "has_free_symbols", "is_concrete_bool", "is_concrete_int",
@@ -142,6 +143,38 @@ def canonicalize_bool_expr(expr: Any) -> Any:
     return cls(lhs, rhs, evaluate=False)
 
 
+@dataclasses.dataclass(frozen=True)
+class StatelessSymbolicContext:
+    """How each dim of a tensor becomes symbolic: `dynamic_sizes[i]` (a DimDynamic);
+    `dynamic_strides` default INFER_STRIDE (strides as products of the sizes when they are
+    contiguous, else their own symbols)."""
+
+    dynamic_sizes: Sequence[DimDynamic]
+    dynamic_strides: Sequence[DimDynamic] | None = None
+    constraint_sizes: Sequence[Any] | None = None
+    constraint_strides: Sequence[Any] | None = None
+    specialize_on: Any = None
+    view_base_context: Any = None
+    shape_ids: dict[int, str | None] | None = None
+    unbacked_bounds: dict[int, tuple[int | None, int | None]] | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.dynamic_sizes)
+        if self.dynamic_strides is None:
+            object.__setattr__(self, "dynamic_strides", [DimDynamic.INFER_STRIDE] * n)
+        if self.constraint_sizes is None:
+            object.__setattr__(self, "constraint_sizes", [None] * n)
+        if self.constraint_strides is None:
+            object.__setattr__(self, "constraint_strides", [None] * n)
+
+
+def _property_source(source: Any, prop: str, idx: int | None = None) -> str:
+    """The name of a tensor property's source: `L['x'].size()[0]`, `L['x'].storage_offset()`
+    (torch's TensorPropertySource names; fake_torch's sources are their names)."""
+    base = _source_name(source)
+    return f"{base}.{prop}()" if idx is None else f"{base}.{prop}()[{idx}]"
+
+
 class ShapeEnv:
     """The store of a trace's symbols: hints (backed_var_to_val), ranges (var_to_range),
     sources, replacements and the guards and runtime asserts recorded on them."""
@@ -214,6 +247,11 @@ class ShapeEnv:
         import sympy
 
         from fake_torch.utils._sympy.value_ranges import ValueRanges
+        if dynamic_dim is DimDynamic.UNBACKED:  # a size without a hint (mark_unbacked)
+            out = self.create_unbacked_symint(source).node.expr
+            self._constrain_range_for_size(out)
+            self.unbacked_inputs.add(out)
+            return out
         name = _source_name(source)
         if positive and val < 0:
             raise AssertionError(f"positive set for negative value: {val}")
@@ -250,6 +288,63 @@ class ShapeEnv:
             self.val_to_var[val] = sym
         return sym
 
+    def create_symbolic_sizes_strides_storage_offset(
+            self, ex: Any, source: Any, *, symbolic_context: StatelessSymbolicContext | None = None,
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+        """Symbolic sizes, strides and storage offset for tensor `ex` read from `source`:
+        a symbol per dynamic dim (symbolic_context; default DUCK every dim), strides as
+        products of sizes where `ex` is laid out contiguously along them, the offset a
+        symbol when nonzero (and any dim dynamic)."""
+        import sympy
+        ex_size = [int(v) for v in ex.size()]
+        ex_stride = [int(v) for v in ex.stride()]
+        ex_offset = int(ex.storage_offset())
+        dim = len(ex_size)
+        if symbolic_context is None:
+            symbolic_context = StatelessSymbolicContext([DimDynamic.DUCK] * dim)
+        ctx = symbolic_context
+        assert ctx.dynamic_strides is not None and ctx.constraint_sizes is not None
+        assert ctx.constraint_strides is not None
+        if len(ctx.dynamic_sizes) != dim:
+            raise AssertionError(f"{len(ctx.dynamic_sizes)} != {dim}")
+        static = all(r is DimDynamic.STATIC for r in ctx.dynamic_sizes)
+        from fake_torch.fx.experimental import _config
+        size = [self.create_symbol(v, _property_source(source, "size", i), ctx.dynamic_sizes[i],
+                                   ctx.constraint_sizes[i],
+                                   do_not_specialize_zero_one=_config.backed_size_oblivious)
+                for i, v in enumerate(ex_size)]
+        # strides, smallest first: a stride equal to an inner dim's size * stride is that
+        # product (contiguous along it); 0 and 1 stay constants; else a stride symbol
+        stride: list[Any] = [None] * dim
+        candidates: dict[int, Any] = {}
+        for val, neg_i in sorted((v, -i) for i, v in enumerate(ex_stride)):
+            i = -neg_i
+            contiguous = i != dim - 1 and ex_stride[i] == ex_size[i + 1] * ex_stride[i + 1]
+            if val in (0, 1) and not contiguous:
+                out = sympy.Integer(val)
+            elif ctx.dynamic_strides[i] is DimDynamic.INFER_STRIDE and val in candidates:
+                out = candidates[val]
+            else:
+                kind = ctx.dynamic_strides[i]
+                if kind is DimDynamic.INFER_STRIDE:
+                    kind = DimDynamic.STATIC if static else DimDynamic.DUCK
+                out = self.create_symbol(val, _property_source(source, "stride", i), kind,
+                                         ctx.constraint_strides[i])
+            stride[i] = out
+            candidates[ex_size[i] * val] = size[i] * out
+        sym_sizes = tuple(self.create_symintnode(s, hint=h, source=None)
+                          for s, h in zip(size, ex_size, strict=True))
+        sym_strides = []
+        for i, e in enumerate(stride):
+            h = e.xreplace(self.backed_var_to_val)
+            sym_strides.append(self.create_symintnode(
+                e, hint=int(h) if h.is_Integer else ex_stride[i]))
+        offset_kind = DimDynamic.STATIC if static else DimDynamic.DUCK
+        offset = self.create_symintnode(
+            self.create_symbol(ex_offset, _property_source(source, "storage_offset"),
+                               offset_kind), hint=ex_offset)
+        return sym_sizes, tuple(sym_strides), offset
+
     def create_unspecified_symbol(self, val: int | float, source: Any,
                                   dynamic_dim: DimDynamic = DimDynamic.DUCK,
                                   symbolic_context: Any = None) -> Any:
@@ -268,8 +363,10 @@ class ShapeEnv:
         import sympy
         if isinstance(sym, sympy.Integer):
             if hint is not None and int(sym) != hint:
-                raise AssertionError(f"{sym} != {hint}")
+                raise AssertionError(f"int(sym)={int(sym)} != hint={hint}")
             return int(sym)
+        if free_unbacked_symbols(sym):
+            hint = None
         return SymInt(SymNode(sym, self, int, hint))
 
     def create_symfloatnode(self, sym: Any, *, hint: Any, source: Any = None) -> Any:
@@ -445,32 +542,62 @@ class ShapeEnv:
         return sympy.true if all(nonneg(t) for t in sympy.Add.make_args(total)) else None
 
     def size_hint(self, expr: Any, *, allow_none: bool = False) -> Any:
-        """`expr`'s value with today's sizes (None, when allowed, for unbacked symbols)."""
+        """`expr`'s value with today's sizes (None, when allowed, for unbacked symbols);
+        deprecated in torch 2.13, with its FutureWarning."""
+        warnings.warn("use guarding_hint_or_throw or optimization_hint instead", FutureWarning,
+                      stacklevel=2)
         r = self.replace(expr).xreplace(self.backed_var_to_val)
         if r.free_symbols:
             if allow_none:
                 return None
+            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
             raise GuardOnDataDependentSymNode(
                 expr, f"Could not extract specialized integer from data-dependent "
-                f"expression {expr} (unhinted: {expr}).")
+                f"expression {expr} (unhinted: {expr}).  (Size-like symbols: "
+                f"{', '.join(sizes) or 'none'})")
         return r
 
     def guarding_hint_or_throw(self, expr: Any) -> int | bool:
+        """`expr`'s value with today's sizes; GuardOnDataDependentSymNode if unbacked."""
         import sympy
-        r = self.size_hint(expr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            r = self.size_hint(expr)
         if r in (sympy.true, sympy.false):
             return bool(r)
         return int(r)
 
     def optimization_hint(self, expr: Any, fallback: int | None = None) -> int:
-        """A value for planning only (no guard): hints, unbacked hint overrides, fallback."""
-        expr = self.replace(expr).xreplace(self.backed_var_to_val)
-        expr = expr.xreplace(self.var_to_hint_override)
-        if expr.free_symbols:
-            if fallback is None:
-                raise GuardOnDataDependentSymNode(expr, f"no hint for {expr}")
-            expr = expr.xreplace({s: fallback for s in expr.free_symbols})
-        return int(expr)
+        """A value for planning only (no guard): today's sizes for backed symbols, the
+        hint_override of an unbacked one (mark_unbacked(hint_override=)), else `fallback`
+        (default 8192, torch._inductor.config.unbacked_symint_fallback) clamped into the
+        symbol's range. Torch's further heuristics (factoring unbacked expressions for
+        consistent hints) are not reproduced."""
+        import sympy
+        if fallback is None:
+            fallback = 8192
+        e = sympy.sympify(expr)
+        e = e.xreplace(self.replacements).xreplace(self.backed_var_to_val)
+        e = e.xreplace({s: sympy.Integer(v) for s, v in self.var_to_hint_override.items()})
+        values = {}
+        for sym in e.free_symbols:
+            v = fallback
+            vr = self.var_to_range.get(sym)
+            if vr is not None:
+                if vr.lower.is_Integer:
+                    v = max(v, int(vr.lower))
+                if vr.upper.is_Integer:
+                    v = min(v, int(vr.upper))
+            values[sym] = sympy.Integer(v)
+        try:
+            e = e.subs(values)
+        except ZeroDivisionError:
+            return fallback
+        if e in (sympy.true, sympy.false):
+            return bool(e)
+        if e in (sympy.oo, -sympy.oo):
+            return sys.maxsize if e == sympy.oo else -sys.maxsize
+        return int(e)
 
     # -- guards ----------------------------------------------------------------------------
     @contextlib.contextmanager
