@@ -256,12 +256,12 @@ class SymNode:
                             operator.rshift, int)
 
     def sym_min(self, other: SymNode) -> SymNode:
-        import sympy
-        return self._binary("sym_min", other, sympy.Min, min)
+        from fake_torch.utils._sympy.functions import Min
+        return self._binary("sym_min", other, Min, min)
 
     def sym_max(self, other: SymNode) -> SymNode:
-        import sympy
-        return self._binary("sym_max", other, sympy.Max, max)
+        from fake_torch.utils._sympy.functions import Max
+        return self._binary("sym_max", other, Max, max)
 
     def sym_and(self, other: SymNode) -> SymNode:
         import sympy
@@ -322,8 +322,11 @@ class SymNode:
         return self._unary("trunc", TruncToInt, math.trunc, int)
 
     def floor(self) -> SymNode:
+        """math.floor: the floor divisions inside are first guarded exact, as in torch
+        (Eq(Mod(a, b), 0) evaluated, recording its guard)."""
         from fake_torch.utils._sympy.functions import FloorToInt
-        return self._unary("floor", FloorToInt, math.floor, int)
+        simplified = self.shape_env._simplify_floor_div(self.expr)
+        return self._unary("floor", lambda _: FloorToInt(simplified), math.floor, int)
 
     def ceil(self) -> SymNode:
         from fake_torch.utils._sympy.functions import CeilToInt

@@ -19,6 +19,7 @@ sympy is imported inside the functions that need it, so importing this module (w
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 import dataclasses
 import hashlib
 import sys
@@ -215,7 +216,16 @@ class ShapeEnv:
         self.deferred_runtime_asserts: dict[Any, list[RuntimeAssert]] = {}
         self.unbacked_symint_counter = 0
         self.unbacked_symfloat_counter = 0
+        self.divisible: set[Any] = set()
         self.frozen = False
+        # torch's caches, whose staleness shows in what it records: evaluate_expr's results
+        # per arguments (never cleared, 256 entries: a repeated bool() records no second
+        # guard), and _maybe_evaluate_static's, cleared only when the replacements, the
+        # divisible set or the runtime asserts grow, or a range narrows (a guard alone does
+        # not clear it: guard_or_false after bool() of the same condition guards again)
+        self._evaluate_cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._static_cache: dict[tuple[Any, ...], Any] = {}
+        self._static_cache_key: tuple[int, int, int] = (0, 0, 0)
         self._suppress_guards_depth = 0
 
     @property
@@ -431,8 +441,48 @@ class ShapeEnv:
         return sympy.expand(expr.xreplace(subs))
 
     def simplify(self, expr: Any, size_oblivious: bool = False) -> Any:
+        """`expr` expanded, with replacements, Max(1, b) -> b (and Max(0, b)) where known,
+        int(a / b) -> a // b, and exact divisions (a guarded Eq(Mod(a, b), 0)) marked."""
         import sympy
-        return self.replace(sympy.expand(expr))
+
+        from fake_torch.utils._sympy.functions import (
+            CleanDiv,
+            FloorDiv,
+            IntTrueDiv,
+            Max,
+            Mod,
+            TruncToInt,
+        )
+        expr = self.replace(sympy.expand(expr))
+        if not size_oblivious:
+            swaps = {}
+            for atom in expr.atoms(Max):
+                if len(atom.args) > 2:
+                    continue
+                a, b = atom.args
+                if b in (0, 1):
+                    a, b = b, a
+                if a in (0, 1) and self._maybe_evaluate_static(sympy.Ge(b, a)):
+                    swaps[atom] = b
+            if swaps:
+                expr = expr.xreplace(swaps)
+        if expr.has(TruncToInt):
+            swaps = {}
+            for atom in expr.atoms(TruncToInt):
+                if isinstance(atom.args[0], IntTrueDiv):
+                    base, divisor = atom.args[0].args
+                    exact = Mod(base, divisor) == 0
+                    swaps[atom] = (CleanDiv if exact else FloorDiv)(base, divisor)
+            if swaps:
+                expr = expr.xreplace(swaps)
+        if expr.has(FloorDiv) and self.divisible:
+            swaps = {fd: CleanDiv(*fd.args) for fd in expr.atoms(FloorDiv)
+                     if self.replace(Mod(*fd.args)) in self.divisible}
+            if swaps:
+                new = sympy.expand(expr.xreplace(swaps))
+                if new.atoms(sympy.Pow) <= expr.atoms(sympy.Pow):
+                    expr = new
+        return expr
 
     def _set_replacement(self, a: Any, tgt: Any, msg: str) -> None:
         from fake_torch.utils._sympy.value_ranges import ValueRanges
@@ -479,10 +529,28 @@ class ShapeEnv:
         return bound_sympy(expr, ranges)
 
     # -- deciding without guards -----------------------------------------------------------
-    def _maybe_evaluate_static(self, expr: Any, *, unbacked_only: bool = False,
-                               compute_hint: bool = False, size_oblivious: bool = False,
-                               axioms: Any = None, var_to_range: Any = None) -> Any:
-        """The value of `expr` if the ranges (and known facts) decide it, else None."""
+    def _maybe_evaluate_static(self, expr: Any, **kwargs: Any) -> Any:
+        """The value of `expr` if the ranges (and known facts) decide it, else None; with
+        unbacked_only=True, the expression as far as it simplifies. Keywords: unbacked_only,
+        compute_hint, size_oblivious, var_to_range. Cached as torch caches it (see
+        __init__): keyed on the keywords as passed, so f(e) and f(e, size_oblivious=False)
+        are two entries, as in torch's lru_cache."""
+        version = (len(self.replacements), len(self.divisible),
+                   sum(len(v) for v in self.deferred_runtime_asserts.values()))
+        if version != self._static_cache_key:
+            self._static_cache.clear()
+            self._static_cache_key = version
+        key = (expr, tuple(sorted(kwargs.items())))
+        if key not in self._static_cache:
+            self._static_cache[key] = self._evaluate_static(
+                expr, unbacked_only=kwargs.get("unbacked_only", False),
+                compute_hint=kwargs.get("compute_hint", False),
+                size_oblivious=kwargs.get("size_oblivious", False),
+                var_to_range=kwargs.get("var_to_range"))
+        return self._static_cache[key]
+
+    def _evaluate_static(self, expr: Any, *, unbacked_only: bool, compute_hint: bool,
+                         size_oblivious: bool, var_to_range: Any) -> Any:
         import sympy
 
         from fake_torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
@@ -522,7 +590,17 @@ class ShapeEnv:
         out = bound_sympy(new_expr, new_ranges)
         if out.is_singleton():
             return out.lower
-        return None
+        return new_expr if unbacked_only else None
+
+    def _simplify_floor_div(self, expr: Any) -> Any:
+        """`expr` simplified after evaluating (guarding) that each floor division in it is
+        exact: torch does so before math.floor of a symbolic float."""
+        import sympy
+
+        from fake_torch.utils._sympy.functions import FloorDiv, Mod
+        for fd in reversed(tuple(expr.atoms(FloorDiv))):
+            self.evaluate_expr(sympy.Eq(Mod(*fd.args), 0))
+        return self.simplify(expr)
 
     def _fast_eval_comparison(self, expr: Any) -> Any:
         """`sum of non-negative terms >= 0` is true, without the full analysis."""
@@ -618,6 +696,19 @@ class ShapeEnv:
                       forcing_spec: bool = False) -> Any:
         """The value of `orig_expr`: decided from ranges when possible; else the hint's
         value, recording the guard that keeps it (and learning from that guard)."""
+        key = (orig_expr, hint, size_oblivious, forcing_spec, self._suppress_guards_depth > 0,
+               fallback_value)
+        if key in self._evaluate_cache:
+            self._evaluate_cache.move_to_end(key)
+            return self._evaluate_cache[key]
+        r = self._evaluate_expr(orig_expr, hint, size_oblivious, fallback_value)
+        self._evaluate_cache[key] = r
+        if len(self._evaluate_cache) > 256:
+            self._evaluate_cache.popitem(last=False)
+        return r
+
+    def _evaluate_expr(self, orig_expr: Any, hint: Any, size_oblivious: bool,
+                       fallback_value: bool | None) -> Any:
         import sympy
         if orig_expr in (sympy.true, sympy.false) or orig_expr.is_number:
             return orig_expr
@@ -629,14 +720,13 @@ class ShapeEnv:
         if static is not None:
             return static
         if not expr.free_symbols <= self.backed_var_to_val.keys():
-            if fallback_value is not None:
+            new_expr = self._maybe_evaluate_static(expr, unbacked_only=True)
+            if new_expr.free_symbols <= self.backed_var_to_val.keys():
+                expr = new_expr
+            elif fallback_value is not None:
                 return sympy.true if fallback_value else sympy.false
-            boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
-            kind = "guard on" if boolean else "extract specialized integer from"
-            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
-            raise GuardOnDataDependentSymNode(
-                expr, f"Could not {kind} data-dependent expression {expr} "
-                f"(unhinted: {expr}).  (Size-like symbols: {', '.join(sizes) or 'none'})")
+            else:
+                self._raise_data_dependent(expr)
         concrete = sympy.sympify(hint) if hint is not None else \
             sympy.sympify(self.guarding_hint_or_throw(expr))
         if concrete is sympy.true:
@@ -651,31 +741,77 @@ class ShapeEnv:
             self._add_axioms(g)
         return concrete
 
-    def _add_axioms(self, g: Any) -> None:
+    def _raise_data_dependent(self, expr: Any) -> None:
         import sympy
-        g = canonicalize_bool_expr(self.simplify(g))
-        self.axioms[g] = sympy.true
-        self.axioms[canonicalize_bool_expr(sympy.Not(g))] = sympy.false
+        boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
+        kind = "guard on" if boolean else "extract specialized integer from"
+        sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+        raise GuardOnDataDependentSymNode(
+            expr, f"Could not {kind} data-dependent expression "
+            f"{expr.xreplace(self.backed_var_to_val)} (unhinted: {expr}).  "
+            f"(Size-like symbols: {', '.join(sizes) or 'none'})")
+
+    def get_implications(self, e: Any) -> tuple[tuple[Any, Any], ...]:
+        """The facts (canonical relation -> true/false) a true `e` gives: itself, its
+        negation false, both orders of an (in)equality, and for Eq both <= and >=, for
+        a < b also a <= b, a != b and (integers) a <= b - 1, for a <= b also a < b + 1."""
+        import sympy
+        equiv: dict[Any, Any] = {}
+
+        def add(expr: Any) -> None:
+            expr = canonicalize_bool_expr(expr)
+            if isinstance(expr, (sympy.Eq, sympy.Ne)):
+                opposite = sympy.Eq if isinstance(expr, sympy.Ne) else sympy.Ne
+                for lhs, rhs in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+                    equiv[type(expr)(lhs, rhs, evaluate=False)] = sympy.true
+                    equiv[opposite(lhs, rhs, evaluate=False)] = sympy.false
+            else:
+                equiv[expr] = sympy.true
+                equiv[canonicalize_bool_expr(sympy.Not(expr))] = sympy.false
+        add(e)
+        if isinstance(e, sympy.Eq):
+            add(sympy.Le(e.lhs, e.rhs, evaluate=False))
+            add(sympy.Ge(e.lhs, e.rhs, evaluate=False))
+        elif isinstance(e, sympy.Lt):
+            add(sympy.Le(e.lhs, e.rhs, evaluate=False))
+            add(sympy.Ne(e.lhs, e.rhs, evaluate=False))
+            if e.lhs.is_integer and e.rhs.is_integer:
+                add(sympy.Le(e.lhs, e.rhs - 1, evaluate=False))
+        elif isinstance(e, sympy.Le):
+            add(sympy.Lt(e.lhs, e.rhs + 1, evaluate=False))
+        return tuple(equiv.items())
+
+    def _add_axioms(self, g: Any) -> None:
+        self.axioms.update(dict(self.get_implications(self.simplify(g))))
 
     def guard_or_defer_runtime_assert(self, orig_expr: Any, msg: str,
                                       fx_node: Any = None) -> bool:
         """torch._check on an expression: true if known; a guard if only backed symbols;
-        else a runtime assert (deferred_runtime_asserts), whose facts are learnt."""
-        import sympy
-        expr = self.simplify(orig_expr)
+        else a runtime assert (deferred_runtime_asserts, keyed by its newest unbacked
+        symbol), whose facts are learnt."""
+        expr = orig_expr
+        fast = self._fast_eval_comparison(expr)
+        if fast is not None:
+            return bool(fast)
         static = self._maybe_evaluate_static(expr)
         if static is not None:
             return bool(static)
-        if expr.free_symbols <= self.backed_var_to_val.keys() and \
-                not self.prefer_deferred_runtime_asserts_over_guards:
-            return bool(self.evaluate_expr(expr, fx_node=fx_node) is sympy.true)
-        unbacked = [s for s in expr.free_symbols if _is_unbacked(s)] or \
-            sorted(expr.free_symbols, key=str)
-        key = max(unbacked, key=lambda s: (int(s.name.lstrip("uzf") or 0), s.name))
-        ra = RuntimeAssert(canonicalize_bool_expr(expr), msg)
-        self.deferred_runtime_asserts.setdefault(key, []).append(ra)
-        self._maybe_guard_rel(expr)
-        self._add_axioms(expr)
+        new_expr = self._maybe_evaluate_static(expr, unbacked_only=True)
+        if not self.prefer_deferred_runtime_asserts_over_guards and \
+                new_expr.free_symbols <= self.backed_var_to_val.keys():
+            return bool(self.evaluate_expr(new_expr, fx_node=fx_node))
+        if self._suppress_guards_depth == 0:
+            self._maybe_guard_rel(expr)
+            expr = canonicalize_bool_expr(expr)
+            ra = RuntimeAssert(expr, msg)
+
+            def order(s: Any) -> tuple[int, str]:
+                prefix = "zuf" if s.name.startswith("zuf") else "u"
+                return int(s.name[len(prefix):]), prefix
+            cands = sorted((s for s in expr.free_symbols if _is_unbacked(s)), key=order)
+            key = cands[-1] if cands else None
+            self.deferred_runtime_asserts.setdefault(key, []).append(ra)
+            self._add_axioms(expr)
         return True
 
     def _maybe_guard_rel(self, expr: Any) -> None:
@@ -701,7 +837,14 @@ class ShapeEnv:
         if not isinstance(expr, sympy.Eq):
             return
         from fake_torch.utils._sympy.functions import FloorDiv, Mod
-        if expr.has(Mod) or any(fd.divisor != 1 for fd in expr.atoms(FloorDiv)):
+        from fake_torch.utils._sympy.solve import try_solve
+        if expr.has(Mod):  # Eq(Mod(a, b), 0): b divides a
+            mod_expr = next(iter(expr.atoms(Mod)))
+            r = try_solve(expr, mod_expr, floordiv_inequality=False)
+            if r is not None and r[1] == 0:
+                self.divisible.add(mod_expr)
+            return
+        if any(fd.divisor != 1 for fd in expr.atoms(FloorDiv)):
             return
         lhs, rhs = expr.lhs, expr.rhs
         if lhs.is_Symbol and _is_unbacked(lhs) and not any(
@@ -712,7 +855,6 @@ class ShapeEnv:
                 _is_unbacked(s) and s not in self.unbacked_inputs for s in lhs.free_symbols):
             self._set_replacement(rhs, self._find(lhs), "trivial_rhs")
             return
-        from fake_torch.utils._sympy.solve import try_solve
         r = try_solve(expr, free[0], floordiv_inequality=False)
         if r is not None and all(t.is_integer for t in sympy.preorder_traversal(r[1])):
             new = self._find(r[1])
@@ -745,6 +887,7 @@ class ShapeEnv:
             if self.var_to_range[symbol].is_singleton():
                 self._set_replacement(symbol, self.var_to_range[symbol].lower,
                                       "range_refined_to_singleton")
+            self._static_cache.clear()
 
     def get_nontrivial_guards(self) -> list[Any]:
         """The guards' expressions that the ranges alone do not decide."""
