@@ -21,7 +21,64 @@ __all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_index", "sym_int",
 _Num = (builtins.int, builtins.float, builtins.bool)
 
 
-class SymInt:
+class _SymArith:
+    """The operators SymInt and SymFloat share: each builds a node, wrapped back."""
+
+    node: Any
+
+    def __add__(self, other: Any) -> Any:
+        return _binary("add", self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _binary("add", self, other, reflected=True)
+
+    def __sub__(self, other: Any) -> Any:
+        return _binary("sub", self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _binary("sub", self, other, reflected=True)
+
+    def __mul__(self, other: Any) -> Any:
+        return _binary("mul", self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _binary("mul", self, other, reflected=True)
+
+    def __eq__(self, other: object) -> Any:
+        return _binary("eq", self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return _binary("ne", self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _binary("lt", self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _binary("le", self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _binary("gt", self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _binary("ge", self, other)
+
+    def __neg__(self) -> Any:
+        return _unary("neg", self)
+
+    def __pos__(self) -> Any:
+        return self
+
+    def __abs__(self) -> Any:
+        return _unary("abs", self)
+
+    def __sym_max__(self, other: Any) -> Any:
+        return _binary("sym_max", self, other)
+
+    def __sym_min__(self, other: Any) -> Any:
+        return _binary("sym_min", self, other)
+
+
+class SymInt(_SymArith):
     """A symbolic int: `node` holds its expression (str(s + 1) == "s77 + 1") and hint."""
 
     def __init__(self, node: Any) -> None:
@@ -85,6 +142,18 @@ class SymInt:
             return _binary("pow_by_natural", self, other, reflected=True)
         return sym_float(self).__rpow__(sym_float(other))
 
+    def __mod__(self, other: Any) -> Any:
+        return _binary("mod", self, other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return _binary("mod", self, other, reflected=True)
+
+    def __lshift__(self, other: Any) -> Any:
+        return _binary("lshift", self, other)
+
+    def __rshift__(self, other: Any) -> Any:
+        return _binary("rshift", self, other)
+
     def __hash__(self) -> int:
         raise TypeError("unhashable type: non-nested SymInt")
 
@@ -113,7 +182,7 @@ class SymInt:
         return self
 
 
-class SymFloat:
+class SymFloat(_SymArith):
     """A symbolic float (a SymInt divided, `sym_float(n)`, a float-typed symbol)."""
 
     def __init__(self, node: Any) -> None:
@@ -217,6 +286,12 @@ class SymBool:
         return _binary("sym_or", self, other, reflected=True) \
             if isinstance(other, (bool, SymBool)) else NotImplemented
 
+    def __eq__(self, other: object) -> Any:
+        return _binary("eq", self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return _binary("ne", self, other)
+
     def __sym_not__(self) -> Any:
         return _unary("sym_not", self)
 
@@ -289,41 +364,6 @@ def _unary(method: str, self: Any) -> Any:
     return wrap_node(getattr(self.node, method)())
 
 
-def _install() -> None:
-    """The magic methods every Sym* class shares: arithmetic and comparisons."""
-    plain = {"add": "add", "sub": "sub", "mul": "mul", "mod": "mod", "lshift": "lshift",
-             "rshift": "rshift"}
-    compare = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
-    for cls in (SymInt, SymFloat):
-        for dunder, method in plain.items():
-            if cls is SymFloat and method in ("mod", "lshift", "rshift"):
-                continue
-            setattr(cls, f"__{dunder}__",
-                    lambda self, other, m=method: _binary(m, self, other))
-            setattr(cls, f"__r{dunder}__",
-                    lambda self, other, m=method: _binary(m, self, other, reflected=True))
-        for dunder, method in compare.items():
-            setattr(cls, f"__{dunder}__", lambda self, other, m=method: _binary(m, self, other))
-        cls.__neg__ = lambda self: _unary("neg", self)  # type: ignore[attr-defined]
-        cls.__pos__ = lambda self: self  # type: ignore[attr-defined]
-        cls.__abs__ = lambda self: _unary("abs", self)  # type: ignore[attr-defined]
-        cls.__sym_max__ = lambda self, other: _binary("sym_max", self, other)  # type: ignore[attr-defined]
-        cls.__sym_min__ = lambda self, other: _binary("sym_min", self, other)  # type: ignore[attr-defined]
-    SymBool.__eq__ = lambda self, other: _binary("eq", self, other)  # type: ignore[method-assign,assignment]
-    SymBool.__ne__ = lambda self, other: _binary("ne", self, other)  # type: ignore[method-assign,assignment]
-    # __eq__ set on the classes drops their __hash__: put torch's back
-    SymInt.__hash__ = _int_hash  # type: ignore[method-assign]
-    SymFloat.__hash__ = lambda self: hash(builtins.float(self))  # type: ignore[method-assign]
-    SymBool.__hash__ = lambda self: hash(builtins.bool(self))  # type: ignore[method-assign]
-
-
-def _int_hash(self: SymInt) -> int:
-    raise TypeError("unhashable type: non-nested SymInt")
-
-
-_install()
-
-
 # -- torch.sym_* -----------------------------------------------------------------------------
 def sym_not(a: Any) -> Any:
     """`not a`, kept symbolic for a SymBool."""
@@ -353,9 +393,9 @@ def sym_int(a: Any) -> Any:
 def sym_max(a: Any, b: Any) -> Any:
     """`max(a, b)` without a guard when either is symbolic."""
     if isinstance(a, (SymInt, SymFloat)):
-        return a.__sym_max__(b)  # type: ignore[union-attr]
+        return a.__sym_max__(b)
     if isinstance(b, (SymInt, SymFloat)):
-        return b.__sym_max__(a)  # type: ignore[union-attr]
+        return b.__sym_max__(a)
     if not isinstance(a, (builtins.int, builtins.float)) or \
             not isinstance(b, (builtins.int, builtins.float)):
         raise AssertionError(f"sym_max: expected ints or floats, got {type(a)} and {type(b)}")
@@ -367,9 +407,9 @@ def sym_max(a: Any, b: Any) -> Any:
 def sym_min(a: Any, b: Any) -> Any:
     """`min(a, b)` without a guard when either is symbolic."""
     if isinstance(a, (SymInt, SymFloat)):
-        return a.__sym_min__(b)  # type: ignore[union-attr]
+        return a.__sym_min__(b)
     if isinstance(b, (SymInt, SymFloat)):
-        return b.__sym_min__(a)  # type: ignore[union-attr]
+        return b.__sym_min__(a)
     if not isinstance(a, (builtins.int, builtins.float)) or \
             not isinstance(b, (builtins.int, builtins.float)):
         raise AssertionError(f"sym_min: expected ints or floats, got {type(a)} and {type(b)}")

@@ -11,6 +11,7 @@ is imported on first use: building a node needs a ShapeEnv, which needs sympy an
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 from collections.abc import Callable
@@ -113,30 +114,30 @@ class SymNode:
     def clone(self) -> SymNode:
         return self
 
-    def str(self) -> str:
+    def str(self) -> builtins.str:
         return f"{self.expr}"
 
-    def __str__(self) -> str:
+    def __str__(self) -> builtins.str:
         return self.str()
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> builtins.str:
         return self.str()
 
     # -- evaluation (guards) ---------------------------------------------------------------
     def evaluate(self, size_oblivious: bool = False) -> Any:
         return self.shape_env.evaluate_sym_node(self, size_oblivious)
 
-    def guard_int(self, file: str = "", line: int = 0) -> int:
+    def guard_int(self, file: builtins.str = "", line: int = 0) -> int:
         r = self.evaluate()
         try:
             return int(r)
         except Exception as e:
             raise RuntimeError(f"expected int, got {r}") from e
 
-    def guard_float(self, file: str = "", line: int = 0) -> float:
+    def guard_float(self, file: builtins.str = "", line: int = 0) -> float:
         return float(self.evaluate())
 
-    def guard_bool(self, file: str = "", line: int = 0) -> bool:
+    def guard_bool(self, file: builtins.str = "", line: int = 0) -> bool:
         import sympy
         r = self.evaluate()
         return bool(r is sympy.true or r is True)
@@ -147,7 +148,7 @@ class SymNode:
     def bool_(self) -> bool:
         return self.guard_bool()
 
-    def expect_true(self, file: str = "", line: int = 0) -> bool:
+    def expect_true(self, file: builtins.str = "", line: int = 0) -> bool:
         """A check (torch._check): guards when the expression has a hint and no unbacked
         symbol; otherwise asserts it at run time and learns from it."""
         from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
@@ -156,35 +157,35 @@ class SymNode:
         return self.shape_env.guard_or_defer_runtime_assert(
             self.expr, f"{file}:{line}", fx_node=self.fx_node)
 
-    def statically_known_true(self, file: str = "", line: int = 0) -> bool:
+    def statically_known_true(self, file: builtins.str = "", line: int = 0) -> bool:
         import sympy
         r = self.shape_env._maybe_evaluate_static(self.expr)
         return r is sympy.true
 
-    def guard_size_oblivious(self, file: str = "", line: int = 0) -> bool:
+    def guard_size_oblivious(self, file: builtins.str = "", line: int = 0) -> bool:
         import sympy
         r = self.shape_env.evaluate_expr(self.expr, self.hint, size_oblivious=True)
         return bool(r is sympy.true or r is True)
 
-    def guard_or_false(self, file: str = "", line: int = 0) -> bool:
+    def guard_or_false(self, file: builtins.str = "", line: int = 0) -> bool:
         import sympy
         r = self.shape_env.evaluate_expr(self.expr, self.hint, fallback_value=False)
         return bool(r is sympy.true or r is True)
 
-    def guard_or_true(self, file: str = "", line: int = 0) -> bool:
+    def guard_or_true(self, file: builtins.str = "", line: int = 0) -> bool:
         import sympy
         r = self.shape_env.evaluate_expr(self.expr, self.hint, fallback_value=True)
         return bool(r is sympy.true or r is True)
 
     # -- arithmetic: one method per operation (torch's SymNode method names) --------------
-    def _new(self, op: str, inputs: tuple[SymNode, ...], expr: Any, pytype: type,
+    def _new(self, op: builtins.str, inputs: tuple[SymNode, ...], expr: Any, pytype: type,
              hint: Any) -> SymNode:
         node = SymNode(expr, self.shape_env, pytype, hint)
         if _tracing_hook is not None:
             node.fx_node = _tracing_hook(op, inputs, node)
         return node
 
-    def _binary(self, op: str, other: SymNode, build: Callable[[Any, Any], Any],
+    def _binary(self, op: builtins.str, other: SymNode, build: Callable[[Any, Any], Any],
                 py: Callable[[Any, Any], Any], pytype: type | None = None) -> SymNode:
         hint = None
         if self.hint is not None and other.hint is not None:
@@ -195,7 +196,7 @@ class SymNode:
             hint = pytype(hint)
         return self._new(op, (self, other), build(self.expr, other.expr), pytype, hint)
 
-    def _unary(self, op: str, build: Callable[[Any], Any], py: Callable[[Any], Any],
+    def _unary(self, op: builtins.str, build: Callable[[Any], Any], py: Callable[[Any], Any],
                pytype: type | None = None) -> SymNode:
         pytype = pytype or self.pytype
         hint = None if self.hint is None else pytype(py(self.hint))
@@ -255,12 +256,12 @@ class SymNode:
                             operator.rshift, int)
 
     def sym_min(self, other: SymNode) -> SymNode:
-        import sympy
-        return self._binary("sym_min", other, sympy.Min, min)
+        from fake_torch.utils._sympy.functions import Min
+        return self._binary("sym_min", other, Min, min)
 
     def sym_max(self, other: SymNode) -> SymNode:
-        import sympy
-        return self._binary("sym_max", other, sympy.Max, max)
+        from fake_torch.utils._sympy.functions import Max
+        return self._binary("sym_max", other, Max, max)
 
     def sym_and(self, other: SymNode) -> SymNode:
         import sympy
@@ -270,7 +271,7 @@ class SymNode:
         import sympy
         return self._binary("sym_or", other, sympy.Or, lambda a, b: a or b, bool)
 
-    def _compare(self, op: str, other: SymNode, rel: Callable[[Any, Any], Any]) -> SymNode:
+    def _compare(self, op: builtins.str, other: SymNode, rel: Callable[[Any, Any], Any]) -> SymNode:
         return self._binary(op, other, rel, getattr(operator, op), bool)
 
     def eq(self, other: SymNode) -> SymNode:
@@ -321,8 +322,11 @@ class SymNode:
         return self._unary("trunc", TruncToInt, math.trunc, int)
 
     def floor(self) -> SymNode:
+        """math.floor: the floor divisions inside are first guarded exact, as in torch
+        (Eq(Mod(a, b), 0) evaluated, recording its guard)."""
         from fake_torch.utils._sympy.functions import FloorToInt
-        return self._unary("floor", FloorToInt, math.floor, int)
+        simplified = self.shape_env._simplify_floor_div(self.expr)
+        return self._unary("floor", lambda _: FloorToInt(simplified), math.floor, int)
 
     def ceil(self) -> SymNode:
         from fake_torch.utils._sympy.functions import CeilToInt

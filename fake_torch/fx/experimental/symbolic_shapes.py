@@ -19,9 +19,11 @@ sympy is imported inside the functions that need it, so importing this module (w
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 import dataclasses
 import hashlib
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
@@ -31,6 +33,7 @@ from fake_torch.fx.experimental.sym_node import SymNode
 
 __all__ = [
     "DimDynamic", "GuardOnDataDependentSymNode", "RuntimeAssert", "ShapeEnv", "ShapeGuard",
+    "StatelessSymbolicContext",
     "canonicalize_bool_expr", "expect_true", "free_symbols", "free_unbacked_symbols",
     "guard_bool", "guard_float", "guard_int", "guard_or_false", "guard_or_true",
     "guard_size_oblivious", "has_free_symbols", "is_concrete_bool", "is_concrete_int",
@@ -103,7 +106,7 @@ def _user_sloc() -> str:
 
 
 def _is_unbacked(s: Any) -> bool:
-    return s.name.startswith(("u", "zuf"))
+    return bool(s.name.startswith(("u", "zuf")))
 
 
 def canonicalize_bool_expr(expr: Any) -> Any:
@@ -139,6 +142,38 @@ def canonicalize_bool_expr(expr: Any) -> Any:
     lhs = sympy.Add(*(-t for t in terms if negative(t)))
     rhs = sympy.Add(*(t for t in terms if not negative(t)))
     return cls(lhs, rhs, evaluate=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class StatelessSymbolicContext:
+    """How each dim of a tensor becomes symbolic: `dynamic_sizes[i]` (a DimDynamic);
+    `dynamic_strides` default INFER_STRIDE (strides as products of the sizes when they are
+    contiguous, else their own symbols)."""
+
+    dynamic_sizes: Sequence[DimDynamic]
+    dynamic_strides: Sequence[DimDynamic] | None = None
+    constraint_sizes: Sequence[Any] | None = None
+    constraint_strides: Sequence[Any] | None = None
+    specialize_on: Any = None
+    view_base_context: Any = None
+    shape_ids: dict[int, str | None] | None = None
+    unbacked_bounds: dict[int, tuple[int | None, int | None]] | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.dynamic_sizes)
+        if self.dynamic_strides is None:
+            object.__setattr__(self, "dynamic_strides", [DimDynamic.INFER_STRIDE] * n)
+        if self.constraint_sizes is None:
+            object.__setattr__(self, "constraint_sizes", [None] * n)
+        if self.constraint_strides is None:
+            object.__setattr__(self, "constraint_strides", [None] * n)
+
+
+def _property_source(source: Any, prop: str, idx: int | None = None) -> str:
+    """The name of a tensor property's source: `L['x'].size()[0]`, `L['x'].storage_offset()`
+    (torch's TensorPropertySource names; fake_torch's sources are their names)."""
+    base = _source_name(source)
+    return f"{base}.{prop}()" if idx is None else f"{base}.{prop}()[{idx}]"
 
 
 class ShapeEnv:
@@ -181,7 +216,16 @@ class ShapeEnv:
         self.deferred_runtime_asserts: dict[Any, list[RuntimeAssert]] = {}
         self.unbacked_symint_counter = 0
         self.unbacked_symfloat_counter = 0
+        self.divisible: set[Any] = set()
         self.frozen = False
+        # torch's caches, whose staleness shows in what it records: evaluate_expr's results
+        # per arguments (never cleared, 256 entries: a repeated bool() records no second
+        # guard), and _maybe_evaluate_static's, cleared only when the replacements, the
+        # divisible set or the runtime asserts grow, or a range narrows (a guard alone does
+        # not clear it: guard_or_false after bool() of the same condition guards again)
+        self._evaluate_cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._static_cache: dict[tuple[Any, ...], Any] = {}
+        self._static_cache_key: tuple[int, int, int] = (0, 0, 0)
         self._suppress_guards_depth = 0
 
     @property
@@ -213,6 +257,11 @@ class ShapeEnv:
         import sympy
 
         from fake_torch.utils._sympy.value_ranges import ValueRanges
+        if dynamic_dim is DimDynamic.UNBACKED:  # a size without a hint (mark_unbacked)
+            out = self.create_unbacked_symint(source).node.expr
+            self._constrain_range_for_size(out)
+            self.unbacked_inputs.add(out)
+            return out
         name = _source_name(source)
         if positive and val < 0:
             raise AssertionError(f"positive set for negative value: {val}")
@@ -249,6 +298,63 @@ class ShapeEnv:
             self.val_to_var[val] = sym
         return sym
 
+    def create_symbolic_sizes_strides_storage_offset(
+            self, ex: Any, source: Any, *, symbolic_context: StatelessSymbolicContext | None = None,
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+        """Symbolic sizes, strides and storage offset for tensor `ex` read from `source`:
+        a symbol per dynamic dim (symbolic_context; default DUCK every dim), strides as
+        products of sizes where `ex` is laid out contiguously along them, the offset a
+        symbol when nonzero (and any dim dynamic)."""
+        import sympy
+        ex_size = [int(v) for v in ex.size()]
+        ex_stride = [int(v) for v in ex.stride()]
+        ex_offset = int(ex.storage_offset())
+        dim = len(ex_size)
+        if symbolic_context is None:
+            symbolic_context = StatelessSymbolicContext([DimDynamic.DUCK] * dim)
+        ctx = symbolic_context
+        assert ctx.dynamic_strides is not None and ctx.constraint_sizes is not None
+        assert ctx.constraint_strides is not None
+        if len(ctx.dynamic_sizes) != dim:
+            raise AssertionError(f"{len(ctx.dynamic_sizes)} != {dim}")
+        static = all(r is DimDynamic.STATIC for r in ctx.dynamic_sizes)
+        from fake_torch.fx.experimental import _config
+        size = [self.create_symbol(v, _property_source(source, "size", i), ctx.dynamic_sizes[i],
+                                   ctx.constraint_sizes[i],
+                                   do_not_specialize_zero_one=_config.backed_size_oblivious)
+                for i, v in enumerate(ex_size)]
+        # strides, smallest first: a stride equal to an inner dim's size * stride is that
+        # product (contiguous along it); 0 and 1 stay constants; else a stride symbol
+        stride: list[Any] = [None] * dim
+        candidates: dict[int, Any] = {}
+        for val, neg_i in sorted((v, -i) for i, v in enumerate(ex_stride)):
+            i = -neg_i
+            contiguous = i != dim - 1 and ex_stride[i] == ex_size[i + 1] * ex_stride[i + 1]
+            if val in (0, 1) and not contiguous:
+                out = sympy.Integer(val)
+            elif ctx.dynamic_strides[i] is DimDynamic.INFER_STRIDE and val in candidates:
+                out = candidates[val]
+            else:
+                kind = ctx.dynamic_strides[i]
+                if kind is DimDynamic.INFER_STRIDE:
+                    kind = DimDynamic.STATIC if static else DimDynamic.DUCK
+                out = self.create_symbol(val, _property_source(source, "stride", i), kind,
+                                         ctx.constraint_strides[i])
+            stride[i] = out
+            candidates[ex_size[i] * val] = size[i] * out
+        sym_sizes = tuple(self.create_symintnode(s, hint=h, source=None)
+                          for s, h in zip(size, ex_size, strict=True))
+        sym_strides = []
+        for i, e in enumerate(stride):
+            h = e.xreplace(self.backed_var_to_val)
+            sym_strides.append(self.create_symintnode(
+                e, hint=int(h) if h.is_Integer else ex_stride[i]))
+        offset_kind = DimDynamic.STATIC if static else DimDynamic.DUCK
+        offset = self.create_symintnode(
+            self.create_symbol(ex_offset, _property_source(source, "storage_offset"),
+                               offset_kind), hint=ex_offset)
+        return sym_sizes, tuple(sym_strides), offset
+
     def create_unspecified_symbol(self, val: int | float, source: Any,
                                   dynamic_dim: DimDynamic = DimDynamic.DUCK,
                                   symbolic_context: Any = None) -> Any:
@@ -267,8 +373,10 @@ class ShapeEnv:
         import sympy
         if isinstance(sym, sympy.Integer):
             if hint is not None and int(sym) != hint:
-                raise AssertionError(f"{sym} != {hint}")
+                raise AssertionError(f"int(sym)={int(sym)} != hint={hint}")
             return int(sym)
+        if free_unbacked_symbols(sym):
+            hint = None
         return SymInt(SymNode(sym, self, int, hint))
 
     def create_symfloatnode(self, sym: Any, *, hint: Any, source: Any = None) -> Any:
@@ -333,8 +441,48 @@ class ShapeEnv:
         return sympy.expand(expr.xreplace(subs))
 
     def simplify(self, expr: Any, size_oblivious: bool = False) -> Any:
+        """`expr` expanded, with replacements, Max(1, b) -> b (and Max(0, b)) where known,
+        int(a / b) -> a // b, and exact divisions (a guarded Eq(Mod(a, b), 0)) marked."""
         import sympy
-        return self.replace(sympy.expand(expr))
+
+        from fake_torch.utils._sympy.functions import (
+            CleanDiv,
+            FloorDiv,
+            IntTrueDiv,
+            Max,
+            Mod,
+            TruncToInt,
+        )
+        expr = self.replace(sympy.expand(expr))
+        if not size_oblivious:
+            swaps = {}
+            for atom in expr.atoms(Max):
+                if len(atom.args) > 2:
+                    continue
+                a, b = atom.args
+                if b in (0, 1):
+                    a, b = b, a
+                if a in (0, 1) and self._maybe_evaluate_static(sympy.Ge(b, a)):
+                    swaps[atom] = b
+            if swaps:
+                expr = expr.xreplace(swaps)
+        if expr.has(TruncToInt):
+            swaps = {}
+            for atom in expr.atoms(TruncToInt):
+                if isinstance(atom.args[0], IntTrueDiv):
+                    base, divisor = atom.args[0].args
+                    exact = Mod(base, divisor) == 0
+                    swaps[atom] = (CleanDiv if exact else FloorDiv)(base, divisor)
+            if swaps:
+                expr = expr.xreplace(swaps)
+        if expr.has(FloorDiv) and self.divisible:
+            swaps = {fd: CleanDiv(*fd.args) for fd in expr.atoms(FloorDiv)
+                     if self.replace(Mod(*fd.args)) in self.divisible}
+            if swaps:
+                new = sympy.expand(expr.xreplace(swaps))
+                if new.atoms(sympy.Pow) <= expr.atoms(sympy.Pow):
+                    expr = new
+        return expr
 
     def _set_replacement(self, a: Any, tgt: Any, msg: str) -> None:
         from fake_torch.utils._sympy.value_ranges import ValueRanges
@@ -381,10 +529,28 @@ class ShapeEnv:
         return bound_sympy(expr, ranges)
 
     # -- deciding without guards -----------------------------------------------------------
-    def _maybe_evaluate_static(self, expr: Any, *, unbacked_only: bool = False,
-                               compute_hint: bool = False, size_oblivious: bool = False,
-                               axioms: Any = None, var_to_range: Any = None) -> Any:
-        """The value of `expr` if the ranges (and known facts) decide it, else None."""
+    def _maybe_evaluate_static(self, expr: Any, **kwargs: Any) -> Any:
+        """The value of `expr` if the ranges (and known facts) decide it, else None; with
+        unbacked_only=True, the expression as far as it simplifies. Keywords: unbacked_only,
+        compute_hint, size_oblivious, var_to_range. Cached as torch caches it (see
+        __init__): keyed on the keywords as passed, so f(e) and f(e, size_oblivious=False)
+        are two entries, as in torch's lru_cache."""
+        version = (len(self.replacements), len(self.divisible),
+                   sum(len(v) for v in self.deferred_runtime_asserts.values()))
+        if version != self._static_cache_key:
+            self._static_cache.clear()
+            self._static_cache_key = version
+        key = (expr, tuple(sorted(kwargs.items())))
+        if key not in self._static_cache:
+            self._static_cache[key] = self._evaluate_static(
+                expr, unbacked_only=kwargs.get("unbacked_only", False),
+                compute_hint=kwargs.get("compute_hint", False),
+                size_oblivious=kwargs.get("size_oblivious", False),
+                var_to_range=kwargs.get("var_to_range"))
+        return self._static_cache[key]
+
+    def _evaluate_static(self, expr: Any, *, unbacked_only: bool, compute_hint: bool,
+                         size_oblivious: bool, var_to_range: Any) -> Any:
         import sympy
 
         from fake_torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
@@ -424,7 +590,17 @@ class ShapeEnv:
         out = bound_sympy(new_expr, new_ranges)
         if out.is_singleton():
             return out.lower
-        return None
+        return new_expr if unbacked_only else None
+
+    def _simplify_floor_div(self, expr: Any) -> Any:
+        """`expr` simplified after evaluating (guarding) that each floor division in it is
+        exact: torch does so before math.floor of a symbolic float."""
+        import sympy
+
+        from fake_torch.utils._sympy.functions import FloorDiv, Mod
+        for fd in reversed(tuple(expr.atoms(FloorDiv))):
+            self.evaluate_expr(sympy.Eq(Mod(*fd.args), 0))
+        return self.simplify(expr)
 
     def _fast_eval_comparison(self, expr: Any) -> Any:
         """`sum of non-negative terms >= 0` is true, without the full analysis."""
@@ -444,32 +620,62 @@ class ShapeEnv:
         return sympy.true if all(nonneg(t) for t in sympy.Add.make_args(total)) else None
 
     def size_hint(self, expr: Any, *, allow_none: bool = False) -> Any:
-        """`expr`'s value with today's sizes (None, when allowed, for unbacked symbols)."""
+        """`expr`'s value with today's sizes (None, when allowed, for unbacked symbols);
+        deprecated in torch 2.13, with its FutureWarning."""
+        warnings.warn("use guarding_hint_or_throw or optimization_hint instead", FutureWarning,
+                      stacklevel=2)
         r = self.replace(expr).xreplace(self.backed_var_to_val)
         if r.free_symbols:
             if allow_none:
                 return None
+            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
             raise GuardOnDataDependentSymNode(
                 expr, f"Could not extract specialized integer from data-dependent "
-                f"expression {expr} (unhinted: {expr}).")
+                f"expression {expr} (unhinted: {expr}).  (Size-like symbols: "
+                f"{', '.join(sizes) or 'none'})")
         return r
 
     def guarding_hint_or_throw(self, expr: Any) -> int | bool:
+        """`expr`'s value with today's sizes; GuardOnDataDependentSymNode if unbacked."""
         import sympy
-        r = self.size_hint(expr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            r = self.size_hint(expr)
         if r in (sympy.true, sympy.false):
             return bool(r)
         return int(r)
 
     def optimization_hint(self, expr: Any, fallback: int | None = None) -> int:
-        """A value for planning only (no guard): hints, unbacked hint overrides, fallback."""
-        expr = self.replace(expr).xreplace(self.backed_var_to_val)
-        expr = expr.xreplace(self.var_to_hint_override)
-        if expr.free_symbols:
-            if fallback is None:
-                raise GuardOnDataDependentSymNode(expr, f"no hint for {expr}")
-            expr = expr.xreplace({s: fallback for s in expr.free_symbols})
-        return int(expr)
+        """A value for planning only (no guard): today's sizes for backed symbols, the
+        hint_override of an unbacked one (mark_unbacked(hint_override=)), else `fallback`
+        (default 8192, torch._inductor.config.unbacked_symint_fallback) clamped into the
+        symbol's range. Torch's further heuristics (factoring unbacked expressions for
+        consistent hints) are not reproduced."""
+        import sympy
+        if fallback is None:
+            fallback = 8192
+        e = sympy.sympify(expr)
+        e = e.xreplace(self.replacements).xreplace(self.backed_var_to_val)
+        e = e.xreplace({s: sympy.Integer(v) for s, v in self.var_to_hint_override.items()})
+        values = {}
+        for sym in e.free_symbols:
+            v = fallback
+            vr = self.var_to_range.get(sym)
+            if vr is not None:
+                if vr.lower.is_Integer:
+                    v = max(v, int(vr.lower))
+                if vr.upper.is_Integer:
+                    v = min(v, int(vr.upper))
+            values[sym] = sympy.Integer(v)
+        try:
+            e = e.subs(values)
+        except ZeroDivisionError:
+            return fallback
+        if e in (sympy.true, sympy.false):
+            return bool(e)
+        if e in (sympy.oo, -sympy.oo):
+            return sys.maxsize if e == sympy.oo else -sys.maxsize
+        return int(e)
 
     # -- guards ----------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -490,6 +696,19 @@ class ShapeEnv:
                       forcing_spec: bool = False) -> Any:
         """The value of `orig_expr`: decided from ranges when possible; else the hint's
         value, recording the guard that keeps it (and learning from that guard)."""
+        key = (orig_expr, hint, size_oblivious, forcing_spec, self._suppress_guards_depth > 0,
+               fallback_value)
+        if key in self._evaluate_cache:
+            self._evaluate_cache.move_to_end(key)
+            return self._evaluate_cache[key]
+        r = self._evaluate_expr(orig_expr, hint, size_oblivious, fallback_value)
+        self._evaluate_cache[key] = r
+        if len(self._evaluate_cache) > 256:
+            self._evaluate_cache.popitem(last=False)
+        return r
+
+    def _evaluate_expr(self, orig_expr: Any, hint: Any, size_oblivious: bool,
+                       fallback_value: bool | None) -> Any:
         import sympy
         if orig_expr in (sympy.true, sympy.false) or orig_expr.is_number:
             return orig_expr
@@ -501,14 +720,13 @@ class ShapeEnv:
         if static is not None:
             return static
         if not expr.free_symbols <= self.backed_var_to_val.keys():
-            if fallback_value is not None:
+            new_expr = self._maybe_evaluate_static(expr, unbacked_only=True)
+            if new_expr.free_symbols <= self.backed_var_to_val.keys():
+                expr = new_expr
+            elif fallback_value is not None:
                 return sympy.true if fallback_value else sympy.false
-            boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
-            kind = "guard on" if boolean else "extract specialized integer from"
-            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
-            raise GuardOnDataDependentSymNode(
-                expr, f"Could not {kind} data-dependent expression {expr} "
-                f"(unhinted: {expr}).  (Size-like symbols: {', '.join(sizes) or 'none'})")
+            else:
+                self._raise_data_dependent(expr)
         concrete = sympy.sympify(hint) if hint is not None else \
             sympy.sympify(self.guarding_hint_or_throw(expr))
         if concrete is sympy.true:
@@ -523,31 +741,77 @@ class ShapeEnv:
             self._add_axioms(g)
         return concrete
 
-    def _add_axioms(self, g: Any) -> None:
+    def _raise_data_dependent(self, expr: Any) -> None:
         import sympy
-        g = canonicalize_bool_expr(self.simplify(g))
-        self.axioms[g] = sympy.true
-        self.axioms[canonicalize_bool_expr(sympy.Not(g))] = sympy.false
+        boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
+        kind = "guard on" if boolean else "extract specialized integer from"
+        sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+        raise GuardOnDataDependentSymNode(
+            expr, f"Could not {kind} data-dependent expression "
+            f"{expr.xreplace(self.backed_var_to_val)} (unhinted: {expr}).  "
+            f"(Size-like symbols: {', '.join(sizes) or 'none'})")
+
+    def get_implications(self, e: Any) -> tuple[tuple[Any, Any], ...]:
+        """The facts (canonical relation -> true/false) a true `e` gives: itself, its
+        negation false, both orders of an (in)equality, and for Eq both <= and >=, for
+        a < b also a <= b, a != b and (integers) a <= b - 1, for a <= b also a < b + 1."""
+        import sympy
+        equiv: dict[Any, Any] = {}
+
+        def add(expr: Any) -> None:
+            expr = canonicalize_bool_expr(expr)
+            if isinstance(expr, (sympy.Eq, sympy.Ne)):
+                opposite = sympy.Eq if isinstance(expr, sympy.Ne) else sympy.Ne
+                for lhs, rhs in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+                    equiv[type(expr)(lhs, rhs, evaluate=False)] = sympy.true
+                    equiv[opposite(lhs, rhs, evaluate=False)] = sympy.false
+            else:
+                equiv[expr] = sympy.true
+                equiv[canonicalize_bool_expr(sympy.Not(expr))] = sympy.false
+        add(e)
+        if isinstance(e, sympy.Eq):
+            add(sympy.Le(e.lhs, e.rhs, evaluate=False))
+            add(sympy.Ge(e.lhs, e.rhs, evaluate=False))
+        elif isinstance(e, sympy.Lt):
+            add(sympy.Le(e.lhs, e.rhs, evaluate=False))
+            add(sympy.Ne(e.lhs, e.rhs, evaluate=False))
+            if e.lhs.is_integer and e.rhs.is_integer:
+                add(sympy.Le(e.lhs, e.rhs - 1, evaluate=False))
+        elif isinstance(e, sympy.Le):
+            add(sympy.Lt(e.lhs, e.rhs + 1, evaluate=False))
+        return tuple(equiv.items())
+
+    def _add_axioms(self, g: Any) -> None:
+        self.axioms.update(dict(self.get_implications(self.simplify(g))))
 
     def guard_or_defer_runtime_assert(self, orig_expr: Any, msg: str,
                                       fx_node: Any = None) -> bool:
         """torch._check on an expression: true if known; a guard if only backed symbols;
-        else a runtime assert (deferred_runtime_asserts), whose facts are learnt."""
-        import sympy
-        expr = self.simplify(orig_expr)
+        else a runtime assert (deferred_runtime_asserts, keyed by its newest unbacked
+        symbol), whose facts are learnt."""
+        expr = orig_expr
+        fast = self._fast_eval_comparison(expr)
+        if fast is not None:
+            return bool(fast)
         static = self._maybe_evaluate_static(expr)
         if static is not None:
             return bool(static)
-        if expr.free_symbols <= self.backed_var_to_val.keys() and \
-                not self.prefer_deferred_runtime_asserts_over_guards:
-            return bool(self.evaluate_expr(expr, fx_node=fx_node) is sympy.true)
-        unbacked = [s for s in expr.free_symbols if _is_unbacked(s)] or \
-            sorted(expr.free_symbols, key=str)
-        key = max(unbacked, key=lambda s: (int(s.name.lstrip("uzf") or 0), s.name))
-        ra = RuntimeAssert(canonicalize_bool_expr(expr), msg)
-        self.deferred_runtime_asserts.setdefault(key, []).append(ra)
-        self._maybe_guard_rel(expr)
-        self._add_axioms(expr)
+        new_expr = self._maybe_evaluate_static(expr, unbacked_only=True)
+        if not self.prefer_deferred_runtime_asserts_over_guards and \
+                new_expr.free_symbols <= self.backed_var_to_val.keys():
+            return bool(self.evaluate_expr(new_expr, fx_node=fx_node))
+        if self._suppress_guards_depth == 0:
+            self._maybe_guard_rel(expr)
+            expr = canonicalize_bool_expr(expr)
+            ra = RuntimeAssert(expr, msg)
+
+            def order(s: Any) -> tuple[int, str]:
+                prefix = "zuf" if s.name.startswith("zuf") else "u"
+                return int(s.name[len(prefix):]), prefix
+            cands = sorted((s for s in expr.free_symbols if _is_unbacked(s)), key=order)
+            key = cands[-1] if cands else None
+            self.deferred_runtime_asserts.setdefault(key, []).append(ra)
+            self._add_axioms(expr)
         return True
 
     def _maybe_guard_rel(self, expr: Any) -> None:
@@ -573,7 +837,14 @@ class ShapeEnv:
         if not isinstance(expr, sympy.Eq):
             return
         from fake_torch.utils._sympy.functions import FloorDiv, Mod
-        if expr.has(Mod) or any(fd.divisor != 1 for fd in expr.atoms(FloorDiv)):
+        from fake_torch.utils._sympy.solve import try_solve
+        if expr.has(Mod):  # Eq(Mod(a, b), 0): b divides a
+            mod_expr = next(iter(expr.atoms(Mod)))
+            r = try_solve(expr, mod_expr, floordiv_inequality=False)
+            if r is not None and r[1] == 0:
+                self.divisible.add(mod_expr)
+            return
+        if any(fd.divisor != 1 for fd in expr.atoms(FloorDiv)):
             return
         lhs, rhs = expr.lhs, expr.rhs
         if lhs.is_Symbol and _is_unbacked(lhs) and not any(
@@ -584,9 +855,9 @@ class ShapeEnv:
                 _is_unbacked(s) and s not in self.unbacked_inputs for s in lhs.free_symbols):
             self._set_replacement(rhs, self._find(lhs), "trivial_rhs")
             return
-        solved = _solve_linear(lhs - rhs, free[0])
-        if solved is not None and all(t.is_integer for t in sympy.preorder_traversal(solved)):
-            new = self._find(solved)
+        r = try_solve(expr, free[0], floordiv_inequality=False)
+        if r is not None and all(t.is_integer for t in sympy.preorder_traversal(r[1])):
+            new = self._find(r[1])
             if not any(_is_unbacked(s) for s in new.free_symbols):
                 self._set_replacement(free[0], new, "solve")
 
@@ -594,25 +865,15 @@ class ShapeEnv:
         """Narrow each symbol's range by `symbol <op> rhs` solved from the relation."""
         import sympy
 
+        from fake_torch.utils._sympy.solve import try_solve
         from fake_torch.utils._sympy.value_ranges import ValueRanges
         expr = self.simplify(expr)
-        if not isinstance(expr, sympy.Rel):
-            return
         for symbol in expr.free_symbols:
-            if not symbol.is_integer:
+            solved = try_solve(expr, symbol)
+            if solved is None or not (symbol.is_integer and solved[1].is_integer):
                 continue
-            diff = sympy.expand(expr.lhs - expr.rhs)
-            coeff = diff.coeff(symbol)
-            rest = diff - coeff * symbol
-            if coeff not in (1, -1) or symbol in rest.free_symbols:
-                continue
-            rhs = -rest / coeff  # symbol <op> rhs, the relation flipped for coeff -1
-            cls = type(expr)
-            if coeff == -1:
-                cls = {sympy.Gt: sympy.Lt, sympy.Lt: sympy.Gt, sympy.Ge: sympy.Le,
-                       sympy.Le: sympy.Ge}.get(cls, cls)
-            if not rhs.is_integer:
-                continue
+            r_expr, rhs = solved
+            cls = type(r_expr)
             vr = self.var_to_range.get(symbol, ValueRanges.unknown_int())
             lower, upper = vr.lower, vr.upper
             rhs_vr = self.bound_sympy(rhs)
@@ -626,6 +887,7 @@ class ShapeEnv:
             if self.var_to_range[symbol].is_singleton():
                 self._set_replacement(symbol, self.var_to_range[symbol].lower,
                                       "range_refined_to_singleton")
+            self._static_cache.clear()
 
     def get_nontrivial_guards(self) -> list[Any]:
         """The guards' expressions that the ranges alone do not decide."""
@@ -697,17 +959,6 @@ class ShapeEnv:
             "by fake_torch (it needs Dynamo's sources); use evaluate_guards_for_args")
 
 
-def _solve_linear(diff: Any, x: Any) -> Any:
-    """x from `diff == 0` when diff is x (or -x) plus terms free of x; else None."""
-    import sympy
-    diff = sympy.expand(diff)
-    c = diff.coeff(x)
-    rest = diff - c * x
-    if c not in (1, -1) or x in rest.free_symbols:
-        return None
-    return -rest / c
-
-
 # -- questions about possibly-symbolic values ---------------------------------------------
 def is_symbolic(val: Any) -> bool:
     """True for a SymInt / SymFloat / SymBool with a symbolic expression (or the tracer's
@@ -745,7 +996,11 @@ def statically_known_false(x: Any) -> bool:
 
 
 def guard_size_oblivious(expr: Any) -> bool:
-    """`bool(expr)`, treating size-like unbacked symbols as >= 2 (so `u0 == 0` is False)."""
+    """`bool(expr)`, treating size-like unbacked symbols as >= 2 (so `u0 == 0` is False);
+    deprecated in torch 2.13, with its FutureWarning."""
+    warnings.warn("guard_size_oblivious will be removed. Consider using explicit unbacked "
+                  "handling     potentially utilizing guard_or_false, guard_or_true, or "
+                  "statically_known_true", FutureWarning, stacklevel=2)
     if _foreign_symbolic and isinstance(expr, _foreign_symbolic):
         return bool(expr)
     if isinstance(expr, SymBool):

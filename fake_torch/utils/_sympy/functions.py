@@ -13,8 +13,9 @@ from typing import Any
 import sympy
 from sympy.printing.precedence import PRECEDENCE
 
-__all__ = ["CeilToInt", "FloatPow", "FloatTrueDiv", "FloorDiv", "FloorToInt", "IntTrueDiv",
-           "Mod", "PowByNatural", "PythonMod", "ToFloat", "TruncToInt"]
+__all__ = ["CeilToInt", "CleanDiv", "FloatPow", "FloatTrueDiv", "FloorDiv", "FloorToInt",
+           "IntTrueDiv", "Max", "Min", "Mod", "PowByNatural", "PythonMod", "ToFloat",
+           "TruncToInt"]
 
 
 def _is_inf(e: Any) -> bool:
@@ -36,12 +37,12 @@ def _common_factor(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
     p, q = p / n, q / n
     terms = [sympy.Mul.make_args(t) for t in sympy.Add.make_args(p)]
     for f in sympy.Mul.make_args(q):
-        if not f.is_Number and all(f in t for t in terms):
+        if all(f in t for t in terms):
             g = g * f
     return g
 
 
-class FloorDiv(sympy.Function):
+class FloorDiv(sympy.Function):  # type: ignore[misc]
     """Python's `a // b` on integers (rounds towards -inf), printed `(a//b)`."""
 
     nargs = (2,)
@@ -65,6 +66,8 @@ class FloorDiv(sympy.Function):
     def eval(cls, base: sympy.Expr, divisor: sympy.Expr) -> sympy.Expr | None:
         if divisor.is_zero:
             raise ZeroDivisionError("division by zero")
+        if (_is_inf(base) and _is_inf(divisor)) or sympy.nan in (base, divisor):
+            return sympy.nan
         if base.is_zero:
             return sympy.S.Zero
         if base.is_integer and divisor == 1:
@@ -99,6 +102,10 @@ class FloorDiv(sympy.Function):
                         and q.is_nonnegative) else None
 
 
+class CleanDiv(FloorDiv):
+    """`a // b` known exact (a guard showed b divides a); printed as FloorDiv."""
+
+
 def _mod_fold(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr | None:
     """The identities Mod and PythonMod share: 0 % q, q % q, p % 1, p % 2 by parity,
     a multiple of q, and p < q (both positive)."""
@@ -120,7 +127,7 @@ def _mod_fold(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr | None:
     return None
 
 
-class PythonMod(sympy.Function):
+class PythonMod(sympy.Function):  # type: ignore[misc]
     """Python's `a % b` (the result takes the divisor's sign)."""
 
     nargs = (2,)
@@ -143,7 +150,7 @@ class PythonMod(sympy.Function):
         return True if self.args[1].is_negative else None
 
 
-class Mod(sympy.Function):
+class Mod(sympy.Function):  # type: ignore[misc]
     """`a % b` for a known non-negative `a` and positive `b`, printed `Mod(a, b)`."""
 
     nargs = (2,)
@@ -158,7 +165,7 @@ class Mod(sympy.Function):
         return _mod_fold(p, q)
 
 
-class _ToInt(sympy.Function):
+class _ToInt(sympy.Function):  # type: ignore[misc]
     """float -> int (truncation, floor, ceiling): constants fold, infinities stay infinite."""
 
     is_integer = True
@@ -195,7 +202,7 @@ class CeilToInt(_ToInt):
     _round = math.ceil
 
 
-class ToFloat(sympy.Function):
+class ToFloat(sympy.Function):  # type: ignore[misc]
     """`float(n)` of a symbolic int."""
 
     is_real = True
@@ -209,7 +216,7 @@ class ToFloat(sympy.Function):
         return None
 
 
-class IntTrueDiv(sympy.Function):
+class IntTrueDiv(sympy.Function):  # type: ignore[misc]
     """`a / b` of two ints (Python's exact int true division), a float."""
 
     is_real = True
@@ -226,7 +233,7 @@ class IntTrueDiv(sympy.Function):
         return None
 
 
-class FloatTrueDiv(sympy.Function):
+class FloatTrueDiv(sympy.Function):  # type: ignore[misc]
     """`a / b` of floats (kept unevaluated so x/x stays a float expression)."""
 
     is_real = True
@@ -241,7 +248,7 @@ class FloatTrueDiv(sympy.Function):
         return None
 
 
-class PowByNatural(sympy.Function):
+class PowByNatural(sympy.Function):  # type: ignore[misc]
     """`a ** n` of ints with n >= 0; a constant exponent becomes sympy's own Pow."""
 
     is_integer = True
@@ -256,7 +263,7 @@ class PowByNatural(sympy.Function):
         return None
 
 
-class FloatPow(sympy.Function):
+class FloatPow(sympy.Function):  # type: ignore[misc]
     """`a ** b` of floats (base assumed non-negative); folds constants only."""
 
     is_real = True
@@ -267,3 +274,119 @@ class FloatPow(sympy.Function):
         if base.is_Number and exp.is_Number:
             return sympy.Float(float(base) ** float(exp))
         return None
+
+
+class _MinMaxMixin:
+    """torch's Max/Min folding, lighter than sympy's: the numbers fold into one; with no
+    number, c1*t and c2*t (t of known sign) keep the extreme one; one symbolic argument
+    beside 0 (non-negative) or 1 (positive) decides. No pairwise comparison of symbolic
+    arguments (Min(s, s + 4) stays as it is, as in torch)."""
+
+    @classmethod
+    def _collapse_arguments(cls, args: Any, **assumptions: Any) -> Any:
+        """Nested Min/Max simplified against the outer arguments, as torch (and sympy)
+        do: a nested opposite whose constant already decides it goes; an outer argument
+        absorbs a nested opposite holding it, and leaves a nested same-kind one; opposites
+        sharing arguments are factored (Min(Max(a, b), Max(a, c)) = Max(a, Min(b, c)))."""
+        if not args:
+            return args
+        args = list(sympy.ordered(args))
+        is_max = issubclass(cls, sympy.Max)
+        other: Any = Min if is_max else Max
+        if args[0].is_number:
+            mins: list[Any] = []
+            maxs: list[Any] = []
+            for a in args:
+                for v in sympy.core.traversal.walk(a, Min, Max):
+                    if v.args[0].is_comparable:
+                        (maxs if isinstance(v, Max) else mins).append(v)
+            small, big = sympy.oo, -sympy.oo
+            for v in mins:
+                if v.args[0].is_number and (v.args[0] < small) == True:  # noqa: E712
+                    small = v.args[0]
+            for v in maxs:
+                if v.args[0].is_number and (v.args[0] > big) == True:  # noqa: E712
+                    big = v.args[0]
+            for a in args:
+                if not a.is_number:
+                    break
+                if is_max and (a > big) == True:  # noqa: E712
+                    big = a
+                if not is_max and (a < small) == True:  # noqa: E712
+                    small = a
+            bound = (big if big != -sympy.oo else None) if is_max else \
+                (small if small != sympy.oo else None)
+            if bound is not None:
+                for i, a in enumerate(args):
+                    if isinstance(a, other):
+                        a0 = a.args[0]
+                        if ((a0 < bound) if is_max else (a0 > bound)) == True:  # noqa: E712
+                            args[i] = cls.identity  # type: ignore[attr-defined]
+
+        def absorb(ai: Any, a: Any) -> Any:
+            if not isinstance(ai, (Min, Max)):
+                return ai
+            if a not in ai.args:
+                return ai.func(*[absorb(x, a) for x in ai.args], evaluate=False)
+            if isinstance(ai, cls):
+                return ai.func(*[absorb(x, a) for x in ai.args if x != a], evaluate=False)
+            return a
+        for i, a in enumerate(args):
+            args[i + 1:] = [absorb(ai, a) for ai in args[i + 1:]]
+        if len(args) > 1:
+            nested = [a for a in args if isinstance(a, other)]
+            rest = [a for a in args if not isinstance(a, other)]
+            if nested:
+                sets = [set(a.args) for a in nested]
+                common = set.intersection(*sets)
+                if common:
+                    new = list(common)
+                    diffs = [x - common for x in sets]
+                    if all(diffs):
+                        new.append(cls(*[other(*d, evaluate=False) for d in diffs],  # type: ignore[call-arg]
+                                       evaluate=False))
+                    args = [*rest, other(*new, evaluate=False)]
+        return args
+
+    @classmethod
+    def _find_localzeros(cls, values: Any, **options: Any) -> Any:
+        is_max = issubclass(cls, sympy.Max)
+        pick = max if is_max else min
+        number = None
+        others = set()
+        for a in values:
+            if a.is_Number:
+                number = a if number is None else pick(number, a)
+            else:
+                others.add(a)
+        if number is None:
+            if len(others) == 2:
+                a, b = others
+                (ca, ta), (cb, tb) = a.as_coeff_Mul(), b.as_coeff_Mul()
+                if ta == tb and ca.is_comparable and cb.is_comparable:
+                    if ca == cb:
+                        return {a}
+                    if ta.is_nonnegative:
+                        a_smaller = bool(ca < cb)
+                    elif ta.is_nonpositive:
+                        a_smaller = bool(ca > cb)
+                    else:
+                        return others
+                    return {b if a_smaller == is_max else a}
+            return others
+        if not others:
+            return {number}
+        if len(others) == 1:
+            other = next(iter(others))
+            if (number == 0 and other.is_nonnegative) or (number == 1 and other.is_positive):
+                return others if is_max else {number}
+        others.add(number)
+        return others
+
+
+class Max(_MinMaxMixin, sympy.Max):  # type: ignore[misc]
+    """`max(a, b)` of symbolic values (torch.sym_max), folded as torch folds it."""
+
+
+class Min(_MinMaxMixin, sympy.Min):  # type: ignore[misc]
+    """`min(a, b)` of symbolic values (torch.sym_min), folded as torch folds it."""

@@ -1,5 +1,8 @@
 """torch.utils._sympy.value_ranges: intervals [lower, upper] of a symbol's possible values,
-and `bound_sympy`, the interval an expression can take given its symbols' intervals.
+and `bound_sympy`, the interval an expression can take given its symbols' intervals, found
+operation by operation with torch's rules (a relation compares its two sides' bounds; `%`
+bounds are C-style; a Max of ranges is the Max of their ends), so that what the ShapeEnv
+decides without a guard is what torch decides.
 
 An int interval's infinite ends print `int_oo` (torch's integer infinity); here they are
 sympy's oo, which compares and adds the same way."""
@@ -33,17 +36,21 @@ class ValueRanges:
 
     __slots__ = ("is_bool", "is_float", "is_int", "lower", "upper")
 
-    def __init__(self, lower: Any, upper: Any) -> None:
+    def __init__(self, lower: Any, upper: Any, *, is_int: bool | None = None) -> None:
+        """`is_int` when not given: an int range unless an end is a float (two infinite
+        ends make an int range, the unknown int's [-int_oo, int_oo])."""
         self.lower = _sym(lower)
         self.upper = _sym(upper)
         self.is_bool = isinstance(self.lower, sympy.logic.boolalg.BooleanAtom)
-        self.is_int = not self.is_bool and all(
-            v.is_Integer or v in (sympy.oo, -sympy.oo) for v in (self.lower, self.upper))
+        if is_int is None:
+            is_int = all(v.is_Integer or v in (sympy.oo, -sympy.oo)
+                         for v in (self.lower, self.upper))
+        self.is_int = not self.is_bool and is_int
         self.is_float = not self.is_bool and not self.is_int
 
     @classmethod
     def unknown(cls) -> ValueRanges:
-        return cls(-sympy.oo, sympy.oo)
+        return cls(-sympy.oo, sympy.oo, is_int=False)
 
     @classmethod
     def unknown_int(cls) -> ValueRanges:
@@ -68,7 +75,8 @@ class ValueRanges:
     def __and__(self, other: ValueRanges) -> ValueRanges:
         if self.is_bool:
             return other
-        return ValueRanges(sympy.Max(self.lower, other.lower), sympy.Min(self.upper, other.upper))
+        return ValueRanges(sympy.Max(self.lower, other.lower), sympy.Min(self.upper, other.upper),
+                           is_int=self.is_int and other.is_int)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ValueRanges) and self.lower == other.lower and \
@@ -85,134 +93,196 @@ class ValueRanges:
         return f"VR[{end(self.lower)}, {end(self.upper)}]"
 
 
-_UNKNOWN = (-sympy.oo, sympy.oo)
+_OO = (sympy.oo, -sympy.oo)
+_BOOL = (sympy.false, sympy.true)
 
 
-def _mul(a: Any, b: Any) -> Any:
-    return sympy.S.Zero if a == 0 or b == 0 else a * b  # 0 * oo is 0 for bounds
+def _vr(lo: Any, hi: Any) -> ValueRanges:
+    return ValueRanges(lo, hi)
 
 
-def _mul_range(x: tuple[Any, Any], y: tuple[Any, Any]) -> tuple[Any, Any]:
-    products = [_mul(a, b) for a in x for b in y]
-    return sympy.Min(*products), sympy.Max(*products)
+def _corners(x: ValueRanges, y: ValueRanges, fn: Callable[[Any, Any], Any]) -> ValueRanges:
+    """fn monotone in each argument: its extremes are at the corners."""
+    vals = [fn(a, b) for a in (x.lower, x.upper) for b in (y.lower, y.upper)]
+    return _vr(min(vals), max(vals))
 
 
-def _pow_range(x: tuple[Any, Any], n: int) -> tuple[Any, Any]:
-    lo, hi = x
-    if n == 0:
-        return sympy.S.One, sympy.S.One
-    if n > 0 and (n % 2 == 1 or lo >= 0):
-        return lo**n, hi**n
-    if n > 0:  # even power of a range that reaches below 0
-        top = sympy.Max(lo**n, hi**n)
-        return (sympy.S.Zero if hi >= 0 else hi**n), top
-    return _UNKNOWN
+def _safe_mul(a: Any, b: Any) -> Any:
+    return a if a == 0 else b if b == 0 else a * b  # 0 * oo is 0 for bounds
 
 
-def _floordiv_range(x: tuple[Any, Any], y: tuple[Any, Any]) -> tuple[Any, Any]:
-    if y[0] <= 0 <= y[1]:
-        return _UNKNOWN
-    quotients = []
-    for a in x:
-        for b in y:
-            if a in (sympy.oo, -sympy.oo) and b in (sympy.oo, -sympy.oo):
-                return _UNKNOWN
-            q = a / b if a in (sympy.oo, -sympy.oo) else sympy.floor(a / b)
-            quotients.append(q)
-    return sympy.Min(*quotients), sympy.Max(*quotients)
+def _lt(a: ValueRanges, b: ValueRanges) -> ValueRanges:
+    if a.upper < b.lower:
+        return _vr(True, True)
+    if a.lower >= b.upper:
+        return _vr(False, False)
+    return _vr(*_BOOL)
 
 
-def _mod_range(x: tuple[Any, Any], y: tuple[Any, Any]) -> tuple[Any, Any]:
-    if y[0] > 0:  # result in [0, divisor - 1]; and x itself when x is known below y
-        top = y[1] - 1
-        if x[0] >= 0 and x[1] < y[0]:
-            return x
-        return sympy.S.Zero, sympy.Min(top, x[1]) if x[0] >= 0 else top
-    return _UNKNOWN
+def _not(a: ValueRanges) -> ValueRanges:
+    return _vr(sympy.Not(a.upper), sympy.Not(a.lower))
 
 
-def _range(e: Any, env: Mapping[Any, ValueRanges]) -> tuple[Any, Any]:
-    """The (lower, upper) an integer/float expression can take."""
-    if e.is_Number:
-        return e, e
+def _eq(a: ValueRanges, b: ValueRanges) -> ValueRanges:
+    if a.is_singleton() and b.is_singleton() and a.lower == b.lower:
+        return _vr(True, True)
+    if a.lower > b.upper or b.lower > a.upper:
+        return _vr(False, False)
+    return _vr(*_BOOL)
+
+
+def _floordiv(a: ValueRanges, b: ValueRanges) -> ValueRanges:
+    if 0 in b:
+        if (b.lower >= 0 and a.lower >= 0) or (b.upper <= 0 and a.upper <= 0):
+            return _vr(0, sympy.oo)
+        if (b.upper <= 0 and a.lower >= 0) or (b.lower >= 0 and a.upper <= 0):
+            return _vr(-sympy.oo, 0)
+        return ValueRanges.unknown_int()
+    out = []
+    for x in (a.lower, a.upper):
+        for y in (b.lower, b.upper):
+            r = F.FloorDiv(x, y)
+            out.append(sympy.sign(x) * sympy.sign(y) * sympy.oo if r is sympy.nan else r)
+    return _vr(min(out), max(out))
+
+
+def _mod(x: ValueRanges, y: ValueRanges) -> ValueRanges:
+    """C-style (truncating) remainder bounds, as torch's analysis gives Mod."""
+    def c_mod(a: Any, b: Any) -> Any:
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+
+    def c_div(a: Any, b: Any) -> Any:
+        q = a / b
+        return sympy.Integer(q) if q.is_finite and q not in _OO else q
+    if 0 in y:
+        return ValueRanges.unknown_int()
+    if y.is_singleton():
+        yv = abs(y.lower)
+        if c_div(x.lower, yv) == c_div(x.upper, yv):
+            return _vr(c_mod(x.lower, yv), c_mod(x.upper, yv))
+        if x.upper < 0:
+            return _vr(-yv + 1, 0)
+        if x.lower > 0:
+            return _vr(0, yv - 1)
+        return _vr(max(-yv + 1, x.lower), min(yv - 1, x.upper))
+    top = _abs(y).upper - 1
+    return _vr(-top, top)
+
+
+def _python_mod(x: ValueRanges, y: ValueRanges) -> ValueRanges:
+    if x.lower >= 0 and y.lower >= 0:
+        return _mod(x, y)
+    return _vr(y.lower + 1 if y.lower < 0 else 0, y.upper - 1 if y.upper > 0 else 0)
+
+
+def _abs(x: ValueRanges) -> ValueRanges:
+    if 0 in x:
+        return _vr(0, max(abs(x.lower), abs(x.upper)))
+    lo, hi = abs(x.lower), abs(x.upper)
+    return _vr(min(lo, hi), max(lo, hi))
+
+
+def _safe_pow(base: Any, exp: Any) -> Any:
+    if base in _OO or exp in _OO:
+        return base**exp if not (base == 0 and exp in _OO) else sympy.S.Zero
+    return sympy.Integer(int(base) ** int(exp))
+
+
+def _pow_by_natural(a: ValueRanges, b: ValueRanges) -> ValueRanges:
+    if a.is_singleton() and b.is_singleton():
+        v = _safe_pow(a.lower, b.lower)
+        return _vr(v, v)
+    if a.lower >= 1:
+        b = b & _vr(0, sympy.oo)
+        return _vr(_safe_pow(a.lower, b.lower), _safe_pow(a.upper, b.upper))
+    if b.is_singleton():
+        n = b.lower
+        lo, hi = _safe_pow(a.lower, n), _safe_pow(a.upper, n)
+        if n % 2 == 0:
+            if 0 in a:
+                return _vr(0, max(lo, hi))
+            return _vr(min(lo, hi), max(lo, hi))
+        return _vr(lo, hi)
+    top = _safe_pow(max(a.upper, -a.lower), b.upper)
+    return _vr(-top, top)
+
+
+def _interp(e: Any, env: Mapping[Any, ValueRanges]) -> ValueRanges:
+    """Bounds of `e`, operation by operation (torch's value-range analysis): a relation
+    compares the bounds of its two sides."""
+    if isinstance(e, sympy.logic.boolalg.BooleanAtom) or e.is_Number:
+        return ValueRanges.wrap(e)
     if e.is_Symbol:
         vr = env.get(e)
-        return (vr.lower, vr.upper) if vr is not None else _UNKNOWN
-    args = [_range(a, env) for a in e.args]
+        if vr is not None:
+            return vr
+        if e.is_integer:
+            return _vr(1 if e.is_positive else 0, sympy.oo) if e.is_nonnegative else \
+                ValueRanges.unknown_int()
+        return ValueRanges.unknown()
+    if isinstance(e, (F.Max, F.Min, sympy.Max, sympy.Min)):
+        fn = sympy.Max if isinstance(e, sympy.Max) else sympy.Min
+        args = [_interp(a, env) for a in e.args]
+        acc = args[0]
+        for a in args[1:]:
+            acc = _vr(fn(acc.lower, a.lower), fn(acc.upper, a.upper))
+        return acc
+    if isinstance(e, sympy.Piecewise):
+        out = None
+        for expr, cond in e.args:
+            c, v = _interp(cond, env), _interp(expr, env)
+            if sympy.true in (c.lower, c.upper):
+                out = v if out is None else _vr(min(out.lower, v.lower), max(out.upper, v.upper))
+        return out if out is not None else ValueRanges.unknown()
+    args = [_interp(a, env) for a in e.args]
     if isinstance(e, sympy.Add):
-        return sympy.Add(*(a[0] for a in args)), sympy.Add(*(a[1] for a in args))
+        return _vr(sympy.Add(*(a.lower for a in args)), sympy.Add(*(a.upper for a in args)))
     if isinstance(e, sympy.Mul):
         acc = args[0]
         for a in args[1:]:
-            acc = _mul_range(acc, a)
+            acc = _corners(acc, a, _safe_mul)
         return acc
-    if isinstance(e, sympy.Pow) and e.exp.is_Integer:
-        return _pow_range(args[0], int(e.exp))
-    if isinstance(e, F.PowByNatural) and e.args[1].is_Integer:
-        return _pow_range(args[0], int(e.args[1]))
-    if isinstance(e, F.FloorDiv):
-        return _floordiv_range(args[0], args[1])
-    if isinstance(e, (F.Mod, F.PythonMod)):
-        return _mod_range(args[0], args[1])
-    if isinstance(e, sympy.Max):
-        return sympy.Max(*(a[0] for a in args)), sympy.Max(*(a[1] for a in args))
-    if isinstance(e, sympy.Min):
-        return sympy.Min(*(a[0] for a in args)), sympy.Min(*(a[1] for a in args))
-    monotone: dict[type, Callable[[Any], Any]] = {
-        F.ToFloat: lambda v: v, F.TruncToInt: _trunc, F.FloorToInt: sympy.floor,
-        F.CeilToInt: sympy.ceiling}
-    for cls, fn in monotone.items():
-        if isinstance(e, cls):
-            return fn(args[0][0]), fn(args[0][1])
-    if isinstance(e, sympy.Abs):
-        lo, hi = args[0]
-        if lo >= 0:
-            return lo, hi
-        if hi <= 0:
-            return -hi, -lo
-        return sympy.S.Zero, sympy.Max(-lo, hi)
-    return _UNKNOWN
-
-
-def _trunc(v: Any) -> Any:
-    if v in (sympy.oo, -sympy.oo):
-        return v
-    return sympy.Integer(math.trunc(float(v)))
-
-
-def _truth(e: Any, env: Mapping[Any, ValueRanges]) -> tuple[Any, Any]:
-    """(false, true) bounds of a boolean expression: decided when it is one value."""
-    unknown = (sympy.false, sympy.true)
-    if e in (sympy.true, sympy.false):
-        return e, e
+    if isinstance(e, (sympy.Pow, F.PowByNatural)):
+        if isinstance(e, sympy.Pow) and e.exp == sympy.S.Half:
+            return ValueRanges.unknown()
+        return _pow_by_natural(args[0], args[1])
+    rel: dict[type, Callable[[ValueRanges, ValueRanges], ValueRanges]] = {
+        sympy.StrictLessThan: _lt, sympy.StrictGreaterThan: lambda a, b: _lt(b, a),
+        sympy.LessThan: lambda a, b: _not(_lt(b, a)),
+        sympy.GreaterThan: lambda a, b: _not(_lt(a, b)),
+        sympy.Equality: _eq, sympy.Unequality: lambda a, b: _not(_eq(a, b)),
+        F.FloorDiv: _floordiv, F.Mod: _mod, F.PythonMod: _python_mod,
+    }
+    fn = rel.get(type(e))
+    if fn is not None:
+        return fn(args[0], args[1])
     if isinstance(e, sympy.Not):
-        lo, hi = _truth(e.args[0], env)
-        return sympy.Not(hi), sympy.Not(lo)
+        return _not(args[0])
     if isinstance(e, (sympy.And, sympy.Or)):
-        parts = [_truth(a, env) for a in e.args]
         op = sympy.And if isinstance(e, sympy.And) else sympy.Or
-        return op(*(p[0] for p in parts)), op(*(p[1] for p in parts))
-    if isinstance(e, sympy.core.relational.Relational):
-        lo, hi = _range(sympy.expand(e.lhs - e.rhs), env)
-        decide: dict[type, tuple[bool, bool]] = {
-            sympy.StrictGreaterThan: (bool(lo > 0), bool(hi <= 0)),
-            sympy.GreaterThan: (bool(lo >= 0), bool(hi < 0)),
-            sympy.StrictLessThan: (bool(hi < 0), bool(lo >= 0)),
-            sympy.LessThan: (bool(hi <= 0), bool(lo > 0)),
-            sympy.Equality: (bool(lo == hi == 0), bool(lo > 0 or hi < 0)),
-            sympy.Unequality: (bool(lo > 0 or hi < 0), bool(lo == hi == 0)),
-        }
-        true, false = decide.get(type(e), (False, False))
-        if true:
-            return sympy.true, sympy.true
-        if false:
-            return sympy.false, sympy.false
-    return unknown
+        acc = args[0]
+        for a in args[1:]:
+            acc = _vr(op(acc.lower, a.lower), op(acc.upper, a.upper))
+        return acc
+    if isinstance(e, sympy.Abs):
+        return _abs(args[0])
+    increasing: dict[type, Callable[[Any], Any]] = {
+        F.ToFloat: F.ToFloat, F.TruncToInt: F.TruncToInt, F.FloorToInt: sympy.floor,
+        F.CeilToInt: sympy.ceiling}
+    for cls, f in increasing.items():
+        if isinstance(e, cls):
+            return _vr(f(args[0].lower), f(args[0].upper))
+    if isinstance(e, F.IntTrueDiv):
+        a, b = args
+        if 0 in b or (any(v in _OO for v in (a.lower, a.upper)) and
+                      any(v in _OO for v in (b.lower, b.upper))):
+            return ValueRanges.unknown()
+        return _corners(a, b, F.IntTrueDiv)
+    return ValueRanges.unknown()
 
 
 def bound_sympy(expr: Any, ranges: Mapping[Any, ValueRanges] | None = None) -> ValueRanges:
-    """The range of `expr` given its free symbols' ranges (a missing symbol: unknown)."""
-    env = ranges or {}
-    if isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol:
-        return ValueRanges(*_truth(expr, env))
-    return ValueRanges(*_range(expr, env))
+    """The range of `expr` given its free symbols' ranges (a missing symbol: what its
+    assumptions say)."""
+    return _interp(sympy.sympify(expr), ranges or {})
