@@ -6,7 +6,7 @@ one launch, is faster; as the batch grows the device's work outlasts the launche
 and the replay's gain falls under SLACK. The curve runs from batch 1 to past the GPU-bound batch
 (gpu_bound_batch: derived from the model's bytes and the GPU's bandwidth, not measured), on the
 simulated L4, whose low bandwidth makes that batch small enough for numpy (on an H200 it is
-~16k rows), or on FAKE_TORCH_GPU's GPU where its GPU-bound batch is no larger than MAX_BATCH.
+35157 rows), or on FAKE_TORCH_GPU's GPU where its GPU-bound batch is no larger than MAX_BATCH.
 Where the curve's GPU is not the one the rest of the demo simulates, the table's title and the
 figure's say so and why (TimeCurve.why).
 """
