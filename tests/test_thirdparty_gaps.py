@@ -167,7 +167,6 @@ def test_set_default_tensor_type() -> None:
     # meta-llama's Llama.build: torch.set_default_tensor_type(torch.cuda.BFloat16Tensor)
     torch = pytest.importorskip("torch")
     import fake_torch
-
     from fake_torch import _default_tensor_type
 
     ft: Any = fake_torch
