@@ -43,6 +43,7 @@ from fake_torch._dynamo import config
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo.decorators import current_stance
 from fake_torch._dynamo.exc import FailOnRecompileLimitHit, InternalTorchDynamoError
+from fake_torch._dynamo.guard_filter import apply_filter
 from fake_torch._dynamo.guards import (
     FrameGuards,
     Guard,
@@ -368,6 +369,7 @@ class CompiledFrame:
                         self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
+        tracer.call_values = [*args, *kwargs.values()]
         tracer.force_first = force
         tracer.expect = expect
         modules = [m for leaf in leaves if isinstance(leaf.value, Module)
@@ -416,6 +418,9 @@ class CompiledFrame:
         guards = FrameGuards(tracer.spec, [self._leaf_guard(i, leaf, seg)
                                            for i, leaf in enumerate(leaves)],
                              global_guards(self.code, self.globals, self.closure))
+        if self.options.guard_filter_fn is not None:
+            guards = apply_filter(guards, leaves, self.names, tracer.call_values,
+                                  self.options.guard_filter_fn)
         outs = {id(h): i for i, (h, _) in enumerate(holders)}
         given = _given_objects(leaves, self.code)  # an argument object returned: the new one
         shape = template(result, outs, {**given, **tracer.input_sources})

@@ -66,9 +66,12 @@ class CompileOptions:
     dynamic: bool | None = None
     recompile_limit: int | None = None
     backend_key: Hashable = None  # equal keys: the same backend with the same mode/options
+    # torch.compile(options={"guard_filter_fn": fn}): which of each entry's guards to keep
+    guard_filter_fn: Callable[[list[Any]], list[bool]] | None = None
 
     def key(self) -> Hashable:
-        return (self.backend_key, self.fullgraph, self.dynamic, self.recompile_limit)
+        return (self.backend_key, self.fullgraph, self.dynamic, self.recompile_limit,
+                id(self.guard_filter_fn) if self.guard_filter_fn is not None else None)
 
 
 @dataclass
