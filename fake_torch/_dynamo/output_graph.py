@@ -94,9 +94,11 @@ class FrameState:
     def dims(self, leaf: Leaf) -> frozenset[int]:
         """The dims of an argument tensor that are dynamic for the next compile."""
         t = leaf.value
-        if not isinstance(t, Tensor) or self.options.dynamic is False:
+        if not isinstance(t, Tensor):
             return frozenset()
-        if self.options.dynamic is True or leaf.name in self.dyn_ranks:
+        if self.options.dynamic is False:  # as torch: no automatic dynamic, marks still count
+            dims = set(getattr(t, "_dynamo_dynamic_indices", ()))
+        elif self.options.dynamic is True or leaf.name in self.dyn_ranks:
             dims = set(range(t.dim()))
         else:
             dims = set(self.dyn_dims.get(leaf.name, ())) | set(
@@ -212,9 +214,8 @@ class SegmentCompiler:
                   ) -> tuple[frozenset[int], list[frozenset[int]]]:
         """Which literals and input dims of a new graph may vary (automatic dynamic shapes)."""
         dynamic = self.state.options.dynamic
-        if dynamic is False:
-            return frozenset(), [frozenset()] * len(metas)
-        automatic = config.automatic_dynamic_shapes
+        # dynamic=False: nothing becomes dynamic by itself, but marked dims stay dynamic (torch)
+        automatic = config.automatic_dynamic_shapes and dynamic is not False
         dyn_literals: set[int] = set()
         if dynamic is True:
             dyn_literals = set(range(len(literals)))
@@ -229,11 +230,13 @@ class SegmentCompiler:
                 found = set(self.state.dims(tracer.leaves[source.leaf]))
             if dynamic is True:
                 found = set(range(len(meta.shape)))
-            elif previous is not None and automatic and i < len(previous.metas) \
+            elif previous is not None and i < len(previous.metas) \
                     and len(previous.metas[i].shape) == len(meta.shape):
-                found |= set(previous.dyn_dims[i]) | {
-                    d for d, (a, b) in enumerate(zip(previous.metas[i].shape, meta.shape,
-                                                     strict=True)) if a != b}
+                found |= set(previous.dyn_dims[i])
+                if automatic:
+                    found |= {d for d, (a, b) in enumerate(zip(previous.metas[i].shape,
+                                                               meta.shape, strict=True))
+                              if a != b}
             dims.append(frozenset(d for d in found if meta.shape[d] >= 2))
         return frozenset(dyn_literals), dims
 
