@@ -58,7 +58,30 @@ def _library_op(lib: Any, runs: dict[str, int]) -> Any:
     return op
 
 
-@pytest.mark.parametrize("make", [_custom_op, _library_op], ids=["custom_op", "Library"])
+def _impl_abstract_op(lib: Any, runs: dict[str, int]) -> Any:
+    """Library.define + impl, the fake impl by the old name torch.library.impl_abstract."""
+    ns = f"tracecnt{next(_names)}"
+    library = lib.library.Library(ns, "FRAGMENT")
+    library.define("bump(Tensor x) -> Tensor")
+
+    def real(x: Any) -> Any:
+        runs["real"] += 1
+        return x + 1
+
+    def fake(x: Any) -> Any:
+        runs["fake"] += 1
+        return lib.empty_like(x)
+
+    library.impl("bump", real, "CPU")
+    with pytest.warns(FutureWarning, match="renamed to `torch.library.register_fake`"):
+        lib.library.impl_abstract(f"{ns}::bump", fake, lib=library)
+    op = getattr(lib.ops, ns).bump
+    op._keep_library = library
+    return op
+
+
+@pytest.mark.parametrize("make", [_custom_op, _library_op, _impl_abstract_op],
+                         ids=["custom_op", "Library", "impl_abstract"])
 @pytest.mark.parametrize("lib_name", LIBS)
 def test_traced_custom_op_runs_its_body_once_per_call(lib_name: str, make: Any) -> None:
     lib = _lib(lib_name)

@@ -201,7 +201,8 @@ def remove_from_cache(f: Any) -> None:
     if isinstance(f, Module):
         f = type(f).forward
     code = f if isinstance(f, CodeType) else getattr(getattr(f, "__func__", f), "__code__", None)
-    if code is None:
+    if code is None:  # as torch: forget everything, and say why
+        reset()
         log.warning("could not determine __code__ for %s", f)
         return
     for frame in list(_frames.values()):

@@ -169,8 +169,8 @@ class TensorGuard:
                                                      self.strides, self.sizes, strict=True))
 
     def dynamic_values(self, t: Tensor) -> tuple[int, ...]:
-        shape = t.shape
-        return tuple(shape[i] for i in sorted(self.dynamic))
+        shape = getattr(t, "shape", ())  # (with dropped guards: any value, any rank)
+        return tuple(shape[i] if i < len(shape) else None for i in sorted(self.dynamic))
 
 
 @dataclass
