@@ -168,7 +168,7 @@ class TensorGuard:
         return all(e == s or n <= 1 for e, s, n in zip(contiguous_strides(self.sizes),
                                                      self.strides, self.sizes, strict=True))
 
-    def dynamic_values(self, t: Tensor) -> tuple[int, ...]:
+    def dynamic_values(self, t: Tensor) -> tuple[int | None, ...]:
         shape = getattr(t, "shape", ())  # (with dropped guards: any value, any rank)
         return tuple(shape[i] if i < len(shape) else None for i in sorted(self.dynamic))
 
