@@ -305,3 +305,47 @@ def test_a_frame_with_a_graph_break_gets_new_code_too(lib_name: str) -> None:
         np.testing.assert_allclose(_np(out), np.full(2, 8.0))
     finally:
         handle.remove()
+
+
+@pytest.mark.parametrize("lib_name", LIBS)
+def test_a_backend_counting_on_the_module_is_no_python_side_effect(lib_name: str) -> None:
+    """The backend sets an attribute of the module being compiled (an int counter): that is
+    not the traced Python's doing, so the compile stays one graph, reached by the new code."""
+    lib = _lib(lib_name)
+    lib._dynamo.reset()
+
+    class Counting(lib.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = lib.nn.Linear(4, 4)
+            self.backend_calls = 0
+
+        def backend(self, gm: Any, example_inputs: list[Any]) -> Any:
+            self.backend_calls += 1
+            return gm.forward
+
+        def forward(self, x: Any) -> Any:
+            return self.lin(x).relu()
+
+    model = Counting()
+    codes: list[CodeType] = []
+    handle = lib._dynamo.convert_frame.register_bytecode_hook(
+        lambda old, new: codes.append(new) if old is Counting.forward.__code__ else None)
+    try:
+        compiled = lib.compile(model.forward, backend=model.backend, options={
+            "guard_filter_fn": lib.compiler.skip_all_guards_unsafe})
+        compiled(lib.randn(2, 4))
+        assert len(codes) == 1 and model.backend_calls == 1
+        original = Counting.forward.__code__
+        Counting.forward.__code__ = codes[0]
+        try:
+            for rows in (2, 3):
+                x = lib.randn(rows, 4)
+                with lib.no_grad():
+                    expected = model.lin(x).relu()
+                np.testing.assert_allclose(_np(model.forward(x)), _np(expected), rtol=1e-6)
+        finally:
+            Counting.forward.__code__ = original
+        assert model.backend_calls == 1
+    finally:
+        handle.remove()

@@ -253,6 +253,44 @@ def _module_state(modules: list[Module]) -> list[tuple[tuple[str, int], ...]]:
     return state
 
 
+def _arguments_state(modules: list[Module], objects: list[Any], code: CodeType | None
+                     ) -> dict[tuple[Any, ...], Any]:
+    """What the Python of a trace could change on its argument modules and objects, by place:
+    (module index, attribute) -> the value's identity, (object index, path) -> its state."""
+    state: dict[tuple[Any, ...], Any] = {}
+    for i, items in enumerate(_module_state(modules)):
+        state.update(((i, k), v) for k, v in items)
+    for j, obj in enumerate(objects):
+        state.update((("object", j, path), v) for path, v in object_state(obj, code))
+    return state
+
+
+class _StateWatch:
+    """Tells the argument changes of a trace's Python from those of the backend it calls (a
+    backend counting its calls on the module, as vLLM's wrappers do, changes no traced code)."""
+
+    def __init__(self, snapshot: Callable[[], dict[tuple[Any, ...], Any]]) -> None:
+        self.snapshot = snapshot
+        self.backend_changes: set[tuple[Any, ...]] = set()
+        self._before: dict[tuple[Any, ...], Any] = {}
+
+    def before_backend(self) -> None:
+        self._before = self.snapshot()
+
+    def after_backend(self) -> None:
+        after = self.snapshot()
+        self.backend_changes |= {k for k in self._before.keys() | after.keys()
+                                 if self._before.get(k, _ABSENT) != after.get(k, _ABSENT)}
+
+    def changed(self, before: dict[tuple[Any, ...], Any],
+                after: dict[tuple[Any, ...], Any]) -> bool:
+        return any(before.get(k, _ABSENT) != after.get(k, _ABSENT)
+                   for k in before.keys() | after.keys() if k not in self.backend_changes)
+
+
+_ABSENT = object()
+
+
 def _writes_globals(code: CodeType | None) -> bool:
     """Does the code (or a function nested in it) assign a global? Then its Python must run."""
     if code is None:
@@ -427,14 +465,18 @@ class CompiledFrame:
         modules = [m for leaf in leaves if isinstance(leaf.value, Module)
                    for m in leaf.value.modules()]
         objects = [leaf.value for leaf in leaves if is_user_object(leaf.value)]
-        before = _module_state(modules), [object_state(o, self.code) for o in objects]
+        watch = _StateWatch(lambda: _arguments_state(modules, objects, self.code))
+        before = watch.snapshot()
         entries = len(self.entries)
-        with timed("_compile.compile_inner"):
-            result = tracer.run(self.fn, args, kwargs)
+        self.state.watch = watch  # the backend's own changes are not the traced Python's
+        try:
+            with timed("_compile.compile_inner"):
+                result = tracer.run(self.fn, args, kwargs)
+        finally:
+            self.state.watch = None
         self._finish(tracer)
         tracer.final = None  # its graph's outputs: the caller holds what it keeps
-        after = _module_state(modules), [object_state(o, self.code) for o in objects]
-        if after != before:  # the Python set module or object attributes: keep running it
+        if watch.changed(before, watch.snapshot()):  # the Python set attributes: keep running it
             self.state.rerun = True
             del self.entries[entries:]
         if _bytecode_hooks and expect is None:  # a compile: the hooks see its code

@@ -86,6 +86,7 @@ class FrameState:
     dyn_dims: dict[str, set[int]] = field(default_factory=dict)
     dyn_ranks: set[str] = field(default_factory=set)  # rank changed: every dim is dynamic
     dyn_scalars: set[str] = field(default_factory=set)
+    watch: Any = None  # during a trace: told before and after each backend call
 
     def limit(self) -> int:
         limit = self.options.recompile_limit
@@ -199,11 +200,17 @@ class SegmentCompiler:
 
     def _call_backend(self, gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         backend = self.state.options.backend
+        watch = self.state.watch
+        if watch is not None:
+            watch.before_backend()
         try:
             with timed("OutputGraph.call_user_compiler"):
                 compiled = backend(gm, example_inputs)
         except Exception as e:
             raise BackendCompilerFailed(backend, e) from e
+        finally:
+            if watch is not None:
+                watch.after_backend()
         if not callable(compiled):
             raise BackendCompilerFailed(backend, AssertionError(
                 "compiler_fn did not return callable"))
