@@ -12,6 +12,12 @@ Calling a CompiledFrame:
 The path runs one way: the frame makes a Tracer, the tracer hands segments to the compiler and
 the compiler to the backend; the frame reads what the trace found when it returns.
 
+Guard filters (torch.compile(options={"guard_filter_fn": fn})): when an entry is made, `fn` is
+shown its guards as torch's GuardFilterEntry list and the parts it drops are skipped
+(guard_filter.py). Bytecode hooks (register_bytecode_hook): each compile gives the hooks the
+code Dynamo would have written (bytecode.py), found by them at `_compile`'s `frame`; that code
+calls `run_entry`, which runs the entry's graph with no guard check, as torch's new code does.
+
 Frames are shared as torch shares its caches, per code object: a compiled module's frame is its
 class's forward, so torch.compile(m1) and torch.compile(m2) of one class, or a compiled method
 called on nine instances, share graphs; a module is an argument (`self`), guarded by its type,
