@@ -27,7 +27,7 @@ def _lib(name: str) -> Any:
 
 
 def _wrapper_classes(lib: Any) -> tuple[type, type]:
-    class Base(lib.nn.Module):
+    class Base(lib.nn.Module):  # type: ignore[misc]
         def forward(self, x: Any) -> Any:
             return x * 2
 
@@ -314,7 +314,7 @@ def test_a_backend_counting_on_the_module_is_no_python_side_effect(lib_name: str
     lib = _lib(lib_name)
     lib._dynamo.reset()
 
-    class Counting(lib.nn.Module):
+    class Counting(lib.nn.Module):  # type: ignore[misc,name-defined]
         def __init__(self) -> None:
             super().__init__()
             self.lin = lib.nn.Linear(4, 4)

@@ -101,7 +101,7 @@ def test_mark_unbacked_keeps_torchs_marks(kwargs: dict[str, Any]) -> None:
     torch._dynamo.decorators.mark_unbacked(theirs, index, **kwargs)
     assert _marks(ours) == _marks(theirs)
     marked = {index} if isinstance(index, int) else set(index)
-    assert ours._dynamo_dynamic_indices == marked  # type: ignore[attr-defined]
+    assert ours._dynamo_dynamic_indices == marked
 
 
 def test_guard_filters_are_in_torch_compiler() -> None:

@@ -30,7 +30,7 @@ def _custom_op(lib: Any, runs: dict[str, int]) -> Any:
     body.__annotations__ = {"x": lib.Tensor, "return": lib.Tensor}  # real types, not strings
     bump = lib.library.custom_op(name, mutates_args=())(body)
 
-    @bump.register_fake
+    @bump.register_fake  # type: ignore[untyped-decorator]
     def _(x: Any) -> Any:
         runs["fake"] += 1
         return lib.empty_like(x)

@@ -143,7 +143,7 @@ def test_module_entries_match_torchs_where_fake_torch_guards() -> None:
     torch = pytest.importorskip("torch")
 
     def model(lib: Any) -> Any:
-        class M(lib.nn.Module):
+        class M(lib.nn.Module):  # type: ignore[misc]
             def __init__(self) -> None:
                 super().__init__()
                 self.lin = lib.nn.Linear(4, 4)
