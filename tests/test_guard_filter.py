@@ -249,3 +249,22 @@ def test_ready_made_filters_answer_as_torchs() -> None:
         ours = getattr(ft.compiler, name)(entries)
         theirs = getattr(torch.compiler, name)(entries)
         assert ours == theirs, name
+
+
+@pytest.mark.parametrize("lib_name", ["torch", "fake_torch"])
+def test_a_dynamic_dim_without_guards_takes_sizes_one_and_two(lib_name: str) -> None:
+    """A marked dim, every guard dropped (vLLM's token dim): sizes 1 and 2, which a guarded
+    entry sends to a recompile, run the one compiled graph, with eager's values."""
+    lib = pytest.importorskip("torch") if lib_name == "torch" else ft
+
+    def f(x: Any) -> Any:
+        return (x + 3).relu() * 2
+
+    compiled, calls = _counting(lib, f, lib.compiler.skip_all_guards_unsafe)
+    x = lib.randn(100)
+    lib._dynamo.mark_dynamic(x, 0)
+    compiled(x)
+    for n in (2, 1, 5, 1):
+        y = lib.randn(n)
+        assert compiled(y).tolist() == ((y + 3).relu() * 2).tolist()
+    assert len(calls) == 1

@@ -355,6 +355,11 @@ class FrameGuards:
                 return failure
         return None
 
+    def checks_shape_env(self) -> bool:
+        """Whether the dynamic dims' bounds (`2 <= size`) are checked: not once a guard
+        filter dropped SHAPE_ENV; then a dynamic dim takes any size, 0 and 1 too."""
+        return all(g.shape_env for g in self.leaves if isinstance(g, TensorGuard))
+
     def dynamic_key(self, leaves: list[Leaf]) -> tuple[Any, ...]:
         """The values of the dynamic dims and numbers: one graph specialisation per key."""
         key: list[Any] = []

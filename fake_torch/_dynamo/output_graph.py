@@ -141,7 +141,8 @@ class SegmentCompiler:
         entry = None
         if seg.index == 0 and tracer.expect is not None:
             candidate = tracer.expect[0].segment
-            if candidate.skeleton == skeleton and candidate.metas_match(metas):
+            any_size = not tracer.expect[0].guards.checks_shape_env()
+            if candidate.skeleton == skeleton and candidate.metas_match(metas, any_size):
                 entry = candidate
         if entry is None and not (seg.index == 0 and tracer.force_first):
             for e in reversed(self.slots.get(slot, {}).get(skeleton, [])):
