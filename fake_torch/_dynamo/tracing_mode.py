@@ -72,7 +72,8 @@ class TracingMode(TorchFunctionMode):
         opdef = _opdef.def_of(entry)
         if opdef is None:
             if isinstance(func, (OpOverload, OpOverloadPacket)):  # one node per custom op
-                return tracer.call(func, args, kwargs, "call_function", func, on_sync=on_sync)
+                return tracer.call(_traced_body(func), args, kwargs, "call_function", func,
+                                   on_sync=on_sync)
             if (tracer.sym is not None or tracer.dynamic_dims) and args \
                     and isinstance(args[0], Tensor):
                 answer = _symbolic_metadata(tracer, func, args)
@@ -122,6 +123,20 @@ def _symbolic_metadata(tracer: Tracer, func: Any, args: tuple[Any, ...]) -> Any:
             raise TypeError("len() of a 0-d tensor")
         return int(example.shape[0])
     return getattr(example, query)(*args[1:])
+
+
+def _traced_body(op: OpOverload | OpOverloadPacket) -> Callable[..., Any]:
+    """What a custom op runs while traced: its fake impl (or Meta kernel), as torch runs it on
+    FakeTensors, so the op's real body (and its side effects) runs only when the graph does.
+    An op with none runs its body (torch runs a Composite kernel so; for other kernels it
+    raises "There was no fake impl registered")."""
+    from fake_torch import library
+
+    custom = library.custom_op_def(op)
+    fake = getattr(custom, "_abstract_fn", None) if custom is not None else None
+    if fake is None:
+        return op
+    return lambda *args, **kwargs: library.run_fake(op, args, kwargs)
 
 
 # --- host reads -------------------------------------------------------------------------------
