@@ -604,7 +604,8 @@ class CompiledFrame:
         sym = tracer.sym
         if sym is not None and sym.places:
             direct.symbolic = True
-            guards.shapes = _shape_check(sym)
+            if guards.checks_shape_env():  # (a guard filter may have dropped SHAPE_ENV)
+                guards.shapes = _shape_check(sym)
         self.entries.append(direct)
 
     def _leaf_guard(self, index: int, leaf: Leaf, seg: Segment) -> Guard:
