@@ -555,6 +555,8 @@ class CompiledFrame:
         if spec != entry.guards.spec:
             return self(*args, **kwargs)
         GenerationTracker.generation += 1  # a new step for CUDA graph trees
+        if entry.symbolic:  # one graph for every size
+            return entry.run((), leaves)
         key = entry.guards.dynamic_key(leaves)
         if key in entry.tables:
             return entry.run(key, leaves)
