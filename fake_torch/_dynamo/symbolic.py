@@ -144,6 +144,34 @@ class SymbolicTrace:
             return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
         return fake(result)
 
+    def example_by_hints(self, inputs: list[Any], result: Any,
+                         fake: Callable[[Any], Any]) -> Any:
+        """The example value of a custom op's result, which its fake implementation made at
+        the hints: a size equal to the hint of a symbol among the inputs' sizes is taken as
+        that symbol (torch runs the fake on symbolic tensors instead; an op whose output has a
+        static size equal to a symbol's hint is described wrongly here)."""
+        by_hint: dict[int, Any] = {}
+        for ex in inputs:
+            for size in ex.shape if is_symbolic(ex) else ():
+                if isinstance(size, SymInt) and size.node.expr.is_Symbol:
+                    by_hint.setdefault(size.node.hint, size)
+        return self._by_hints(result, by_hint, fake)
+
+    def _by_hints(self, result: Any, by_hint: dict[int, Any], fake: Callable[[Any], Any]) -> Any:
+        from fake_torch._memory_format import contiguous_strides
+
+        if isinstance(result, Tensor):
+            shape = tuple(by_hint.get(n, n) for n in result.shape)
+            if not by_hint or shape == tuple(result.shape):
+                return fake(result)
+            strides = contiguous_strides(shape) if result.is_contiguous() else result.stride()
+            return FakeTensor.symbolic(fake(result), shape, tuple(strides),
+                                       result.storage_offset(), self.fake_mode)
+        if isinstance(result, (tuple, list)):
+            items = [self._by_hints(r, by_hint, fake) for r in result]
+            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+        return fake(result)
+
     # --- nodes --------------------------------------------------------------------------------
 
     def node_of(self, value: Any, graph: Graph, symbol_node: Callable[[Any], Node | None]

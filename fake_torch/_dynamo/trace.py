@@ -316,15 +316,14 @@ class Tracer:
         sym = self.sym
         assert sym is not None
         found = opdef if opdef is not None else _opdef.def_of(fn)
-        if found is None:
-            name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
-            raise NotImplementedError(f"fake_torch.compile: {name} has no output rule, so it "
-                                      "cannot take symbolic sizes")
 
         def example(t: Tensor) -> Any:
             ex = self.symbolic_example(t)
             return t if ex is None else ex
 
+        if found is None:  # a custom op: its fake ran at the hints
+            inputs = [example(t) for t in _tensors_in((args, kwargs))]
+            return sym.example_by_hints(inputs, result, _example)
         return sym.output_example(found, args, kwargs, result, example, _example)
 
     def symbolic_example(self, t: Tensor) -> Any:
