@@ -85,3 +85,42 @@ def test_a_rule_refuses_what_needs_values() -> None:
         rules.run_rule(_def("Tensor.__getitem__"), (x, x > 3), {})
     with pytest.raises(NotImplementedError, match="value"):
         rules.run_rule(_def("Tensor.__getitem__"), (x, torch.tensor(1)), {})
+
+
+def _r(*shape: int) -> Any:
+    return torch.randn(*shape)
+
+
+PRODUCTS: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
+    ("torch.matmul", lambda: ((_r(3), _r(3, 4)), {})),
+    ("torch.matmul", lambda: ((_r(2, 5, 3), _r(3, 4)), {})),  # folded into one mm
+    ("torch.matmul", lambda: ((_r(3, 5).t(), _r(2, 3, 4)), {})),  # transposed fold
+    ("torch.matmul", lambda: ((_r(2, 1, 5, 3), _r(4, 3, 2)), {})),  # broadcast bmm
+    ("torch.matmul", lambda: ((_r(2, 5, 3).transpose(0, 1), _r(3)), {})),
+    ("torch.matmul", lambda: ((_r(2, 5, 3), _r(2, 3, 4)), {})),
+    ("Tensor.__rmatmul__", lambda: ((_r(3, 4), _r(2, 3)), {})),
+    ("torch.nn.functional.linear", lambda: ((_r(2, 5, 3), _r(4, 3), _r(4)), {})),
+    ("torch.nn.functional.linear", lambda: ((_r(2, 5, 3).transpose(0, 1), _r(4, 3), _r(4)),
+                                            {})),
+    ("torch.nn.functional.linear", lambda: ((_r(5, 3), _r(4, 3)), {})),
+    ("torch.nn.functional.linear", lambda: ((_r(3), _r(4, 3), _r(4)), {})),
+    ("torch.nn.functional.scaled_dot_product_attention",
+     lambda: ((_r(2, 3, 5, 8), _r(2, 3, 7, 8), _r(2, 3, 7, 4)), {})),
+    ("torch.nn.functional.scaled_dot_product_attention",
+     lambda: ((_r(2, 5, 3, 8).transpose(1, 2), _r(2, 3, 7, 8), _r(2, 3, 7, 8)),
+              {"is_causal": True})),
+    ("torch.nn.functional.scaled_dot_product_attention",
+     lambda: ((_r(1, 4, 5, 8), _r(1, 2, 7, 8), _r(1, 2, 7, 8)), {"enable_gqa": True})),
+    ("torch.nn.functional.scaled_dot_product_attention",
+     lambda: ((_r(5, 8), _r(7, 8), _r(7, 6)), {"attn_mask": torch.ones(5, 7, dtype=torch.bool)})),
+    ("torch.nn.functional.scaled_dot_product_attention",  # flash: laid out like the query
+     lambda: ((_r(2, 5, 3, 8).half().transpose(1, 2), *(_r(2, 3, 7, 8).half(),) * 2), {})),
+    ("torch.nn.functional.scaled_dot_product_attention",  # flash: the head dim padded
+     lambda: ((*(_r(2, 3, 5, 6).half(),) * 3,), {})),
+]
+
+
+@pytest.mark.parametrize("name,make", PRODUCTS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(PRODUCTS)])
+def test_a_products_rule_describes_its_output(name: str, make: Callable[..., Any]) -> None:
+    test_a_rule_describes_its_kernels_output(name, make)

@@ -12,6 +12,7 @@ from typing import Any
 
 from fake_torch._kernels import arith, compare, division, linalg, pointwise_math
 from fake_torch._kernels._elementwise import is_number
+from fake_torch._meta_registrations import register_meta
 from fake_torch._opdef import COMPOSITE, method
 from fake_torch._tensor import Tensor
 
@@ -242,6 +243,16 @@ def matmul(self: Tensor, other: Any) -> Any:
     return linalg.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
+@register_meta("Tensor.__matmul__")
+def _matmul_rule(self: Tensor, other: Any) -> Any:
+    return linalg._matmul_rule(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
 @method(COMPOSITE, name="__rmatmul__", fx_target=operator.matmul, reflected=True)
 def rmatmul(self: Tensor, other: Any) -> Any:
     return linalg.rmatmul(self, other)
+
+
+@register_meta("Tensor.__rmatmul__")
+def _rmatmul_rule(self: Tensor, other: Any) -> Any:
+    return linalg._matmul_rule(other, self) if isinstance(other, Tensor) else NotImplemented

@@ -59,7 +59,7 @@ from fake_torch._dtype import (
 from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._kernels import pointwise_math as _pointwise_math
-from fake_torch._kernels._common import common_device, launch, new_tensor
+from fake_torch._kernels._common import broadcast_shapes, common_device, launch, new_tensor
 from fake_torch._kernels.batch_norm import batch_norm as batch_norm
 from fake_torch._kernels.conv import conv1d as conv1d
 from fake_torch._kernels.conv import conv2d as conv2d
@@ -71,6 +71,8 @@ from fake_torch._kernels.pooling import adaptive_avg_pool2d as adaptive_avg_pool
 from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.pooling import max_pool2d as max_pool2d
 from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
@@ -146,6 +148,26 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None:
         out.add_(bias)  # torch adds the bias in place after the GEMM
     return out
+
+
+@register_meta("torch.nn.functional.linear")
+def _linear_rule(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> TensorMeta:
+    """Every path (addmm, addmm over folded rows, matmul then add_) ends in a fresh contiguous
+    tensor: matmul's with the transposed weight, the bias broadcast into it."""
+    from fake_torch._kernels import linalg
+
+    w = tuple(weight.shape)
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.dim()}D and {weight.dim()}D")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{input.dtype} and {weight.dtype}")
+    shape = linalg.matmul_shape(tuple(input.shape), w[::-1] if len(w) == 2 else w)
+    if bias is not None and tuple(broadcast_shapes(shape, bias.shape)) != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(shape, bias.shape))}")
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))
 
 
 @op(POINTWISE, namespace="torch.nn.functional", aten=("embedding",))
