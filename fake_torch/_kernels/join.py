@@ -18,6 +18,8 @@ from fake_torch._kernels import _common
 from fake_torch._kernels._strides import empty_like_preserve, int_sizes, scalar_type_name
 from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -99,6 +101,12 @@ def concat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
 @op(COMPOSITE)
 def concatenate(tensors: Sequence[Tensor], axis: int = 0, out: Tensor | None = None) -> Tensor:
     return cat(tensors, axis, out=out)
+
+
+@register_meta("torch.concatenate")
+def _concatenate_rule(tensors: Sequence[Tensor], axis: int = 0,
+                      out: Tensor | None = None) -> Output:
+    return call_rule("torch.cat", tensors, axis, out=out)
 
 
 def _stack_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
@@ -183,11 +191,26 @@ def tile_method(self: Tensor, *dims: Any) -> Tensor:
     return tile(self, dims)
 
 
+@register_meta("Tensor.tile")
+def _tile_method_rule(self: Tensor, *dims: Any) -> Output:
+    return _tile_rule(self, dims)
+
+
 @op(COMPOSITE)
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Tensor.repeat with `dims` padded by leading 1s to input's rank."""
+    return repeat(input, _tile_reps(input, dims))
+
+
+@register_meta("torch.tile")
+def _tile_rule(input: Tensor, dims: Sequence[int]) -> Output:
+    return call_rule("Tensor.repeat", input, _tile_reps(input, dims))
+
+
+def _tile_reps(input: Tensor, dims: Sequence[int]) -> tuple[int, ...]:
+    """tile's dims as repeat's: padded with leading 1s to input's rank."""
     reps = int_sizes(tuple(dims), "tile", "dims")
-    return repeat(input, (1,) * (input.dim() - len(reps)) + reps)
+    return (1,) * (input.dim() - len(reps)) + reps
 
 
 def _repeat_int_kernel(out: np.ndarray, src: np.ndarray, *, repeats: int, axis: int) -> None:
@@ -319,11 +342,25 @@ def fliplr(input: Tensor) -> Tensor:
     return flip(input, 1)
 
 
+@register_meta("torch.fliplr")
+def _fliplr_rule(input: Tensor) -> Output:
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return call_rule("torch.flip", input, 1)
+
+
 @op(COMPOSITE, method=True)
 def flipud(input: Tensor) -> Tensor:
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
+
+
+@register_meta("torch.flipud")
+def _flipud_rule(input: Tensor) -> Output:
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return call_rule("torch.flip", input, 0)
 
 
 def _roll_kernel(out: np.ndarray, src: np.ndarray, *, shifts: tuple[int, ...],

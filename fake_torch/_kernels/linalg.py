@@ -519,16 +519,26 @@ def rmatmul(self: Tensor, other: object) -> Any:
 @op(COMPOSITE, method=True)
 def outer(input: Tensor, vec2: Tensor, *, out: None = None) -> Tensor:
     """input[i] * vec2[j]: torch launches one broadcast `mul`."""
+    dev, dt = _check_outer(input, vec2, out)
+    result = new_tensor((input.shape[0], vec2.shape[0]), dt, dev)
+    launch("mul", _outer_kernel, result, (input, vec2), {"acc": acc_np(dt)})
+    return result
+
+
+@register_meta("torch.outer")
+def _outer_rule(input: Tensor, vec2: Tensor, *, out: None = None) -> TensorMeta:
+    _, dt = _check_outer(input, vec2, out)
+    return _product((input.shape[0], vec2.shape[0]), dt)
+
+
+def _check_outer(input: Tensor, vec2: Tensor, out: None) -> tuple[device, dtype]:
+    """outer's checks; its device and its output's dtype (the two promoted)."""
     check_out(out, "outer")
     _need_tensor("outer", "vec2", 2, vec2)
     for name, t in (("self", input), ("vec2", vec2)):
         if t.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
-    dev = common_device(input, vec2)
-    dt = result_type(input, vec2)
-    result = new_tensor((input.shape[0], vec2.shape[0]), dt, dev)
-    launch("mul", _outer_kernel, result, (input, vec2), {"acc": acc_np(dt)})
-    return result
+    return common_device(input, vec2), result_type(input, vec2)
 
 
 def _outer_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,

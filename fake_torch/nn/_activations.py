@@ -17,6 +17,8 @@ from fake_torch._generator import Generator
 from fake_torch._kernels import activation as _activation
 from fake_torch._kernels._elementwise import not_implemented, pointwise, tensor_arg
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, RANDOM, op
 from fake_torch._tensor import Tensor
 
@@ -155,6 +157,11 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """min(max(0, x), 6): torch's hardtanh(x, 0, 6), one `hardtanh` launch (`hardtanh_`)."""
     return _hardtanh_op("hardtanh_" if inplace else "hardtanh", input, 0, 6, inplace)
+
+
+@register_meta("torch.nn.functional.relu6")
+def _relu6_rule(input: Tensor, inplace: bool = False) -> Output:
+    return call_rule("torch.nn.functional.hardtanh", input, 0, 6, inplace)
 
 
 @op(COMPOSITE, namespace=_F)

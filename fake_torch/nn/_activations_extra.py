@@ -24,6 +24,8 @@ import numpy as np
 from fake_torch._dtype import SCALAR_NAME, dtype, finfo
 from fake_torch._kernels._elementwise import not_implemented, pointwise, tensor_arg
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -81,9 +83,47 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(fname: str, input: Any, alpha: float, inplace: bool) -> Tensor:
+    _check_celu(alpha)
+    return _elu(fname, input, alpha, 1.0, 1.0 / alpha, inplace, launch="celu")
+
+
+def _check_celu(alpha: float) -> None:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _elu(fname, input, alpha, 1.0, 1.0 / alpha, inplace, launch="celu")
+
+
+# selu and celu are elu with other constants: elu's output, or elu's written into the input
+@register_meta("torch.selu")
+def _selu_rule(input: Tensor) -> Output:
+    return call_rule("torch.nn.functional.elu", input)
+
+
+@register_meta("torch.selu_")
+def _selu__rule(input: Tensor) -> Output:
+    return call_rule("torch.nn.functional.elu", input, inplace=True)
+
+
+@register_meta("torch.nn.functional.selu")
+def _F_selu_rule(input: Tensor, inplace: bool = False) -> Output:
+    return call_rule("torch.nn.functional.elu", input, inplace=inplace)
+
+
+@register_meta("torch.celu")
+def _celu_rule(input: Tensor, alpha: float = 1.0) -> Output:
+    _check_celu(alpha)
+    return call_rule("torch.nn.functional.elu", input, alpha)
+
+
+@register_meta("torch.celu_")
+def _celu__rule(input: Tensor, alpha: float = 1.0) -> Output:
+    _check_celu(alpha)
+    return call_rule("torch.nn.functional.elu", input, alpha, inplace=True)
+
+
+@register_meta("torch.nn.functional.celu")
+def _F_celu_rule(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Output:
+    _check_celu(alpha)
+    return call_rule("torch.nn.functional.elu", input, alpha, inplace=inplace)
 
 
 @op(COMPOSITE, name="celu")

@@ -72,7 +72,8 @@ from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.pooling import max_pool2d as max_pool2d
 from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from fake_torch._memory_format import contiguous_strides
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
@@ -207,9 +208,22 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
+@register_meta("torch.nn.functional.relu")
+def _relu_rule(input: Tensor, inplace: bool = False) -> Output:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"relu(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return call_rule("torch.relu_" if inplace else "torch.relu", input)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def relu_(input: Tensor) -> Tensor:
     return input.relu_()
+
+
+@register_meta("torch.nn.functional.relu_")
+def _relu__rule(input: Tensor) -> Output:
+    return call_rule("torch.relu_", input)
 
 
 @op(POINTWISE, namespace="torch.nn.functional", aten=("silu", "silu_"))
@@ -229,9 +243,19 @@ def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
+@register_meta("torch.nn.functional.tanh")
+def _tanh_rule(input: Tensor) -> Output:
+    return call_rule("torch.tanh", input)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
+
+
+@register_meta("torch.nn.functional.sigmoid")
+def _sigmoid_rule(input: Tensor) -> Output:
+    return call_rule("torch.sigmoid", input)
 
 
 def _softmax_dim(name: str, ndim: int, dim: int | None) -> int:
@@ -250,11 +274,25 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return input.softmax(_softmax_dim("softmax", input.dim(), dim), dtype=dtype)
 
 
+@register_meta("torch.nn.functional.softmax")
+def _softmax_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                  dtype: dtype | None = None) -> Output:
+    return call_rule("torch.softmax", input, _softmax_dim("softmax", input.dim(), dim),
+                     dtype=dtype)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dtype | None = None) -> Tensor:
     """One `_log_softmax` (after a `_to_copy` if dtype is given)."""
     return input.log_softmax(_softmax_dim("log_softmax", input.dim(), dim), dtype=dtype)
+
+
+@register_meta("torch.nn.functional.log_softmax")
+def _log_softmax_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                      dtype: dtype | None = None) -> Output:
+    return call_rule("torch.log_softmax", input, _softmax_dim("log_softmax", input.dim(), dim),
+                     dtype=dtype)
 
 
 # --- normalisation ----------------------------------------------------------------------------
