@@ -79,6 +79,12 @@ CALLS: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = 
     ("torch.diagonal", lambda: ((_x()[1:], -1, 3, 1), {})),
     ("torch.atleast_3d", lambda: ((torch.tensor(1.0), torch.ones(3), torch.ones(2, 3)), {})),
     ("Tensor.unfold", lambda: ((_x()[1], 2, 2, 1), {})),
+    ("torch.meshgrid", lambda: ((_x()[0, 0, 1:, 2], torch.tensor(2.0), _x()[1, :, 0, 0]),
+                                {"indexing": "xy"})),
+    ("torch.meshgrid", lambda: (([_x()[0, 0, 0], _x()[1, 1, ::2, 1]],), {"indexing": "ij"})),
+    ("torch.hann_window", lambda: ((5,), {"periodic": True})),
+    ("torch.hamming_window", lambda: ((1,), {})),
+    ("torch.pixel_unshuffle", lambda: ((_x()[:, :, :, :4].transpose(2, 3), 2), {})),
 ]
 
 
