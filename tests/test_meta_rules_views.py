@@ -82,6 +82,8 @@ CALLS: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = 
     ("torch.meshgrid", lambda: ((_x()[0, 0, 1:, 2], torch.tensor(2.0), _x()[1, :, 0, 0]),
                                 {"indexing": "xy"})),
     ("torch.meshgrid", lambda: (([_x()[0, 0, 0], _x()[1, 1, ::2, 1]],), {"indexing": "ij"})),
+    ("Tensor.__setitem__", lambda: ((_x(), (slice(None), 1, torch.tensor([0, 2])), 1.5), {})),
+    ("Tensor.__setitem__", lambda: ((_x(), _x() > 3, 0.0), {})),
     ("torch.hann_window", lambda: ((5,), {"periodic": True})),
     ("torch.hamming_window", lambda: ((1,), {})),
     ("torch.pixel_unshuffle", lambda: ((_x()[:, :, :, :4].transpose(2, 3), 2), {})),
@@ -107,6 +109,17 @@ def test_a_rule_refuses_what_needs_values() -> None:
         rules.run_rule(_def("Tensor.__getitem__"), (x, x > 3), {})
     with pytest.raises(NotImplementedError, match="value"):
         rules.run_rule(_def("Tensor.__getitem__"), (x, torch.tensor(1)), {})
+
+
+def test_an_assignments_rule_checks_as_its_kernel_does() -> None:
+    x = _x()
+    for index, value, error in ((7, 1.0, IndexError), (0, "a", TypeError),
+                                ((0, 0, 0, 0, 0), 1.0, IndexError)):
+        with pytest.raises(error) as kernel:
+            x[index] = value
+        with pytest.raises(error) as rule:
+            rules.run_rule(_def("Tensor.__setitem__"), (x, index, value), {})
+        assert str(rule.value) == str(kernel.value)
 
 
 def _r(*shape: int) -> Any:
