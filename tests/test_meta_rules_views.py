@@ -159,3 +159,30 @@ PRODUCTS: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]]
                          ids=[f"{n}-{i}" for i, (n, _) in enumerate(PRODUCTS)])
 def test_a_products_rule_describes_its_output(name: str, make: Callable[..., Any]) -> None:
     test_a_rule_describes_its_kernels_output(name, make)
+
+
+CONVS: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
+    ("torch.conv2d", lambda: ((_r(2, 4, 7, 6), _r(6, 2, 3, 2), _r(6)),
+                              {"stride": (2, 1), "padding": 1, "dilation": (1, 2), "groups": 2})),
+    ("torch.conv2d", lambda: ((_r(4, 7, 6), _r(6, 4, 2, 2)), {"padding": "same"})),
+    ("torch.conv1d", lambda: ((_r(2, 4, 9).transpose(1, 2).transpose(1, 2), _r(3, 4, 3)),
+                              {"padding": "valid", "stride": 2})),
+    ("torch.conv3d", lambda: ((_r(0, 2, 4, 4, 4), _r(3, 2, 2, 2, 2)), {})),
+    ("torch.conv_transpose2d", lambda: ((_r(1, 4, 5, 5), _r(4, 3, 3, 3)),
+                                        {"stride": 2, "output_padding": 1, "padding": 1})),
+    ("torch.conv_transpose1d", lambda: ((_r(4, 5), _r(4, 1, 3)), {"groups": 2})),
+]
+
+
+@pytest.mark.parametrize("name,make", CONVS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CONVS)])
+def test_a_convolutions_rule_describes_its_output(name: str, make: Callable[..., Any]) -> None:
+    test_a_rule_describes_its_kernels_output(name, make)
+
+
+def test_a_convolutions_rule_refuses_as_its_kernel_does() -> None:
+    x, w = _r(1, 4, 3, 3), _r(2, 4, 5, 5)
+    with pytest.raises(RuntimeError) as kernel:
+        torch.conv2d(x, w)
+    with pytest.raises(RuntimeError) as rule:
+        rules.run_rule(_def("torch.conv2d"), (x, w), {})
+    assert str(rule.value) == str(kernel.value)
