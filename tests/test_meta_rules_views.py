@@ -186,3 +186,16 @@ def test_a_convolutions_rule_refuses_as_its_kernel_does() -> None:
     with pytest.raises(RuntimeError) as rule:
         rules.run_rule(_def("torch.conv2d"), (x, w), {})
     assert str(rule.value) == str(kernel.value)
+
+
+MORE: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
+    ("torch.linalg.cholesky", lambda: ((torch.eye(3).expand(2, 3, 3) * 2,), {"upper": True})),
+    ("torch.histc", lambda: ((_r(7),), {"bins": 4, "min": -1, "max": 1})),
+    ("torch.repeat_interleave", lambda: ((_x()[:, 1], 2), {"dim": 1})),
+    ("torch.repeat_interleave", lambda: ((_x().transpose(0, 3), 3), {})),
+]
+
+
+@pytest.mark.parametrize("name,make", MORE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(MORE)])
+def test_more_rules_describe_their_outputs(name: str, make: Callable[..., Any]) -> None:
+    test_a_rule_describes_its_kernels_output(name, make)

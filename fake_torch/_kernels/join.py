@@ -15,11 +15,12 @@ import numpy as np
 from fake_torch import _dispatch
 from fake_torch._dtype import int32, int64, promote_types
 from fake_torch._kernels import _common
-from fake_torch._kernels._strides import empty_like_preserve, int_sizes, scalar_type_name
+from fake_torch._kernels._strides import empty_like_preserve, int_sizes, numel, scalar_type_name
 from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
+from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_calls import call_rule
-from fake_torch._meta_registrations import Output, register_meta
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -289,19 +290,43 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None,
                                f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = "
                                f"{size}")
         return index_select(input, d, _repeats_index(repeats, output_size))
+    d, n, shape = _repeat_int(input, repeats, dim)
+    if dim is None:
+        input = flatten(input)
+    result = _common.new_tensor(shape, input.dtype, input.device)
+    _common.launch("clone", _repeat_int_kernel, result, (input,), {"repeats": n, "axis": d})
+    return result
+
+
+@register_meta("torch.repeat_interleave")
+def _repeat_interleave_rule(input: Tensor, repeats: int | Tensor | None = None,
+                            dim: int | None = None, *,
+                            output_size: int | None = None) -> Output:
+    """An int repeat: a fresh contiguous tensor. Repeats in a tensor are values (the output's
+    size is their sum): no rule."""
+    if repeats is None or isinstance(repeats, Tensor):
+        raise NotImplementedError("torch.repeat_interleave with repeats in a tensor: the "
+                                  "output's size is their sum (values), no output rule")
+    _, _, shape = _repeat_int(input, repeats, dim)
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))
+
+
+def _repeat_int(input: Tensor, repeats: int, dim: int | None
+                ) -> tuple[int, int, tuple[Any, ...]]:
+    """An int repeat's checks: the dim repeated along (of the flattened input when dim is
+    None), the repeat count, and the output's shape."""
     d = wrap_dim(0 if dim is None else dim, input.dim())
     n = operator.index(repeats)
     if n < 0:
         raise RuntimeError("Repeats must be non-negative")
     if dim is None:
-        input = flatten(input)
-    elif input.dim() == 0:  # torch unsqueezes dim + 1 next: a 0-dim tensor has no such dim
-        wrap_dim(d + 1, 1)
-    shape = list(input.shape)
-    shape[d] *= n
-    result = _common.new_tensor(shape, input.dtype, input.device)
-    _common.launch("clone", _repeat_int_kernel, result, (input,), {"repeats": n, "axis": d})
-    return result
+        shape = [numel(input.shape)]
+    else:
+        if input.dim() == 0:  # torch unsqueezes dim + 1 next: a 0-dim tensor has no such dim
+            wrap_dim(d + 1, 1)
+        shape = list(input.shape)
+    shape[d] = shape[d] * n
+    return d, n, tuple(shape)
 
 
 # --- flip / roll ----------------------------------------------------------------------------
