@@ -199,3 +199,33 @@ MORE: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
 @pytest.mark.parametrize("name,make", MORE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(MORE)])
 def test_more_rules_describe_their_outputs(name: str, make: Callable[..., Any]) -> None:
     test_a_rule_describes_its_kernels_output(name, make)
+
+
+# composites whose rules call the rules of pointwise and reduction ops (those come with the
+# pointwise/reduction kinds' rules; until they are registered, these skip)
+DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
+    ("Tensor.__add__", "torch.add", lambda: ((_x()[:, 1:], _x()[0, 1:, :, :1]), {})),
+    ("Tensor.__rpow__", "torch.pow", lambda: ((_x().transpose(1, 3), 2), {})),
+    ("Tensor.__iadd__", "Tensor.add_", lambda: ((_x()[1], 1.5), {})),
+    ("torch.nn.functional.softmax", "torch.softmax", lambda: ((_x().permute(2, 0, 3, 1), -1),
+                                                             {})),
+    ("torch.nn.functional.softmin", "torch.softmax", lambda: ((_x()[:, ::2].transpose(0, 3), 1),
+                                                             {})),
+    ("torch.logsumexp", "torch.amax", lambda: ((_x()[..., 1:].transpose(0, 2), (1, 3)), {})),
+    ("torch.logsumexp", "torch.amax", lambda: ((torch.ones(2, 3, dtype=torch.int32), 0, True),
+                                               {})),
+    ("torch.isfinite", "torch.eq", lambda: ((_x()[:, 1:].transpose(1, 2),), {})),
+    ("torch.isfinite", "torch.eq", lambda: ((torch.ones(3, 2, dtype=torch.int64).t(),), {})),
+    ("torch.nn.functional.softsign", "torch.div", lambda: ((_x().transpose(0, 1),), {})),
+    ("torch.nn.functional.tanhshrink", "torch.tanh", lambda: ((_x()[:, :, 1],), {})),
+    ("torch.tile", "Tensor.repeat", lambda: ((_x()[0], (2,)), {})),
+]
+
+
+@pytest.mark.parametrize("name,callee,make", DELEGATING,
+                         ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(DELEGATING)])
+def test_a_composites_rule_describes_its_output(name: str, callee: str,
+                                               make: Callable[..., Any]) -> None:
+    if rules.rule_for(_def(callee)) is None:
+        pytest.skip(f"{callee} has no output rule yet")
+    test_a_rule_describes_its_kernels_output(name, make)

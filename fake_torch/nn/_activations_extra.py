@@ -236,11 +236,24 @@ def softsign(input: Tensor) -> Tensor:
     return out
 
 
+@register_meta("torch.nn.functional.softsign")
+def _softsign_rule(input: Tensor) -> Output:
+    """x / (|x| + 1): the divisor is x's dtype, laid out as x, so the quotient is x / x's."""
+    return call_rule("torch.div", input, input)
+
+
 @op(COMPOSITE, namespace=_F)
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x): tanh, sub."""
     out: Tensor = input - input.tanh()
     return out
+
+
+@register_meta("torch.nn.functional.tanhshrink")
+def _tanhshrink_rule(input: Tensor) -> Output:
+    """x - tanh(x): tanh(x) is floating and laid out as x's pointwise output, and so is the
+    difference."""
+    return call_rule("torch.tanh", input)
 
 
 @op(COMPOSITE, namespace=_F)
@@ -252,3 +265,13 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                       "call to include dim=X as an argument.", stacklevel=_stacklevel)
         dim = 0 if input.dim() in (0, 1, 3) else 1
     return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
+
+
+@register_meta("torch.nn.functional.softmin")
+def _softmin_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                  dtype: dtype | None = None) -> Output:
+    """softmax(-x): -x is laid out as softmax lays out x (dense, in x's dim order), so the
+    result is softmax(x)'s."""
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return call_rule("torch.softmax", input, dim, dtype=dtype)
