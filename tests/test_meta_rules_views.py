@@ -219,6 +219,17 @@ DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, A
     ("torch.nn.functional.softsign", "torch.div", lambda: ((_x().transpose(0, 1),), {})),
     ("torch.nn.functional.tanhshrink", "torch.tanh", lambda: ((_x()[:, :, 1],), {})),
     ("torch.tile", "Tensor.repeat", lambda: ((_x()[0], (2,)), {})),
+    ("Tensor.__rtruediv__", "torch.div", lambda: ((_x()[:, 1:].transpose(0, 2), 2), {})),
+    ("Tensor.__rtruediv__", "torch.div",
+     lambda: ((torch.ones(3, 2, dtype=torch.int32).t(), torch.ones(3, dtype=torch.float64)), {})),
+    ("torch.nn.functional.dropout2d", "torch.mul", lambda: ((_x().transpose(1, 3),), {})),
+    ("torch.nn.functional.dropout1d", "torch.mul", lambda: ((_x()[0, :, 1:].transpose(0, 1),),
+                                                          {"inplace": True})),
+    ("torch.nn.functional.dropout3d", "torch.mul", lambda: ((_x()[1, :, None],),
+                                                          {"training": False})),
+    ("torch.feature_dropout", "torch.mul", lambda: ((_x()[:, 1:], 1.0, True), {})),
+    ("torch.nn.functional.dropout1d", "torch.mul", lambda: ((_x()[0, :, 1:].transpose(0, 1),),
+                                                          {})),
 ]
 
 

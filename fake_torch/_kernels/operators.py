@@ -309,6 +309,15 @@ register_meta("Tensor.__pos__")(_unary_rule_of(arith.positive))
 register_meta("Tensor.__abs__")(_unary_rule_of(pointwise_math.abs))
 
 
+@register_meta("Tensor.__rtruediv__")
+def _rtruediv_rule(self: Tensor, other: Any) -> Any:
+    """`other / self` is `self.reciprocal() * other`: the reciprocal is floating and laid out
+    as self's pointwise output, so the product is typed and laid out as `self / other`."""
+    if not _takes(other):
+        return NotImplemented
+    return call_rule(division.div, self, other)
+
+
 @register_meta("Tensor.__invert__")
 def _invert_rule(self: Tensor) -> Any:
     if self.dtype.is_floating_point:
