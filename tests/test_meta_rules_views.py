@@ -193,6 +193,8 @@ MORE: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
     ("torch.histc", lambda: ((_r(7),), {"bins": 4, "min": -1, "max": 1})),
     ("torch.repeat_interleave", lambda: ((_x()[:, 1], 2), {"dim": 1})),
     ("torch.repeat_interleave", lambda: ((_x().transpose(0, 3), 3), {})),
+    ("torch.nn.functional.one_hot", lambda: ((torch.tensor([[0, 2], [1, 1]]).t(), 4), {})),
+    ("torch.isin", lambda: ((_x()[:, 1].t(), torch.tensor([1.0, 7.0])), {"invert": True})),
 ]
 
 
@@ -230,6 +232,11 @@ DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, A
     ("torch.feature_dropout", "torch.mul", lambda: ((_x()[:, 1:], 1.0, True), {})),
     ("torch.nn.functional.dropout1d", "torch.mul", lambda: ((_x()[0, :, 1:].transpose(0, 1),),
                                                           {})),
+    ("torch.isclose", "torch.eq", lambda: ((_x().transpose(0, 2), _x()[:1].transpose(0, 2)),
+                                           {"equal_nan": True})),
+    ("torch.isin", "torch.eq", lambda: ((_x()[:, ::2], 3.0), {})),
+    ("torch.nn.functional.prelu", "torch.prelu", lambda: ((_x().transpose(1, 2), _r(4)), {})),
+    ("torch.nn.functional.rrelu", "torch.rrelu", lambda: ((_x()[:, 1:],), {"training": True})),
 ]
 
 

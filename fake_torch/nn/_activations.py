@@ -170,6 +170,11 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return _activation.prelu(input, weight)
 
 
+@register_meta("torch.nn.functional.prelu")
+def _prelu_rule(input: Tensor, weight: Tensor) -> Output:
+    return call_rule(_activation.prelu, input, weight)
+
+
 @op(COMPOSITE, namespace=_F)
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
@@ -178,6 +183,13 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     if inplace:
         return _activation.rrelu_(input, lower, upper, training)
     return _activation.rrelu(input, lower, upper, training)
+
+
+@register_meta("torch.nn.functional.rrelu")
+def _rrelu_rule(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                training: bool = False, inplace: bool = False) -> Output:
+    return call_rule(_activation.rrelu_ if inplace else _activation.rrelu, input, lower, upper,
+                     training)
 
 
 @op(RANDOM, namespace=_F, aten=("rrelu_with_noise_",))
