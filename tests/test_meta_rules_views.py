@@ -194,7 +194,7 @@ MORE: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
     ("torch.repeat_interleave", lambda: ((_x()[:, 1], 2), {"dim": 1})),
     ("torch.repeat_interleave", lambda: ((_x().transpose(0, 3), 3), {})),
     ("torch.nn.functional.one_hot", lambda: ((torch.tensor([[0, 2], [1, 1]]).t(), 4), {})),
-    ("torch.isin", lambda: ((_x()[:, 1].t(), torch.tensor([1.0, 7.0])), {"invert": True})),
+    ("torch.isin", lambda: ((_x()[0, 1].t(), torch.tensor([1.0, 7.0])), {"invert": True})),
 ]
 
 
