@@ -195,6 +195,8 @@ MORE: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
     ("torch.repeat_interleave", lambda: ((_x().transpose(0, 3), 3), {})),
     ("torch.nn.functional.one_hot", lambda: ((torch.tensor([[0, 2], [1, 1]]).t(), 4), {})),
     ("torch.isin", lambda: ((_x()[0, 1].t(), torch.tensor([1.0, 7.0])), {"invert": True})),
+    ("torch.nn.functional.instance_norm", lambda: ((_x().transpose(2, 3),),
+                                                   {"weight": _r(3), "bias": _r(3)})),
 ]
 
 
@@ -237,6 +239,9 @@ DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, A
     ("torch.isin", "torch.eq", lambda: ((_x()[:, ::2], 3.0), {})),
     ("torch.nn.functional.prelu", "torch.prelu", lambda: ((_x().transpose(1, 2), _r(4)), {})),
     ("torch.nn.functional.rrelu", "torch.rrelu", lambda: ((_x()[:, 1:],), {"training": True})),
+    ("torch.nn.functional.normalize", "torch.norm", lambda: ((_x().transpose(0, 2),),
+                                                             {"dim": -1})),
+    ("torch.nn.functional.normalize", "torch.norm", lambda: ((_x()[:, 1:, ::2],), {"p": 1.0})),
 ]
 
 

@@ -422,6 +422,18 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     return normalized
 
 
+@register_meta("torch.nn.functional.normalize")
+def _normalize_rule(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+                    out: Tensor | None = None) -> Output:
+    """The norm's checks; then input / (its norm expanded to input's shape), typed and laid
+    out as input / input (the divisor broadcasts along dim, in input's dim order)."""
+    if out is not None:
+        raise NotImplementedError("torch.nn.functional.normalize(out=...) is not emulated by "
+                                  "fake_torch")
+    call_rule("torch.norm", input, p, dim, keepdim=True)
+    return call_rule("torch.div", input, input)
+
+
 # --- dropout ----------------------------------------------------------------------------------
 
 
