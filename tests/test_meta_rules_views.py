@@ -197,6 +197,13 @@ MORE: list[tuple[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]]]]] = [
     ("torch.isin", lambda: ((_x()[0, 1].t(), torch.tensor([1.0, 7.0])), {"invert": True})),
     ("torch.nn.functional.instance_norm", lambda: ((_x().transpose(2, 3),),
                                                    {"weight": _r(3), "bias": _r(3)})),
+    ("torch.nn.functional.interpolate", lambda: ((_x()[0], None, 1.7), {})),
+    ("torch.nn.functional.interpolate", lambda: ((_x().transpose(2, 3), (3, 9)),
+                                                 {"mode": "bilinear"})),
+    ("torch.nn.functional.interpolate", lambda: ((_x()[:, :, None], None, (1.0, 0.5, 2.0)),
+                                                 {"mode": "trilinear",
+                                                  "recompute_scale_factor": True})),
+    ("torch.nn.functional.upsample_bilinear", lambda: ((_x(),), {"scale_factor": 2})),
 ]
 
 
@@ -242,6 +249,8 @@ DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, A
     ("torch.nn.functional.normalize", "torch.norm", lambda: ((_x().transpose(0, 2),),
                                                              {"dim": -1})),
     ("torch.nn.functional.normalize", "torch.norm", lambda: ((_x()[:, 1:, ::2],), {"p": 1.0})),
+    ("torch.nn.functional.interpolate", "torch.nn.functional.adaptive_avg_pool2d",
+     lambda: ((_x().transpose(1, 3), (2, 2)), {"mode": "area"})),
 ]
 
 
