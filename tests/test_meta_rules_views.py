@@ -249,6 +249,10 @@ DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, A
     ("torch.nn.functional.normalize", "torch.norm", lambda: ((_x().transpose(0, 2),),
                                                              {"dim": -1})),
     ("torch.nn.functional.normalize", "torch.norm", lambda: ((_x()[:, 1:, ::2],), {"p": 1.0})),
+    ("torch.hstack", "torch.cat", lambda: (([_x()[0, 0], _x()[1, 1].t().t()],), {})),
+    ("torch.vstack", "torch.cat", lambda: (((_x()[0, 0], _x()[1, :, 1:].transpose(0, 1)[0]),),
+                                           {})),
+    ("torch.dstack", "torch.cat", lambda: (([_x()[0].transpose(0, 2), _x()[1, :, :1].mT],), {})),
     ("torch.nn.functional.interpolate", "torch.nn.functional.adaptive_avg_pool2d",
      lambda: ((_x().transpose(1, 3), (2, 2)), {"mode": "area"})),
 ]

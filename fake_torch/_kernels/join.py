@@ -146,6 +146,24 @@ def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
+@register_meta("torch.hstack")
+def _hstack_rule(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Output:
+    ts = _stacked(tensors, "hstack", 1)
+    return call_rule("torch.cat", ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def _stacked(tensors: Sequence[Tensor], fn: str, n: int) -> list[Tensor]:
+    """The inputs of h/v/dstack, for their rules: cat's own when each has n dims already
+    (atleast_nd returns it); a lifted one is a view the rules cannot be handed."""
+    ts = _tensor_list(tensors, fn)
+    if not ts:
+        raise RuntimeError(f"{fn} expects a non-empty TensorList")
+    if any(t.dim() < n for t in ts):
+        raise NotImplementedError(f"torch.{fn} of a tensor of fewer than {n} dims: no output "
+                                  f"rule (cat would join atleast_{n}d's view of it)")
+    return ts
+
+
 @op(COMPOSITE)
 def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "vstack")
@@ -154,12 +172,22 @@ def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     return cat(list(atleast_2d(ts)), 0, out=out)
 
 
+@register_meta("torch.vstack")
+def _vstack_rule(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Output:
+    return call_rule("torch.cat", _stacked(tensors, "vstack", 2), 0, out=out)
+
+
 @op(COMPOSITE)
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "dstack")
     if not ts:
         raise RuntimeError("dstack expects a non-empty TensorList")
     return cat(list(atleast_3d(ts)), 2, out=out)
+
+
+@register_meta("torch.dstack")
+def _dstack_rule(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Output:
+    return call_rule("torch.cat", _stacked(tensors, "dstack", 3), 2, out=out)
 
 
 # --- repeat / tile / repeat_interleave ----------------------------------------------------------
