@@ -252,7 +252,8 @@ DELEGATING: list[tuple[str, str, Callable[[], tuple[tuple[Any, ...], dict[str, A
     ("torch.hstack", "torch.cat", lambda: (([_x()[0, 0], _x()[1, 1].t().t()],), {})),
     ("torch.vstack", "torch.cat", lambda: (((_x()[0, 0], _x()[1, :, 1:].transpose(0, 1)[0]),),
                                            {})),
-    ("torch.dstack", "torch.cat", lambda: (([_x()[0].transpose(0, 2), _x()[1, :, :1].mT],), {})),
+    ("torch.dstack", "torch.cat",
+     lambda: (([_x()[0].transpose(0, 2), _x()[1].transpose(0, 2)[:, :, :2]],), {})),
     ("torch.nn.functional.interpolate", "torch.nn.functional.adaptive_avg_pool2d",
      lambda: ((_x().transpose(1, 3), (2, 2)), {"mode": "area"})),
 ]
