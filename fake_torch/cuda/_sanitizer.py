@@ -4,7 +4,10 @@ Off by default (a GPU does not check either). Turn it on with the environment va
 TORCH_CUDA_SANITIZER=1 or `torch.cuda._sanitizer.enable_cuda_sanitizer()` (torch's names for
 its own CUDA sanitizer). It catches:
   1. reading a tensor a capture produced before the graph was ever replayed;
-  2. replaying a graph whose captured input tensor was freed since capture;
+  2. replaying a graph whose captured input tensor was freed since capture, where its memory
+     may now belong to another tensor (a freed output of an earlier graph, whose block stays
+     in a live graph pool, is no such input: unless another graph's replay overwrote it
+     since its own graph's replay wrote it, a replay order other than the capture order);
   3. reading a graph's output after another graph sharing its pool overwrote that memory;
   4. replaying on a captured input the program forgot to copy new values into: after a
      replay, one it wrote since the capture but not since the previous replay, while it wrote
