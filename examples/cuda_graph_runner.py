@@ -13,6 +13,11 @@ it writes its key/value at position 0 of cache row b >= bs, a row no sequence of
 says so in `num_eager_steps`. The model derives each row's KV-cache slot and attention mask from
 its position (the context length stays the full cache), so ids and positions are all the inputs
 a graph reads.
+
+Mostly imported (examples/decode_runner.py, the demo); run by itself it shows the point in a few
+lines, one decode step at batch 3 eagerly and as a replay of the graph of 4:
+
+    python -m fake_torch run examples/cuda_graph_runner.py
 """
 
 from __future__ import annotations
@@ -93,3 +98,38 @@ class CudaGraphRunner:
         self.graphs[graph_bs].replay()
         self.stats.num_graph_steps[graph_bs] = self.stats.num_graph_steps.get(graph_bs, 0) + 1
         return self.outputs[graph_bs][:bs]
+
+
+@torch.inference_mode()
+def main(max_bs: int = 8, bs: int = 3) -> None:
+    """One decode step of `bs` rows eagerly, then as a replay (padded to the graph that holds
+    it), with each way's launches (fake_torch counts them; real torch prints "-")."""
+    from llama import LlamaConfig
+
+    counter = getattr(torch, "LaunchCounter", None)
+    if not torch.cuda.is_available():
+        print("no CUDA device: CUDA graphs need one (run it with python -m fake_torch run)")
+        return
+    torch.manual_seed(0)
+    model = Llama(LlamaConfig()).to("cuda").eval()
+    model.allocate_kv_cache(max_bs)
+    runner = CudaGraphRunner(model, max_bs)
+    runner.capture_cudagraph()
+    print(f"captured {len(runner.graphs)} graphs, sizes {sorted(runner.graphs)}, "
+          "into one shared pool")
+    ids = torch.randint(0, model.embed_tokens.weight.shape[0], (bs,), device="cuda")
+    positions = torch.full((bs,), 5, dtype=torch.int64, device="cuda")
+    for name, step in (("eager", runner.forward), ("replay", runner.run_model)):
+        if counter is not None:
+            counter.reset()
+        logits = step(ids, positions)
+        launches = "-" if counter is None else str(counter.n)
+        print(f"{name:>6}: one decode step of {bs} rows, {launches} launches, logits "
+              f"{list(logits.shape)}")
+    graph_bs = runner.graph_size_for(bs)
+    print(f"the replay ran the graph of {graph_bs} ({graph_bs} rows computed for {bs})"
+          + ("" if counter is None else f", launching {dict(counter.by_op)}"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,9 @@
 """fake_torch: a numpy package shaped like `torch` that counts every would-be GPU launch."""
 
+# isort: off
+# first, so that every submodule gets torch's errors for its missing names
+from fake_torch import _missing_names as _missing_names
+# isort: on
 from math import e, inf, nan, pi
 
 from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
@@ -333,4 +337,6 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+    import sys
+
+    return _missing_names.missing_attribute(sys.modules[__name__], name)

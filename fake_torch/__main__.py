@@ -19,7 +19,6 @@ import argparse
 import os
 import runpy
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -30,6 +29,47 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _drop_raiser(exc: BaseException) -> None:
+    """A missing name's error that fake_torch's module `__getattr__` or import finder raised
+    loses those last frames, which python's own lookup error has not; so do the errors it
+    chains to (`raise ... from`, an error raised while handling it)."""
+    from fake_torch._missing_names import lookup_frames
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        error = todo.pop()
+        if error is None or id(error) in seen:
+            continue
+        seen.add(id(error))
+        todo += [error.__cause__, error.__context__]
+        entries = []
+        tb = error.__traceback__
+        while tb is not None:
+            entries.append(tb)
+            tb = tb.tb_next
+        frames = lookup_frames(error)
+        if 0 < frames < len(entries) and all(
+                e.tb_frame.f_code.co_filename.startswith(package) for e in entries[-frames:]):
+            entries[-frames - 1].tb_next = None
+
+
+def _print_uncaught(exc: BaseException, path: str) -> None:
+    """What python does with an exception that leaves the script: `sys.excepthook` (the
+    script's own if it set one), on the traceback from the script's first frame on (runpy's and
+    ours left out; none for a SyntaxError in the script, as python shows it). Python's "Did you
+    mean" hints come from there: 3.11 computes them in C, from the exception's `name` and `obj`
+    and a NameError's last frame; 3.12+ in `traceback`; `traceback.print_exception` would lose
+    3.11's."""
+    tb = exc.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    exc.with_traceback(tb)
+    _drop_raiser(exc)
+    sys.excepthook(type(exc), exc, exc.__traceback__)
 
 
 def _run(script: str, args: Sequence[str], report: bool = False) -> int:
@@ -57,11 +97,8 @@ def _run(script: str, args: Sequence[str], report: bool = False) -> int:
             raise
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:  # the script's own error: its traceback, without our frames
-            tb = exc.__traceback__
-            while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
-                tb = tb.tb_next
-            traceback.print_exception(type(exc), exc, tb)  # tb None: a SyntaxError, as python
+        except BaseException as exc:  # the script's own error, printed as python prints it
+            _print_uncaught(exc, path)
             return 1
     if report:
         print(f"\n{format_report(tally)}")

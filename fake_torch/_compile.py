@@ -56,15 +56,12 @@ def compile(model: Callable[..., Any] | None = None, *, fullgraph: bool = False,
                            "specified at the same time.")
     if mode is None and options is None:
         mode = "default"
-    if isinstance(options, dict) and options.get("guard_filter_fn") is not None:
-        # torch pops it and drops the guards it rejects: a graph then serves inputs its guards
-        # would have sent elsewhere (all of them, for skip_all_guards_unsafe). fake_torch's
-        # Dynamo specializes each graph to the sizes it traced, so it cannot honour that.
-        raise NotImplementedError(
-            "torch.compile(options={'guard_filter_fn': ...}) is not emulated by fake_torch: "
-            "its graphs are specialized to traced sizes and cannot run without their guards")
+    guard_filter_fn = None
+    if isinstance(options, dict):  # as torch: taken out of the dict the caller passed
+        guard_filter_fn = options.pop("guard_filter_fn", None)
     kwargs = _backend_kwargs(backend, mode, dict(options) if options else None)
-    compile_options = _options(backend, fullgraph, dynamic, recompile_limit, kwargs)
+    compile_options = _options(backend, fullgraph, dynamic, recompile_limit, kwargs,
+                               guard_filter_fn)
     if disable:
         return model
     return optimize_callable(model, compile_options, isolate_recompiles)
@@ -82,9 +79,12 @@ def compile_module(module: Module, *args: Any, **kwargs: Any) -> None:
                            "specified at the same time.")
     if kwargs.pop("disable", False):
         return
+    guard_filter_fn = options.pop("guard_filter_fn", None) if isinstance(options, dict) \
+        else None
     compile_options = _options(backend, kwargs.pop("fullgraph", False),
                                kwargs.pop("dynamic", None), kwargs.pop("recompile_limit", None),
-                               _backend_kwargs(backend, mode or "default", options))
+                               _backend_kwargs(backend, mode or "default", options),
+                               guard_filter_fn)
     kwargs.pop("name", None)
     kwargs.pop("isolate_recompiles", None)
     if kwargs:

@@ -40,7 +40,6 @@ from typing import Any
 BATCH_SIZES = (1, 3, 8)
 MODES = ("eager", "cuda graph", "piecewise", "compile", "reduce-overhead")
 STEPS = 3  # warmup, capture, replay
-DEMO_GPU = "H200"  # the GPU the project's recorded measurements (tests/gpu) ran on
 PROMPT_LEN = 5
 NOTE_WIDTH = 100  # the footnotes' lines
 LOGITS_ATOL = 1e-4  # a padded batch changes the matmul's shape, so its float sums may differ
@@ -172,8 +171,11 @@ def _decode(step: Step, tokens: Any, positions: Any
 
 
 def demo_gpu() -> str:
-    """The GPU the demo simulates: FAKE_TORCH_GPU's, else DEMO_GPU."""
-    return os.environ.get("FAKE_TORCH_GPU") or DEMO_GPU
+    """The GPU the demo simulates: FAKE_TORCH_GPU's, else the default every command simulates
+    (fake_torch/_gpus.py's DEFAULT)."""
+    from fake_torch import _gpus
+
+    return os.environ.get("FAKE_TORCH_GPU") or _gpus.DEFAULT
 
 
 def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0,

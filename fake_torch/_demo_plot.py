@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -91,8 +92,11 @@ def plot_time(curve: TimeCurve, path: str) -> None:
         ax.legend(fontsize=7)
     ax_ms.set_ylabel("simulated ms per decode step")
     ax_ratio.set_ylabel("speedup over eager")
-    fig.suptitle(f"example Llama decode step on the simulated {curve.gpu}: "
-                 "CUDA graphs pay off while the host's launches bound the step", fontsize=10)
+    title = (f"example Llama decode step on the simulated {curve.gpu}: "
+             "CUDA graphs pay off while the host's launches bound the step")
+    if curve.why:  # the curve's GPU is not the demo table's: say why where the reader looks
+        title += "\n" + textwrap.fill(f"why the {curve.gpu}: {curve.why}", 110)
+    fig.suptitle(title, fontsize=10 if not curve.why else 8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

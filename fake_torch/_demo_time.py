@@ -6,7 +6,9 @@ one launch, is faster; as the batch grows the device's work outlasts the launche
 and the replay's gain falls under SLACK. The curve runs from batch 1 to past the GPU-bound batch
 (gpu_bound_batch: derived from the model's bytes and the GPU's bandwidth, not measured), on the
 simulated L4, whose low bandwidth makes that batch small enough for numpy (on an H200 it is
-~16k rows), or on FAKE_TORCH_GPU's GPU where its GPU-bound batch is no larger than MAX_BATCH.
+35157 rows), or on FAKE_TORCH_GPU's GPU where its GPU-bound batch is no larger than MAX_BATCH.
+Where the curve's GPU is not the one the rest of the demo simulates, the table's title and the
+figure's say so and why (TimeCurve.why).
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class TimeCurve:
     batch_sizes: list[int]
     ms: dict[str, list[float]] = field(default_factory=dict)  # mode -> ms per step, per bs
     busy: dict[str, list[float]] = field(default_factory=dict)  # mode -> GPU-busy fraction
+    why: str = ""  # why this GPU and not the demo's, where they differ (shown in both titles)
 
     def speedup(self, mode: str) -> list[float]:
         """eager's step time over `mode`'s, per batch size."""
@@ -91,6 +94,20 @@ def curve_gpu(llama: ModuleType, launches: int) -> str:
                                   _gpus.lookup(chosen)) <= MAX_BATCH:
         return chosen
     return CURVE_GPU
+
+
+def why_gpu(llama: ModuleType, launches: int, key: str) -> str:
+    """Why the curve runs on `key` where the demo's table runs on another GPU (FAKE_TORCH_GPU's,
+    else the default), or "" where they are the same."""
+    demo_key = os.environ.get("FAKE_TORCH_GPU") or _gpus.DEFAULT
+    if _gpus.lookup(key).key == _gpus.lookup(demo_key).key:
+        return ""
+    bound = gpu_bound_batch(llama.LlamaConfig(), launches, _gpus.lookup(demo_key))
+    if bound <= MAX_BATCH:
+        return f"chosen by the caller; the demo's table ran on the {demo_key}"
+    return (f"not the demo's {demo_key}: there the step turns GPU-bound only at batch {bound}, "
+            f"too large to simulate in numpy (over {MAX_BATCH}); the {key}'s low bandwidth "
+            "reaches it sooner")
 
 
 def _decoder(llama: ModuleType, bs: int) -> tuple[Any, Any, Any]:
@@ -157,7 +174,8 @@ def time_curve(llama: ModuleType, batch_sizes: Sequence[int] | None = None,
         bound = gpu_bound_batch(llama.LlamaConfig(), launches, spec)
         sizes = curve_batches(bound) if batch_sizes is None else list(batch_sizes)
         curve = TimeCurve(spec.name, launches, bound, sizes,
-                          {m: [] for m in MODES}, {m: [] for m in MODES})
+                          {m: [] for m in MODES}, {m: [] for m in MODES},
+                          why_gpu(llama, launches, key))
         for bs in sizes:
             if progress is not None:
                 progress(f"step time at batch {bs} on the simulated {spec.name}")
@@ -172,9 +190,11 @@ def time_curve(llama: ModuleType, batch_sizes: Sequence[int] | None = None,
 def format_curve(curve: TimeCurve) -> str:
     """The curve as a text table: the plot's numbers, checkable without the image."""
     lines = [f"decode step time vs batch size, simulated {curve.gpu} (GPU-bound from batch "
-             f"{curve.gpu_bound}):",
-             f"{'bs':>6}{'eager ms':>10}{'graph ms':>10}{'r-o ms':>10}{'eager/graph':>14}"
-             f"{'eager/r-o':>12}{'eager GPU busy':>16}"]
+             f"{curve.gpu_bound}):"]
+    if curve.why:
+        lines.append(f"why the {curve.gpu}: {curve.why}")
+    lines.append(f"{'bs':>6}{'eager ms':>10}{'graph ms':>10}{'r-o ms':>10}{'eager/graph':>14}"
+                 f"{'eager/r-o':>12}{'eager GPU busy':>16}")
     graph, ro = curve.speedup("cuda graph"), curve.speedup("reduce-overhead")
     busy = curve.busy["eager"]
     for i, bs in enumerate(curve.batch_sizes):

@@ -16,8 +16,10 @@ numpy buffers it is given. Nothing in this module knows about Tensor.
 
 Who else may watch: observers (`add_observer`, or `observe` for a block) hear of each counted
 launch, `launch_source()` naming the CUDA graph of a graph launch; input checks
-(`add_input_check`: the sanitizer) see every launch's buffers before it runs. Both are
-registered here, by these functions only.
+(`add_input_check`: the sanitizer) see every launch's buffers before it runs; read checks
+(`add_read_check`: the sanitizer) see the device buffers the host reads without a launch (a
+print, a data-dependent size), named by `host_sync(..., reads=)`. All are registered here, by
+these functions only.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from fake_torch._timeline import TIMELINE, Work
 Kernel = Callable[..., None]
 Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch
 InputCheck = Callable[[str, tuple[np.ndarray, ...], tuple[Any, ...], str], None]
+ReadCheck = Callable[[str, tuple[np.ndarray, ...]], None]  # (what reads, the arrays it reads)
 
 
 class Mode:
@@ -107,6 +110,7 @@ _local = _Local()
 _watchers: list[Mode] = []  # modes that hear other threads' host syncs (captures underway)
 _observers: list[Observer] = []
 _input_checks: list[InputCheck] = []
+_read_checks: list[ReadCheck] = []
 _registry_lock = threading.Lock()
 
 
@@ -201,6 +205,13 @@ def add_input_check(check: InputCheck) -> Registration:
     with _registry_lock:
         _input_checks.append(check)
     return Registration(_input_checks, check)
+
+
+def add_read_check(check: ReadCheck) -> Registration:
+    """Call `check(what, arrays)` whenever the host reads device `arrays` (it may raise)."""
+    with _registry_lock:
+        _read_checks.append(check)
+    return Registration(_read_checks, check)
 
 
 @contextmanager
@@ -366,11 +377,16 @@ def current_fused() -> FusedKernel | None:
 
 
 def host_sync(what: str, *, stream: int | None = None, device: bool = False,
-              event: Any = None) -> None:
+              event: Any = None, reads: tuple[np.ndarray, ...] = ()) -> None:
     """The host waits for the device (forbidden while capturing): for the current stream,
-    unless told `stream` (a handle), the whole `device`, or an `event`."""
+    unless told `stream` (a handle), the whole `device`, or an `event`. `reads`: the device
+    arrays the host then reads without a launch (a print's values, the count behind a
+    data-dependent size); the read checks see them."""
     mine = current_mode()
     mine.host_sync(what)
+    if reads and _read_checks:
+        for check in list(_read_checks):
+            check(what, reads)
     if _watchers:
         for watcher in list(_watchers):
             if watcher is not mine:

@@ -30,16 +30,18 @@ from fake_torch._kernels._elementwise import is_number
 from fake_torch._kernels._float8_cast import FLOAT8_NP, PACKED_NP, to_float8
 from fake_torch._kernels._strides import (
     checked_convert,
+    contiguous_strides,
     dense_strides_like,
     empty_like_format,
     empty_strided,
+    format_strides,
 )
+from fake_torch._kernels.cast import to_meta
 from fake_torch._kernels.host import host_array
 from fake_torch._memory_format import (
     contiguous_format,
     memory_format,
     memory_format_arg,
-    preserve_format,
     strides_for,
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
@@ -385,14 +387,8 @@ def _empty_like_rule(input: Tensor, *, dtype: dtype | None = None,
                      memory_format: memory_format | None = None) -> TensorMeta:
     """input's shape, laid out as `like` lays it out (preserve_format: input's own strides
     when it is dense)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"empty_like(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    fmt = memory_format_arg(memory_format, "empty_like")
-    shape, strides = tuple(input.shape), tuple(input.stride())
-    laid = dense_strides_like(shape, strides) if fmt is preserve_format else strides_for(shape,
-                                                                                         fmt)
-    return _fresh(shape, _check_dtype(dtype, "empty_like") or input.dtype, laid,
+    out = like_meta(input, dtype, memory_format, "empty_like")
+    return _fresh(out.shape, out.dtype, out.stride,
                   device if device is not None else input.device, pin_memory, requires_grad)
 
 
@@ -425,6 +421,15 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, *,
            dtype: dtype | None = None, device: DeviceLike | None = None,
            pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """[start, end) by step; int64 unless any bound is a float (then the default dtype)."""
+    start, n, dt = _arange_plan(start, end, step, dtype)
+    out = _pinned_if(new_tensor((n,), dt, canonical(device)), pin_memory)
+    launch("arange", _arange_kernel, out, (), {"start": start, "step": step})
+    return finish(out, requires_grad)
+
+
+def _arange_plan(start: Number, end: Number | None, step: Number,
+                 dtype: dtype | None) -> tuple[Number, int, dtype]:
+    """arange's checks; its (start, length, dtype)."""
     if end is None:
         start, end = 0, start
     if not all(np.isfinite(v) for v in (start, end)):
@@ -438,9 +443,7 @@ def arange(start: Number, end: Number | None = None, step: Number = 1, *,
     if dt.is_complex:  # (its CPU build's kernel name)
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{SCALAR_NAME[dt]}'")
     n = max(0, int(np.ceil((end - start) / step)))
-    out = _pinned_if(new_tensor((n,), dt, canonical(device)), pin_memory)
-    launch("arange", _arange_kernel, out, (), {"start": start, "step": step})
-    return finish(out, requires_grad)
+    return start, n, dt
 
 
 def _arange_kernel(out: np.ndarray, *, start: Number, step: Number) -> None:
@@ -496,3 +499,101 @@ def public_entry(impl: F) -> F:
 # torch.empty as Python code calls it: nn.Module constructors and Parameter() create their
 # tensors with it, as torch's call torch.empty, so they follow the default device
 torch_empty = public_entry(empty)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def new_meta(size: tuple[Any, ...], dt: dtype | None, fn: str) -> TensorMeta:
+    """A factory's fresh row-major output: `f(2, 3)` and `f((2, 3))` alike."""
+    shape = _sizes(size, fn)
+    return TensorMeta(shape, _check_dtype(dt, fn) or get_default_dtype(),
+                      contiguous_strides(shape))
+
+
+def like_meta(input: Tensor, dt: dtype | None, fmt: memory_format | None,
+              fn: str) -> TensorMeta:
+    """A `*_like` factory's output: laid out as `like` lays it out."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return TensorMeta(tuple(input.shape), _check_dtype(dt, fn) or input.dtype,
+                      format_strides(input.shape, input.stride(), memory_format_arg(fmt, fn)))
+
+
+def _sized_rule(fn: str) -> Callable[..., TensorMeta]:
+    def rule(*size: Any, dtype: dtype | None = None, **kwargs: Any) -> TensorMeta:
+        return new_meta(size, dtype, fn)
+    return rule
+
+
+def _like_rule(fn: str) -> Callable[..., TensorMeta]:
+    def rule(input: Tensor, *args: Any, dtype: dtype | None = None,
+             memory_format: memory_format | None = None, **kwargs: Any) -> TensorMeta:
+        return like_meta(input, dtype, memory_format, fn)
+    return rule
+
+
+for _fn in ("zeros", "ones"):
+    register_meta(f"torch.{_fn}")(_sized_rule(_fn))
+for _fn in ("zeros_like", "ones_like", "full_like"):
+    register_meta(f"torch.{_fn}")(_like_rule(_fn))
+
+
+@register_meta("torch.full")
+def _full_rule(size: Sequence[int], fill_value: Number, *, dtype: dtype | None = None,
+               **kwargs: Any) -> TensorMeta:
+    _size_sequence(size, "full")
+    dt = _check_dtype(dtype, "full") or _scalar_default(fill_value)
+    return new_meta((size,), dt, "full")
+
+
+@register_meta("torch.arange")
+def _arange_rule(start: Number, end: Number | None = None, step: Number = 1, *,
+                 dtype: dtype | None = None, **kwargs: Any) -> TensorMeta:
+    _, n, dt = _arange_plan(start, end, step, dtype)
+    return TensorMeta((n,), dt, (1,))
+
+
+@register_meta("torch.linspace")
+def _linspace_rule(start: Number, end: Number, steps: int, *, dtype: dtype | None = None,
+                   **kwargs: Any) -> TensorMeta:
+    return new_meta((steps,), dtype, "linspace")
+
+
+@register_meta("torch.eye")
+def _eye_rule(n: int, m: int | None = None, *, dtype: dtype | None = None,
+              **kwargs: Any) -> TensorMeta:
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    return new_meta((n, n if m is None else m), dtype, "eye")
+
+
+@register_meta("torch.tensor")
+def _tensor_rule(data: Any, *, dtype: dtype | None = None, **kwargs: Any) -> TensorMeta:
+    """The shape and dtype of the data (nested sequences, numpy, a tensor), row-major."""
+    _check_dtype(dtype, "tensor")
+    if isinstance(data, Tensor):
+        shape, dt = tuple(data.shape), dtype or data.dtype
+    elif isinstance(data, (np.ndarray, np.generic)):
+        shape, dt = np.shape(data), dtype or from_numpy_dtype(np.asarray(data).dtype)
+    else:
+        shape, dt = _nested_array(data).shape, dtype or _infer_dtype(data)
+    return TensorMeta(tuple(shape), dt, contiguous_strides(shape))
+
+
+@register_meta("torch.as_tensor")
+def _as_tensor_rule(data: Any, dtype: dtype | None = None,
+                    device: DeviceLike | None = None) -> TensorMeta:
+    """A tensor: itself, or its `to`; a cpu numpy array: its memory, its strides."""
+    _check_dtype(dtype, "as_tensor")
+    dev = None if device is None else canonical(device)
+    if isinstance(data, Tensor):
+        return to_meta(data, dtype or data.dtype, dev or data.device)
+    if isinstance(data, np.ndarray) and (dev is None or dev.type == "cpu"):
+        dt = from_numpy_dtype(data.dtype)
+        strides = tuple(st // data.itemsize for st in data.strides)
+        if dtype is None or dtype is dt:
+            return TensorMeta(data.shape, dt, strides)
+        return TensorMeta(data.shape, dtype, dense_strides_like(data.shape, strides))
+    return _tensor_rule(data, dtype=dtype)

@@ -1,10 +1,11 @@
 """The GPUs fake_torch can pretend to be: each one's published specs, and which one is simulated.
 
 Chosen by the FAKE_TORCH_GPU environment variable (a key of GPUS, e.g. "H200") or by
-`torch.cuda.set_simulated_gpu(name)` (fake_torch only); the default is the H100, the device
-fake_torch has always reported. `torch.cuda.get_device_name`, `get_device_properties` and
-`mem_get_info` read the choice; the cost model (fake_torch/_cost.py) reads its bandwidth and
-peaks.
+`torch.cuda.set_simulated_gpu(name)` (fake_torch only); the default is the H200, the GPU the
+project's recorded measurements (tests/gpu/results/*_h200.json) ran on, and the one `run`, `demo`
+and `bench` all simulate unless told otherwise. `torch.cuda.get_device_name`,
+`get_device_properties` and `mem_get_info` read the choice; the cost model (fake_torch/_cost.py)
+reads its bandwidth and peaks.
 
 Every number is the vendor's datasheet figure (dense, i.e. without 2:4 sparsity):
   - H200 SXM: NVIDIA H200 Tensor Core GPU datasheet (141 GB HBM3e at 4.8 TB/s; FP32 67 TFLOPS,
@@ -70,7 +71,7 @@ GPUS: dict[str, GPUSpec] = {
     "L4": GPUSpec("L4", "NVIDIA L4", 8, 9, 22491 * MiB, 58, 48 * MiB, 2.04e9,
                   300 * GB, 32 * GB, 30.3e12, 0.49e12, 60e12, 121e12, 242.5e12),
 }
-DEFAULT = "H100"
+DEFAULT = "H200"  # the one default: the GPU tests/gpu/results were measured on
 
 
 def _from_environment() -> GPUSpec:

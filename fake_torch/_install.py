@@ -3,9 +3,10 @@
 `install()` aliases each imported `fake_torch.X` module as `torch.X` in `sys.modules` and puts a
 finder on `sys.meta_path`, so a submodule imported later (`import torch.nn.functional`) resolves
 to the SAME module object as `fake_torch.nn.functional`, never to a second copy of its file. A
-`torch.X` that fake_torch lacks raises ModuleNotFoundError naming it. The finder also answers
-for the `torch` distribution (`importlib.metadata.version("torch")` is torch.__version__), which
-is how third-party packages (transformers) decide that torch is installed. `installed()` is the
+`torch.X` that fake_torch lacks raises ModuleNotFoundError, saying so when torch has it
+(fake_torch._missing_names). The finder also answers for the `torch` distribution
+(`importlib.metadata.version("torch")` is torch.__version__), which is how third-party packages
+(transformers) decide that torch is installed. `installed()` is the
 context-manager form that puts `sys.modules` back as it found it.
 """
 
@@ -22,6 +23,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+
+from fake_torch._missing_names import module_not_found
 
 _REAL = "torch"
 _FAKE = "fake_torch"
@@ -84,10 +87,14 @@ class TorchAliasFinder(importlib.metadata.DistributionFinder):
         if not fullname.startswith(_REAL + "."):
             return None
         fake = _fake_name(fullname)
-        if importlib.util.find_spec(fake) is None:
-            raise ModuleNotFoundError(f"No module named '{fullname}' (fake_torch does not "
-                                      f"emulate {fullname}; it has no module {fake})",
-                                      name=fullname)
+        try:
+            found = importlib.util.find_spec(fake)
+        except ModuleNotFoundError as exc:  # a torch module fake_torch lacks (_missing_names)
+            if exc.name != fake:  # something its parent imports is missing: that error
+                raise
+            found = None
+        if found is None:  # Python's text, and whether torch has the module
+            raise module_not_found(fullname)
         module = importlib.import_module(fake)
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module),
                                               is_package=hasattr(module, "__path__"))

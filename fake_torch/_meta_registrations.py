@@ -12,6 +12,15 @@ tracer, torch's SymInt): one rule per op, shared. A rule is found by the op's qu
 (`torch.add`, `torch.nn.functional.relu`, `Tensor.view` for a method-only op), else by its kind
 (`register_kind`: pointwise ops broadcast, ...). tests/test_meta_rules.py runs every op
 definition both ways (its kernel on the cpu, its rule) and compares.
+
+Where rules live: beside the op they describe, in the module that defines the op (its
+kernel), after the op or in an `# --- output rules` section at the module's end; the pointwise
+kind's rule is in fake_torch/_kernels/_elementwise.py, beside the engine whose layout
+(TensorIterator's dim order) it shares. A rule calls the helpers its kernel calls for checks,
+shapes and strides (`_cat_out`, `_max_pool_plan`, `output_perm`, `format_strides`, ...): where
+the kernel computed those inline, that code moved into a helper both call, so there is one
+rule, not two copies. Registering is a dict insert per name at import; eager ops never call a
+rule.
 """
 
 from __future__ import annotations
@@ -83,6 +92,11 @@ def rule_for(opdef: _opdef.OpDef) -> Rule | None:
     return found if found is not None else _by_kind.get(opdef.kind)
 
 
+def registered_names() -> frozenset[str]:
+    """The qualified names that have an output rule of their own (not their kind's)."""
+    return frozenset(_by_name)
+
+
 def run_rule(opdef: _opdef.OpDef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Output:
     """The op's outputs, described by its rule; an op without one refuses by name."""
     rule = rule_for(opdef)
@@ -93,4 +107,4 @@ def run_rule(opdef: _opdef.OpDef, args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 __all__ = ["Output", "Rule", "TensorMeta", "contiguous_strides", "qualified_name",
-           "register_kind", "register_meta", "rule_for", "run_rule"]
+           "register_kind", "register_meta", "registered_names", "rule_for", "run_rule"]

@@ -89,6 +89,11 @@ class OpOverloadPacket:
         return self.__getattr__("default")
 
     @property
+    def _qualified_op_name(self) -> str:
+        """"namespace::name", as torch's packets name their operator (no overload)."""
+        return f"{self.namespace}::{self._opname}"
+
+    @property
     def _schema(self) -> str:
         return self._first()._schema
 

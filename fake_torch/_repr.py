@@ -237,7 +237,7 @@ def tensor_repr(t: Tensor) -> str:
     indent = len(prefix)
     suffixes = []
     if t.is_cuda:  # torch prints the device when it is not the default (cpu) device
-        _dispatch.host_sync("repr")
+        _dispatch.host_sync("repr", reads=(t._a,))
         suffixes.append(f"device='{t.device}'")
     if t._device.type == "meta":  # no data to print: its size, and any dtype but the default
         return _add_suffixes(prefix + "...", _meta_suffixes(t), indent)

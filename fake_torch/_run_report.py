@@ -3,7 +3,9 @@
 A script may call `LaunchCounter.reset()` as often as it likes (before each decode step, to read
 that step's launches). While `whole_run()` is open, each reset first adds the tally it clears to
 the run's, so the report covers every launch from the script's start to its end. Only resets are
-watched: a launch costs nothing more.
+watched: a launch costs nothing more. The report names the simulated GPU the run used (the one
+simulated when it started, and the one at its end if the script chose another), so that its
+figures are never read as another GPU's.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_torch import _gpus
 from fake_torch._counter import LaunchCounter
 
 TOP_OPS = 10  # ops listed by name, most launched first
@@ -27,6 +30,12 @@ class RunTally:
     by_op: Counter[str] = field(default_factory=Counter)
     by_kind: Counter[str] = field(default_factory=Counter)
     resets: int = 0
+    gpu: str = field(default_factory=lambda: _gpus.current().name)  # simulated at the start
+
+    def gpus(self) -> str:
+        """The simulated GPU's name; both where the script chose another since the start."""
+        now = _gpus.current().name
+        return self.gpu if now == self.gpu else f"{self.gpu}, then {now}"
 
     def totals(self) -> tuple[int, Counter[str], Counter[str]]:
         """(launches, by op, by kind) over the whole run so far."""
@@ -68,6 +77,7 @@ def format_report(tally: RunTally) -> str:
     kinds = ", ".join(f"{kind} {k}" for kind, k in by_kind.most_common()) or "none"
     across = (f", across the script's {tally.resets} LaunchCounter.reset() "
               f"call{'s' if tally.resets != 1 else ''}" if tally.resets else "")
-    lines = [f"fake_torch launch report: {n} launches over the whole run ({kinds}){across}"]
+    lines = [f"fake_torch launch report (simulated {tally.gpus()}): {n} launches over the whole "
+             f"run ({kinds}){across}"]
     lines += [f"  {op:<40}{k:>8}" for op, k in by_op.most_common(TOP_OPS)]
     return "\n".join(lines)

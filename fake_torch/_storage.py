@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from fake_torch import _dispatch
 from fake_torch._allocator import Storage
 from fake_torch._device import DeviceLike, canonical, device
 from fake_torch._device import device as _device_cls
@@ -159,7 +160,9 @@ class UntypedStorage:
                                         self._owner, resizable=False)
             part._shared = self._shared
             return part
-        return int(self._bytes[self._index(idx, n)])
+        index = self._index(idx, n)
+        self._host_reads("__getitem__")
+        return int(self._bytes[index])
 
     def __setitem__(self, idx: int | slice, value: int) -> None:
         """Store a byte (or fill a slice); values wrap modulo 256, as torch stores them."""
@@ -178,7 +181,14 @@ class UntypedStorage:
         return iter(self.tolist())
 
     def tolist(self) -> list[int]:
+        self._host_reads("tolist")
         return [int(b) for b in self._bytes]
+
+    def _host_reads(self, what: str) -> None:
+        """Python reads the bytes: from a device storage that is a copy to the host, and the
+        host waits for it."""
+        if self._device.type == "cuda":
+            _dispatch.host_sync(what, reads=(self._bytes,))
 
     def __repr__(self) -> str:
         info = f"[torch.storage.UntypedStorage(device={self._device}) of size {len(self)}]"

@@ -12,7 +12,16 @@ from typing import Any
 
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import dtype
-from fake_torch._factories import _check_dtype, _fill, _size_sequence, _sizes, finish, tensor
+from fake_torch._factories import (
+    _check_dtype,
+    _fill,
+    _size_sequence,
+    _sizes,
+    _tensor_rule,
+    finish,
+    new_meta,
+    tensor,
+)
 from fake_torch._kernels import _common
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
@@ -82,3 +91,30 @@ def new_tensor(self: Tensor, data: Any, *, dtype: dtype | None = None,
     host-to-device copy, as torch.tensor."""
     return tensor(data, dtype=_check_dtype(dtype, "new_tensor") or self.dtype,
                   device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+# --- output rules (fake_torch/_meta_registrations.py): factories defaulting to self's dtype ---
+
+@register_meta("Tensor.new_zeros")
+def _new_zeros_rule(self: Tensor, *size: Any, dtype: dtype | None = None,
+                    **kwargs: Any) -> TensorMeta:
+    return new_meta(size, _check_dtype(dtype, "new_zeros") or self.dtype, "new_zeros")
+
+
+@register_meta("Tensor.new_ones")
+def _new_ones_rule(self: Tensor, *size: Any, dtype: dtype | None = None,
+                   **kwargs: Any) -> TensorMeta:
+    return new_meta(size, _check_dtype(dtype, "new_ones") or self.dtype, "new_ones")
+
+
+@register_meta("Tensor.new_full")
+def _new_full_rule(self: Tensor, size: Any, fill_value: Number, *,
+                   dtype: dtype | None = None, **kwargs: Any) -> TensorMeta:
+    _size_sequence(size, "new_full")
+    return new_meta((size,), _check_dtype(dtype, "new_full") or self.dtype, "new_full")
+
+
+@register_meta("Tensor.new_tensor")
+def _new_tensor_rule(self: Tensor, data: Any, *, dtype: dtype | None = None,
+                     **kwargs: Any) -> TensorMeta:
+    return _tensor_rule(data, dtype=_check_dtype(dtype, "new_tensor") or self.dtype)

@@ -21,6 +21,7 @@ import inspect
 import sys
 import types
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -32,11 +33,12 @@ from fake_torch._dtype import dtype as DType
 from fake_torch._library import op_entry, opaque_object
 from fake_torch._library.library_handle import Library, entry_of
 from fake_torch._library.triton import triton_op, wrap_triton
+from fake_torch._missing_names import missing_attribute
 from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "infer_schema", "register_autograd",
-           "register_fake", "triton_op", "wrap_triton"]
+__all__ = ["CustomOpDef", "Library", "custom_op", "impl_abstract", "infer_schema",
+           "register_autograd", "register_fake", "triton_op", "wrap_triton"]
 
 
 class CustomOpDef:
@@ -115,7 +117,7 @@ _defs: dict[OpOverload | OpOverloadPacket, CustomOpDef] = {}
 _NOT_EMULATED_METHODS = frozenset({"register_kernel", "register_autocast",
                                    "register_torch_dispatch", "register_vmap",
                                    "register_effect", "set_kernel_enabled"})
-_NOT_EMULATED = frozenset({"define", "impl", "impl_abstract", "register_kernel",
+_NOT_EMULATED = frozenset({"define", "impl", "register_kernel",
                            "register_torch_dispatch", "register_vmap",
                            "register_autocast", "opcheck", "triton_op", "wrap_triton",
                            "get_ctx", "fallthrough_kernel"})
@@ -126,7 +128,7 @@ def __getattr__(name: str) -> Any:
         raise NotImplementedError(f"torch.library.{name} is not emulated by fake_torch: "
                                   "register operators with torch.library.custom_op or "
                                   "torch.library.Library")
-    raise AttributeError(f"module 'torch.library' has no attribute '{name}'")
+    return missing_attribute(sys.modules[__name__], name)
 
 
 def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
@@ -209,6 +211,17 @@ def register_fake(op: str | OpOverload | OpOverloadPacket | CustomOpDef,
     if func is None:
         return inner
     return inner(func)
+
+
+def impl_abstract(qualname: str | OpOverload | OpOverloadPacket | CustomOpDef,
+                  func: Callable[..., Any] | None = None, *, lib: Any = None,
+                  _stacklevel: int = 1) -> Any:
+    """The old name of register_fake (torch warns with a FutureWarning, as here)."""
+    warnings.warn(
+        "`torch.library.impl_abstract` was renamed to `torch.library.register_fake`. Please "
+        "use that instead; we will remove `torch.library.impl_abstract` in a future version "
+        "of PyTorch.", FutureWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib, _stacklevel=_stacklevel)
 
 
 def register_autograd(op: str | OpOverload | CustomOpDef, backward: Callable[..., Any], /, *,

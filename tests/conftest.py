@@ -34,6 +34,8 @@ _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
+from skip_summary import pytest_terminal_summary  # noqa: E402,F401  (the hook, registered here)
+
 
 @pytest.fixture
 def fresh_device() -> Iterator[CachingAllocator]:
@@ -100,3 +102,4 @@ def no_sanitizer() -> Iterator[None]:
     finally:
         if was_on:
             _sanitizer.enable_cuda_sanitizer()
+

@@ -9,6 +9,7 @@ without the sanitizer and raises torch's text.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import subprocess
@@ -74,6 +75,93 @@ def test_turning_the_sanitizer_on_after_capture_still_catches_the_read() -> None
     finally:
         if not was_on:
             _sanitizer.disable_cuda_sanitizer()
+
+
+# every way host code reads a tensor's values: each is a device-to-host copy (or reads a count
+# or a verdict computed from the values), so each must see the hazard `.item()` sees
+HOST_READS: dict[str, Callable[[torch.Tensor], object]] = {
+    "print": lambda y: print(y),
+    "repr": repr,
+    "str": str,
+    "f-string": lambda y: f"{y}",
+    "format": lambda y: format(y, ""),
+    "format a 0-d": lambda y: format(y[0], ".3f"),
+    "Parameter repr": lambda y: repr(torch.nn.Parameter(y)),
+    "print a derived tensor": lambda y: print(y + 1),
+    "iteration": lambda y: [float(v) for v in y],
+    "print each element": lambda y: print(*y),
+    "tolist": lambda y: y.tolist(),
+    "item": lambda y: y[0].item(),
+    "cpu": lambda y: y.cpu(),
+    "numpy(force=True)": lambda y: y.numpy(force=True),
+    "np.asarray of cpu()": lambda y: np.asarray(y.cpu()),
+    "bool": lambda y: bool(y[0]),
+    "float": lambda y: float(y[0]),
+    "int": lambda y: int(y[0]),
+    "index": lambda y: operator.index(y.long()[0]),
+    "a comparison as a bool": lambda y: bool(y[0] > 0),
+    "all() as a bool": lambda y: bool((y == 2).all()),
+    "in": lambda y: 2.0 in y,  # type: ignore[operator]
+    "nonzero": lambda y: y.nonzero(),
+    "a mask index": lambda y: y[y > 0],
+    "masked_select": lambda y: y.masked_select(y > 0),
+    "torch.equal": lambda y: torch.equal(y, y),
+    "torch.allclose": lambda y: torch.allclose(y, y),
+    "repeat_interleave": lambda y: torch.repeat_interleave(y.long()),
+    "multinomial": lambda y: torch.multinomial(y.abs() + 1, 2),
+    "storage tolist": lambda y: y.untyped_storage().tolist(),
+    "storage element": lambda y: y.untyped_storage()[4],
+}
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal reads: tensors by value (on the host), anything else by ==."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.tolist() == b.tolist()
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b, strict=True))
+    return a == b
+
+
+@pytest.mark.parametrize("read", HOST_READS.values(), ids=HOST_READS.keys())
+def test_every_host_read_before_replay_raises_item_s_error(
+        sanitizer: None, read: Callable[[torch.Tensor], object],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    x = torch.tensor([1.0, 2.0, 3.0], device="cuda")  # kept alive: the graph reads it
+    g, y = _capture_double(x)
+    with pytest.raises(RuntimeError) as item_error:
+        y[0].item()
+    hazard = str(item_error.value).partition(" copies to the host ")[2]
+    assert NEVER_REPLAYED in hazard
+    with pytest.raises(RuntimeError, match=r"^fake_torch sanitizer: ") as info:
+        read(y)
+    assert str(info.value).partition(" copies to the host ")[2] == hazard
+    assert capsys.readouterr().out == ""  # nothing printed: no NaNs shown
+    g.replay()  # the oracle: after the replay each read gives what eager code gives
+    torch.manual_seed(0)
+    replayed = read(y)
+    torch.manual_seed(0)
+    eager = read(x * 2)
+    assert _same(replayed, eager)
+
+
+@pytest.mark.parametrize("read", HOST_READS.values(), ids=HOST_READS.keys())
+def test_every_host_read_before_replay_is_silent_by_default(
+        no_sanitizer: None, read: Callable[[torch.Tensor], object]) -> None:
+    _, y = _capture_double(torch.tensor([1.0, 2.0, 3.0], device="cuda"))
+    try:
+        read(y)
+    except (RuntimeError, ValueError, TypeError) as error:  # what NaNs give some reads
+        assert "sanitizer" not in str(error)
+
+
+def test_a_printed_output_after_replay_prints_what_eager_prints(sanitizer: None) -> None:
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
+    g, y = _capture_double(x)
+    g.replay()
+    assert repr(y) == repr(x * 2) == "tensor([[2., 4.],\n        [6., 8.]], device='cuda:0')"
 
 
 # --- 2. a captured input freed since capture --------------------------------------------------

@@ -184,3 +184,19 @@ def test_runs_unchanged_on_real_torch(capsys: pytest.CaptureFixture[str]) -> Non
     assert [(r[0], r[1], r[2], r[3], r[6], r[7]) for r in rows] == [
         (str(bs), "eager", "-", "-", "same", "yes") for bs in (1, 2, 3)]
     assert lines[-1] == "steps: 0 replayed {}, 3 eager (no captured graph holds the batch)"
+
+
+def test_the_runner_module_run_by_itself_prints_an_eager_step_and_its_replay() -> None:
+    """examples/cuda_graph_runner.py, which decode_runner imports, is runnable too: one step
+    of 3 rows eagerly (N launches) and as the graph of 4's replay (2 copies, the padding's
+    memset, one cudaGraphLaunch)."""
+    done = subprocess.run([sys.executable, "-m", "fake_torch", "run",
+                           str(REPO / "examples" / "cuda_graph_runner.py")],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "captured 4 graphs, sizes [1, 2, 4, 8], into one shared pool",
+        f" eager: one decode step of 3 rows, {N} launches, logits [3, 256]",
+        "replay: one decode step of 3 rows, 4 launches, logits [3, 256]",
+        "the replay ran the graph of 4 (4 rows computed for 3), launching "
+        "{'copy_': 2, 'zero_': 1, 'cudaGraphLaunch': 1}"]

@@ -13,7 +13,7 @@ import pytest
 
 from fake_torch import _cost, _gpus
 from fake_torch._bench_graphs import load_example_llama
-from fake_torch._demo import BATCH_SIZES, DEMO_GPU, MODES, PROMPT_LEN, time_plot_path
+from fake_torch._demo import BATCH_SIZES, MODES, PROMPT_LEN, time_plot_path
 from fake_torch._demo_time import (
     CURVE_GPU,
     GRAPH_MODES,
@@ -24,6 +24,7 @@ from fake_torch._demo_time import (
     curve_gpu,
     gpu_bound_batch,
     time_curve,
+    why_gpu,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +135,8 @@ def test_demo_step_times_follow_from_the_cost_model(bs: int, demo: tuple[
 def test_demo_names_the_simulated_gpu_and_prints_the_same_table_every_run(demo: tuple[
         subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]) -> None:
     done, _ = demo
-    assert f"simulated GPU: {_gpus.GPUS[DEMO_GPU].name} " in done.stdout
+    # the one default every command simulates (run's torch.cuda.get_device_name too)
+    assert f"simulated GPU: {_gpus.GPUS[_gpus.DEFAULT].name} " in done.stdout
     again = _cli("demo")
     assert again.returncode == 0, again.stderr
     assert again.stdout == done.stdout  # simulated time is deterministic
@@ -177,6 +179,12 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     head = lines.index(next(line for line in lines if line.startswith("decode step time vs")))
     assert f"simulated {_gpus.GPUS[CURVE_GPU].name} " in lines[head]  # the demo's H200 is not
+    why = lines[head + 1]  # ... and the table says why, where the reader looks
+    bound = int(why.split("GPU-bound only at batch ")[1].split(",")[0])
+    assert bound > MAX_BATCH and why == (
+        f"why the {_gpus.GPUS[CURVE_GPU].name}: not the demo's {_gpus.DEFAULT}: there the step "
+        f"turns GPU-bound only at batch {bound}, too large to simulate in numpy (over "
+        f"{MAX_BATCH}); the {CURVE_GPU}'s low bandwidth reaches it sooner")
     rows = [line.split() for line in lines[head + 2:] if line.split()[0].isdigit()]
     speedups = {mode: [(int(r[0]), float(r[col].rstrip("x"))) for r in rows]
                 for mode, col in (("cuda graph", 4), ("reduce-overhead", 5))}
@@ -240,6 +248,8 @@ def test_curve_gpu_is_the_chosen_one_only_where_it_is_quick(
     else:
         monkeypatch.setenv("FAKE_TORCH_GPU", chosen)
     assert curve_gpu(llama, 60) == expected
+    why = why_gpu(llama, 60, expected)
+    assert (why == "") == (expected == (chosen or _gpus.DEFAULT)), why
     assert gpu_bound_batch(llama.LlamaConfig(), 60, _gpus.GPUS["H200"]) > MAX_BATCH
 
 
@@ -271,7 +281,8 @@ def test_run_report_prints_the_launches(tmp_path: Path) -> None:
     done = _cli("run", "--report", str(script))
     assert done.returncode == 0, done.stderr
     # ones: one fill kernel; then two adds
-    assert "fake_torch launch report: 3 launches" in done.stdout
+    gpu = _gpus.GPUS[_gpus.DEFAULT].name  # the report names the simulated GPU
+    assert f"fake_torch launch report (simulated {gpu}): 3 launches" in done.stdout
     assert "  add " in done.stdout
 
 

@@ -62,9 +62,9 @@ def test_every_callable_warms_up_before_any_capture() -> None:
         order.append("first")
         return t + 1
 
-    def second(t: torch.Tensor) -> torch.Tensor:
+    def second(t: list[torch.Tensor]) -> torch.Tensor:
         order.append("second")
-        return t * 2
+        return t[0] * 2  # a kernel: an empty graph would warn (torch's "The CUDA Graph is empty")
 
     x = torch.ones(2, device="cuda")
     torch.cuda.make_graphed_callables((first, second), ((x,), ([x],)), num_warmup_iters=2)

@@ -198,3 +198,19 @@ def test_printing_cuda_is_a_host_sync_and_launches_nothing() -> None:
 def test_top_level_set_printoptions() -> None:
     """torch.set_printoptions at the package top level (fake_torch/__init__.py imports it)."""
     assert ft.set_printoptions is set_printoptions  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("value", "spec"), [(1.5, ".2f"), (1.5, ""), (3, "d"), (3, ">4"),
+                                             (True, ""), ([1.5], ""), ([[1, 2]], "")])
+def test_format_is_torchs(value: Any, spec: str) -> None:
+    """Tensor.__format__: a 0-d tensor formats its element (`f"{loss:.3f}"`), any other tensor
+    as object does (its str, for an empty spec only)."""
+    assert format(ft.tensor(value), spec) == format(torch.tensor(value), spec)
+    assert f"{ft.nn.Parameter(ft.tensor(1.5))}" == f"{torch.nn.Parameter(torch.tensor(1.5))}"
+
+
+def test_format_with_a_spec_of_a_tensor_of_many_elements_raises_torchs_error() -> None:
+    for lib in (ft, torch):
+        with pytest.raises(TypeError, match=r"^unsupported format string passed to "
+                                            r"Tensor\.__format__$"):
+            format(lib.tensor([1.5]), ".2f")

@@ -7,16 +7,19 @@ a fresh subprocess (`run` installs fake_torch as torch for the whole process).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-from fake_torch import LaunchCounter
+from fake_torch import LaunchCounter, _gpus
 from fake_torch._run_report import format_report, whole_run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# what a `run` subprocess simulates from its start: FAKE_TORCH_GPU's GPU, else the one default
+STARTING_GPU = _gpus.lookup(os.environ.get("FAKE_TORCH_GPU", _gpus.DEFAULT)).name
 
 RESETTING_SCRIPT = """
 import json
@@ -50,7 +53,8 @@ carried["by_kind"].update(torch.LaunchCounter.by_kind)
 print(json.dumps(carried))
 """
 
-REPORT = re.compile(r"fake_torch launch report: (\d+) launches over the whole run \(([^)]*)\)"
+REPORT = re.compile(r"fake_torch launch report \(simulated ([^)]*)\): (\d+) launches over the "
+                    r"whole run \(([^)]*)\)"
                     r"(?:, across the script's (\d+) LaunchCounter\.reset\(\) calls?)?$")
 
 
@@ -66,9 +70,10 @@ def _parse(stdout: str) -> tuple[int, dict[str, int], dict[str, int], int]:
     head = next(i for i, line in enumerate(lines) if line.startswith("fake_torch launch report"))
     found = REPORT.match(lines[head])
     assert found is not None, lines[head]
-    kinds = dict((k, int(n)) for k, n in (part.rsplit(" ", 1) for part in found[2].split(", ")))
+    assert found[1] == STARTING_GPU, found[1]  # the report names the GPU the run simulated
+    kinds = dict((k, int(n)) for k, n in (part.rsplit(" ", 1) for part in found[3].split(", ")))
     ops = {op: int(n) for op, n in (line.split() for line in lines[head + 1:])}
-    return int(found[1]), kinds, ops, int(found[3] or 0)
+    return int(found[2]), kinds, ops, int(found[4] or 0)
 
 
 def test_report_totals_equal_the_counters_for_a_script_that_resets_midway(
@@ -89,7 +94,8 @@ def test_a_script_that_never_resets_is_reported_as_before(tmp_path: Path) -> Non
     script.write_text("import torch\nx = torch.ones(4, device='cuda')\ny = x + x + x\n")
     done = _run(script, "--report")
     assert done.returncode == 0, done.stderr
-    assert "fake_torch launch report: 3 launches over the whole run (kernel 3)\n" in done.stdout
+    assert (f"fake_torch launch report (simulated {STARTING_GPU}): 3 launches over "
+            "the whole run (kernel 3)\n") in done.stdout
     assert _parse(done.stdout) == (3, {"kernel": 3}, {"ones": 1, "add": 2}, 0)
 
 
@@ -100,6 +106,16 @@ def test_a_script_that_exits_is_reported_and_keeps_its_exit_status(tmp_path: Pat
     done = _run(script, "--report")
     assert done.returncode == 3, done.stderr
     assert _parse(done.stdout) == (2, {"kernel": 2}, {"ones": 1, "add": 1}, 1)
+
+
+def test_the_report_names_the_gpu_the_script_switched_to(tmp_path: Path) -> None:
+    script = tmp_path / "switches.py"
+    script.write_text("import torch\ntorch.cuda.set_simulated_gpu('L4')\n"
+                      "x = torch.ones(4, device='cuda')\n")
+    done = _run(script, "--report")
+    assert done.returncode == 0, done.stderr
+    assert (f"fake_torch launch report (simulated {STARTING_GPU}, then NVIDIA L4): 1 launches "
+            "over the whole run (kernel 1)\n") in done.stdout
 
 
 def test_whole_run_carries_every_reset_and_puts_reset_back() -> None:
@@ -114,7 +130,8 @@ def test_whole_run_carries_every_reset_and_puts_reset_back() -> None:
         assert LaunchCounter.n == 3  # the script still reads its own counts
         assert tally.totals() == (6, Counter(mm=5, add=1), Counter(kernel=5, memset=1))
         assert format_report(tally).splitlines() == [
-            "fake_torch launch report: 6 launches over the whole run (kernel 5, memset 1), "
+            f"fake_torch launch report (simulated {_gpus.current().name}): 6 launches over the "
+            "whole run (kernel 5, memset 1), "
             "across the script's 2 LaunchCounter.reset() calls",
             f"  {'mm':<40}{5:>8}", f"  {'add':<40}{1:>8}"]
     assert LaunchCounter.reset == original

@@ -14,6 +14,8 @@ alias each other across calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -153,6 +155,144 @@ def test_graphs_sharing_one_static_buffer_for_several_batch_sizes(sanitizer: Non
     del x
 
 
+# --- the forgotten copy, before the first replay ------------------------------------------------
+
+FIRST = "would replay for the first time on a captured input it reads as a [4, 8] float32 tensor"
+
+# the ways a runner makes its next batch: new data from the host or a random draw
+NEW_BATCHES: dict[str, Callable[[np.ndarray], torch.Tensor]] = {
+    "torch.tensor(host, device='cuda')": lambda a: torch.tensor(a, device="cuda"),
+    "cpu.cuda()": lambda a: torch.tensor(a).cuda(),
+    "cpu.to('cuda')": lambda a: torch.from_numpy(a).to("cuda"),
+    "torch.randn": lambda a: torch.randn(*a.shape, device="cuda"),
+    "torch.rand_like": lambda a: torch.rand_like(torch.zeros(*a.shape, device="cuda")),
+}
+
+
+@pytest.mark.parametrize("make", NEW_BATCHES.values(), ids=NEW_BATCHES.keys())
+def test_a_copy_forgotten_before_the_first_replay_raises_naming_the_fix(
+        sanitizer: None, make: Callable[[np.ndarray], torch.Tensor]) -> None:
+    static_x = torch.zeros(4, 8, device="cuda")  # the runner's static input, filled per step
+    w_np = _batches(1, (8, 8))[0]
+    w = torch.tensor(w_np, device="cuda")
+    g, y = _linear_graph(static_x, w)
+    x = make(_batches(1)[0])  # the first batch, never copied into static_x
+    with pytest.raises(RuntimeError, match="^" + FORGOTTEN) as info:
+        g.replay()
+    message = str(info.value)
+    assert FIRST in message and COPY_FIX in message
+    assert g.num_replays == 0  # refused: nothing ran, y was never written
+    with pytest.raises(RuntimeError, match="never replayed"):
+        y.tolist()
+    static_x.copy_(x)  # the fix
+    g.replay()
+    np.testing.assert_allclose(_np(y), _np(x) @ w_np, rtol=1e-5, atol=1e-5)  # eager's values
+
+
+def test_the_copy_forgotten_before_the_first_replay_is_silent_by_default(
+        no_sanitizer: None) -> None:
+    static_x = torch.zeros(4, 8, device="cuda")
+    w = torch.randn(8, 8, device="cuda")
+    g, y = _linear_graph(static_x, w)
+    x = torch.tensor(_batches(1)[0], device="cuda")
+    g.replay()
+    np.testing.assert_array_equal(_np(y), np.zeros((4, 8)))  # should be x @ w! (static_x's 0s)
+    del x
+
+
+def _replay_on_warm_up_values() -> None:
+    """Capture, then replay at once on the values the input held at capture."""
+    static_x = torch.randn(4, 8, device="cuda")
+    w = torch.randn(8, 8, device="cuda")
+    g, y = _linear_graph(static_x, w)
+    g.replay()
+    np.testing.assert_allclose(_np(y), _np(static_x @ w), rtol=1e-5, atol=1e-5)
+
+
+def _a_second_model_built_after_the_capture() -> None:
+    """Parameters are never a batch: a second Linear(8, 8) made after the capture draws new
+    (8, 8) data, the shape of the captured model's weight, which nothing refreshes."""
+    lin = torch.nn.Linear(8, 8, device="cuda")
+    static_x = torch.randn(4, 8, device="cuda")
+    g = CUDAGraph()
+    with torch.cuda.graph(g):
+        y = lin(static_x)
+    reference = torch.nn.Linear(8, 8, device="cuda")
+    g.replay()
+    reference.load_state_dict(lin.state_dict())
+    np.testing.assert_allclose(_np(y), _np(reference(static_x)), rtol=1e-5, atol=1e-5)
+
+
+def _an_eager_reference_computed_before_the_replay() -> None:
+    """Values computed on the device are not a new batch."""
+    static_x = torch.randn(4, 8, device="cuda")
+    w = torch.randn(8, 8, device="cuda")
+    g, y = _linear_graph(static_x, w)
+    expected = static_x @ w
+    g.replay()
+    np.testing.assert_allclose(_np(y), _np(expected), rtol=1e-5, atol=1e-5)
+
+
+def _batches_made_ahead_of_the_loop() -> None:
+    """A constant input of the batch's shape, and every batch made before the first copy:
+    the new data is for the input the loop refreshes."""
+    static_x = torch.zeros(4, 8, device="cuda")
+    scale = torch.randn(4, 8, device="cuda")  # a constant, not a Parameter
+    g = CUDAGraph()
+    with torch.cuda.graph(g):
+        y = static_x * scale
+    batches = [torch.randn(4, 8, device="cuda") for _ in range(3)]
+    for x in batches:
+        static_x.copy_(x)
+        g.replay()
+        np.testing.assert_allclose(_np(y), _np(x * scale))
+
+
+def _a_fill_made_after_the_capture() -> None:
+    """A fill is not new data (a buffer for results, not a batch)."""
+    static_x = torch.randn(4, 8, device="cuda")
+    w = torch.randn(8, 8, device="cuda")
+    g, y = _linear_graph(static_x, w)
+    results = torch.zeros(4, 8, device="cuda")
+    g.replay()
+    results.copy_(y)
+    np.testing.assert_allclose(_np(results), _np(static_x @ w), rtol=1e-5, atol=1e-5)
+
+
+def _the_graph_s_own_counter() -> None:
+    step = torch.zeros(4, 8, device="cuda")
+    g = CUDAGraph()
+    with torch.cuda.graph(g):
+        step.add_(1)
+    torch.randn(4, 8, device="cuda")  # new data of the counter's shape
+    g.replay()
+    assert _np(step).tolist() == np.ones((4, 8)).tolist()
+
+
+@pytest.mark.parametrize("program", [
+    _replay_on_warm_up_values, _a_second_model_built_after_the_capture,
+    _an_eager_reference_computed_before_the_replay, _batches_made_ahead_of_the_loop,
+    _a_fill_made_after_the_capture, _the_graph_s_own_counter,
+], ids=lambda f: f.__name__.strip("_"))
+def test_a_first_replay_on_inputs_meant_to_be_as_captured_passes(
+        sanitizer: None, program: Callable[[], None]) -> None:
+    program()
+
+
+def test_not_caught_a_new_batch_an_eager_kernel_already_read(sanitizer: None) -> None:
+    """The first-replay rule needs new data nothing read: once an eager kernel read the
+    forgotten batch (here an eager reference), the sanitizer cannot tell it from data meant
+    for something else, and the replay runs on the old input as a GPU would."""
+    static_x = torch.zeros(4, 8, device="cuda")
+    w = torch.randn(8, 8, device="cuda")
+    g, y = _linear_graph(static_x, w)
+    x = torch.randn(4, 8, device="cuda")
+    expected = x @ w  # reads x
+    g.replay()  # should have raised: static_x.copy_(x) was forgotten
+    np.testing.assert_array_equal(_np(y), np.zeros((4, 8)))
+    assert not np.array_equal(_np(expected), _np(y))
+
+
 # --- a reference to an output, held across the next replay ---------------------------------------
 
 def test_graphed_callable_outputs_held_across_the_next_call_raise(sanitizer: None) -> None:
@@ -183,6 +323,8 @@ def test_a_slice_taken_after_a_replay_is_stale_after_the_next(sanitizer: None) -
         first.tolist()
     with pytest.raises(RuntimeError, match=HELD):  # through an eager kernel, read on the host
         (first + 1).sum().item()
+    with pytest.raises(RuntimeError, match=HELD):  # printed
+        print(first)
     assert y[:2].tolist() == _np(y)[:2].tolist()  # a slice taken now, and the output itself
     assert np.isfinite(_np(y)).all()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -166,11 +167,19 @@ def test_set_default_tensor_type() -> None:
     # meta-llama's Llama.build: torch.set_default_tensor_type(torch.cuda.BFloat16Tensor)
     torch = pytest.importorskip("torch")
     import fake_torch
+    from fake_torch import _default_tensor_type
 
     ft: Any = fake_torch
+    _default_tensor_type._warned = False  # as in a fresh process: the first call warns
     try:
         for lib in (torch, ft):
-            lib.set_default_tensor_type(lib.DoubleTensor)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                lib.set_default_tensor_type(lib.DoubleTensor)
+            deprecated = [w for w in caught if str(w.message).startswith(
+                "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1")]
+            # fake_torch's, once a process; torch's (TORCH_WARN_ONCE) may have gone earlier
+            assert len(deprecated) == len(caught) and (lib is torch or len(deprecated) == 1)
             assert lib.get_default_dtype() is lib.float64 and lib.zeros(1).dtype is lib.float64
             lib.set_default_tensor_type("torch.FloatTensor")
             assert lib.get_default_dtype() is lib.float32

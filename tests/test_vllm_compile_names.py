@@ -1,7 +1,7 @@
 """The compile-time names vLLM's compilation backend reaches once a model is compiled (issue 14,
 step 3): cache keys, config modules, the graph pickler's options, view_to_reshape, the modules
-torch imports with itself; and torch.compile's guard_filter_fn, refused by name. Compared with
-real torch 2.13 CPU where it runs."""
+torch imports with itself (guard_filter_fn: tests/test_guard_filter.py). Compared with real
+torch 2.13 CPU where it runs."""
 
 from __future__ import annotations
 
@@ -89,9 +89,3 @@ def test_view_to_reshape_retargets_views_as_torchs() -> None:
 def test_modules_torch_imports_with_itself_are_attributes() -> None:
     for name in ("_guards", "_subclasses", "_logging", "_functorch", "_dynamo", "_inductor"):
         assert getattr(ft, name).__name__ == f"fake_torch.{name}"
-
-
-def test_guard_filter_fn_is_refused_not_ignored() -> None:
-    options = {"guard_filter_fn": lambda entries: [False for _ in entries]}
-    with pytest.raises(NotImplementedError, match="guard_filter_fn"):
-        ft.compile(lambda x: x + 1, backend="eager", options=options)

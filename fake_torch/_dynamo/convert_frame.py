@@ -12,6 +12,12 @@ Calling a CompiledFrame:
 The path runs one way: the frame makes a Tracer, the tracer hands segments to the compiler and
 the compiler to the backend; the frame reads what the trace found when it returns.
 
+Guard filters (torch.compile(options={"guard_filter_fn": fn})): when an entry is made, `fn` is
+shown its guards as torch's GuardFilterEntry list and the parts it drops are skipped
+(guard_filter.py). Bytecode hooks (register_bytecode_hook): each compile gives the hooks the
+code Dynamo would have written (bytecode.py), found by them at `_compile`'s `frame`; that code
+calls `run_entry`, which runs the entry's graph with no guard check, as torch's new code does.
+
 Frames are shared as torch shares its caches, per code object: a compiled module's frame is its
 class's forward, so torch.compile(m1) and torch.compile(m2) of one class, or a compiled method
 called on nine instances, share graphs; a module is an argument (`self`), guarded by its type,
@@ -33,6 +39,7 @@ the graph still runs correctly at the new size. Backends must read node.args whe
 from __future__ import annotations
 
 import dis
+import inspect
 import logging
 import weakref
 from collections.abc import Callable, Hashable
@@ -41,8 +48,17 @@ from typing import Any
 
 from fake_torch._dynamo import config
 from fake_torch._dynamo import graph_breaks as gb
+from fake_torch._dynamo.bytecode import (
+    CompiledFn,
+    as_called,
+    compiled_fn_name,
+    original_function,
+    parameter_defaults,
+    transformed_code,
+)
 from fake_torch._dynamo.decorators import current_stance
 from fake_torch._dynamo.exc import FailOnRecompileLimitHit, InternalTorchDynamoError
+from fake_torch._dynamo.guard_filter import apply_filter
 from fake_torch._dynamo.guards import (
     FrameGuards,
     Guard,
@@ -79,6 +95,7 @@ from fake_torch._dynamo.state import is_tracing
 from fake_torch._dynamo.trace import Segment, Source, Tracer
 from fake_torch._dynamo.utils import counters, timed
 from fake_torch._tensor import Tensor
+from fake_torch.nn.modules._hooks import RemovableHandle
 from fake_torch.nn.modules.module import Module
 
 log = logging.getLogger(__name__)
@@ -138,13 +155,48 @@ def _checked_stance() -> str:
     return stance.stance
 
 
-def register_bytecode_hook(hook: Callable[[CodeType, CodeType], CodeType | None]) -> Any:
-    """torch calls `hook(code, new_code)` with the bytecode Dynamo wrote for each frame it
-    compiles. fake_torch's Dynamo traces by running the Python under modes and writes no
-    bytecode, so it has none to give: not emulated."""
-    raise NotImplementedError(
-        "torch._dynamo.convert_frame.register_bytecode_hook is not emulated by fake_torch: its "
-        "Dynamo traces by running Python and produces no transformed bytecode")
+_bytecode_hooks: dict[int, Callable[[CodeType, CodeType], CodeType | None]] = {}
+
+
+def register_bytecode_hook(hook: Callable[[CodeType, CodeType], CodeType | None]
+                           ) -> RemovableHandle:
+    """Call `hook(code, new_code)` whenever a frame compiles: `code` the function's, `new_code`
+    what a call of it runs from then on (see bytecode.py: fake_torch writes code of the same
+    contract as Dynamo's). The compiling frame is reachable from the hook as torch's is: the
+    local `frame` (f_code, f_locals, f_globals) of `_compile` in this file. A hook returning
+    other code, which torch would run instead, is not emulated."""
+    handle = RemovableHandle(_bytecode_hooks)
+    _bytecode_hooks[handle.id] = hook
+    return handle
+
+
+class DynamoFrame:
+    """The frame being compiled, as hooks see it (torch's DynamoFrameType): its code, its
+    locals (the arguments by name and the free variables), globals and builtins."""
+
+    def __init__(self, code: CodeType, f_locals: dict[str, Any], f_globals: dict[str, Any],
+                 closure: tuple[Any, ...] | None) -> None:
+        self.f_code = code
+        self.f_locals = f_locals
+        self.f_globals = f_globals
+        self.f_builtins = f_globals.get("__builtins__", {})
+        self.closure = closure
+
+
+def _compile(frame: DynamoFrame, compiled: CompiledFn) -> CodeType | None:
+    """Make the new code of `frame` calling `compiled` (put in its globals) and give it to the
+    bytecode hooks. Named as torch's: hooks walk up the stack to this function's `frame`."""
+    new_code = transformed_code(frame.f_code, compiled.__name__)
+    if new_code is None:
+        return None
+    frame.f_globals[compiled.__name__] = compiled
+    for hook in list(_bytecode_hooks.values()):
+        out = hook(frame.f_code, new_code)
+        if out is not None and out is not new_code:
+            raise NotImplementedError(
+                "a bytecode hook (torch._dynamo.convert_frame.register_bytecode_hook) that "
+                "returns other code to run is not emulated by fake_torch")
+    return new_code
 
 
 def remove_from_cache(f: Any) -> None:
@@ -155,7 +207,8 @@ def remove_from_cache(f: Any) -> None:
     if isinstance(f, Module):
         f = type(f).forward
     code = f if isinstance(f, CodeType) else getattr(getattr(f, "__func__", f), "__code__", None)
-    if code is None:
+    if code is None:  # as torch: forget everything, and say why
+        reset()
         log.warning("could not determine __code__ for %s", f)
         return
     for frame in list(_frames.values()):
@@ -204,6 +257,44 @@ def _module_state(modules: list[Module]) -> list[tuple[tuple[str, int], ...]]:
             items.extend((k, id(v)) for k, v in store.items())
         state.append(tuple(items))
     return state
+
+
+def _arguments_state(modules: list[Module], objects: list[Any], code: CodeType | None
+                     ) -> dict[tuple[Any, ...], Any]:
+    """What the Python of a trace could change on its argument modules and objects, by place:
+    (module index, attribute) -> the value's identity, (object index, path) -> its state."""
+    state: dict[tuple[Any, ...], Any] = {}
+    for i, items in enumerate(_module_state(modules)):
+        state.update(((i, k), v) for k, v in items)
+    for j, obj in enumerate(objects):
+        state.update((("object", j, path), v) for path, v in object_state(obj, code))
+    return state
+
+
+class _StateWatch:
+    """Tells the argument changes of a trace's Python from those of the backend it calls (a
+    backend counting its calls on the module, as vLLM's wrappers do, changes no traced code)."""
+
+    def __init__(self, snapshot: Callable[[], dict[tuple[Any, ...], Any]]) -> None:
+        self.snapshot = snapshot
+        self.backend_changes: set[tuple[Any, ...]] = set()
+        self._before: dict[tuple[Any, ...], Any] = {}
+
+    def before_backend(self) -> None:
+        self._before = self.snapshot()
+
+    def after_backend(self) -> None:
+        after = self.snapshot()
+        self.backend_changes |= {k for k in self._before.keys() | after.keys()
+                                 if self._before.get(k, _ABSENT) != after.get(k, _ABSENT)}
+
+    def changed(self, before: dict[tuple[Any, ...], Any],
+                after: dict[tuple[Any, ...], Any]) -> bool:
+        return any(before.get(k, _ABSENT) != after.get(k, _ABSENT)
+                   for k in before.keys() | after.keys() if k not in self.backend_changes)
+
+
+_ABSENT = object()
 
 
 def _writes_globals(code: CodeType | None) -> bool:
@@ -269,6 +360,10 @@ class CompiledFrame:
         self.closure = getattr(user, "__closure__", None)
         self.name = getattr(user, "__name__", type(fn).__name__)
         self.names = parameter_names(user)
+        # the function a call runs and its code now (bytecode hooks get code for it)
+        fn_function = getattr(fn, "__func__", fn)
+        self.fn_function = fn_function if isinstance(fn_function, FunctionType) else None
+        self.fn_code = self.fn_function.__code__ if self.fn_function is not None else None
         self.state = FrameState(options, self.code, self.name, rerun=_writes_globals(self.code))
         self.compiler = SegmentCompiler(self.state)
         self.entries: list[DirectEntry] = []
@@ -368,22 +463,83 @@ class CompiledFrame:
                         self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
+        tracer.call_values = [*args, *kwargs.values()]
+        tracer.call_form = (len(args), tuple(kwargs))
+        was_rerun = self.state.rerun
         tracer.force_first = force
         tracer.expect = expect
         modules = [m for leaf in leaves if isinstance(leaf.value, Module)
                    for m in leaf.value.modules()]
         objects = [leaf.value for leaf in leaves if is_user_object(leaf.value)]
-        before = _module_state(modules), [object_state(o, self.code) for o in objects]
+        watch = _StateWatch(lambda: _arguments_state(modules, objects, self.code))
+        before = watch.snapshot()
         entries = len(self.entries)
-        with timed("_compile.compile_inner"):
-            result = tracer.run(self.fn, args, kwargs)
+        self.state.watch = watch  # the backend's own changes are not the traced Python's
+        try:
+            with timed("_compile.compile_inner"):
+                result = tracer.run(self.fn, args, kwargs)
+        finally:
+            self.state.watch = None
         self._finish(tracer)
         tracer.final = None  # its graph's outputs: the caller holds what it keeps
-        after = _module_state(modules), [object_state(o, self.code) for o in objects]
-        if after != before:  # the Python set module or object attributes: keep running it
+        if watch.changed(before, watch.snapshot()):  # the Python set attributes: keep running it
             self.state.rerun = True
             del self.entries[entries:]
+        if _bytecode_hooks and expect is None:  # a compile: the hooks see its code
+            if len(self.entries) > entries:
+                self._bytecode(self.entries[-1], args, kwargs, tracer.call_form)
+            elif self.state.rerun and not was_rerun:
+                self._bytecode(None, args, kwargs, tracer.call_form)
         return result
+
+    def _bytecode(self, entry: DirectEntry | None, args: tuple[Any, ...],
+                  kwargs: dict[str, Any], form: tuple[int, tuple[str, ...]]) -> None:
+        """Give the bytecode hooks the new code of this compile (calling `entry`, or the frame
+        itself when its Python re-runs around graph breaks)."""
+        fn, code = self.fn_function, self.fn_code
+        if fn is None or code is None:
+            return
+        try:
+            bound = inspect.signature(original_function(fn, code)).bind(*args, **kwargs)
+        except TypeError:
+            return
+        bound.apply_defaults()
+        f_locals = dict(bound.arguments)
+        for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+            try:
+                f_locals[name] = cell.cell_contents
+            except ValueError:
+                continue
+        compiled = CompiledFn(compiled_fn_name(), self, entry, original_function(fn, code),
+                              parameter_defaults(fn), form)
+        frame = DynamoFrame(code, f_locals, fn.__globals__, fn.__closure__)
+        _compile(frame, compiled)
+
+    def run_entry(self, compiled: CompiledFn, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
+        """A call of the new code: the compiled entry runs on it, no Python and, as torch's
+        new code, no guard (torch checks guards in its eval-frame cache, before choosing the
+        code to run): what the graph baked in stays baked, a baked view fails at another
+        size. A new size of a dynamic dim is traced again (no recompile, no backend call). A
+        call the entry cannot read its inputs from (another argument structure, or an
+        argument the trace left at its default given another value) goes through the frame,
+        guards and all."""
+        entry, code = compiled.entry, self.fn_code
+        call = None if entry is None or code is None else \
+            as_called(code, compiled.defaults, compiled.form, args, kwargs)
+        if entry is None or call is None:
+            return self(*args, **kwargs)
+        call_args, call_kwargs = call
+        spec, leaves = flatten(self.names, call_args, call_kwargs)
+        if spec != entry.guards.spec:
+            return self(*args, **kwargs)
+        GenerationTracker.generation += 1  # a new step for CUDA graph trees
+        key = entry.guards.dynamic_key(leaves)
+        if key in entry.tables:
+            return entry.run(key, leaves)
+        if key not in entry.misses:
+            return self._trace(call_args, call_kwargs, spec, leaves, expect=(entry, key))
+        return self(*args, **kwargs)
 
     def _finish(self, tracer: Tracer) -> None:
         """After a whole trace: a break-free one becomes a direct entry (or a new size of one)."""
@@ -416,6 +572,9 @@ class CompiledFrame:
         guards = FrameGuards(tracer.spec, [self._leaf_guard(i, leaf, seg)
                                            for i, leaf in enumerate(leaves)],
                              global_guards(self.code, self.globals, self.closure))
+        if self.options.guard_filter_fn is not None:
+            guards = apply_filter(guards, leaves, self.names, tracer.call_values,
+                                  self.options.guard_filter_fn)
         outs = {id(h): i for i, (h, _) in enumerate(holders)}
         given = _given_objects(leaves, self.code)  # an argument object returned: the new one
         shape = template(result, outs, {**given, **tracer.input_sources})

@@ -96,18 +96,38 @@ def mark_unbacked(t: Any, index: int | list[Any] | tuple[Any], hint_override: in
                   strict: bool = False, specialize_on: list[Any] | None = None,
                   shape_id: str | None = None, min: int | None = None,
                   max: int | None = None) -> None:
-    """Compile `t`'s dim(s) `index` as dynamic from the first compile on. torch makes them
-    unbacked symbols (no 0/1 specialization); fake_torch re-specialises every dynamic dim per
-    concrete size, so an unbacked dim is a dynamic one."""
+    """Compile `t`'s dim(s) `index` as unbacked (data-dependent) from the first compile on.
+    The marks are kept on the tensor under torch's attribute names (`_dynamo_unbacked_indices`,
+    `_dynamo_hint_overrides`, `_dynamo_shape_ids`, `_dynamo_unbacked_bounds`,
+    `_dynamo_strict_unbacked_indices`, `_specialize_on`), with torch's quirks: a list of
+    dims passes on only shape_id, min and max, strict=True records the dim as strict only,
+    and `_specialize_on` holds the last dim marked.
+    fake_torch's tracer compiles each marked dim as a dynamic one (`_dynamo_dynamic_indices`)."""
     if not isinstance(t, Tensor):
         raise TypeError(f"mark_unbacked expects a tensor, got {type(t).__name__}")
-    indices = [index] if isinstance(index, int) else list(index)
-    dims: set[int] = getattr(t, "_dynamo_dynamic_indices", set())
-    dims.update(indices)
-    t._dynamo_dynamic_indices = dims  # type: ignore[attr-defined]
-    unbacked: set[int] = getattr(t, "_dynamo_unbacked_indices", set())
-    unbacked.update(indices)
-    t._dynamo_unbacked_indices = unbacked  # type: ignore[attr-defined]
+    if isinstance(index, (list, tuple)):
+        for i in index:
+            mark_unbacked(t, i, shape_id=shape_id, min=min, max=max)
+        return
+    if not isinstance(index, int):
+        raise AssertionError(f"Expected index to be int, list, or tuple, got {type(index)}")
+    marks = vars(t)
+    marks.setdefault("_dynamo_dynamic_indices", set()).add(index)
+    marks["_has_dynamo_dim_marking"] = True
+    if strict:
+        marks.setdefault("_dynamo_strict_unbacked_indices", set()).add(index)
+        return
+    if "_specialized_on" not in marks:  # torch tests this name, so each call starts afresh
+        marks["_specialize_on"] = {}
+    marks["_specialize_on"][index] = specialize_on if specialize_on is not None else []
+    overrides = marks.setdefault("_dynamo_hint_overrides", {})
+    if hint_override:
+        overrides[index] = hint_override
+    if min is not None or max is not None:
+        marks.setdefault("_dynamo_unbacked_bounds", {})[index] = (min, max)
+    if shape_id is not None:
+        marks.setdefault("_dynamo_shape_ids", {})[index] = shape_id
+    marks.setdefault("_dynamo_unbacked_indices", set()).add(index)
 
 
 def mark_static_address(t: Any, guard: bool = False) -> None:

@@ -34,7 +34,8 @@ class BackendWithKwargs:
 
 
 def _options(backend: str | Callable[..., Any], fullgraph: bool, dynamic: bool | None,
-             recompile_limit: int | None, backend_kwargs: dict[str, Any] | None
+             recompile_limit: int | None, backend_kwargs: dict[str, Any] | None,
+             guard_filter_fn: Callable[[list[Any]], list[bool]] | None = None
              ) -> CompileOptions:
     fn = lookup_backend(backend)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", "?")
@@ -42,7 +43,7 @@ def _options(backend: str | Callable[..., Any], fullgraph: bool, dynamic: bool |
         fn = BackendWithKwargs(fn, backend_kwargs)
     key = (backend if isinstance(backend, str) else id(backend),
            repr(sorted((backend_kwargs or {}).items())))
-    return CompileOptions(fn, name, fullgraph, dynamic, recompile_limit, key)
+    return CompileOptions(fn, name, fullgraph, dynamic, recompile_limit, key, guard_filter_fn)
 
 
 def _weakrefable(obj: Any) -> bool:
@@ -126,9 +127,11 @@ def compile_inplace(module: Module, options: CompileOptions) -> None:
 
 def optimize(backend: str | Callable[..., Any] = "inductor", *, nopython: bool = False,
              dynamic: bool | None = None, disable: bool = False,
-             recompile_limit: int | None = None, **kwargs: Any) -> Callable[[Any], Any]:
+             recompile_limit: int | None = None,
+             guard_filter_fn: Callable[[list[Any]], list[bool]] | None = None,
+             **kwargs: Any) -> Callable[[Any], Any]:
     """torch._dynamo.optimize(backend)(fn): fn compiled with `backend` (fullgraph=nopython)."""
-    options = _options(backend, nopython, dynamic, recompile_limit, None)
+    options = _options(backend, nopython, dynamic, recompile_limit, None, guard_filter_fn)
 
     def decorate(model: Any) -> Any:
         return model if disable else optimize_callable(model, options)

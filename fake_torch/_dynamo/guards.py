@@ -100,6 +100,10 @@ class TensorGuard:
     requires_grad: bool
     dynamic: frozenset[int] = frozenset()
     obj_id: int | None = None  # mark_static_address(t, guard=True): this very tensor
+    # guard_filter_fn may drop the TENSOR_MATCH part (all but the dynamic dims' bounds) and
+    # the SHAPE_ENV part (a dynamic dim's `2 <= size`) separately
+    match: bool = True
+    shape_env: bool = True
 
     @classmethod
     def of(cls, name: str, t: Tensor, dynamic: frozenset[int] = frozenset()) -> TensorGuard:
@@ -108,6 +112,8 @@ class TensorGuard:
                    t.requires_grad, dynamic, id(t) if guarded else None)
 
     def check(self, t: Any) -> str | None:
+        if not self.match:
+            return self._check_dynamic_bounds(t) if self.shape_env else None
         if not isinstance(t, Tensor):
             return f"___check_type_id({self.name}, {id(Tensor)})"
         if self.obj_id is not None and id(t) != self.obj_id:
@@ -127,12 +133,20 @@ class TensorGuard:
                     f"{len(shape)}")
         for i, (expected, actual) in enumerate(zip(self.sizes, shape, strict=True)):
             if i in self.dynamic:
-                if actual < 2:
+                if actual < 2 and self.shape_env:
                     return f"2 <= {self.name}.size()[{i}]"
             elif expected != actual:
                 return (f"tensor '{self.name}' size mismatch at index {i}. expected {expected}, "
                         f"actual {actual}")
         return self._check_strides(t)
+
+    def _check_dynamic_bounds(self, t: Any) -> str | None:
+        """The shape environment's part alone: each dynamic dim's `2 <= size`."""
+        shape = getattr(t, "shape", ())
+        for i in sorted(self.dynamic):
+            if i < len(shape) and shape[i] < 2:
+                return f"2 <= {self.name}.size()[{i}]"
+        return None
 
     def _check_strides(self, t: Tensor) -> str | None:
         strides = t.stride()
@@ -154,9 +168,9 @@ class TensorGuard:
         return all(e == s or n <= 1 for e, s, n in zip(contiguous_strides(self.sizes),
                                                      self.strides, self.sizes, strict=True))
 
-    def dynamic_values(self, t: Tensor) -> tuple[int, ...]:
-        shape = t.shape
-        return tuple(shape[i] for i in sorted(self.dynamic))
+    def dynamic_values(self, t: Tensor) -> tuple[int | None, ...]:
+        shape = getattr(t, "shape", ())  # (with dropped guards: any value, any rank)
+        return tuple(shape[i] if i < len(shape) else None for i in sorted(self.dynamic))
 
 
 @dataclass
@@ -198,9 +212,10 @@ class ModuleGuard:
     modules: list[tuple[str, type]]  # qualified submodule name -> its type
     attrs: list[tuple[str, ValueGuard]]  # qualified attribute -> its value
     tensors: list[tuple[str, TensorGuard]]  # qualified tensor name -> its properties
+    check_type: bool = True  # False: guard_filter_fn dropped the module's TYPE_MATCH
 
     def check(self, v: Any) -> str | None:
-        if type(v) is not self.cls:
+        if self.check_type and type(v) is not self.cls:
             return f"___check_type_id({self.name}, {id(self.cls)})"
         for qualname, cls in self.modules:
             if type(resolve_attr(v, qualname)) is not cls:
@@ -322,10 +337,10 @@ class FrameGuards:
     spec: tuple[Any, ...]
     leaves: list[Guard]
     globals_: list[tuple[Callable[[], Any], ValueGuard]] = field(default_factory=list)
-    state: GlobalState = field(default_factory=GlobalState.now)
+    state: GlobalState | None = field(default_factory=GlobalState.now)  # None: not checked
 
     def check(self, spec: tuple[Any, ...], leaves: list[Leaf]) -> str | None:
-        failure = self.state.check()
+        failure = self.state.check() if self.state is not None else None
         if failure is not None:
             return failure
         if spec != self.spec:
@@ -339,6 +354,11 @@ class FrameGuards:
             if failure is not None:
                 return failure
         return None
+
+    def checks_shape_env(self) -> bool:
+        """Whether the dynamic dims' bounds (`2 <= size`) are checked: not once a guard
+        filter dropped SHAPE_ENV; then a dynamic dim takes any size, 0 and 1 too."""
+        return all(g.shape_env for g in self.leaves if isinstance(g, TensorGuard))
 
     def dynamic_key(self, leaves: list[Leaf]) -> tuple[Any, ...]:
         """The values of the dynamic dims and numbers: one graph specialisation per key."""

@@ -175,6 +175,7 @@ class ObjectGuard:
     name: str
     cls: type
     paths: list[tuple[Path, PathGuard]]
+    check_type: bool = True  # False: guard_filter_fn dropped the object's TYPE_MATCH
 
     @classmethod
     def of(cls, name: str, obj: Any, code: CodeType | None) -> ObjectGuard:
@@ -182,7 +183,7 @@ class ObjectGuard:
                                      for p, v in object_entries(obj, code)])
 
     def check(self, v: Any) -> str | None:
-        if type(v) is not self.cls:
+        if self.check_type and type(v) is not self.cls:
             return f"___check_type_id({self.name}, {id(self.cls)})"
         for path, guard in self.paths:
             failure = guard.check(resolve_path(v, path))

@@ -66,9 +66,12 @@ class CompileOptions:
     dynamic: bool | None = None
     recompile_limit: int | None = None
     backend_key: Hashable = None  # equal keys: the same backend with the same mode/options
+    # torch.compile(options={"guard_filter_fn": fn}): which of each entry's guards to keep
+    guard_filter_fn: Callable[[list[Any]], list[bool]] | None = None
 
     def key(self) -> Hashable:
-        return (self.backend_key, self.fullgraph, self.dynamic, self.recompile_limit)
+        return (self.backend_key, self.fullgraph, self.dynamic, self.recompile_limit,
+                id(self.guard_filter_fn) if self.guard_filter_fn is not None else None)
 
 
 @dataclass
@@ -83,6 +86,7 @@ class FrameState:
     dyn_dims: dict[str, set[int]] = field(default_factory=dict)
     dyn_ranks: set[str] = field(default_factory=set)  # rank changed: every dim is dynamic
     dyn_scalars: set[str] = field(default_factory=set)
+    watch: Any = None  # during a trace: told before and after each backend call
 
     def limit(self) -> int:
         limit = self.options.recompile_limit
@@ -91,9 +95,11 @@ class FrameState:
     def dims(self, leaf: Leaf) -> frozenset[int]:
         """The dims of an argument tensor that are dynamic for the next compile."""
         t = leaf.value
-        if not isinstance(t, Tensor) or self.options.dynamic is False:
+        if not isinstance(t, Tensor):
             return frozenset()
-        if self.options.dynamic is True or leaf.name in self.dyn_ranks:
+        if self.options.dynamic is False:  # as torch: no automatic dynamic, marks still count
+            dims = set(getattr(t, "_dynamo_dynamic_indices", ()))
+        elif self.options.dynamic is True or leaf.name in self.dyn_ranks:
             dims = set(range(t.dim()))
         else:
             dims = set(self.dyn_dims.get(leaf.name, ())) | set(
@@ -135,7 +141,8 @@ class SegmentCompiler:
         entry = None
         if seg.index == 0 and tracer.expect is not None:
             candidate = tracer.expect[0].segment
-            if candidate.skeleton == skeleton and candidate.metas_match(metas):
+            any_size = not tracer.expect[0].guards.checks_shape_env()
+            if candidate.skeleton == skeleton and candidate.metas_match(metas, any_size):
                 entry = candidate
         if entry is None and not (seg.index == 0 and tracer.force_first):
             for e in reversed(self.slots.get(slot, {}).get(skeleton, [])):
@@ -194,11 +201,17 @@ class SegmentCompiler:
 
     def _call_backend(self, gm: GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         backend = self.state.options.backend
+        watch = self.state.watch
+        if watch is not None:
+            watch.before_backend()
         try:
             with timed("OutputGraph.call_user_compiler"):
                 compiled = backend(gm, example_inputs)
         except Exception as e:
             raise BackendCompilerFailed(backend, e) from e
+        finally:
+            if watch is not None:
+                watch.after_backend()
         if not callable(compiled):
             raise BackendCompilerFailed(backend, AssertionError(
                 "compiler_fn did not return callable"))
@@ -209,9 +222,8 @@ class SegmentCompiler:
                   ) -> tuple[frozenset[int], list[frozenset[int]]]:
         """Which literals and input dims of a new graph may vary (automatic dynamic shapes)."""
         dynamic = self.state.options.dynamic
-        if dynamic is False:
-            return frozenset(), [frozenset()] * len(metas)
-        automatic = config.automatic_dynamic_shapes
+        # dynamic=False: nothing becomes dynamic by itself, but marked dims stay dynamic (torch)
+        automatic = config.automatic_dynamic_shapes and dynamic is not False
         dyn_literals: set[int] = set()
         if dynamic is True:
             dyn_literals = set(range(len(literals)))
@@ -226,11 +238,13 @@ class SegmentCompiler:
                 found = set(self.state.dims(tracer.leaves[source.leaf]))
             if dynamic is True:
                 found = set(range(len(meta.shape)))
-            elif previous is not None and automatic and i < len(previous.metas) \
+            elif previous is not None and i < len(previous.metas) \
                     and len(previous.metas[i].shape) == len(meta.shape):
-                found |= set(previous.dyn_dims[i]) | {
-                    d for d, (a, b) in enumerate(zip(previous.metas[i].shape, meta.shape,
-                                                     strict=True)) if a != b}
+                found |= set(previous.dyn_dims[i])
+                if automatic:
+                    found |= {d for d, (a, b) in enumerate(zip(previous.metas[i].shape,
+                                                               meta.shape, strict=True))
+                              if a != b}
             dims.append(frozenset(d for d in found if meta.shape[d] >= 2))
         return frozenset(dyn_literals), dims
 

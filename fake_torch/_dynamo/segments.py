@@ -72,13 +72,15 @@ class Meta:
     def of(cls, t: Tensor) -> Meta:
         return cls(t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
 
-    def matches(self, other: Meta, dynamic: frozenset[int]) -> bool:
+    def matches(self, other: Meta, dynamic: frozenset[int], any_size: bool = False) -> bool:
+        """Same properties, a dynamic dim of any size >= 2 (any size at all with `any_size`:
+        the entry's shape guards were dropped, so torch's graph would take 0 and 1 too)."""
         if (self.dtype is not other.dtype or self.device != other.device
                 or self.requires_grad != other.requires_grad
                 or len(self.shape) != len(other.shape)):
             return False
         for i, (a, b) in enumerate(zip(self.shape, other.shape, strict=True)):
-            if a != b and not (i in dynamic and b >= 2):
+            if a != b and not (i in dynamic and (b >= 2 or any_size)):
                 return False
         if not dynamic:
             return all(s == o or n <= 1 for s, o, n in
@@ -120,9 +122,9 @@ class SegmentEntry:
         self.current: Spec = {}
         self._copies: dict[int, list[Node]] | None = None
 
-    def metas_match(self, metas: list[Meta]) -> bool:
+    def metas_match(self, metas: list[Meta], any_size: bool = False) -> bool:
         return len(metas) == len(self.metas) and all(
-            mine.matches(other, dims)
+            mine.matches(other, dims, any_size)
             for mine, other, dims in zip(self.metas, metas, self.dyn_dims, strict=True))
 
     def matches(self, literals: tuple[Any, ...], metas: list[Meta]) -> bool:

@@ -169,6 +169,8 @@ class Tracer:
         # set by the frame before run(): the call's flattened arguments and what to look for
         self.spec: tuple[Any, ...] = ()
         self.leaves: list[Any] = []
+        self.call_values: list[Any] = []  # the call's arguments, positional then keyword
+        self.call_form: tuple[int, tuple[str, ...]] = (0, ())  # how many positional; keywords
         self.force_first = False  # a recompile: the first graph must be compiled anew
         self.expect: tuple[Any, tuple[Any, ...]] | None = None  # (direct entry, dynamic key)
         self._saved: tuple[Tracer | None, int] | None = None

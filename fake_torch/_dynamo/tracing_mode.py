@@ -72,7 +72,8 @@ class TracingMode(TorchFunctionMode):
         opdef = _opdef.def_of(entry)
         if opdef is None:
             if isinstance(func, (OpOverload, OpOverloadPacket)):  # one node per custom op
-                return tracer.call(func, args, kwargs, "call_function", func, on_sync=on_sync)
+                return tracer.call(_traced_body(func), args, kwargs, "call_function", func,
+                                   on_sync=on_sync)
             return func(*args, **kwargs)  # metadata: nothing to record
         if opdef.kind == _opdef.HOST:
             return _host_read(tracer, opdef.name, entry, args, kwargs)
@@ -91,6 +92,20 @@ class TracingMode(TorchFunctionMode):
             return tracer.call(entry, args, kwargs, "call_method", entry.__name__,
                                on_sync=on_sync)
         return tracer.call(entry, args, kwargs, "call_function", entry, on_sync=on_sync)
+
+
+def _traced_body(op: OpOverload | OpOverloadPacket) -> Callable[..., Any]:
+    """What a custom op runs while traced: its fake impl (or Meta kernel), as torch runs it on
+    FakeTensors, so the op's real body (and its side effects) runs only when the graph does.
+    An op with none runs its body (torch runs a Composite kernel so; for other kernels it
+    raises "There was no fake impl registered")."""
+    from fake_torch import library
+
+    custom = library.custom_op_def(op)
+    fake = getattr(custom, "_abstract_fn", None) if custom is not None else None
+    if fake is None:
+        return op
+    return lambda *args, **kwargs: library.run_fake(op, args, kwargs)
 
 
 # --- host reads -------------------------------------------------------------------------------

@@ -387,3 +387,21 @@ class CUDAGraphed:
 
     def __call__(self, *args: Any) -> Any:
         return self._run(list(args))
+
+
+def graph_returns_tuple(gm: GraphModule) -> bool:
+    """True if an FX graph returns a tuple (or list), or one node of an operator whose schema
+    returns several tensors. Anything but a GraphModule: assumed True, as torch does."""
+    if not isinstance(gm, GraphModule):
+        return True
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    (rv,) = output.args
+    if isinstance(rv, (list, tuple)):
+        return True
+    schema = getattr(rv.target, "_schema", None) if isinstance(rv, Node) else None
+    if isinstance(schema, str) and "->" in schema:  # "ns::f(...) -> (Tensor a, Tensor b)"
+        returns = schema.rsplit("->", 1)[1].strip()
+        if returns.startswith("(") and returns.endswith(")"):
+            types = [r.split()[0] for r in returns[1:-1].split(",") if r.strip()]
+            return len(types) > 1 and all(t == "Tensor" for t in types)
+    return False

@@ -49,9 +49,13 @@ from fake_torch._kernels._strides import (
     empty_strided,
     scalar_type_name,
 )
+from fake_torch._memory_format import contiguous_strides, is_contiguous
+from fake_torch._meta_registrations import TensorMeta, register_kind
+from fake_torch._opdef import POINTWISE
 from fake_torch._tensor import Scalar, Tensor
 
 Operand = Tensor | Scalar
+Size = Any  # an int, or a torch.SymInt when an output rule runs on symbolic sizes
 
 try:  # numpy's error state is a context variable: setting it directly costs ~0.2us, errstate ~5us
     from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
@@ -176,16 +180,26 @@ def _scalar_value(v: Scalar, promo: dtype, cdt: dtype, unrounded: bool) -> Any:
 # --- layout: the strides torch gives a fresh output --------------------------------------------
 
 def _output_perm(shape: tuple[int, ...], arrays: Sequence[np.ndarray]) -> list[int] | None:
+    """`output_perm` of numpy arrays (the kernels' operands): row-major ones answer at once."""
+    if len(shape) < 2 or all(a.flags.c_contiguous for a in arrays):
+        return None
+    return output_perm(shape, [(a.shape, a.strides) for a in arrays])
+
+
+def output_perm(shape: Sequence[Size], operands: Sequence[tuple[Sequence[Size], Sequence[Size]]]
+                ) -> list[int] | None:
     """TensorIterator's `reorder_dimensions`: the dim order (slowest first) that follows the
-    inputs' memory layout, or None for plain row-major."""
+    inputs' memory layout, or None for plain row-major. `operands`: each input's (shape, byte
+    strides), broadcast to `shape`. Plain arithmetic and comparisons on sizes and strides (the
+    kernels' output buffers and the output rules lay out with this same code)."""
     ndim = len(shape)
-    if ndim < 2 or all(a.flags.c_contiguous for a in arrays):
+    if ndim < 2:
         return None
     strides = []
-    for a in arrays:
-        lead = ndim - a.ndim
-        st = [0] * lead + [0 if a.shape[i] == 1 and shape[lead + i] != 1 else a.strides[i]
-                           for i in range(a.ndim)]
+    for a_shape, a_strides in operands:
+        lead = ndim - len(a_shape)
+        st = [0] * lead + [0 if a_shape[i] == 1 and shape[lead + i] != 1 else a_strides[i]
+                           for i in range(len(a_shape))]
         strides.append(st)
 
     def should_swap(d0: int, d1: int) -> int:
@@ -213,6 +227,17 @@ def _output_perm(shape: tuple[int, ...], arrays: Sequence[np.ndarray]) -> list[i
     return None if perm == list(range(ndim)) else perm
 
 
+def perm_strides(shape: Sequence[Size], perm: Sequence[int]) -> tuple[Size, ...]:
+    """Dense strides laying `shape` out in dim order `perm` (slowest first); a size-0 dim
+    counts as 1."""
+    strides: list[Size] = [0] * len(shape)
+    acc: Size = 1
+    for d in reversed(perm):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
 def new_output(shape: Sequence[int], dt: dtype, dev: device,
                like: Sequence[Tensor] = ()) -> Tensor:
     """A fresh output buffer laid out like torch's: following the inputs' memory order when they
@@ -221,26 +246,28 @@ def new_output(shape: Sequence[int], dt: dtype, dev: device,
     perm = _output_perm(shape, [t._a for t in like])
     if perm is None:
         return new_tensor(shape, dt, dev)
-    strides = [0] * len(shape)
-    acc = 1
-    for d in reversed(perm):
-        strides[d] = acc
-        acc *= max(shape[d], 1)
-    return empty_strided(shape, strides, dt, dev)
+    return empty_strided(shape, perm_strides(shape, perm), dt, dev)
 
 
 def check_out(out: Tensor, shape: tuple[int, ...], result: dtype,
               inputs: Sequence[Tensor]) -> None:
     """The checks torch makes before writing into an existing tensor (in-place ops, out=)."""
-    if not can_cast(result, out.dtype):
-        raise RuntimeError(f"result type {DTYPE_NAMES[result]} can't be cast to the desired "
-                           f"output type {DTYPE_NAMES[out.dtype]}")
-    if tuple(out._a.shape) != shape:
-        raise RuntimeError(f"output with shape {list(out._a.shape)} doesn't match the broadcast "
-                           f"shape {list(shape)}")
+    check_out_meta(tuple(out._a.shape), out.dtype, shape, result)
     assert_no_internal_overlap(out)
     for t in inputs:
         assert_no_partial_overlap(out, t)
+
+
+def check_out_meta(out_shape: tuple[Size, ...], out_dtype: dtype, shape: tuple[Size, ...],
+                   result: dtype) -> None:
+    """`check_out`'s questions of metadata: the result casts to out's dtype, out has the
+    broadcast shape."""
+    if not can_cast(result, out_dtype):
+        raise RuntimeError(f"result type {DTYPE_NAMES[result]} can't be cast to the desired "
+                           f"output type {DTYPE_NAMES[out_dtype]}")
+    if out_shape != shape:
+        raise RuntimeError(f"output with shape {list(out_shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
 
 
 # --- casts that round and wrap like torch ------------------------------------------------------
@@ -508,3 +535,78 @@ def _plain_out(out: Tensor, like: Tensor, operands: Sequence[Operand | None],
         return False
     return all(x._a is a or not np.may_share_memory(x._a, a)
                for x in operands if isinstance(x, Tensor))
+
+
+# --- output rules (fake_torch/_meta_registrations.py): the layout above, from metadata alone ---
+
+def layout_like(shape: Sequence[Size], tensors: Sequence[Tensor]) -> tuple[Size, ...]:
+    """The strides `new_output` gives a fresh output of `shape` over inputs `tensors`, from
+    their shapes and strides alone: row-major when every input is (TensorIterator's fast
+    path), else in the inputs' dim order."""
+    return layout_of(shape, [(t.shape, t.stride(), t.dtype.itemsize) for t in tensors])
+
+
+def layout_of(shape: Sequence[Size],
+              operands: Sequence[tuple[Sequence[Size], Sequence[Size], int]]) -> tuple[Size, ...]:
+    """`layout_like` of inputs given as (shape, strides, itemsize)."""
+    if len(shape) >= 2 and not all(is_contiguous(s, st) for s, st, _ in operands):
+        perm = output_perm(shape, [(s, tuple(x * size for x in st)) for s, st, size in operands])
+        if perm is not None:
+            return perm_strides(shape, perm)
+    return contiguous_strides(shape)
+
+
+def written_meta(out: Tensor, tensors: Sequence[Tensor]) -> TensorMeta:
+    """`out` itself as the result (an in-place op's self, an `out=` argument, an op that hands
+    back its input: `to` of nothing new): its own metadata, aliasing its position among the
+    call's tensors (after `tensors` when not among them)."""
+    at = next((i for i, t in enumerate(tensors) if t is out), len(tensors))
+    return TensorMeta(tuple(out.shape), out.dtype, tuple(out.stride()), out.storage_offset(),
+                      alias=at)
+
+
+def elementwise_meta(operands: Sequence[Any], result: dtype,
+                     out: Tensor | None = None) -> TensorMeta:
+    """The output of a pointwise op over `operands` (tensors and numbers): the broadcast shape,
+    `result` dtype, laid out like the tensor inputs; or `out`, which must have that shape."""
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    if out is not None:
+        check_out_meta(tuple(out.shape), out.dtype, shape, result)
+        return written_meta(out, tensors)
+    return TensorMeta(shape, result, layout_like(shape, tensors))
+
+
+def inplace(rule: Callable[..., TensorMeta]) -> Callable[..., TensorMeta]:
+    """The rule of `op_` from the rule of `op`: the same computation written into self."""
+    def written(self: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
+        return rule(self, *args, out=self, **kwargs)
+    written.__qualname__ = f"inplace({rule.__qualname__})"
+    return written
+
+
+@register_kind(POINTWISE)
+def pointwise_rule(*args: Any, out: Tensor | None = None, **kwargs: Any) -> TensorMeta:
+    """A pointwise op's output: its tensors (and the numbers among its positional arguments)
+    broadcast and type-promoted; ops that compute in another dtype have rules of their own."""
+    operands = [a for a in args if isinstance(a, Tensor) or is_number(a)]
+    operands += [a for a in kwargs.values() if isinstance(a, Tensor)]
+    return elementwise_meta(operands, result_type(*operands), out)
+
+
+def same_dtype_rule(input: Tensor, *args: Any, out: Tensor | None = None,
+                    **kwargs: Any) -> TensorMeta:
+    """An op of one tensor computing in its dtype (its numbers converted into it, never
+    promoting it): leaky_relu, threshold, hardtanh, ..."""
+    return elementwise_meta([input], input.dtype, out)
+
+
+def written_rule(self: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
+    """An op that writes its first argument and returns it (fill_, copy_, uniform_, ...)."""
+    return written_meta(self, [self])
+
+
+def maybe_inplace_meta(input: Tensor, inplace: bool) -> TensorMeta:
+    """An activation with an `inplace` flag (F.leaky_relu, F.elu, ...): self written, else a
+    fresh output in input's dtype laid out like it."""
+    return written_meta(input, [input]) if inplace else elementwise_meta([input], input.dtype)

@@ -307,9 +307,14 @@ def empty_like_format(t: Tensor, fmt: memory_format, dt: dtype | None = None,
     """torch's empty_like(t, memory_format=fmt): preserve_format keeps t's layout (its own
     strides when dense), another format lays t's shape out its way (a channels-last format
     of the wrong rank is c10's RuntimeError). No launch."""
-    strides = (dense_strides_like(t.shape, t.stride()) if fmt is preserve_format
-               else strides_for(t.shape, fmt))
-    return empty_strided(t.shape, strides, dt or t.dtype, dev or t.device)
+    return empty_strided(t.shape, format_strides(t.shape, t.stride(), fmt), dt or t.dtype,
+                         dev or t.device)
+
+
+def format_strides(shape: Shape, strides: Shape, fmt: memory_format) -> Shape:
+    """The strides of empty_like(t, memory_format=fmt) for t of `shape` and `strides`."""
+    return (dense_strides_like(shape, strides) if fmt is preserve_format
+            else strides_for(shape, fmt))
 
 
 # --- memory overlap (torch's MemOverlap checks) -----------------------------------------------

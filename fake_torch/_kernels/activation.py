@@ -18,9 +18,24 @@ from fake_torch._dtype import bool_, float16
 from fake_torch._generator import Generator, generator_for
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
-from fake_torch._kernels._elementwise import is_number, not_implemented, pointwise, tensor_arg
-from fake_torch._kernels._strides import checked_convert, scalar_type_name
+from fake_torch._kernels._elementwise import (
+    elementwise_meta,
+    inplace,
+    is_number,
+    layout_of,
+    not_implemented,
+    pointwise,
+    same_dtype_rule,
+    tensor_arg,
+)
+from fake_torch._kernels._strides import (
+    checked_convert,
+    contiguous_strides,
+    scalar_type_name,
+    view_strides,
+)
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, RANDOM, op
 from fake_torch._tensor import Tensor
 
@@ -145,3 +160,33 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False, generator: Generator | None = None) -> Tensor:
     """rrelu in place: one `rrelu_with_noise_` launch."""
     return _rrelu("rrelu_with_noise_", input, lower, upper, training, generator, True)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+register_meta("torch.threshold")(same_dtype_rule)
+register_meta("torch.threshold_", "torch.rrelu_")(inplace(same_dtype_rule))  # self, written
+
+
+@register_meta("torch.prelu")
+def _prelu_rule(input: Tensor, weight: Tensor) -> TensorMeta:
+    """x's shape and dtype, laid out over x and the weight's (1, C, 1, ...) view."""
+    x, w = input, weight
+    w_shape, w_strides = tuple(w.shape), tuple(w.stride())
+    if x.dim() != w.dim():
+        w_shape = tuple(w.numel() if d == 1 else 1 for d in range(x.dim()))
+        w_strides = view_strides(tuple(w.shape), tuple(w.stride()), w_shape) or \
+            contiguous_strides(w_shape)
+    shape = tuple(x.shape)
+    return TensorMeta(shape, x.dtype, layout_of(shape, [(shape, x.stride(), x.dtype.itemsize),
+                                                        (w_shape, w_strides, w.dtype.itemsize)]))
+
+
+@register_meta("torch.rrelu")
+def _rrelu_rule(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                training: bool = False, generator: Generator | None = None) -> TensorMeta:
+    """Training draws into a fresh row-major tensor; evaluation is leaky_relu's layout."""
+    if training:
+        return TensorMeta(tuple(input.shape), input.dtype, contiguous_strides(input.shape))
+    return elementwise_meta([input], input.dtype)
+

@@ -17,8 +17,15 @@ import numpy as np
 from fake_torch import _dispatch, _meta
 from fake_torch._dtype import bool_, int32, int64, uint8
 from fake_torch._kernels import _common
-from fake_torch._kernels._strides import assert_no_overlap, empty_like_preserve, scalar_type_name
+from fake_torch._kernels._elementwise import written_rule
+from fake_torch._kernels._strides import (
+    assert_no_overlap,
+    dense_strides_like,
+    empty_like_preserve,
+    scalar_type_name,
+)
 from fake_torch._kernels.index_ops import accumulate_at
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, aten_op, op
 from fake_torch._tensor import Tensor
 
@@ -81,7 +88,8 @@ class Plan:
         """numpy's (= torch's) advanced-indexing shape. Mask sizes are read from the data: on
         cuda that is a host sync."""
         if self.has_mask and t.is_cuda:
-            _dispatch.host_sync("index")
+            _dispatch.host_sync("index", reads=tuple(
+                e[1]._a for e in self.entries if e is not None and e[1].dtype in (bool_, uint8)))
         if self.has_mask and t._device.type == "meta":  # a mask's size is its count of Trues
             raise NotImplementedError(_meta.NONZERO)
         index_shapes: list[tuple[int, ...]] = []
@@ -247,3 +255,16 @@ def index_put(input: Tensor, indices: Sequence[Tensor | None], values: Tensor,
     _common.launch("index_put", _index_put_copy_kernel, out, (input, values, *plan.arrays),
                    {**plan.params, "accumulate": bool(accumulate)})
     return out
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+@register_meta("torch.index_put")
+def _index_put_rule(input: Tensor, indices: Sequence[Tensor | None], values: Tensor,
+                    accumulate: bool = False) -> TensorMeta:
+    """A copy of input laid out as input (empty_like)."""
+    return TensorMeta(tuple(input.shape), input.dtype,
+                      dense_strides_like(tuple(input.shape), tuple(input.stride())))
+
+
+register_meta("torch.index_put_")(written_rule)

@@ -15,12 +15,15 @@ from fake_torch._kernels._common import result_type
 from fake_torch._kernels._elementwise import (
     Operand,
     binary_operands,
+    elementwise_meta,
     fma,
+    inplace,
     is_number,
     not_implemented,
     operand,
     opmath,
     pointwise,
+    pointwise_rule,
     promote,
     tensor_arg,
 )
@@ -305,3 +308,24 @@ def positive(input: Tensor) -> Tensor:
 @register_meta("torch.positive")
 def _positive_rule(input: Tensor) -> TensorMeta:
     return same_meta(positive(input))  # (positive only checks, and is its input)
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# add, sub, rsub, mul, pow: the pointwise kind's rule (their operands promote)
+
+register_meta("Tensor.add_", "Tensor.sub_", "Tensor.mul_", "Tensor.pow_")(inplace(pointwise_rule))
+
+
+@register_meta("torch.square")
+def _square_rule(input: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    """pow(input, 2): the exponent promotes (bool squares to int64)."""
+    return elementwise_meta([input, 2], result_type(input, 2), out)
+
+
+@register_meta("torch.lerp")
+def _lerp_rule(input: Tensor, end: Tensor, weight: Tensor | Number, *,
+               out: Tensor | None = None) -> TensorMeta:
+    """In input's dtype (end and a tensor weight must have it)."""
+    return elementwise_meta([input, end, weight], input.dtype, out)
+
+
+register_meta("torch.square_")(inplace(_square_rule))
+register_meta("Tensor.lerp_")(inplace(_lerp_rule))

@@ -24,8 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import SCALAR_NAME, bfloat16, float16, float32, float64
+from fake_torch._dtype import SCALAR_NAME, bfloat16, float16, float32, float64, result_type_of
 from fake_torch._kernels._common import common_device, launch, new_tensor
+from fake_torch._kernels._strides import format_strides, numel
+from fake_torch._memory_format import contiguous_strides, preserve_format
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Tensor
 from fake_torch.backends import cudnn
@@ -49,18 +52,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if bias is not None:
             out = out + bias[0]
         return out
-    num_features = input.shape[1] if input.dim() > 1 else 0
-    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
-        if t is not None:
-            _check_features(name, num_features, t)
-        elif not training:
-            raise RuntimeError(f"{name} must be defined in evaluation mode")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None:
-            _check_features(name, num_features, t)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"batch_norm\" not implemented for "
-                                  f"'{SCALAR_NAME[input.dtype]}'")
+    _check_inputs(input, running_mean, running_var, weight, bias, training)
     given = [t for t in (input, weight, bias, running_mean, running_var) if t is not None]
     dev = common_device(*given)
     use_cudnn = _use_cudnn(input, weight, bias, running_mean, running_var, training, eps,
@@ -81,6 +73,23 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     launch(name, batch_norm_train_kernel, (out, save_mean, save_invstd, *running),
            (input, weight, bias), {"momentum": float(momentum), "eps": float(eps)})
     return out
+
+
+def _check_inputs(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                  weight: Tensor | None, bias: Tensor | None, training: bool) -> None:
+    """batch_norm's checks of a non-empty input: per-channel tensors of C, floating input."""
+    num_features = input.shape[1] if input.dim() > 1 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None:
+            _check_features(name, num_features, t)
+        elif not training:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None:
+            _check_features(name, num_features, t)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"batch_norm\" not implemented for "
+                                  f"'{SCALAR_NAME[input.dtype]}'")
 
 
 def _verify_batch_size(input: Tensor) -> None:
@@ -164,3 +173,25 @@ def batch_norm_train_kernel(out: np.ndarray, save_mean: np.ndarray, save_invstd:
         running_var[...] = ((1 - momentum) * running_var.astype(np.float64)
                             + momentum * var * n / (n - 1))
     _normalise(out, x, save_mean, save_invstd, weight, bias)
+
+
+# --- output rule (fake_torch/_meta_registrations.py) ------------------------------------------
+
+@register_meta("torch.nn.functional.batch_norm")
+def _batch_norm_rule(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                     weight: Tensor | None = None, bias: Tensor | None = None,
+                     training: bool = False, momentum: float = 0.1,
+                     eps: float = 1e-5) -> TensorMeta:
+    """A new row-major tensor of input's shape; an empty input: its clone (laid out as
+    input) times weight[0] plus bias[0], which promote as 0-dim tensors."""
+    if training:
+        _verify_batch_size(input)
+    if numel(input.shape) == 0:
+        dt = input.dtype
+        for t in (weight, bias):
+            if t is not None:
+                dt = result_type_of([(dt, 2), (t.dtype, 1)])
+        return TensorMeta(tuple(input.shape), dt,
+                          format_strides(input.shape, input.stride(), preserve_format))
+    _check_inputs(input, running_mean, running_var, weight, bias, training)
+    return TensorMeta(tuple(input.shape), input.dtype, contiguous_strides(input.shape))

@@ -17,6 +17,7 @@ graph then reads (or writes) those host bytes at every replay. `Tensor.pin_memor
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,12 +51,15 @@ from fake_torch._kernels._elementwise import (
     quiet_call,
     tensor_arg,
     warn_complex_cast,
+    written_meta,
+    written_rule,
 )
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     checked_convert,
     empty_like_format,
+    format_strides,
     is_non_overlapping_and_dense,
 )
 from fake_torch._memory_format import (
@@ -64,6 +68,7 @@ from fake_torch._memory_format import (
     preserve_format,
     suggest_memory_format,
 )
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
@@ -166,6 +171,15 @@ def _bad_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
 @method(POINTWISE, name="to", aten=("_to_copy",))
 def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(dtype) / to(device, dtype) / to(other), with non_blocking, copy, memory_format."""
+    dt, dev, non_blocking, copy, fmt = _to_args(args, kwargs)
+    return to(self, dt, dev, non_blocking=non_blocking, copy=copy, memory_format=fmt)
+
+
+ToArgs = tuple[dtype | None, DeviceLike | None, bool, bool, memory_format]
+
+
+def _to_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToArgs:
+    """Tensor.to's arguments: (dtype, device, non_blocking, copy, memory_format)."""
     if set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}:
         raise _bad_to(args, kwargs)
     rest = [dtype_arg(a) for a in args[:2]] + list(args[2:])  # `to(int)`, `to("cuda", float)`
@@ -201,8 +215,8 @@ def tensor_to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     fmt = kwargs.get("memory_format")
     if fmt is not None and not isinstance(fmt, memory_format):
         raise _bad_to(args, kwargs)
-    return to(self, dt, dev, non_blocking=bool(flags.get("non_blocking", False)),
-              copy=bool(flags.get("copy", False)), memory_format=fmt or preserve_format)
+    return (dt, dev, bool(flags.get("non_blocking", False)), bool(flags.get("copy", False)),
+            fmt or preserve_format)
 
 
 def to(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
@@ -214,15 +228,15 @@ def to(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
     torch.contiguous_format) is x itself, as in torch)."""
     target_dt = x.dtype if dt is None else dt
     target_dev = x.device if dev is None else canonical(dev)
-    if (not copy and target_dt is x.dtype and target_dev == x.device
-            and (memory_format is preserve_format
-                 or suggest_memory_format(x.shape, _strides(x)) is memory_format)):
+    if _to_aliases(x, target_dt, target_dev, copy, memory_format):
         return x
     return _to_copy(x, target_dt, target_dev, non_blocking, memory_format)
 
 
-def _strides(x: Tensor) -> tuple[int, ...]:
-    return tuple([s // x._a.itemsize for s in x._a.strides])
+def _to_aliases(x: Tensor, dt: dtype, dev: device, copy: bool, fmt: memory_format) -> bool:
+    """Does `to` return x itself (nothing to change: ATen's _to_will_alias)?"""
+    return (not copy and dt is x.dtype and dev == x.device
+            and (fmt is preserve_format or suggest_memory_format(x.shape, x.stride()) is fmt))
 
 
 def _as(self: Tensor, dt: dtype, fmt: memory_format | None, fn: str) -> Tensor:
@@ -282,13 +296,18 @@ def bool_cast(self: Tensor, memory_format: memory_format | None = None) -> Tenso
 @method(POINTWISE, name="cuda", aten=())
 def cuda(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
          memory_format: memory_format | None = None) -> Tensor:
+    return to(self, None, _cuda_device(device), non_blocking=non_blocking,
+              memory_format=memory_format_arg(memory_format, "cuda"))
+
+
+def _cuda_device(device: DeviceLike | None) -> DeviceLike:
+    """Tensor.cuda's device argument, checked: None is the current cuda device."""
     dev = "cuda" if device is None else device
     if isinstance(dev, int) and not isinstance(dev, bool):
         dev = f"cuda:{dev}"
     if canonical(dev).type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
-    return to(self, None, dev, non_blocking=non_blocking,
-              memory_format=memory_format_arg(memory_format, "cuda"))
+    return dev
 
 
 @method(POINTWISE, name="cpu", aten=())
@@ -316,6 +335,12 @@ def tensor_type(self: Tensor, dtype: dtype | str | type | None = None, non_block
     else a cast to a dtype or a legacy type name."""
     if dtype is None:
         return f"torch.{'cuda.' if self.is_cuda else ''}{_LEGACY[self.dtype]}"
+    target, dev = _type_target(self, dtype)
+    return to(self, target, dev, non_blocking=non_blocking)
+
+
+def _type_target(self: Tensor, dtype: dtype | str | type) -> tuple[dtype, device]:
+    """Tensor.type(t)'s dtype and device: from a dtype, a legacy type or its name."""
     dev = self.device
     target: Any = dtype
     if isinstance(dtype, type) and dtype is not Tensor:  # a legacy type: torch.LongTensor
@@ -335,7 +360,7 @@ def tensor_type(self: Tensor, dtype: dtype | str | type | None = None, non_block
         dev = canonical("cuda" if dtype.startswith("torch.cuda.") else "cpu")
     elif not isinstance(dtype, type(float32)):
         raise TypeError("dtype must be a type, str, or dtype object")
-    return to(self, target, dev, non_blocking=non_blocking)
+    return target, dev
 
 
 # --- copy_, fill_, zero_, scalar_tensor --------------------------------------------------------
@@ -501,3 +526,72 @@ def is_floating_point(input: Tensor) -> bool:
 
 def numel(input: Tensor) -> int:
     return tensor_arg(input, "numel").numel()
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def to_meta(x: Tensor, dt: dtype | None = None, dev: DeviceLike | None = None, *,
+            non_blocking: bool = False, copy: bool = False,
+            memory_format: memory_format = preserve_format) -> TensorMeta:
+    """What `to` returns: x itself when nothing changes, else a copy laid out as
+    empty_like(x, memory_format)."""
+    target_dt = x.dtype if dt is None else dt
+    target_dev = x.device if dev is None else canonical(dev)
+    if _to_aliases(x, target_dt, target_dev, copy, memory_format):
+        return written_meta(x, [x])
+    return TensorMeta(tuple(x.shape), target_dt,
+                      format_strides(x.shape, x.stride(), memory_format))
+
+
+@register_meta("Tensor.to")
+def _tensor_to_rule(self: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
+    dt, dev, non_blocking, copy, fmt = _to_args(args, kwargs)
+    return to_meta(self, dt, dev, non_blocking=non_blocking, copy=copy, memory_format=fmt)
+
+
+def as_rule(dt: dtype, fn: str) -> Callable[..., TensorMeta]:
+    """The rule of Tensor.`fn`(memory_format=None), a cast to `dt`."""
+    def rule(self: Tensor, memory_format: memory_format | None = None) -> TensorMeta:
+        return to_meta(self, dt, memory_format=memory_format_arg(memory_format, fn))
+    return rule
+
+
+for _name, _dt in (("float", float32), ("double", float64), ("half", float16),
+                   ("bfloat16", bfloat16), ("long", int64), ("int", int32), ("short", int16),
+                   ("char", int8), ("byte", uint8), ("bool", bool_)):
+    register_meta(f"Tensor.{_name}")(as_rule(_dt, _name))
+
+
+@register_meta("Tensor.cuda")
+def _cuda_rule(self: Tensor, device: DeviceLike | None = None, non_blocking: bool = False,
+               memory_format: memory_format | None = None) -> TensorMeta:
+    return to_meta(self, None, _cuda_device(device), non_blocking=non_blocking,
+                   memory_format=memory_format_arg(memory_format, "cuda"))
+
+
+@register_meta("Tensor.cpu")
+def _cpu_rule(self: Tensor, memory_format: memory_format | None = None) -> TensorMeta:
+    return to_meta(self, None, "cpu", memory_format=memory_format_arg(memory_format, "cpu"))
+
+
+@register_meta("Tensor.type_as")
+def _type_as_rule(self: Tensor, other: Tensor) -> TensorMeta:
+    return to_meta(self, tensor_arg(other, "type_as", "other", 1).dtype)
+
+
+@register_meta("Tensor.type")
+def _type_rule(self: Tensor, dtype: dtype | str | type | None = None,
+               non_blocking: bool = False, **kwargs: Any) -> TensorMeta | str:
+    if dtype is None:
+        return f"torch.{'cuda.' if self.is_cuda else ''}{_LEGACY[self.dtype]}"
+    target, dev = _type_target(self, dtype)
+    return to_meta(self, target, dev, non_blocking=non_blocking)
+
+
+register_meta("Tensor.copy_", "torch.fill_", "torch.zero_")(written_rule)
+
+
+@register_meta("torch.scalar_tensor")
+def _scalar_tensor_rule(s: Number | complex, *, dtype: dtype | None = None,
+                        device: DeviceLike | None = None) -> TensorMeta:
+    return TensorMeta((), get_default_dtype() if dtype is None else dtype, ())

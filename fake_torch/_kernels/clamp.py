@@ -12,9 +12,18 @@ import numpy as np
 
 from fake_torch._dtype import dtype, float64
 from fake_torch._kernels._common import result_type
-from fake_torch._kernels._elementwise import DTYPE_NAMES, can_cast, is_number, pointwise, tensor_arg
+from fake_torch._kernels._elementwise import (
+    DTYPE_NAMES,
+    can_cast,
+    elementwise_meta,
+    inplace,
+    is_number,
+    pointwise,
+    tensor_arg,
+)
 from fake_torch._kernels._strides import checked_convert
 from fake_torch._kernels.pointwise_math import cpp_name
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Number, Tensor
 
@@ -123,3 +132,37 @@ def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tenso
 def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise max; NaN propagates."""
     return _min_max("maximum", np.maximum, input, other, out)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# minimum, maximum: the pointwise kind's rule
+
+def _bounded(input: Tensor, bounds: list[Any], out: Tensor | None) -> TensorMeta:
+    """The bounds promote with the input (a complex Number bound of a real input is read as
+    a double, its real part)."""
+    if not input.dtype.is_complex:
+        bounds = [b.real if isinstance(b, complex) else b for b in bounds]
+    return elementwise_meta([input, *bounds], result_type(input, *bounds), out)
+
+
+@register_meta("torch.clamp")
+def _clamp_rule(input: Tensor, min: Tensor | Number | None = None,
+                max: Tensor | Number | None = None, *, out: Tensor | None = None) -> TensorMeta:
+    return _bounded(input, [b for b in (min, max) if b is not None], out)
+
+
+@register_meta("torch.clamp_min")
+def _clamp_min_rule(input: Tensor, min: Tensor | Number, *,
+                    out: Tensor | None = None) -> TensorMeta:
+    return _bounded(input, [min], out)
+
+
+@register_meta("torch.clamp_max")
+def _clamp_max_rule(input: Tensor, max: Tensor | Number, *,
+                    out: Tensor | None = None) -> TensorMeta:
+    return _bounded(input, [max], out)
+
+
+register_meta("torch.clamp_")(inplace(_clamp_rule))
+register_meta("torch.clamp_min_")(inplace(_clamp_min_rule))
+register_meta("torch.clamp_max_")(inplace(_clamp_max_rule))

@@ -112,7 +112,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     _common.launch("allclose", _allclose_kernel, answer, (a, b),
                    {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}, dev=dev)
     if dev.type == "cuda":
-        _dispatch.host_sync("allclose")
+        _dispatch.host_sync("allclose", reads=(a._a, b._a))
     return bool(answer._a)
 
 
@@ -136,5 +136,5 @@ def equal(input: Tensor, other: Tensor) -> bool:
     _common.launch("equal", _equal_kernel, answer, (a, b),
                    {"promo": _common.result_type(a, b).np}, dev=dev)
     if dev.type == "cuda":
-        _dispatch.host_sync("equal")
+        _dispatch.host_sync("equal", reads=(a._a, b._a))
     return bool(answer._a)

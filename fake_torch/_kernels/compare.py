@@ -19,9 +19,12 @@ from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import (
     DTYPE_NAMES,
     can_cast,
+    elementwise_meta,
+    inplace,
     not_implemented,
     operand,
     pointwise,
+    pointwise_rule,
     promote,
     tensor_arg,
 )
@@ -31,7 +34,7 @@ from fake_torch._kernels.complex_ops import imag_, real_
 from fake_torch._kernels.pointwise_math import abs as abs_
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._meta_calls import call_rule
-from fake_torch._meta_registrations import Output, register_meta
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
@@ -373,3 +376,42 @@ def where_method(self: Tensor, condition: Tensor, other: Tensor | Number) -> Ten
 def _scalar_operand(v: Scalar, rt: dtype, ref: Tensor) -> Tensor:
     check_fits(v, rt)
     return scalar_tensor(v, dtype=rt, device=ref.device)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# bitwise_*, shifts, bitwise_not: the pointwise kind's rule (their operands promote)
+
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+_LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")
+
+
+@register_meta(*(f"torch.{name}" for name in _COMPARISONS + _LOGICAL), "torch.isnan",
+               "torch.isinf")
+def _bool_rule(input: Tensor, *others: Tensor | Number,
+               out: Tensor | None = None) -> TensorMeta:
+    """Comparisons and logical ops: bool (in place: written into self, in its dtype)."""
+    return elementwise_meta([input, *others], bool_, out)
+
+
+register_meta(*(f"Tensor.{name}_" for name in _COMPARISONS + _LOGICAL))(inplace(_bool_rule))
+register_meta("Tensor.bitwise_and_", "Tensor.bitwise_or_", "Tensor.bitwise_xor_",
+              "Tensor.bitwise_not_")(inplace(pointwise_rule))
+
+
+@register_meta("torch.where")
+def _where_rule(condition: Tensor, input: Tensor | Number | None = None,
+                other: Tensor | Number | None = None, *,
+                out: Tensor | None = None) -> TensorMeta:
+    """input and other promote; the condition only broadcasts. where(condition) alone is
+    nonzero's: its size is the count of Trues."""
+    if input is None and other is None:
+        raise NotImplementedError("torch.where(condition): the output size depends on the "
+                                  "values (torch.nonzero); no output rule")
+    if input is None or other is None:
+        raise TypeError("where() missing required argument 'input' or 'other'")
+    return elementwise_meta([condition, input, other], _common.result_type(input, other), out)
+
+
+@register_meta("Tensor.where")
+def _where_method_rule(self: Tensor, condition: Tensor, other: Tensor | Number) -> TensorMeta:
+    return _where_rule(condition, self, other)

@@ -24,9 +24,23 @@ from fake_torch._device import CPU
 from fake_torch._dtype import SCALAR_NAME, complex32, dtype, float16, float32, float64
 from fake_torch._dtype import get_default_dtype as _default_dtype
 from fake_torch._kernels._common import complex32_refused
-from fake_torch._kernels._elementwise import is_number, pointwise, tensor_arg
-from fake_torch._kernels._strides import Geometry, geometry, same_meta, view_from, view_meta
-from fake_torch._kernels.cast import copy_, to
+from fake_torch._kernels._elementwise import (
+    elementwise_meta,
+    inplace,
+    is_number,
+    pointwise,
+    pointwise_rule,
+    tensor_arg,
+    written_meta,
+)
+from fake_torch._kernels._strides import (
+    Geometry,
+    geometry,
+    same_meta,
+    view_from,
+    view_meta,
+)
+from fake_torch._kernels.cast import as_rule, copy_, to
 from fake_torch._kernels.pointwise_math import complex_to_real, sign_values
 from fake_torch._memory_format import memory_format, memory_format_arg
 from fake_torch._meta_registrations import TensorMeta, register_meta
@@ -357,3 +371,38 @@ def chalf(self: Tensor, memory_format: memory_format | None = None) -> Tensor:
     """self as complex32: refused (no numpy type holds it)."""
     _no_chalf(complex32)
     return self
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# sgn: the pointwise kind's rule (input's dtype)
+
+@register_meta("torch.conj_physical")
+def _conj_physical_rule(input: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    """A real tensor is its own conjugate (no copy) unless written into `out`."""
+    if not input.dtype.is_complex and out is None:
+        return written_meta(input, [input])
+    return elementwise_meta([input], input.dtype, out)
+
+
+@register_meta("torch.complex", "torch.polar")
+def _from_parts_rule(a: Tensor, b: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    """Two real tensors of one dtype make its complex dtype."""
+    return elementwise_meta([a, b], a.dtype.to_complex(), out)
+
+
+@register_meta("torch.angle")
+def _angle_rule(input: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    """Real: complex inputs give their real dtype, integral ones the default dtype."""
+    dt = input.dtype
+    real = dt.to_real() if dt.is_complex else dt if dt.is_floating_point else _default_dtype()
+    return elementwise_meta([input], real, out)
+
+
+@register_meta("Tensor.chalf")
+def _chalf_rule(self: Tensor, memory_format: memory_format | None = None) -> TensorMeta:
+    raise complex32_refused()
+
+
+register_meta("Tensor.sgn_")(inplace(pointwise_rule))
+register_meta("Tensor.cfloat")(as_rule(float32.to_complex(), "cfloat"))
+register_meta("Tensor.cdouble")(as_rule(float64.to_complex(), "cdouble"))

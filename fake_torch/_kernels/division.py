@@ -13,16 +13,21 @@ from typing import Any
 import numpy as np
 
 from fake_torch._dtype import bool_, dtype, get_default_dtype
+from fake_torch._kernels._common import result_type
 from fake_torch._kernels._elementwise import (
     Operand,
     binary_operands,
+    elementwise_meta,
     error_tensor,
+    inplace,
     not_implemented,
     opmath,
     pointwise,
+    pointwise_rule,
     promote,
 )
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Number, Tensor
 
@@ -166,3 +171,20 @@ def remainder(input: Tensor | Number, other: Tensor | Number, *,
 @method(POINTWISE)
 def remainder_(self: Tensor, other: Tensor | Number) -> Tensor:
     return _remainder_op("remainder_", self, other, self)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# floor_divide, remainder: the pointwise kind's rule (their operands promote)
+
+@register_meta("torch.div", "torch.true_divide")
+def _div_rule(input: Tensor | Number, other: Tensor | Number, *,
+              rounding_mode: str | None = None, out: Tensor | None = None) -> TensorMeta:
+    """True division of integers gives the default dtype; rounded division promotes."""
+    promo = result_type(input, other)
+    if rounding_mode is None and not (promo.is_floating_point or promo.is_complex):
+        promo = get_default_dtype()
+    return elementwise_meta([input, other], promo, out)
+
+
+register_meta("Tensor.div_", "Tensor.true_divide_")(inplace(_div_rule))
+register_meta("Tensor.floor_divide_", "Tensor.remainder_")(inplace(pointwise_rule))

@@ -130,3 +130,12 @@ def repr_(self: Tensor) -> str:
     from fake_torch._repr import tensor_repr
 
     return tensor_repr(self)
+
+
+@method(HOST, name="__format__", aten=())
+def format_(self: Tensor, format_spec: str) -> str:
+    """A 0-d tensor formats as its element (`f"{loss:.3f}"`, an `item()`); any other tensor, and
+    a subclass's, as object formats it (its str, for an empty spec only)."""
+    if self.dim() == 0 and self._device.type != "meta" and type(self) is Tensor:
+        return format(item(self), format_spec)
+    return object.__format__(self, format_spec)

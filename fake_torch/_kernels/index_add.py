@@ -15,11 +15,14 @@ import numpy as np
 
 from fake_torch._dtype import bool_, int32, int64
 from fake_torch._kernels import _common
+from fake_torch._kernels._elementwise import written_rule
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_overlap,
+    contiguous_strides,
     scalar_type_name,
 )
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -123,3 +126,17 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *,
     _common.launch("index_add_", _kernel, self, (index, source), {"dim": d, "alpha": a})
     return self
 
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+@register_meta("torch.index_add")
+def _index_add_rule(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+                    alpha: float = 1, out: Tensor | None = None) -> TensorMeta:
+    """A fresh row-major copy of input."""
+    if out is not None:
+        raise NotImplementedError("torch.index_add(..., out=...) is not emulated by fake_torch")
+    return TensorMeta(tuple(input.shape), input.dtype, contiguous_strides(input.shape))
+
+
+register_meta("Tensor.index_add_")(written_rule)

@@ -13,14 +13,19 @@ import numpy as np
 
 from fake_torch._dtype import int32, int64
 from fake_torch._kernels import _common
+from fake_torch._kernels._elementwise import written_rule
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_overlap,
     checked_convert,
+    contiguous_strides,
+    dense_strides_like,
     empty_like_preserve,
+    numel,
     scalar_type_name,
 )
 from fake_torch._kernels.shape import clone, expand, view
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
 
@@ -473,3 +478,62 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
             raise TypeError(f"put(): argument '{name}' (position {pos}) must be Tensor, not "
                             f"{type(t).__name__}")
     return put_(clone(input), index, source, accumulate)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def _fresh(shape: Any, dt: Any) -> TensorMeta:
+    """A new row-major tensor."""
+    return TensorMeta(tuple(shape), dt, contiguous_strides(shape))
+
+
+@register_meta("torch.index_select")
+def _index_select_rule(input: Tensor, dim: int, index: Tensor, *,
+                       out: Tensor | None = None) -> TensorMeta:
+    _no_out(out, "index_select")
+    shape = list(input.shape)
+    if shape:
+        shape[wrap_dim(dim, input.dim())] = numel(index.shape)
+    return _fresh(shape, input.dtype)
+
+
+@register_meta("torch.gather")
+def _gather_rule(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+                 out: Tensor | None = None) -> TensorMeta:
+    _no_out(out, "gather")
+    return _fresh(index.shape, input.dtype)
+
+
+@register_meta("torch.take")
+def _take_rule(input: Tensor, index: Tensor) -> TensorMeta:
+    return _fresh(index.shape, input.dtype)
+
+
+@register_meta("torch.scatter", "torch.scatter_add", "torch.index_copy")
+def _copied_rule(input: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
+    """input's values with some replaced: a new row-major tensor of input's shape."""
+    return _fresh(input.shape, input.dtype)
+
+
+@register_meta("torch.index_fill", "torch.put")
+def _copied_like_rule(input: Tensor, *args: Any, **kwargs: Any) -> TensorMeta:
+    """input's values with some replaced, laid out as input (empty_like, clone)."""
+    return TensorMeta(tuple(input.shape), input.dtype,
+                      dense_strides_like(tuple(input.shape), tuple(input.stride())))
+
+
+register_meta("Tensor.scatter_", "Tensor.scatter_add_", "Tensor.index_copy_",
+              "Tensor.index_fill_", "Tensor.put_")(written_rule)
+
+
+@register_meta("torch.take_along_dim")
+def _take_along_dim_rule(input: Tensor, indices: Tensor, dim: int | None = None, *,
+                         out: Tensor | None = None) -> TensorMeta:
+    """gather over input and indices broadcast against each other but along dim."""
+    _no_out(out, "take_along_dim")
+    if dim is None:
+        return _fresh((numel(indices.shape),), input.dtype)
+    d = wrap_dim(dim, input.dim())
+    want = list(input.shape)
+    want[d] = indices.shape[d]
+    return _fresh(_common.broadcast_shapes(want, indices.shape), input.dtype)

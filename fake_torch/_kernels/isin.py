@@ -109,7 +109,7 @@ def _unique(t: Tensor, *, return_inverse: bool) -> tuple[Tensor, Tensor]:
     the host waits to learn how many values there are, then one launch writes them and, with
     return_inverse, each element's position among them."""
     if t.is_cuda:
-        _dispatch.host_sync("_unique")
+        _dispatch.host_sync("_unique", reads=(t._a,))
     count = len(_distinct(t._a))
     values = _common.new_tensor((count,), t.dtype, t.device)
     inverse = _common.new_tensor(t.shape if return_inverse else (0,), int64, t.device)

@@ -7,18 +7,25 @@ except where torch itself dispatches more (repeat_interleave with a tensor of re
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from fake_torch import _dispatch
-from fake_torch._dtype import int32, int64, promote_types
+from fake_torch._dtype import dtype, int32, int64, promote_types
 from fake_torch._kernels import _common
-from fake_torch._kernels._strides import empty_like_preserve, int_sizes, numel, scalar_type_name
+from fake_torch._kernels._elementwise import written_meta
+from fake_torch._kernels._strides import (
+    contiguous_strides,
+    dense_strides_like,
+    empty_like_preserve,
+    int_sizes,
+    numel,
+    scalar_type_name,
+)
 from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
-from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
@@ -59,6 +66,16 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
     """Join tensors along an existing dim (1-D empty tensors are skipped, as in torch); the
     result has the promoted dtype. One "cat" launch."""
     _no_out(out, "cat")
+    ts = _cat_parts(tensors, dim)
+    dev = _common.common_device(*ts)
+    parts, shape, d, dt = _cat_out(ts, dim)
+    result = _common.new_tensor(shape, dt, dev)
+    _common.launch("cat", _cat_kernel, result, parts, {"axis": d})
+    return result
+
+
+def _cat_parts(tensors: Any, dim: Any) -> list[Tensor]:
+    """cat's tensors, checked: a non-empty list of tensors of at least one dim."""
     ts = _tensor_list(tensors, "cat", dim)
     if not ts:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -66,15 +83,18 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
         if t.dim() == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated")
-    dev = _common.common_device(*ts)
+    return ts
+
+
+def _cat_out(ts: list[Tensor], dim: int) -> tuple[list[Tensor], list[Any], int, dtype]:
+    """cat's shape checks, and what it joins: (the parts, the shape, the dim, the promoted
+    dtype)."""
     dt = ts[0].dtype
     for t in ts[1:]:
         dt = promote_types(dt, t.dtype)
     parts = [t for t in ts if t.shape != (0,)]  # legacy: a 1-D empty tensor joins anything
     if not parts:  # nothing but legacy empties: dim is not even checked
-        result = _common.new_tensor((0,), dt, dev)
-        _common.launch("cat", _cat_kernel, result, (), {"axis": 0})
-        return result
+        return [], [0], 0, dt
     ref = parts[0]
     d = wrap_dim(dim, ref.dim())
     for i, t in enumerate(ts):
@@ -90,9 +110,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -
                                    f"tensor number {i} in the list.")
     shape = list(ref.shape)
     shape[d] = sum(t.shape[d] for t in parts)
-    result = _common.new_tensor(shape, dt, dev)
-    _common.launch("cat", _cat_kernel, result, parts, {"axis": d})
-    return result
+    return parts, shape, d, dt
 
 
 def concat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -120,6 +138,14 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     """Join equal-shaped tensors along a new dim: one "stack" launch."""
     _no_out(out, "stack")
     ts = _tensor_list(tensors, "stack", dim)
+    shape, d, dt = _stack_out(ts, dim)
+    result = _common.new_tensor(shape, dt, _common.common_device(*ts))
+    _common.launch("stack", _stack_kernel, result, ts, {"axis": d})
+    return result
+
+
+def _stack_out(ts: list[Tensor], dim: int) -> tuple[list[Any], int, dtype]:
+    """stack's checks, and its (shape, new dim, promoted dtype)."""
     if not ts:
         raise RuntimeError("stack expects a non-empty TensorList")
     d = wrap_dim(dim, ts[0].dim() + 1)
@@ -132,9 +158,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
         dt = promote_types(dt, t.dtype)
     shape = list(ts[0].shape)
     shape.insert(d, len(ts))
-    result = _common.new_tensor(shape, dt, _common.common_device(*ts))
-    _common.launch("stack", _stack_kernel, result, ts, {"axis": d})
-    return result
+    return shape, d, dt
 
 
 @op(COMPOSITE)
@@ -201,6 +225,12 @@ def _repeat_kernel(out: np.ndarray, src: np.ndarray, *, reps: tuple[int, ...]) -
 def repeat(self: Tensor, *sizes: Any) -> Tensor:
     """Tensor.repeat: tile the whole tensor `sizes` times per dim: one "repeat" launch."""
     reps = int_sizes(sizes, "repeat", "repeats")
+    result = _common.new_tensor(_repeat_shape(self, reps), self.dtype, self.device)
+    _common.launch("repeat", _repeat_kernel, result, (self,), {"reps": reps})
+    return result
+
+
+def _repeat_shape(self: Tensor, reps: tuple[int, ...]) -> list[Any]:
     if len(reps) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -209,9 +239,7 @@ def repeat(self: Tensor, *sizes: Any) -> Tensor:
     if any(s < 0 for s in shape):
         bad = next(s for s in shape if s < 0)
         raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
-    result = _common.new_tensor(shape, self.dtype, self.device)
-    _common.launch("repeat", _repeat_kernel, result, (self,), {"reps": reps})
-    return result
+    return shape
 
 
 @method(COMPOSITE, name="tile")
@@ -267,7 +295,7 @@ def _repeats_index(repeats: Tensor, output_size: int | None) -> Tensor:
         raise NotImplementedError(f"\"repeat_interleave_{'cuda' if repeats.is_cuda else 'cpu'}\" "
                                   f"not implemented for '{scalar_type_name(repeats.dtype)}'")
     if output_size is None and repeats.is_cuda:
-        _dispatch.host_sync("repeat_interleave")
+        _dispatch.host_sync("repeat_interleave", reads=(repeats._a,))
     if repeats._device.type == "meta":  # no values to sum: output_size is the length
         if output_size is None:
             raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
@@ -497,16 +525,82 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     """1-D in: a square matrix with it on the `diagonal`-th diagonal ("diag_embed").
     2-D in: a copy of that diagonal ("diagonal_copy")."""
     _no_out(out, "diag")
-    k = diagonal
+    shape = _diag_shape(input, diagonal)
+    result = _common.new_tensor(shape, input.dtype, input.device)
+    _common.launch("diag_embed" if len(shape) == 2 else "diagonal_copy", _diag_kernel, result,
+                   (input,), {"k": diagonal})
+    return result
+
+
+def _diag_shape(input: Tensor, k: int) -> tuple[Any, ...]:
+    """1-D in: the (n, n) matrix it is a diagonal of; 2-D in: the diagonal's (n,)."""
     if input.dim() == 1:
         n = input.shape[0] + abs(k)
-        result = _common.new_tensor((n, n), input.dtype, input.device)
-        _common.launch("diag_embed", _diag_kernel, result, (input,), {"k": k})
-        return result
+        return (n, n)
     if input.dim() != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
     rows, cols = input.shape
-    n = max(min(rows, cols - k), 0) if k >= 0 else max(min(rows + k, cols), 0)
-    result = _common.new_tensor((n,), input.dtype, input.device)
-    _common.launch("diagonal_copy", _diag_kernel, result, (input,), {"k": k})
-    return result
+    return (max(min(rows, cols - k), 0) if k >= 0 else max(min(rows + k, cols), 0),)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def _fresh(shape: Any, dt: dtype) -> TensorMeta:
+    """A new row-major tensor."""
+    return TensorMeta(tuple(shape), dt, contiguous_strides(shape))
+
+
+@register_meta("torch.cat")
+def _cat_rule(tensors: Sequence[Tensor], dim: int = 0, *,
+              out: Tensor | None = None) -> TensorMeta:
+    _no_out(out, "cat")
+    _, shape, _, dt = _cat_out(_cat_parts(tensors, dim), dim)
+    return _fresh(shape, dt)
+
+
+@register_meta("torch.stack")
+def _stack_rule(tensors: Sequence[Tensor], dim: int = 0, *,
+                out: Tensor | None = None) -> TensorMeta:
+    _no_out(out, "stack")
+    shape, _, dt = _stack_out(_tensor_list(tensors, "stack", dim), dim)
+    return _fresh(shape, dt)
+
+
+@register_meta("Tensor.repeat")
+def _repeat_rule(self: Tensor, *sizes: Any) -> TensorMeta:
+    return _fresh(_repeat_shape(self, int_sizes(sizes, "repeat", "repeats")), self.dtype)
+
+
+@register_meta("torch.flip")
+def _flip_rule(input: Tensor, *args: Any, dims: int | Sequence[int] | None = None
+               ) -> TensorMeta:
+    """Laid out as input (empty_like)."""
+    return TensorMeta(tuple(input.shape), input.dtype,
+                      dense_strides_like(tuple(input.shape), tuple(input.stride())))
+
+
+@register_meta("torch.roll")
+def _roll_rule(input: Tensor, shifts: int | Sequence[int],
+               dims: int | Sequence[int] | None = None) -> TensorMeta:
+    return _fresh(input.shape, input.dtype)
+
+
+def _tri_rule(lower: bool, inplace: bool) -> Callable[..., TensorMeta]:
+    def rule(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> TensorMeta:
+        if input.dim() < 2:
+            raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at "
+                               "least 2 dimensions")
+        return written_meta(input, [input]) if inplace else _fresh(input.shape, input.dtype)
+    return rule
+
+
+for _lower in (True, False):
+    _name = "tril" if _lower else "triu"
+    register_meta(f"torch.{_name}")(_tri_rule(_lower, False))
+    register_meta(f"Tensor.{_name}_")(_tri_rule(_lower, True))
+
+
+@register_meta("torch.diag")
+def _diag_rule(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> TensorMeta:
+    _no_out(out, "diag")
+    return _fresh(_diag_shape(input, diagonal), input.dtype)

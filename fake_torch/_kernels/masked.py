@@ -15,16 +15,18 @@ import numpy as np
 from fake_torch import _dispatch, _meta
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
-from fake_torch._kernels._elementwise import is_number
+from fake_torch._kernels._elementwise import is_number, written_rule
 from fake_torch._kernels._strides import (
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     checked_convert,
+    contiguous_strides,
     scalar_type_name,
 )
 from fake_torch._kernels.expand import expand
 from fake_torch._kernels.shape import clone, contiguous
 from fake_torch._memory_format import contiguous_format
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import DATA_DEPENDENT, POINTWISE, dynamic_shape, method, op
 from fake_torch._tensor import Scalar, Tensor
 
@@ -125,13 +127,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     return masked_scatter_(clone(full, memory_format=contiguous_format), mask, source)
 
 
-def _data_dependent(t: Tensor, op: str) -> None:
-    """The output size depends on the data: on cuda the host must wait to learn it; a meta
-    tensor has none (torch's meta kernels refuse)."""
+def _data_dependent(t: Tensor, op: str, counted: Tensor) -> None:
+    """The output size depends on the data (the count of `counted`'s non-zeros): on cuda the
+    host must wait to read it; a meta tensor has none (torch's meta kernels refuse)."""
     if t._device.type == "meta":
         raise NotImplementedError(_meta.NONZERO) if op == "nonzero" else _meta.no_kernel(op)
     if t.is_cuda:
-        _dispatch.host_sync(op)
+        _dispatch.host_sync(op, reads=(counted._a,))
 
 
 def _masked_select_kernel(out: np.ndarray, src: np.ndarray, mask: np.ndarray) -> None:
@@ -149,7 +151,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> 
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _common.broadcast_shapes(mask.shape, input.shape)
     dev = _common.common_device(input, mask)
-    _data_dependent(input, "masked_select")
+    _data_dependent(input, "masked_select", mask)
     count = int(np.count_nonzero(np.broadcast_to(mask._a, shape)))
     result = _common.new_tensor((count,), input.dtype, dev)
     _common.launch("masked_select", _masked_select_kernel, result, (input, mask))
@@ -170,7 +172,7 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
     from fake_torch._kernels.split import unbind
 
     src = unsqueeze(input, 0) if as_tuple and input.dim() == 0 else input
-    _data_dependent(src, "nonzero")
+    _data_dependent(src, "nonzero", src)
     count = int(np.count_nonzero(src._a))
     result = _common.new_tensor((count, src.dim()), int64, src.device)
     _common.launch("nonzero", _nonzero_kernel, result, (src,))
@@ -180,3 +182,15 @@ def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False)
 @op(DATA_DEPENDENT, method=True, aten=(), graph_break=dynamic_shape("aten.nonzero.default"))
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)  # type: ignore[no-any-return]
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+@register_meta("torch.masked_fill", "torch.masked_scatter")
+def _masked_copy_rule(input: Tensor, mask: Tensor, value: Any) -> TensorMeta:
+    """A fresh row-major copy of input broadcast with mask."""
+    shape = _common.broadcast_shapes(mask.shape, input.shape)
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))
+
+
+register_meta("Tensor.masked_fill_", "Tensor.masked_scatter_")(written_rule)

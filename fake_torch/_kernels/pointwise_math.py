@@ -14,13 +14,17 @@ import numpy as np
 
 from fake_torch._dtype import CPP_NAME, bool_, complex64, complex128, dtype, get_default_dtype
 from fake_torch._kernels._elementwise import (
+    elementwise_meta,
+    inplace,
     new_output,
     not_implemented,
     pointwise,
+    pointwise_rule,
     tensor_arg,
 )
 from fake_torch._kernels._erf import erf as _erf64
 from fake_torch._kernels._erfinv import erfinv as _erfinv64
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, method, op
 from fake_torch._tensor import Tensor
 
@@ -420,3 +424,29 @@ def _round_decimals(x: np.ndarray, decimals: int) -> Any:
     if decimals < 0:
         return np.rint(x / ten_pow) * ten_pow
     return np.rint(x * ten_pow) / ten_pow
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+_FLOAT_UNARY = ("exp", "log", "log10", "log2", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal",
+                "sin", "cos", "tanh", "sigmoid", "erf", "erfinv")
+
+
+@register_meta(*(f"torch.{name}" for name in _FLOAT_UNARY))
+def _int_to_float_rule(input: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    dt = input.dtype
+    return elementwise_meta([input], dt if dt.is_floating_point or dt.is_complex
+                            else get_default_dtype(), out)
+
+
+register_meta(*(f"torch.{name}_" for name in _FLOAT_UNARY[:-1]), "Tensor.erfinv_")(
+    inplace(_int_to_float_rule))
+register_meta("torch.relu_", "torch.neg_", "torch.abs_", "Tensor.sign_", "torch.floor_",
+              "torch.ceil_", "torch.trunc_", "torch.round_")(inplace(pointwise_rule))
+
+
+@register_meta("torch.abs")
+def _abs_rule(input: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    """abs of a complex tensor is real."""
+    dt = input.dtype
+    return elementwise_meta([input], dt.to_real() if dt.is_complex else dt, out)

@@ -14,14 +14,20 @@ empty). They are floating-point only; the cpu's take integers too (not bool).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fake_torch._dtype import SCALAR_NAME, bool_, int64
 from fake_torch._kernels import window_kernels
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._reduce_util import reduce_dims
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Tensor
 
 IntArg = int | Sequence[int]
+Pair = tuple[int, int]
+Shape = tuple[Any, ...]
 
 
 # --- max ------------------------------------------------------------------------------------
@@ -33,21 +39,8 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: IntArg, stride: IntArg |
                             return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """(the max of each window, its flat index h * W + w in the input plane) over (N, C, H, W)
     or (C, H, W) inputs; the padding counts as -inf."""
-    k = _pair("max_pool2d", "kernel_size", kernel_size, "must either be a single int, or a "
-              "tuple of two ints")
-    s = k if stride is None or _as_list(stride) == [] else _pair(
-        "max_pool2d", "stride", stride, "must either be omitted, a single int, or a tuple of "
-        "two ints")
-    p = _pair("max_pool2d", "padding", padding, "must either be a single int, or a tuple of "
-              "two ints")
-    d = _pair("max_pool2d", "dilation", dilation, "must be either a single int, or a tuple of "
-              "two ints")
-    if input.dim() not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    out_hw = _output_hw(input, k, s, p, d, ceil_mode)
-    _check_pool_shape(input, k, s, p, d, out_hw)
-    _check_dtype(input, "max_pool2d", "max_pool2d_with_indices_out_cuda_frame", ints=True)
-    shape = (*input.shape[:-2], *out_hw)
+    k, s, p, d, shape = _max_pool_plan(input, kernel_size, stride, padding, dilation,
+                                       ceil_mode)
     out = new_tensor(shape, input.dtype, input.device)
     indices = new_tensor(shape, int64, input.device)
     x = input.contiguous() if input.is_cuda and out.numel() else input
@@ -77,6 +70,58 @@ def avg_pool2d(input: Tensor, kernel_size: IntArg, stride: IntArg | None = None,
                divisor_override: int | None = None) -> Tensor:
     """The mean of each window: its sum over the input divided by divisor_override, else by
     the window's size within the padded input (count_include_pad) or its input elements."""
+    k, s, p, shape = _avg_pool_plan(input, kernel_size, stride, padding, ceil_mode,
+                                    divisor_override)
+    out = new_tensor(shape, input.dtype, input.device)
+    x = input.contiguous() if input.is_cuda else input
+    launch("avg_pool2d", window_kernels.avg_pool2d_kernel, _batched(out), (_batched(x),),
+           {"kernel": k, "stride": s, "padding": p, "count_include_pad": count_include_pad,
+            "divisor": divisor_override})
+    return out
+
+
+@op(POINTWISE, namespace="torch.nn.functional", aten=("_adaptive_avg_pool2d",))
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None] | None
+                        ) -> Tensor:
+    """The mean over the windows that split H and W into output_size parts (None keeps that
+    dim's size): rows [floor(i*H/Ho), ceil((i+1)*H/Ho)), columns likewise."""
+    size = _adaptive_size(input, output_size)
+    if size == [1, 1]:  # torch's shortcut: the mean over H and W
+        return input.mean((-1, -2), keepdim=True)
+    ndim = input.dim()
+    _check_adaptive(input)
+    out = new_tensor((*input.shape[:-2], *size), input.dtype, input.device)
+    x = input.contiguous() if input.is_cuda and ndim == 4 else input
+    launch("_adaptive_avg_pool2d", window_kernels.adaptive_avg_pool2d_kernel, out, (x,))
+    return out
+
+
+# --- torch's checks ---------------------------------------------------------------------------
+
+def _max_pool_plan(input: Tensor, kernel_size: IntArg, stride: IntArg | None, padding: IntArg,
+                   dilation: IntArg, ceil_mode: bool) -> tuple[Pair, Pair, Pair, Pair, Shape]:
+    """max_pool2d's checks; its (kernel, stride, padding, dilation, output shape)."""
+    k = _pair("max_pool2d", "kernel_size", kernel_size, "must either be a single int, or a "
+              "tuple of two ints")
+    s = k if stride is None or _as_list(stride) == [] else _pair(
+        "max_pool2d", "stride", stride, "must either be omitted, a single int, or a tuple of "
+        "two ints")
+    p = _pair("max_pool2d", "padding", padding, "must either be a single int, or a tuple of "
+              "two ints")
+    d = _pair("max_pool2d", "dilation", dilation, "must be either a single int, or a tuple of "
+              "two ints")
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    out_hw = _output_hw(input, k, s, p, d, ceil_mode)
+    _check_pool_shape(input, k, s, p, d, out_hw)
+    _check_dtype(input, "max_pool2d", "max_pool2d_with_indices_out_cuda_frame", ints=True)
+    return k, s, p, d, (*input.shape[:-2], *out_hw)
+
+
+def _avg_pool_plan(input: Tensor, kernel_size: IntArg, stride: IntArg | None, padding: IntArg,
+                   ceil_mode: bool, divisor_override: int | None
+                   ) -> tuple[Pair, Pair, Pair, Shape]:
+    """avg_pool2d's checks; its (kernel, stride, padding, output shape)."""
     k = _pair("avg_pool2d", "kernel_size", kernel_size, "must either be a single int, or a "
               "tuple of two ints")
     s = k if stride is None or _as_list(stride) == [] else _pair(
@@ -91,19 +136,11 @@ def avg_pool2d(input: Tensor, kernel_size: IntArg, stride: IntArg | None = None,
     out_hw = _output_hw(input, k, s, p, (1, 1), ceil_mode)
     _check_pool_shape(input, k, s, p, (1, 1), out_hw)
     _check_dtype(input, "avg_pool2d", "avg_pool2d_out_cuda_frame", ints=True)
-    out = new_tensor((*input.shape[:-2], *out_hw), input.dtype, input.device)
-    x = input.contiguous() if input.is_cuda else input
-    launch("avg_pool2d", window_kernels.avg_pool2d_kernel, _batched(out), (_batched(x),),
-           {"kernel": k, "stride": s, "padding": p, "count_include_pad": count_include_pad,
-            "divisor": divisor_override})
-    return out
+    return k, s, p, (*input.shape[:-2], *out_hw)
 
 
-@op(POINTWISE, namespace="torch.nn.functional", aten=("_adaptive_avg_pool2d",))
-def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None] | None
-                        ) -> Tensor:
-    """The mean over the windows that split H and W into output_size parts (None keeps that
-    dim's size): rows [floor(i*H/Ho), ceil((i+1)*H/Ho)), columns likewise."""
+def _adaptive_size(input: Tensor, output_size: int | Sequence[int | None] | None) -> list[Any]:
+    """adaptive_avg_pool2d's output (H, W), checked (None keeps that dim's size)."""
     if isinstance(output_size, int):
         size = [output_size, output_size]
     else:  # torch's _list_with_default (None alone has no len(): torch's TypeError)
@@ -118,8 +155,11 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None] |
     if size[0] < 0 or size[1] < 0:
         raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than "
                            f"or equal to 0 but received {{{size[0]}, {size[1]}}}")
-    if size == [1, 1]:  # torch's shortcut: the mean over H and W
-        return input.mean((-1, -2), keepdim=True)
+    return size
+
+
+def _check_adaptive(input: Tensor) -> None:
+    """adaptive_avg_pool2d's checks of its input (when the output is not 1x1)."""
     ndim = input.dim()
     if ndim not in (3, 4):
         raise RuntimeError("adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
@@ -130,13 +170,6 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None] |
                                f"for non-batch dimensions, but input has sizes "
                                f"{list(input.shape)} with dimension {i + ndim} being empty")
     _check_dtype(input, "adaptive_avg_pool2d", "adaptive_avg_pool2d_cuda", ints=False)
-    out = new_tensor((*input.shape[:-2], *size), input.dtype, input.device)
-    x = input.contiguous() if input.is_cuda and ndim == 4 else input
-    launch("_adaptive_avg_pool2d", window_kernels.adaptive_avg_pool2d_kernel, out, (x,))
-    return out
-
-
-# --- torch's checks ---------------------------------------------------------------------------
 
 
 def _as_list(value: IntArg) -> list[int]:
@@ -221,3 +254,48 @@ def _check_dtype(input: Tensor, cpu_name: str, cuda_name: str, *, ints: bool) ->
 def _batched(t: Tensor) -> Tensor:
     """(C, H, W) as (1, C, H, W): the kernels take a batch (a view)."""
     return t if t.dim() == 4 else t.unsqueeze(0)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def _fresh(shape: Shape, dt: Any) -> TensorMeta:
+    return TensorMeta(tuple(shape), dt, contiguous_strides(shape))
+
+
+@register_meta("torch.nn.functional.max_pool2d_with_indices")
+def _max_pool2d_with_indices_rule(input: Tensor, kernel_size: IntArg,
+                                  stride: IntArg | None = None, padding: IntArg = 0,
+                                  dilation: IntArg = 1, ceil_mode: bool = False,
+                                  return_indices: bool = False) -> tuple[TensorMeta, TensorMeta]:
+    *_, shape = _max_pool_plan(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _fresh(shape, input.dtype), _fresh(shape, int64)
+
+
+@register_meta("torch.nn.functional.max_pool2d")
+def _max_pool2d_rule(input: Tensor, kernel_size: IntArg, stride: IntArg | None = None,
+                     padding: IntArg = 0, dilation: IntArg = 1, ceil_mode: bool = False,
+                     return_indices: bool = False) -> TensorMeta | tuple[TensorMeta, TensorMeta]:
+    out, indices = _max_pool2d_with_indices_rule(input, kernel_size, stride, padding, dilation,
+                                                 ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+@register_meta("torch.nn.functional.avg_pool2d")
+def _avg_pool2d_rule(input: Tensor, kernel_size: IntArg, stride: IntArg | None = None,
+                     padding: IntArg = 0, ceil_mode: bool = False,
+                     count_include_pad: bool = True,
+                     divisor_override: int | None = None) -> TensorMeta:
+    *_, shape = _avg_pool_plan(input, kernel_size, stride, padding, ceil_mode, divisor_override)
+    return _fresh(shape, input.dtype)
+
+
+@register_meta("torch.nn.functional.adaptive_avg_pool2d")
+def _adaptive_avg_pool2d_rule(input: Tensor, output_size: int | Sequence[int | None] | None
+                              ) -> TensorMeta:
+    size = _adaptive_size(input, output_size)
+    if size == [1, 1]:  # the mean over H and W
+        from fake_torch._kernels.reduction import reduced_meta
+
+        return reduced_meta(input, reduce_dims(input.dim(), (-1, -2)), True, input.dtype)
+    _check_adaptive(input)
+    return _fresh((*input.shape[:-2], *size), input.dtype)

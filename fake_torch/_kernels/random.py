@@ -13,10 +13,11 @@ from typing import Any
 
 from fake_torch._device import DeviceLike
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
-from fake_torch._factories import like
+from fake_torch._factories import like, like_meta, new_meta
 from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
+from fake_torch._kernels._elementwise import written_rule
 from fake_torch._kernels._limited import complex_not_emulated
 from fake_torch._kernels._random_common import (
     device_kernel,
@@ -29,7 +30,8 @@ from fake_torch._kernels._random_common import (
     type_range,
 )
 from fake_torch._kernels.complex_ops import view_as_real
-from fake_torch._memory_format import memory_format
+from fake_torch._memory_format import contiguous_strides, memory_format
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, RANDOM, method, op
 from fake_torch._tensor import Tensor
 
@@ -210,3 +212,49 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
         return draw("bernoulli", K.bernoulli_kernel, result, generator, (float(p),))
     require_float(input.dtype, device_kernel("bernoulli_tensor_{dev}_p_", input.device))
     return draw("bernoulli", K.bernoulli_kernel, result, generator, (input,))
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def _sized_rule(fn: str) -> Any:
+    def rule(*size: Any, out: Tensor | None = None, dtype: dtype | None = None,
+             **kwargs: Any) -> TensorMeta:
+        no_out(out, fn)
+        return new_meta(size, dtype, fn)
+    return rule
+
+
+def _like_rule(fn: str) -> Any:
+    def rule(input: Tensor, *, dtype: dtype | None = None,
+             memory_format: memory_format | None = None, **kwargs: Any) -> TensorMeta:
+        return like_meta(input, dtype, memory_format, fn)
+    return rule
+
+
+for _fn in ("rand", "randn"):
+    register_meta(f"torch.{_fn}")(_sized_rule(_fn))
+    register_meta(f"torch.{_fn}_like")(_like_rule(f"{_fn}_like"))
+register_meta("Tensor.uniform_", "Tensor.normal_", "Tensor.exponential_",
+              "Tensor.bernoulli_")(written_rule)
+
+
+@register_meta("torch.normal")
+def _normal_rule(mean: Tensor | float, std: Tensor | float = 1.0, size: Any = None, *,
+                 out: Tensor | None = None, dtype: dtype | None = None,
+                 **kwargs: Any) -> TensorMeta:
+    """Numbers: a factory of `size`; tensors: their broadcast shape in the first's dtype,
+    row-major."""
+    no_out(out, "normal")
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        return new_meta((size,), dtype, "normal")
+    tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    shape = _common.broadcast_shapes(*(x.shape for x in tensors))
+    return TensorMeta(shape, tensors[0].dtype, contiguous_strides(shape))
+
+
+@register_meta("torch.bernoulli")
+def _bernoulli_rule(input: Tensor, p: float | None = None, *,
+                    generator: Generator | None = None,
+                    out: Tensor | None = None) -> TensorMeta:
+    no_out(out, "bernoulli")
+    return TensorMeta(tuple(input.shape), input.dtype, contiguous_strides(input.shape))

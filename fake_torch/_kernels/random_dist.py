@@ -11,9 +11,11 @@ from fake_torch._dtype import CPP_NAME, bool_
 from fake_torch._generator import Generator, generator_for
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
-from fake_torch._kernels._elementwise import not_implemented, tensor_arg
+from fake_torch._kernels._elementwise import not_implemented, tensor_arg, written_rule
 from fake_torch._kernels._random_common import draw, fmt
 from fake_torch._kernels.pointwise_math import kernel_name
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import RANDOM, method, op
 from fake_torch._tensor import Tensor
 
@@ -68,3 +70,13 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     philox, intra = generator_for(generator, rates.device).philox_args(POISSON_INCREMENT)
     _common.launch("poisson", K.poisson_kernel, out, (philox, rates), {"intra": intra})
     return out
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+register_meta("Tensor.cauchy_", "Tensor.log_normal_", "Tensor.geometric_")(written_rule)
+
+
+@register_meta("torch.poisson")
+def _poisson_rule(input: Tensor, generator: Generator | None = None) -> TensorMeta:
+    return TensorMeta(tuple(input.shape), input.dtype, contiguous_strides(input.shape))

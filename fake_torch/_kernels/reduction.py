@@ -28,6 +28,8 @@ from fake_torch._kernels._reduce_util import (
     out_shape,
     reduce_dims,
 )
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -349,3 +351,122 @@ def _all_any_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
                     every: bool) -> None:
     fold = np.all if every else np.any
     out[...] = fold(x, axis=axes, keepdims=True).reshape(out.shape)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# Each states its op's dtype and folded dims with the helpers its kernel path uses; every
+# output is a new row-major tensor (`_reduce`'s new_tensor).
+
+def reduced_meta(x: Tensor, axes: tuple[int, ...], keepdim: bool, dt: dtype) -> TensorMeta:
+    """What `_reduce` allocates: x's shape with `axes` folded, row-major."""
+    shape = out_shape(tuple(x.shape), axes, keepdim)
+    return TensorMeta(shape, dt, contiguous_strides(shape))
+
+
+@register_meta("torch.sum")
+def _sum_rule(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+              dtype: dtype | None = None, out: None = None) -> TensorMeta:
+    check_out(out, "sum")
+    check_dim_list_args("sum", dim, dtype)
+    return reduced_meta(input, reduce_dims(input.dim(), dim), keepdim,
+                        dtype or _int_to_long(input.dtype))
+
+
+@register_meta("torch.mean")
+def _mean_rule(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+               dtype: dtype | None = None, out: None = None) -> TensorMeta:
+    check_out(out, "mean")
+    check_dim_list_args("mean", dim, dtype)
+    dt = dtype or input.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        which = "Optional" if dtype is not None else "Input"
+        raise RuntimeError("mean(): could not infer output dtype. "
+                           f"{which} dtype must be either a floating point or complex dtype. "
+                           f"Got: {SCALAR_NAME[dt]}")
+    return reduced_meta(input, reduce_dims(input.dim(), dim), keepdim, dt)
+
+
+@register_meta("torch.prod")
+def _prod_rule(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+               dtype: dtype | None = None, out: None = None) -> TensorMeta:
+    check_out(out, "prod")
+    return reduced_meta(input, reduce_dims(input.dim(), dim), keepdim,
+                        dtype or _int_to_long(input.dtype))
+
+
+def _amax_amin_rule(fn: str) -> Any:
+    def rule(input: Tensor, dim: DimArg = (), keepdim: bool = False, *,
+             out: None = None) -> TensorMeta:
+        check_out(out, fn)
+        axes = reduce_dims(input.dim(), dim)
+        _check_nonempty(fn, input, axes, dim_given=dim not in (None, (), []))
+        return reduced_meta(input, axes, keepdim, input.dtype)
+    return rule
+
+
+register_meta("torch.amax")(_amax_amin_rule("amax"))
+register_meta("torch.amin")(_amax_amin_rule("amin"))
+
+
+@register_meta("torch.aminmax")
+def _aminmax_rule(input: Tensor, *, dim: int | None = None, keepdim: bool = False,
+                  out: None = None) -> return_types.aminmax:
+    check_out(out, "aminmax")
+    axes = tuple(range(input.dim())) if dim is None else \
+        (wrap_dim(dim, input.dim()),) if input.dim() else ()
+    one: Any = reduced_meta(input, axes, keepdim, input.dtype)  # (as the kernel's pair)
+    return return_types.aminmax((one, one))
+
+
+def _max_min_rule(fn: str) -> Any:
+    def rule(input: Tensor, dim: int | Tensor | _NoDim | None = _NO_DIM, keepdim: bool = False,
+             *, out: None = None) -> Any:
+        """The full reduction: one value; along a dim: (values, indices); with a tensor:
+        the binary maximum/minimum (a pointwise op)."""
+        _explicit_none_dim(fn, dim, keepdim)
+        check_out(out, fn)
+        if isinstance(dim, Tensor):
+            from fake_torch._kernels._elementwise import pointwise_rule
+
+            return pointwise_rule(input, dim)
+        if isinstance(dim, _NoDim) or dim is None:
+            axes = tuple(range(input.dim()))
+            _check_nonempty(fn, input, axes, dim_given=False)
+            return reduced_meta(input, axes, False, input.dtype)
+        axes = (wrap_dim(dim, input.dim()),) if input.dim() > 0 else ()
+        _check_nonempty(fn, input, axes, dim_given=True)
+        pair: Any = (reduced_meta(input, axes, keepdim, input.dtype),
+                     reduced_meta(input, axes, keepdim, int64))
+        return return_types.max(pair) if fn == "max" else return_types.min(pair)
+    return rule
+
+
+register_meta("torch.max")(_max_min_rule("max"))
+register_meta("torch.min")(_max_min_rule("min"))
+
+
+def _arg_extreme_rule(fn: str) -> Any:
+    def rule(input: Tensor, dim: int | None = None, keepdim: bool = False) -> TensorMeta:
+        axes = reduce_dims(input.dim(), dim)
+        _check_nonempty(fn, input, axes, dim_given=dim is not None)
+        shape = out_shape(tuple(input.shape), axes, keepdim) if dim is not None or keepdim \
+            else ()
+        return TensorMeta(shape, int64, contiguous_strides(shape))
+    return rule
+
+
+register_meta("torch.argmax")(_arg_extreme_rule("argmax"))
+register_meta("torch.argmin")(_arg_extreme_rule("argmin"))
+
+
+def _all_any_rule(fn: str) -> Any:
+    def rule(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+             out: None = None) -> TensorMeta:
+        check_out(out, fn)
+        axes = reduce_dims(input.dim(), dim, empty_means_all=False)
+        return reduced_meta(input, axes, keepdim, uint8 if input.dtype is uint8 else bool_)
+    return rule
+
+
+register_meta("torch.all")(_all_any_rule("all"))
+register_meta("torch.any")(_all_any_rule("any"))

@@ -40,18 +40,8 @@ def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
 
 
 def _softmax_like(op: str, name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
-    if not isinstance(dim, int):
-        raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
-    check_dtype_arg(dt, op[1:])
+    axis, out_dt = _softmax_plan(op, name, x, dim, dt)
     ndim = x._a.ndim
-    axis = wrap_dim(dim, ndim)
-    out_dt = dt or x._dtype
-    if not out_dt.is_floating_point:  # the kernel torch's dtype dispatch names, by device
-        kernel = ("host_softmax" if x._device.type == "cuda" else
-                  f"{name}_lastdim_kernel_impl" if axis == max(ndim - 1, 0) else
-                  f"{name}_kernel_impl")
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{SCALAR_NAME[out_dt]}'")
     # torch converts the input first (`_to_copy`), except that CUDA has a half-in, float-out
     # kernel: softmax(half_cuda, dtype=torch.float32) is the one `_softmax` launch.
     half_to_float = x._device.type == "cuda" and x._dtype is float16 and out_dt is float32
@@ -60,6 +50,24 @@ def _softmax_like(op: str, name: str, x: Tensor, dim: int, dt: dtype | None) -> 
     launch(op, _softmax_kernel, out, (src,), {"axis": axis if ndim > 0 else None,
                                               "acc": acc_np(out_dt), "log": op == "_log_softmax"})
     return out
+
+
+def _softmax_plan(op: str, name: str, x: Tensor, dim: int, dt: dtype | None
+                  ) -> tuple[int, dtype]:
+    """softmax's checks; its (dim, output dtype)."""
+    if not isinstance(dim, int):
+        raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
+    check_dtype_arg(dt, op[1:])
+    ndim = x.dim()
+    axis = wrap_dim(dim, ndim)
+    out_dt = dt or x.dtype
+    if not out_dt.is_floating_point:  # the kernel torch's dtype dispatch names, by device
+        kernel = ("host_softmax" if x.device.type == "cuda" else
+                  f"{name}_lastdim_kernel_impl" if axis == max(ndim - 1, 0) else
+                  f"{name}_kernel_impl")
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{SCALAR_NAME[out_dt]}'")
+    return axis, out_dt
 
 
 def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np.dtype[Any],
@@ -145,3 +153,17 @@ def _cumsum__dim(input: Tensor, dim: int, dtype: dtype | None) -> int:
 def _cumsum_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None,
                    acc: np.dtype[Any]) -> None:
     out[...] = np.cumsum(x.astype(acc, copy=False), axis=axis).reshape(out.shape)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def _softmax_rule(op: str, name: str) -> Any:
+    def rule(input: Tensor, dim: int, dtype: dtype | None = None) -> TensorMeta:
+        """A new row-major tensor of input's shape, in the output dtype."""
+        _, out_dt = _softmax_plan(op, name, input, dim, dtype)
+        return TensorMeta(tuple(input.shape), out_dt, contiguous_strides(input.shape))
+    return rule
+
+
+register_meta("torch.softmax")(_softmax_rule("_softmax", "softmax"))
+register_meta("torch.log_softmax")(_softmax_rule("_log_softmax", "log_softmax"))

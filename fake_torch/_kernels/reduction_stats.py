@@ -26,6 +26,8 @@ from fake_torch._kernels._reduce_util import (
 from fake_torch._kernels.arith import add
 from fake_torch._kernels.complex_ops import imag_, real_
 from fake_torch._kernels.pointwise_math import sqrt_
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Number, Tensor
 
@@ -140,9 +142,14 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: DimArg = None,
          keepdim: bool = False, out: None = None, dtype: dtype | None = None) -> Tensor:
     """torch.norm: a vector p-norm over `dim` ("fro" is the 2-norm over at most two dims)."""
     check_out(out, "norm")
+    return vector_norm(input, _norm_ord(input, p, dim), dim, keepdim, dtype=dtype)
+
+
+def _norm_ord(input: Tensor, p: float | str | None, dim: DimArg) -> float:
+    """torch.norm's p as the vector norm's ord (a matrix norm refused)."""
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+            return 2
         dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) \
             else list(dim)
         if len(dims) != 2:
@@ -152,7 +159,7 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: DimArg = None,
             raise NotImplementedError("torch.norm(p='nuc') (torch.linalg.matrix_norm) is not "
                                       "emulated by fake_torch")
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+    return 2.0 if p is None else p
 
 
 @op(REDUCTION, namespace="torch.linalg", aten=("linalg_vector_norm",))
@@ -161,6 +168,16 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
                 out: None = None) -> Tensor:
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim`; ord may be inf, -inf, 0."""
     check_out(out, "linalg.vector_norm")
+    axes, dt = _vector_norm_plan(x, ord, dim, dtype)
+    result = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
+    launch("linalg_vector_norm", _vector_norm_kernel, result, (x,),
+           {"axes": axes, "ord": float(ord), "acc": acc_np(dt)})
+    return result
+
+
+def _vector_norm_plan(x: Tensor, ord: float, dim: DimArg, dtype: dtype | None
+                      ) -> tuple[tuple[int, ...], dtype]:
+    """vector_norm's checks; its (folded dims, output dtype)."""
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
@@ -181,11 +198,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: DimArg = None,
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
                                    f"dimension {a}because this dimension is empty and the "
                                    "operation does not have an identity")
-    dt = (dtype or x.dtype).to_real()  # the norm of complex numbers is real
-    result = new_tensor(out_shape(x.shape, axes, keepdim), dt, x.device)
-    launch("linalg_vector_norm", _vector_norm_kernel, result, (x,),
-           {"axes": axes, "ord": float(ord), "acc": acc_np(dt)})
-    return result
+    return axes, (dtype or x.dtype).to_real()  # the norm of complex numbers is real
 
 
 def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...], ord: float,
@@ -207,3 +220,56 @@ def _vector_norm_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...]
         else:
             r = np.sum(a ** acc.type(ord), **kw) ** acc.type(1.0 / ord)
     out[...] = r.reshape(out.shape)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# new row-major tensors of the reduced shape (a complex var/std: the real parts' dtype)
+
+def _reduced(x: Tensor, dim: DimArg, keepdim: bool, dt: dtype) -> TensorMeta:
+    shape = out_shape(tuple(x.shape), reduce_dims(x.dim(), dim), keepdim)
+    return TensorMeta(shape, dt, contiguous_strides(shape))
+
+
+def _var_std_rule(fn: str) -> Any:
+    def rule(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None,
+             out: None = None) -> TensorMeta:
+        check_out(out, fn)
+        dim, _ = _parse(fn, input, dim, unbiased, correction)
+        return _reduced(input, dim, keepdim, input.dtype.to_real())
+    return rule
+
+
+def _moments_rule(fn: str) -> Any:
+    def rule(input: Tensor, dim: DimArg | bool = None, unbiased: bool | None = None,
+             keepdim: bool = False, *,
+             correction: Number | None = None) -> tuple[TensorMeta, TensorMeta]:
+        dim, _ = _parse(fn, input, dim, unbiased, correction)
+        if input.dtype.is_complex:
+            raise NotImplementedError(f"torch.{fn} of a complex tensor is not emulated by "
+                                      "fake_torch")
+        one = _reduced(input, dim, keepdim, input.dtype)
+        return one, one
+    return rule
+
+
+for _fn in ("var", "std"):
+    register_meta(f"torch.{_fn}")(_var_std_rule(_fn))
+    register_meta(f"torch.{_fn}_mean")(_moments_rule(f"{_fn}_mean"))
+
+
+@register_meta("torch.linalg.vector_norm")
+def _vector_norm_rule(x: Tensor, ord: float = 2, dim: DimArg = None, keepdim: bool = False, *,
+                      dtype: dtype | None = None, out: None = None) -> TensorMeta:
+    check_out(out, "linalg.vector_norm")
+    axes, dt = _vector_norm_plan(x, ord, dim, dtype)
+    shape = out_shape(tuple(x.shape), axes, keepdim)
+    return TensorMeta(shape, dt, contiguous_strides(shape))
+
+
+@register_meta("torch.norm")
+def _norm_rule(input: Tensor, p: float | str | None = "fro", dim: DimArg = None,
+               keepdim: bool = False, out: None = None,
+               dtype: dtype | None = None) -> TensorMeta:
+    check_out(out, "norm")
+    return _vector_norm_rule(input, _norm_ord(input, p, dim), dim, keepdim, dtype=dtype)

@@ -48,6 +48,7 @@ from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels.host import item
 from fake_torch._kernels.sampling import random_
 from fake_torch._kernels.shape import transpose
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, RANDOM, op
 from fake_torch._tensor import Tensor
 from fake_torch.backends import cudnn
@@ -186,6 +187,16 @@ def _cudnn_init_dropout_state(dropout: float, train: bool, dropout_seed: int, *,
     launch("_cudnn_init_dropout_state", K.init_dropout_state_kernel, state, (),
            {"seed": int(dropout_seed)})
     return state
+
+
+@register_meta("torch._cudnn_init_dropout_state")
+def _cudnn_init_dropout_state_rule(dropout: float, train: bool, dropout_seed: int, *,
+                                   dtype: dtype | None = None, device: DeviceLike | None = None,
+                                   **kwargs: Any) -> TensorMeta:
+    """A row-major buffer of DROPOUT_STATE_BYTES in `dtype` (cuda only)."""
+    _cuda_only("_cudnn_init_dropout_state", None, canonical(device))
+    dt = dtype if dtype is not None else get_default_dtype()
+    return TensorMeta((DROPOUT_STATE_BYTES // dt.itemsize,), dt, (1,))
 
 
 @dataclass

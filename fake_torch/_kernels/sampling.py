@@ -12,10 +12,11 @@ import numpy as np
 from fake_torch import _dispatch, _factories
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, int64
-from fake_torch._factories import like
+from fake_torch._factories import like, like_meta
 from fake_torch._generator import Generator
 from fake_torch._kernels import _common
 from fake_torch._kernels import random_kernels as K
+from fake_torch._kernels._elementwise import written_rule
 from fake_torch._kernels._random_common import (
     draw,
     finish,
@@ -23,7 +24,8 @@ from fake_torch._kernels._random_common import (
     no_out,
     type_range,
 )
-from fake_torch._memory_format import memory_format
+from fake_torch._memory_format import contiguous_strides, memory_format
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, RANDOM, data_dependent, method, op
 from fake_torch._tensor import Tensor
 
@@ -67,6 +69,16 @@ def randint(*args: Any, size: Any = None, low: int | None = None, high: int | No
     """torch.randint(low=0, high, size, *, ...): integers uniform on [low, high), int64 by
     default. Called as randint(high, size) or randint(low, high, size) (or by keyword)."""
     no_out(out, "randint")
+    lo, hi, size = _randint_args(args, size, low, high)
+    t = _common.new_tensor(_factories._sizes((size,), "randint"), dtype or int64,
+                           canonical(device))
+    draw("randint", K.randint_kernel, t, generator, params=_int_range(t, lo, hi))
+    return finish(t, requires_grad)
+
+
+def _randint_args(args: tuple[Any, ...], size: Any, low: int | None, high: int | None
+                  ) -> tuple[int, int, Any]:
+    """randint's (low, high, size) from its overloads: (high, size), (low, high, size)."""
     pos = list(args)
     if size is None and pos:
         size = pos.pop()
@@ -81,10 +93,7 @@ def randint(*args: Any, size: Any = None, low: int | None = None, high: int | No
                         " * (int low, int high, tuple of ints size, ...)")
     lo = 0 if low is None else _int(low, "randint", "low", 1)
     hi = _int(high, "randint", "high", 1 if low is None else 2)
-    t = _common.new_tensor(_factories._sizes((size,), "randint"), dtype or int64,
-                           canonical(device))
-    draw("randint", K.randint_kernel, t, generator, params=_int_range(t, lo, hi))
-    return finish(t, requires_grad)
+    return lo, hi, size
 
 
 @op(POINTWISE, random=True)
@@ -160,17 +169,8 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     return finish(t, requires_grad)
 
 
-@op(RANDOM, method=True, graph_break=data_dependent("aten.multinomial.default"))
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
-    """Sample category indices from the rows of `input` (unnormalised probabilities, 1-D or
-    2-D): (n,) -> (num_samples,), (rows, n) -> (rows, num_samples), int64.
-
-    As in torch, the fast path (no replacement, or one sample) first checks the probabilities
-    on the host: a device-to-host read, so on cuda it synchronises and cannot be captured in a
-    CUDA graph (sample with `probs / torch.empty_like(probs).exponential_()` + argmax instead).
-    """
-    no_out(out, "multinomial")
+def _multinomial_shape(input: Tensor, num_samples: int, replacement: bool) -> tuple[Any, ...]:
+    """multinomial's checks; its output shape: (num_samples,) or (rows, num_samples)."""
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
@@ -186,10 +186,66 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if n_categories > _MAX_CATEGORIES:
         raise RuntimeError("number of categories cannot exceed 2^24")
     shape = (num_samples,) if input.dim() == 1 else (input.shape[0], num_samples)
+    return shape
+
+
+@op(RANDOM, method=True, graph_break=data_dependent("aten.multinomial.default"))
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
+    """Sample category indices from the rows of `input` (unnormalised probabilities, 1-D or
+    2-D): (n,) -> (num_samples,), (rows, n) -> (rows, num_samples), int64.
+
+    As in torch, the fast path (no replacement, or one sample) first checks the probabilities
+    on the host: a device-to-host read, so on cuda it synchronises and cannot be captured in a
+    CUDA graph (sample with `probs / torch.empty_like(probs).exponential_()` + argmax instead).
+    """
+    no_out(out, "multinomial")
+    shape = _multinomial_shape(input, num_samples, replacement)
+    num_samples = shape[-1]
     result = _common.new_tensor(shape, int64, input.device)
     if result.numel() and (not replacement or num_samples == 1) and not result.is_meta:
         if input.is_cuda:
-            _dispatch.host_sync("multinomial")
+            _dispatch.host_sync("multinomial", reads=(input._a,))
         K.check_probabilities(input._a.astype(np.float64))
     return draw("multinomial", K.multinomial_kernel, result, generator, (input,),
                 {"replacement": bool(replacement)})
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+@register_meta("torch.randint")
+def _randint_rule(*args: Any, size: Any = None, low: int | None = None,
+                  high: int | None = None, out: Tensor | None = None,
+                  dtype: dtype | None = None, **kwargs: Any) -> TensorMeta:
+    no_out(out, "randint")
+    _, _, size = _randint_args(args, size, low, high)
+    shape = _factories._sizes((size,), "randint")
+    return TensorMeta(shape, dtype or int64, contiguous_strides(shape))
+
+
+@register_meta("torch.randint_like")
+def _randint_like_rule(input: Tensor, *args: int, dtype: dtype | None = None,
+                       memory_format: memory_format | None = None,
+                       **kwargs: Any) -> TensorMeta:
+    return like_meta(input, dtype, memory_format, "randint_like")
+
+
+register_meta("Tensor.random_")(written_rule)
+
+
+@register_meta("torch.randperm")
+def _randperm_rule(n: int, *, out: Tensor | None = None, dtype: dtype | None = None,
+                   **kwargs: Any) -> TensorMeta:
+    no_out(out, "randperm")
+    return TensorMeta((_int(n, "randperm", "n", 1),), dtype or int64, (1,))
+
+
+@register_meta("torch.multinomial")
+def _multinomial_rule(input: Tensor, num_samples: int, replacement: bool = False, *,
+                      generator: Generator | None = None,
+                      out: Tensor | None = None) -> TensorMeta:
+    """The sampled indices' shape, int64 (the probabilities' check on the host reads values,
+    not asked here)."""
+    no_out(out, "multinomial")
+    shape = _multinomial_shape(input, num_samples, replacement)
+    return TensorMeta(shape, int64, contiguous_strides(shape))

@@ -18,11 +18,13 @@ import numpy as np
 
 from fake_torch._dtype import complex32, dtype, dtype_arg
 from fake_torch._kernels import _common
+from fake_torch._kernels._elementwise import written_meta
 from fake_torch._kernels._strides import (
     Geometry,
     Shape,
     dropped,
     empty_like_format,
+    format_strides,
     geometry,
     infer_size,
     int_sizes,
@@ -650,6 +652,25 @@ def clone(input: Tensor, *, memory_format: memory_format | None = None) -> Tenso
     _common.launch("clone", copy_kernel, out, (input,),
                    kind="memcpy_d2d" if dense and out.stride() == input.stride() else "kernel")
     return out
+
+
+@register_meta("Tensor.contiguous")
+def _contiguous_rule(self: Tensor, *,
+                     memory_format: memory_format = contiguous_format) -> TensorMeta:
+    """self when already dense in the format's order, else a copy laid out that way."""
+    fmt = memory_format_arg(memory_format, "contiguous", optional=False)
+    if is_contiguous_as(self.shape, self.stride(), fmt):
+        return written_meta(self, [self])
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return TensorMeta(tuple(self.shape), self.dtype, format_strides(self.shape, self.stride(), fmt))
+
+
+@register_meta("torch.clone")
+def _clone_rule(input: Tensor, *, memory_format: memory_format | None = None) -> TensorMeta:
+    fmt = memory_format_arg(memory_format, "clone")
+    return TensorMeta(tuple(input.shape), input.dtype,
+                      format_strides(input.shape, input.stride(), fmt))
 
 
 def _element_strides(t: Tensor) -> tuple[int, ...]:

@@ -56,5 +56,50 @@ def assume_constant_result(fn):  # type: ignore[no-untyped-def]  # torch's signa
     return _decorators.assume_constant_result(fn)
 
 
+def skip_all_guards_unsafe(guard_entries: list[Any]) -> list[bool]:
+    """A guard_filter_fn dropping every guard: the compiled entry then serves every call
+    (WARNING: no safety guarantee is left).
+
+        torch.compile(fn, options={"guard_filter_fn": torch.compiler.skip_all_guards_unsafe})
+    """
+    return [False for _ in guard_entries]
+
+
+def keep_tensor_guards_unsafe(guard_entries: list[Any], keep_parameters: bool = False
+                              ) -> list[bool]:
+    """A guard_filter_fn keeping only the tensors' guards (TENSOR_MATCH), parameters' only
+    with keep_parameters."""
+    from fake_torch.nn.parameter import Parameter
+
+    return [e.guard_type == "TENSOR_MATCH"
+            and (keep_parameters or not isinstance(e.value, Parameter)) for e in guard_entries]
+
+
+def skip_guard_on_globals_unsafe(guard_entries: list[Any]) -> list[bool]:
+    """A guard_filter_fn dropping the guards on globals."""
+    return [not e.is_global for e in guard_entries]
+
+
+def keep_portable_guards_unsafe(guard_entries: list[Any]) -> list[bool]:
+    """A guard_filter_fn keeping the global state, the shape environment and the local
+    tensors' guards."""
+    return [e.guard_type in ("GLOBAL_STATE", "SHAPE_ENV")
+            or (e.guard_type == "TENSOR_MATCH" and not e.is_global) for e in guard_entries]
+
+
+def skip_guard_on_all_nn_modules_unsafe(guard_entries: list[Any]) -> list[bool]:
+    """A guard_filter_fn dropping the guards on nn.Modules (user-defined and torch.nn's)."""
+    return [not e.orig_guard.source.is_unspecialized_nn_module() for e in guard_entries]
+
+
+def skip_guard_on_inbuilt_nn_modules_unsafe(guard_entries: list[Any]) -> list[bool]:
+    """A guard_filter_fn dropping the guards on torch.nn's own modules (nn.Linear, ...)."""
+    return [not e.orig_guard.source.is_unspecialized_builtin_nn_module()
+            for e in guard_entries]
+
+
 __all__ = ["allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin", "disable",
-           "is_compiling", "is_dynamo_compiling", "list_backends", "reset", "set_stance"]
+           "is_compiling", "is_dynamo_compiling", "keep_portable_guards_unsafe",
+           "keep_tensor_guards_unsafe", "list_backends", "reset", "set_stance",
+           "skip_all_guards_unsafe", "skip_guard_on_all_nn_modules_unsafe",
+           "skip_guard_on_globals_unsafe", "skip_guard_on_inbuilt_nn_modules_unsafe"]

@@ -15,10 +15,17 @@ import numpy as np
 from fake_torch._dtype import bool_, iinfo
 from fake_torch._generator import Generator
 from fake_torch._kernels import activation as _activation
-from fake_torch._kernels._elementwise import not_implemented, pointwise, tensor_arg
+from fake_torch._kernels._elementwise import (
+    inplace,
+    maybe_inplace_meta,
+    not_implemented,
+    pointwise,
+    same_dtype_rule,
+    tensor_arg,
+)
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._meta_calls import call_rule
-from fake_torch._meta_registrations import Output, register_meta
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, RANDOM, op
 from fake_torch._tensor import Tensor
 
@@ -197,3 +204,36 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False, generator: Generator | None = None) -> Tensor:
     """torch.rrelu_ (torch's F.rrelu_ is that function)."""
     return _activation.rrelu_(input, lower, upper, training, generator)
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# in input's dtype, laid out like it; `inplace=True` (and the `_` forms) write input
+
+@register_meta(f"{_F}.hardswish", f"{_F}.mish")
+def _flagged_rule(input: Tensor, inplace: bool = False) -> TensorMeta:
+    return maybe_inplace_meta(input, inplace)
+
+
+@register_meta(f"{_F}.threshold")
+def _threshold_rule(input: Tensor, threshold: float, value: float,
+                    inplace: bool = False) -> TensorMeta:
+    return maybe_inplace_meta(input, inplace)
+
+
+@register_meta(f"{_F}.leaky_relu")
+def _leaky_relu_rule(input: Tensor, negative_slope: float = 0.01,
+                     inplace: bool = False) -> TensorMeta:
+    return maybe_inplace_meta(input, inplace)
+
+
+@register_meta(f"{_F}.hardtanh")
+def _hardtanh_rule(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+                   inplace: bool = False) -> TensorMeta:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return maybe_inplace_meta(input, inplace)
+
+
+register_meta(f"{_F}.softplus")(same_dtype_rule)
+register_meta(f"{_F}.threshold_", f"{_F}.leaky_relu_", f"{_F}.hardtanh_", f"{_F}.rrelu_")(
+    inplace(same_dtype_rule))

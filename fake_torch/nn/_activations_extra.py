@@ -22,10 +22,18 @@ from typing import Any
 import numpy as np
 
 from fake_torch._dtype import SCALAR_NAME, dtype, finfo
-from fake_torch._kernels._elementwise import not_implemented, pointwise, tensor_arg
+from fake_torch._kernels._elementwise import (
+    inplace,
+    layout_of,
+    maybe_inplace_meta,
+    not_implemented,
+    pointwise,
+    same_dtype_rule,
+    tensor_arg,
+)
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._meta_calls import call_rule
-from fake_torch._meta_registrations import Output, register_meta
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -275,3 +283,33 @@ def _softmin_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if dim is None:
         dim = 0 if input.dim() in (0, 1, 3) else 1
     return call_rule("torch.softmax", input, dim, dtype=dtype)
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+# in input's dtype, laid out like it; `inplace=True` (and the `_` forms) write input
+
+@register_meta(f"{_F}.elu")
+def _elu_rule(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> TensorMeta:
+    return maybe_inplace_meta(input, inplace)
+
+
+@register_meta(f"{_F}.hardsigmoid")
+def _hardsigmoid_rule(input: Tensor, inplace: bool = False) -> TensorMeta:
+    return maybe_inplace_meta(input, inplace)
+
+
+register_meta(f"{_F}.logsigmoid", "torch.hardshrink", f"{_F}.softshrink")(same_dtype_rule)
+register_meta(f"{_F}.elu_")(inplace(same_dtype_rule))
+
+
+@register_meta(f"{_F}.glu")
+def _glu_rule(input: Tensor, dim: int = -1) -> TensorMeta:
+    """Half of input along dim, laid out over the two halves (narrow views: input's
+    strides)."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.dim())
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    shape = tuple(input.shape[d] // 2 if i == d else s for i, s in enumerate(input.shape))
+    half = (shape, tuple(input.stride()), input.dtype.itemsize)
+    return TensorMeta(shape, input.dtype, layout_of(shape, [half, half]))

@@ -16,6 +16,8 @@ import numpy as np
 
 from fake_torch._dtype import SCALAR_NAME, bfloat16, dtype, float16, float32
 from fake_torch._kernels._common import common_device, launch, new_tensor
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn._kernels import acc_dtype
@@ -26,6 +28,22 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise x (N, C, *) over each group of C / num_groups channels (and every position),
     then scale and shift per channel: (x - mean) * rstd * weight[c] + bias[c]."""
+    _check_group_norm(input, num_groups, weight, bias)
+    n = input.shape[0]
+    stat_dtype = _stat_dtype(input, weight, bias)
+    dev = common_device(*(t for t in (input, weight, bias) if t is not None))
+    x = input.contiguous()
+    out = new_tensor(x.shape, x.dtype, dev)
+    mean = new_tensor((n, num_groups), stat_dtype, dev)
+    rstd = new_tensor((n, num_groups), stat_dtype, dev)
+    launch("native_group_norm", native_group_norm_kernel, (out, mean, rstd), (x, weight, bias),
+           {"eps": float(eps)})
+    return out
+
+
+def _check_group_norm(input: Tensor, num_groups: int, weight: Tensor | None,
+                      bias: Tensor | None) -> None:
+    """group_norm's checks."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
@@ -42,15 +60,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for "
                                   f"'{SCALAR_NAME[input.dtype]}'")
-    stat_dtype = _stat_dtype(input, weight, bias)
-    dev = common_device(*(t for t in (input, weight, bias) if t is not None))
-    x = input.contiguous()
-    out = new_tensor(x.shape, x.dtype, dev)
-    mean = new_tensor((n, num_groups), stat_dtype, dev)
-    rstd = new_tensor((n, num_groups), stat_dtype, dev)
-    launch("native_group_norm", native_group_norm_kernel, (out, mean, rstd), (x, weight, bias),
-           {"eps": float(eps)})
-    return out
 
 
 def _check_inputs(input: Tensor, weight: Tensor | None, bias: Tensor | None,
@@ -103,3 +112,13 @@ def native_group_norm_kernel(out: np.ndarray, mean: np.ndarray, rstd: np.ndarray
     out[...] = y.reshape(x.shape)
     mean[...] = mu[..., 0]
     rstd[...] = r[..., 0]
+
+
+# --- output rule (fake_torch/_meta_registrations.py) ------------------------------------------
+
+@register_meta("torch.nn.functional.group_norm")
+def _group_norm_rule(input: Tensor, num_groups: int, weight: Tensor | None = None,
+                     bias: Tensor | None = None, eps: float = 1e-5) -> TensorMeta:
+    """A new row-major tensor of input's shape and dtype."""
+    _check_group_norm(input, num_groups, weight, bias)
+    return TensorMeta(tuple(input.shape), input.dtype, contiguous_strides(input.shape))

@@ -6,8 +6,11 @@ composite (_pad_circular): an empty output, one `copy_` of the input into its mi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Number, Tensor
 from fake_torch.nn import _kernels
@@ -23,6 +26,16 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """Pad the last len(pad)//2 dims; `pad` lists (left, right) pairs from the last dim back.
     Negative constant pads crop."""
+    pads = _pads(input, pad, mode, value)
+    if mode == "constant":
+        return constant_pad_nd(input, pads, 0 if value is None else value)
+    if mode == "circular":
+        return _pad_circular(input, pads)
+    return _non_constant_pad(input, pads, mode)
+
+
+def _pads(input: Tensor, pad: Sequence[int], mode: str, value: float | None) -> list[int]:
+    """pad's checks; its pads, (left, right) from the last dim back."""
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pads = [int(p) for p in pad]
@@ -33,17 +46,24 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
                            f"dimension but got padding length {len(pads)} and input of "
                            f"dimension {input.dim()}")
     if mode == "constant":
-        return constant_pad_nd(input, pads, 0 if value is None else value)
+        return pads
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_non_constant_dims(input, pads)
-    if mode == "circular":
-        return _pad_circular(input, pads)
-    return _non_constant_pad(input, pads, mode)
+    return pads
 
 
 def constant_pad_nd(input: Tensor, pads: list[int], value: Number) -> Tensor:
     """torch.constant_pad_nd: one launch, even when every pad is zero (torch clones)."""
+    shape, src, dst = _constant_plan(input, pads)
+    out = new_tensor(shape, input.dtype, input.device)
+    launch("constant_pad_nd", _kernels.constant_pad_kernel, out, (input,),
+           {"src": tuple(src), "dst": tuple(dst), "value": value})
+    return out
+
+
+def _constant_plan(input: Tensor, pads: list[int]) -> tuple[list[Any], list[slice], list[slice]]:
+    """constant_pad_nd's output shape, and the input's (src) and output's (dst) kept parts."""
     shape = list(input.shape)
     src, dst = [slice(None)] * input.dim(), [slice(None)] * input.dim()
     for j in range(len(pads) // 2):
@@ -58,10 +78,7 @@ def constant_pad_nd(input: Tensor, pads: list[int], value: Number) -> Tensor:
         src[d] = slice(start, start + kept)
         dst[d] = slice(max(lo, 0), max(lo, 0) + kept)
         shape[d] = kept + max(lo, 0) + max(hi, 0)
-    out = new_tensor(shape, input.dtype, input.device)
-    launch("constant_pad_nd", _kernels.constant_pad_kernel, out, (input,),
-           {"src": tuple(src), "dst": tuple(dst), "value": value})
-    return out
+    return shape, src, dst
 
 
 def _check_non_constant_dims(input: Tensor, pads: list[int]) -> None:
@@ -78,15 +95,7 @@ def _pad_circular(input: Tensor, pads: list[int]) -> Tensor:
     """torch's _pad_circular: pads (left, right) from the last dim back; a negative pad crops,
     a pad may not exceed its dim (one wrap at most)."""
     n = len(pads) // 2
-    shape = list(input.shape)
-    for i in range(n):
-        d = input.dim() - 1 - i
-        lo, hi = pads[2 * i], pads[2 * i + 1]
-        if lo > shape[d] or hi > shape[d]:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        if shape[d] + lo + hi < 0:
-            raise RuntimeError("Negative padding value is resulting in an empty dimension")
-        shape[d] += lo + hi
+    shape = _circular_shape(input, pads)
     out = input.new_empty(shape)
     middle, source = out, input  # the input (cropped by negative pads) into the middle
     for i in range(n):
@@ -105,7 +114,32 @@ def _pad_circular(input: Tensor, pads: list[int]) -> Tensor:
     return out
 
 
+def _circular_shape(input: Tensor, pads: list[int]) -> list[Any]:
+    """_pad_circular's checks and output shape."""
+    shape = list(input.shape)
+    for i in range(len(pads) // 2):
+        d = input.dim() - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        if lo > shape[d] or hi > shape[d]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if shape[d] + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        shape[d] += lo + hi
+    return shape
+
+
 def _non_constant_pad(input: Tensor, pads: list[int], mode: str) -> Tensor:
+    shape, widths = _non_constant_plan(input, pads, mode)
+    prefix, np_mode = _NON_CONSTANT[mode]
+    out = new_tensor(shape, input.dtype, input.device)
+    launch(f"{prefix}_pad{len(pads) // 2}d", _kernels.np_pad_kernel, out, (input,),
+           {"widths": tuple(widths), "mode": np_mode})
+    return out
+
+
+def _non_constant_plan(input: Tensor, pads: list[int], mode: str
+                       ) -> tuple[list[Any], list[tuple[int, int]]]:
+    """reflect/replicate padding's checks, output shape and numpy pad widths."""
     n = len(pads) // 2
     if any(p < 0 for p in pads):
         raise NotImplementedError(f"torch.nn.functional.pad(mode='{mode}') with negative "
@@ -121,8 +155,20 @@ def _non_constant_pad(input: Tensor, pads: list[int], mode: str) -> Tensor:
                                f"{d} of input {list(input.shape)}")
         widths[d] = (lo, hi)
         shape[d] += lo + hi
-    prefix, np_mode = _NON_CONSTANT[mode]
-    out = new_tensor(shape, input.dtype, input.device)
-    launch(f"{prefix}_pad{n}d", _kernels.np_pad_kernel, out, (input,),
-           {"widths": tuple(widths), "mode": np_mode})
-    return out
+    return shape, widths
+
+
+# --- output rule (fake_torch/_meta_registrations.py) ------------------------------------------
+
+@register_meta("torch.nn.functional.pad")
+def _pad_rule(input: Tensor, pad: Sequence[int], mode: str = "constant",
+              value: float | None = None) -> TensorMeta:
+    """A new row-major tensor of the padded shape."""
+    pads = _pads(input, pad, mode, value)
+    if mode == "constant":
+        shape = _constant_plan(input, pads)[0]
+    elif mode == "circular":
+        shape = _circular_shape(input, pads)
+    else:
+        shape = _non_constant_plan(input, pads, mode)[0]
+    return TensorMeta(tuple(shape), input.dtype, contiguous_strides(shape))

@@ -20,6 +20,8 @@ from fake_torch._kernels._elementwise import not_implemented, tensor_arg
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._kernels.shape import contiguous
 from fake_torch._kernels.split import select
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Tensor
 
@@ -76,24 +78,39 @@ def _im2col_kernel(out: np.ndarray, image: np.ndarray, *, k: Pair, d: Pair, p: P
     out[...] = blocks.reshape(out.shape)
 
 
-@op(POINTWISE, namespace="torch.nn.functional", aten=("im2col",))
-def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
-           stride: Any = 1) -> Tensor:
-    """The sliding blocks of `input` as columns: (N, C, H, W) -> (N, C * kh * kw, L)."""
+def _plan(input: Tensor, kernel_size: Any, dilation: Any, padding: Any, stride: Any
+          ) -> tuple[Pair, Pair, Pair, Pair, Pair, tuple[Any, ...]]:
+    """unfold's checks; its (kernel, dilation, padding, stride, grid, output shape)."""
     x = tensor_arg(input, "im2col")
     k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     p, s = _pair(padding, "padding"), _pair(stride, "stride")
     grid = _checks(x, k, d, p, s)
     if not (x.dtype.is_floating_point or x.dtype is bool_):
         raise not_implemented(kernel_name(x, "im2col_out_cpu", "im2col_out_cuda"), x.dtype)
-    batched = x.dim() == 4
-    x = contiguous(x)  # one clone of a strided input
+    shape = (x.shape[-3] * k[0] * k[1], grid[0] * grid[1])
+    return k, d, p, s, grid, ((x.shape[0],) if x.dim() == 4 else ()) + shape
+
+
+@op(POINTWISE, namespace="torch.nn.functional", aten=("im2col",))
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """The sliding blocks of `input` as columns: (N, C, H, W) -> (N, C * kh * kw, L)."""
+    k, d, p, s, grid, shape = _plan(input, kernel_size, dilation, padding, stride)
+    batched = input.dim() == 4
+    x = contiguous(input)  # one clone of a strided input
     images = [select(x, 0, n) for n in range(x.shape[0])] if batched else [x]
-    channels = x.shape[-3]
-    shape = (channels * k[0] * k[1], grid[0] * grid[1])
-    result = _common.new_tensor(((x.shape[0],) if batched else ()) + shape, x.dtype, x.device)
+    result = _common.new_tensor(shape, x.dtype, x.device)
     params = {"k": k, "d": d, "p": p, "s": s, "grid": grid}
     for n, image in enumerate(images):  # one kernel per batch element, as CUDA's im2col
         _common.launch("im2col", _im2col_kernel, select(result, 0, n) if batched else result,
                        (image,), params)
     return result
+
+
+# --- output rule (fake_torch/_meta_registrations.py) ------------------------------------------
+
+@register_meta("torch.nn.functional.unfold")
+def _unfold_rule(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> TensorMeta:
+    shape = _plan(input, kernel_size, dilation, padding, stride)[-1]
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,13 @@ from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._kernels import pointwise_math as _pointwise_math
 from fake_torch._kernels._common import broadcast_shapes, common_device, launch, new_tensor
+from fake_torch._kernels._elementwise import (
+    elementwise_meta,
+    layout_of,
+    maybe_inplace_meta,
+    written_meta,
+)
+from fake_torch._kernels._strides import contiguous_strides, format_strides, numel
 from fake_torch._kernels.batch_norm import batch_norm as batch_norm
 from fake_torch._kernels.conv import conv1d as conv1d
 from fake_torch._kernels.conv import conv2d as conv2d
@@ -71,7 +79,7 @@ from fake_torch._kernels.pooling import adaptive_avg_pool2d as adaptive_avg_pool
 from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.pooling import max_pool2d as max_pool2d
 from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
-from fake_torch._memory_format import contiguous_strides
+from fake_torch._memory_format import preserve_format
 from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
@@ -176,6 +184,18 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` (num_embeddings, dim) at integer `input`: (*) -> (*, dim)."""
+    _check_embedding(input, weight, padding_idx)
+    dev = common_device(weight, input)
+    if max_norm is not None:  # renormalise the looked-up rows of weight in place first
+        input = input.contiguous()
+        launch("embedding_renorm_", _kernels.embedding_renorm_kernel, weight, (input,),
+               {"max_norm": float(max_norm), "norm_type": float(norm_type)}, dev=dev)
+    out = new_tensor((*input.shape, weight.shape[1]), weight.dtype, dev)
+    launch("embedding", _kernels.embedding_kernel, out, (weight, input))
+    return out
+
+
+def _check_embedding(input: Tensor, weight: Tensor, padding_idx: int | None) -> None:
     if padding_idx is not None:
         if (padding_idx > 0 and padding_idx >= weight.size(0)) or (
                 padding_idx < 0 and padding_idx < -weight.size(0)):
@@ -187,14 +207,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                            "following scalar types: Long, Int; but got "
                            f"{typename(input)} instead (while checking arguments for "
                            "embedding)")
-    dev = common_device(weight, input)
-    if max_norm is not None:  # renormalise the looked-up rows of weight in place first
-        input = input.contiguous()
-        launch("embedding_renorm_", _kernels.embedding_renorm_kernel, weight, (input,),
-               {"max_norm": float(max_norm), "norm_type": float(norm_type)}, dev=dev)
-    out = new_tensor((*input.shape, weight.shape[1]), weight.dtype, dev)
-    launch("embedding", _kernels.embedding_kernel, out, (weight, input))
-    return out
 
 
 # --- activations ------------------------------------------------------------------------------
@@ -332,11 +344,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims: one `native_layer_norm`."""
-    shape = _shape_list(normalized_shape, "layer_norm")
-    _check_norm_args(input, shape, weight, bias, "*, ")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError('"LayerNormKernelImpl" not implemented for '
-                                  f"'{SCALAR_NAME[input.dtype]}'")
+    shape = _layer_norm_shape(input, normalized_shape, weight, bias)
     dev = common_device(*(t for t in (input, weight, bias) if t is not None))
     input = _contiguous_on_cuda(input, dev)
     n = len(shape)
@@ -348,6 +356,17 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
            (input, weight, bias), {"axes": tuple(range(input.dim() - n, input.dim())),
                                    "eps": float(eps)})
     return out
+
+
+def _layer_norm_shape(input: Tensor, normalized_shape: int | Sequence[int],
+                      weight: Tensor | None, bias: Tensor | None) -> list[int]:
+    """layer_norm's checks; the normalized shape."""
+    shape = _shape_list(normalized_shape, "layer_norm")
+    _check_norm_args(input, shape, weight, bias, "*, ")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError('"LayerNormKernelImpl" not implemented for '
+                                  f"'{SCALAR_NAME[input.dtype]}'")
+    return shape
 
 
 def _contiguous_on_cuda(input: Tensor, dev: device) -> Tensor:
@@ -369,14 +388,9 @@ def _warn_mixed_dtypes(input: Tensor, weight: Tensor) -> None:
                       "Cannot dispatch to fused implementation.", UserWarning, stacklevel=3)
 
 
-@op(REDUCTION, namespace="torch.nn.functional", aten=("_fused_rms_norm",))
-def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
-             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
-    """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims, computed
-    in float32 for 16-bit inputs (float64 for float64). On cuda one `_fused_rms_norm`; where
-    torch's build has no fused kernel for the call (cpu; a weight of another dtype, which
-    warns), the ops its composite launches: [_to_copy up] pow, mean, add_, rsqrt, mul,
-    [mul weight], [_to_copy back]."""
+def _rms_norm_shape(input: Tensor, normalized_shape: int | Sequence[int],
+                    weight: Tensor | None) -> list[int]:
+    """rms_norm's checks; the normalized shape."""
     shape = _shape_list(normalized_shape, "rms_norm")
     if input.dim() < len(shape):
         raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got "
@@ -385,6 +399,18 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"rms_norm\" not implemented for "
                                   f"'{SCALAR_NAME[input.dtype]}'")
+    return shape
+
+
+@op(REDUCTION, namespace="torch.nn.functional", aten=("_fused_rms_norm",))
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing `normalized_shape` dims, computed
+    in float32 for 16-bit inputs (float64 for float64). On cuda one `_fused_rms_norm`; where
+    torch's build has no fused kernel for the call (cpu; a weight of another dtype, which
+    warns), the ops its composite launches: [_to_copy up] pow, mean, add_, rsqrt, mul,
+    [mul weight], [_to_copy back]."""
+    shape = _rms_norm_shape(input, normalized_shape, weight)
     opmath = float64 if input.dtype is float64 else float32
     if eps is None:
         eps = finfo(opmath).eps
@@ -460,6 +486,68 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     launch("native_dropout", _kernels.native_dropout_kernel, (out, mask), (input, philox),
            {"intra": intra, "p": float(p)})
     return out
+
+
+# --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
+
+def _fresh(shape: Sequence[Any], dt: dtype) -> TensorMeta:
+    return TensorMeta(tuple(shape), dt, contiguous_strides(shape))
+
+
+@register_meta("torch.nn.functional.embedding")
+def _embedding_rule(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+                    *args: Any, **kwargs: Any) -> TensorMeta:
+    _check_embedding(input, weight, padding_idx)
+    return _fresh((*input.shape, weight.shape[1]), weight.dtype)
+
+
+@register_meta("torch.nn.functional.silu")
+def _silu_rule(input: Tensor, inplace: bool = False) -> TensorMeta:
+    return maybe_inplace_meta(input, inplace)
+
+
+@register_meta("torch.nn.functional.layer_norm")
+def _layer_norm_rule(input: Tensor, normalized_shape: int | Sequence[int],
+                     weight: Tensor | None = None, bias: Tensor | None = None,
+                     eps: float = 1e-5) -> TensorMeta:
+    _layer_norm_shape(input, normalized_shape, weight, bias)
+    return _fresh(input.shape, input.dtype)
+
+
+@register_meta("torch.nn.functional.rms_norm")
+def _rms_norm_rule(input: Tensor, normalized_shape: int | Sequence[int],
+                   weight: Tensor | None = None, eps: float | None = None) -> TensorMeta:
+    """The fused cuda kernel's output is row-major; the composite's (x * rstd [* weight],
+    cast back) is laid out as its multiplications lay it out."""
+    n = len(_rms_norm_shape(input, normalized_shape, weight))
+    if (weight is None or weight.dtype == input.dtype) and input.device.type == "cuda":
+        return _fresh(input.shape, input.dtype)
+    shape = tuple(input.shape)
+    rstd = tuple(s if i < len(shape) - n else 1 for i, s in enumerate(shape))
+    opmath = float64 if input.dtype is float64 else float32
+    itemsize = opmath.itemsize
+    x_strides = tuple(input.stride()) if input.dtype is opmath else \
+        format_strides(shape, input.stride(), preserve_format)  # x = input.to(opmath)
+    strides = layout_of(shape, [(shape, x_strides, itemsize),
+                                (rstd, contiguous_strides(rstd), itemsize)])
+    if weight is not None:
+        strides = layout_of(shape, [(shape, strides, itemsize),
+                                    (tuple(weight.shape), weight.stride(), itemsize)])
+    return TensorMeta(shape, input.dtype, strides)
+
+
+@register_meta("torch.nn.functional.dropout")
+def _dropout_rule(input: Tensor, p: float = 0.5, training: bool = True,
+                  inplace: bool = False) -> TensorMeta:
+    """input itself when nothing drops; in place input written; else a row-major output
+    (native_dropout), or input times zero when p is 1."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or numel(input.shape) == 0 or inplace:
+        return written_meta(input, [input])
+    if p == 1.0:
+        return elementwise_meta([input], input.dtype)
+    return _fresh(input.shape, input.dtype)
 
 
 aten_op("embedding_renorm_", EXTERN)  # embedding(max_norm=...) renormalises rows in place first

@@ -1,0 +1,2 @@
+"""torch._functorch._aot_autograd: AOTAutograd's internals (fake_torch has no AOTAutograd:
+only the names other libraries import are here)."""

@@ -1,0 +1,222 @@
+"""`python -m fake_torch run SCRIPT` prints a script's uncaught error as `python SCRIPT` with real
+torch prints it: Python's "Did you mean" hints kept, torch's module names in the text, and a
+torch API fake_torch lacks named as such (fake_torch/_missing_names.py). The oracle is the same
+script run by plain python with real torch; those comparisons skip without it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import re
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+import fake_torch
+from fake_torch import _torch_names
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# found on sys.path itself, not through fake_torch.install()'s alias (another test may have run it)
+HAVE_TORCH = importlib.machinery.PathFinder.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="real torch (CPU build) not installed")
+
+
+def _script(tmp_path: Path, source: str) -> Path:
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return path
+
+
+def _fake(script: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m fake_torch run SCRIPT`."""
+    return subprocess.run([sys.executable, "-m", "fake_torch", "run", str(script)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def _real(script: Path) -> subprocess.CompletedProcess[str]:
+    """`python SCRIPT`, with real torch."""
+    return subprocess.run([sys.executable, str(script)], cwd=script.parent, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    return done.stderr.rstrip("\n").splitlines()[-1]
+
+
+def _no_fake_torch_frame(stderr: str) -> None:
+    assert f'File "{Path(fake_torch.__file__).parent}' not in stderr, stderr
+
+
+@needs_torch
+def test_attribute_typo_prints_as_python_does_with_torch(tmp_path: Path) -> None:
+    script = _script(tmp_path, """\
+        import torch
+        graph = torch.cuda.CUDAgraph
+    """)
+    fake, real = _fake(script), _real(script)
+    assert fake.returncode == real.returncode == 1
+    assert fake.stderr == real.stderr  # the whole traceback: the script's frames only
+    assert _last_line(fake) == ("AttributeError: module 'torch.cuda' has no attribute "
+                                "'CUDAgraph'. Did you mean: 'CUDAGraph'?")
+
+
+@needs_torch
+def test_a_chained_missing_name_prints_as_python_does_with_torch(tmp_path: Path) -> None:
+    script = _script(tmp_path, """\
+        import torch
+        try:
+            torch.cuda.CUDAgraph
+        except AttributeError as e:
+            raise RuntimeError("no graphs") from e
+    """)
+    fake, real = _fake(script), _real(script)
+    assert fake.stderr == real.stderr
+    assert "Did you mean: 'CUDAGraph'?" in fake.stderr
+
+
+@needs_torch
+def test_name_error_hint_comes_from_the_scripts_frame(tmp_path: Path) -> None:
+    script = _script(tmp_path, """\
+        import torch
+
+        def f():
+            tensr = torch.ones(2)
+            return tensor + 1
+
+        f()
+    """)
+    fake, real = _fake(script), _real(script)
+    assert fake.stderr == real.stderr
+    assert _last_line(fake) == "NameError: name 'tensor' is not defined. Did you mean: 'tensr'?"
+
+
+@needs_torch
+def test_import_of_a_misspelt_name_prints_as_python_does(tmp_path: Path) -> None:
+    # the path in python's text is the module's file: torch's there, fake_torch's here
+    script = _script(tmp_path, """\
+        from torch.cuda import CUDAgraph
+    """)
+    fake, real = _fake(script), _real(script)
+    assert fake.returncode == real.returncode == 1
+    strip = re.compile(r" \(/\S+/__init__\.py\)")
+    assert strip.sub("", fake.stderr) == strip.sub("", real.stderr)
+    assert _last_line(fake).startswith("ImportError: cannot import name 'CUDAgraph' from "
+                                       "'torch.cuda' (")
+    _no_fake_torch_frame(fake.stderr)
+
+
+@needs_torch
+def test_import_of_a_module_torch_lacks_prints_as_python_does(tmp_path: Path) -> None:
+    script = _script(tmp_path, "import torch.fftt\n")
+    fake, real = _fake(script), _real(script)
+    assert fake.stderr == real.stderr
+    assert _last_line(fake) == "ModuleNotFoundError: No module named 'torch.fftt'"
+
+
+@needs_torch
+def test_the_scripts_own_excepthook_is_called(tmp_path: Path) -> None:
+    script = _script(tmp_path, """\
+        import sys
+        import torch
+        sys.excepthook = lambda kind, value, tb: print("hooked", kind.__name__, value)
+        raise ValueError("boom")
+    """)
+    fake, real = _fake(script), _real(script)
+    assert fake.stdout == real.stdout == "hooked ValueError boom\n"
+    assert fake.returncode == real.returncode == 1
+
+
+NOT_PROVIDED = "torch.fft is a torch 2.13 API that fake_torch does not provide"
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("torch.fft", f"AttributeError: module 'torch' has no attribute 'fft': {NOT_PROVIDED}"),
+    ("import torch.fft", f"ModuleNotFoundError: No module named 'torch.fft': {NOT_PROVIDED}"),
+    ("from torch import fft", "ImportError: cannot import name 'fft' from 'torch' "
+     f"({Path(fake_torch.__file__)}): {NOT_PROVIDED}"),
+])
+def test_a_torch_api_fake_torch_lacks_says_so(tmp_path: Path, line: str, error: str) -> None:
+    done = _fake(_script(tmp_path, f"import torch\n{line}\n"))
+    assert done.returncode == 1
+    assert _last_line(done) == error  # no "Did you mean" for a name torch has
+    _no_fake_torch_frame(done.stderr)
+
+
+@needs_torch
+def test_real_torch_has_the_api_the_message_names(tmp_path: Path) -> None:
+    done = _real(_script(tmp_path, "import torch.fft\nfrom torch import fft\nprint(torch.fft)\n"))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_lacking_torch_api_keeps_the_exception_class_code_tests_for(tmp_path: Path) -> None:
+    done = _fake(_script(tmp_path, """\
+        import torch
+        print(hasattr(torch, "fft"), hasattr(torch.cuda, "CUDAgraph"), hasattr(torch, "cuda"))
+        try:
+            import torch.fft
+        except ImportError as e:
+            print(type(e).__name__, e.name)
+        try:
+            from torch import fft
+        except ImportError as e:
+            print(type(e).__name__, e.name)
+    """))
+    assert done.stdout == "False False True\nModuleNotFoundError torch.fft\nImportError torch\n"
+
+
+def test_direct_users_see_torch_names_and_keep_suggestions() -> None:
+    with pytest.raises(AttributeError) as typo:
+        fake_torch.cuda.CUDAgraph  # type: ignore[attr-defined]  # noqa: B018
+    assert str(typo.value) == "module 'torch.cuda' has no attribute 'CUDAgraph'"
+    assert typo.value.name == "CUDAgraph" and typo.value.obj is fake_torch.cuda
+    with pytest.raises(AttributeError) as lacking:
+        fake_torch.fft  # noqa: B018
+    assert str(lacking.value) == f"module 'torch' has no attribute 'fft': {NOT_PROVIDED}"
+    assert lacking.value.name is None  # so Python suggests nothing for it
+    with pytest.raises(ModuleNotFoundError, match="No module named 'fake_torch.fft': "
+                       + re.escape(NOT_PROVIDED)) as missing:
+        importlib.import_module("fake_torch.fft")
+    assert missing.value.name == "fake_torch.fft"
+    with pytest.raises(ModuleNotFoundError, match=r"^No module named 'fake_torch.fftt'$"):
+        importlib.import_module("fake_torch.fftt")
+
+
+def test_every_imported_fake_torch_module_has_the_missing_name_path() -> None:
+    for name, module in list(sys.modules.items()):
+        if name.startswith("fake_torch.") and module is not None:
+            assert ("__getattr__" in vars(module)
+                    or hasattr(type(module), "__getattr__")), name
+
+
+@needs_torch
+def test_the_names_file_is_torchs() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.__name__ != "torch":  # fake_torch.install() ran in this process
+        pytest.skip("torch is fake_torch here")
+    assert _torch_names.torch_version() == torch.__version__.split("+")[0]
+    cuda_names = _torch_names._data()["attributes"]["torch.cuda"]
+    assert "CUDAGraph" in cuda_names and "CUDAgraph" not in cuda_names
+    # each is an attribute of torch.cuda, or a submodule `import torch.cuda.X` gives
+    assert all(hasattr(torch.cuda, n) or importlib.util.find_spec(f"torch.cuda.{n}")
+               for n in cuda_names)
+    assert _torch_names.torch_has_module("torch.fft")
+    assert not _torch_names.torch_has_module("torch.fftt")
+
+
+def test_from_import_finds_a_submodule_mid_import_as_python_does() -> None:
+    # a circular import: fake_torch.nn.X is in sys.modules, not yet an attribute of fake_torch.nn;
+    # Python's `from fake_torch.nn import X` falls back to sys.modules, and so must __getattr__
+    child = types.ModuleType("fake_torch.nn._mid_import")
+    sys.modules["fake_torch.nn._mid_import"] = child
+    try:
+        from fake_torch.nn import _mid_import  # type: ignore[attr-defined]
+        assert _mid_import is child
+        assert not hasattr(fake_torch.nn, "_mid_import")  # an attribute lookup still misses
+    finally:
+        del sys.modules["fake_torch.nn._mid_import"]
