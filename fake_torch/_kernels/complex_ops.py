@@ -257,6 +257,12 @@ def is_complex(input: Tensor) -> bool:
     return tensor_arg(input, "is_complex")._dtype.is_complex
 
 
+# the queries' answers are metadata: the rule is the query itself
+register_meta("torch.is_conj")(is_conj)
+register_meta("torch.is_neg")(is_neg)
+register_meta("torch.is_complex")(is_complex)
+
+
 # --- building and taking apart: one launch each --------------------------------------------------
 
 def _from_parts(fn: str, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray], a: Any, b: Any,

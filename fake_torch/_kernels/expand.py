@@ -38,12 +38,13 @@ def _expand_rule(self: Tensor, *sizes: Any) -> TensorMeta:
     return view_meta(self, expand_geometry(self, sizes))
 
 
-def expand_geometry(self: Tensor, sizes: tuple[Any, ...]) -> Geometry:
-    """torch's inferExpandGeometry: expanded dims get stride 0, new leading ones too."""
+def expand_geometry(self: Tensor, sizes: tuple[Any, ...], g: Geometry | None = None) -> Geometry:
+    """torch's inferExpandGeometry: expanded dims get stride 0, new leading ones too. `g`: the
+    geometry to expand, when not self's own (a view of self described, not made)."""
     if not sizes:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     target = int_sizes(sizes, "expand")
-    shape, strides = tuple(self.shape), tuple(self.stride())
+    shape, strides, offset = geometry(self) if g is None else g
     ndim, tdim = len(target), len(shape)
     if ndim < tdim:
         raise RuntimeError(f"expand({type_string(self)}{{{list(shape)}}}, size={list(target)}): "
@@ -71,7 +72,7 @@ def expand_geometry(self: Tensor, sizes: tuple[Any, ...]) -> Geometry:
         out_shape[i], out_strides[i] = size, stride
     if any(s < 0 for s in out_shape):
         raise RuntimeError("numel: integer multiplication overflow")
-    return tuple(out_shape), tuple(out_strides), self.storage_offset()
+    return tuple(out_shape), tuple(out_strides), offset
 
 
 @method(VIEW)

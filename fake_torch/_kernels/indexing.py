@@ -232,7 +232,15 @@ class _Described(_Views):
                                   "output rule describes the result without reading it")
 
 
-_VIEWS, _DESCRIBED = _Views(), _Described()
+class _Checked(_Described):
+    """The views described for an assignment's checks only: a 0-dim index tensor's value is
+    not read (the rule of `x[i] = v` describes no tensor: it returns None)."""
+
+    def item(self, idx: Tensor) -> Any:
+        return 0
+
+
+_VIEWS, _DESCRIBED, _CHECKED = _Views(), _Described(), _Checked()
 
 
 def _apply_slicing(t: Any, items: tuple[Any, ...], v: _Views = _VIEWS
@@ -356,12 +364,17 @@ def _value_tensor(t: Tensor, value: Any) -> Tensor:
     (no launch; torch: scalar_tensor_static)."""
     if isinstance(value, Tensor):
         return value
+    return Tensor._make(np.array(_scalar_value(t, value)).astype(t.dtype.np), CPU)
+
+
+def _scalar_value(t: Any, value: Any) -> bool | int | float | complex:
+    """An assigned Python scalar, checked against t's dtype, as t's dtype will hold it."""
     if isinstance(value, (bool, int, float, complex, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
         check_scalar_fits(py, t.dtype)
         if isinstance(py, complex) and not t.dtype.is_complex:
             py = py.real  # (its imaginary part is 0: check_scalar_fits refused any other)
-        return Tensor._make(np.array(py).astype(t.dtype.np), CPU)
+        return py
     raise TypeError(f"can't assign a {type(value).__name__} to a {type_string(t)}")
 
 
@@ -438,5 +451,18 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
             return
         stripped = _strip_leading_ones(v.shape)
         index_put_(sliced, indices, view(v, stripped) if stripped != v.shape else v)
+
+
+@register_meta("Tensor.__setitem__")
+def _setitem_rule(self: Tensor, index: Any, value: Any) -> None:
+    """`x[index] = value` writes x and returns None: the rule checks the value and the index
+    as the kernel does, and describes no output."""
+    if not isinstance(value, Tensor):
+        _scalar_value(self, value)
+    if index is False or index is Ellipsis or index is None or index is True:
+        return None
+    items = (index,) if _is_int(index) or isinstance(index, slice) else _as_tuple(index)
+    _apply_slicing(_Layout(self, geometry(self)), items, _CHECKED)
+    return None
 
 

@@ -175,9 +175,9 @@ def _split(tensor: Tensor, split_size_or_sections: int | Sequence[int],
     if tensor.dim() == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor.dim())
-    if not isinstance(split_size_or_sections, int):
+    if isinstance(split_size_or_sections, (list, tuple)):  # (a size may be symbolic)
         return d, _split_sizes(tensor, d, [sym_index(s) for s in split_size_or_sections])
-    step = split_size_or_sections
+    step: Any = split_size_or_sections  # an int, or a symbolic size
     size = tensor.shape[d]
     if step < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")

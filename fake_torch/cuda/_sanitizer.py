@@ -4,7 +4,10 @@ Off by default (a GPU does not check either). Turn it on with the environment va
 TORCH_CUDA_SANITIZER=1 or `torch.cuda._sanitizer.enable_cuda_sanitizer()` (torch's names for
 its own CUDA sanitizer). It catches:
   1. reading a tensor a capture produced before the graph was ever replayed;
-  2. replaying a graph whose captured input tensor was freed since capture;
+  2. replaying a graph whose captured input tensor was freed since capture, where its memory
+     may now belong to another tensor (a freed output of an earlier graph, whose block stays
+     in a live graph pool, is no such input: unless another graph's replay overwrote it
+     since its own graph's replay wrote it, a replay order other than the capture order);
   3. reading a graph's output after another graph sharing its pool overwrote that memory;
   4. replaying on a captured input the program forgot to copy new values into: after a
      replay, one it wrote since the capture but not since the previous replay, while it wrote
@@ -38,11 +41,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fake_torch import _dispatch
-from fake_torch._allocator import DEVICE, Storage
+from fake_torch._allocator import DEVICE, PoolId, Storage
+from fake_torch._allocator_blocks import DEFAULT_POOL, Block
 from fake_torch.cuda import _sanitizer_replays
 
 if TYPE_CHECKING:
-    from fake_torch.cuda.graphs import CUDAGraph
+    from fake_torch.cuda.graphs import CapturedInput, CUDAGraph
 
 # the door's input check and read check, while on
 _registrations: tuple[_dispatch.Registration, _dispatch.Registration] | None = None
@@ -223,18 +227,88 @@ def capture_ended(graph: CUDAGraph, made: list[weakref.ref[Storage]]) -> None:
                            "unspecified. Call g.replay() before reading the graph's outputs.")
 
 
-def before_replay(graph: CUDAGraph, inputs: list[weakref.ref[Storage]],
-                  check_liveness: bool) -> None:
+def before_replay(graph: CUDAGraph, inputs: list[CapturedInput], check_liveness: bool) -> None:
+    """A captured input freed since capture. torch's check_input_liveness counts every dead
+    input whose address is not inside a live (active) block of the graph's pool; the sanitizer
+    counts the dead inputs whose bytes the allocator may hand to another tensor (see
+    `_reusable`): a freed input still in a live graph pool's segment is no hazard."""
     if not (is_enabled() or check_liveness):
         return
-    num_dead = sum(ref() is None for ref in inputs)
-    if num_dead:  # torch's leading text (check_input_liveness), then the fix
-        raise RuntimeError(f"CUDA graph replay detected {num_dead} dead tensor(s).\n"
-                           f"A tensor captured as an input of {graph!r} was freed after capture, "
-                           "so replay reads memory that may now belong to another tensor. Keep "
-                           "the static input tensor alive and copy new values into it with "
-                           "static_input.copy_(new) instead of rebinding it.")
+    dead = [i for i in inputs if i.ref() is None]
+    if dead:
+        if check_liveness:
+            num_dead = sum(not _in_active_block(i, graph._pool_id) for i in dead)
+        else:
+            num_dead = 0
+        if not num_dead and is_enabled():
+            num_dead = sum(_reusable(i) for i in dead)
+            if not num_dead:
+                _check_rewritten(graph, dead)
+        if num_dead:  # torch's leading text (check_input_liveness), then the fix
+            raise RuntimeError(
+                f"CUDA graph replay detected {num_dead} dead tensor(s).\n"
+                f"A tensor captured as an input of {graph!r} was freed after capture, so replay "
+                "reads memory that may now belong to another tensor. Keep the static input "
+                "tensor alive and copy new values into it with static_input.copy_(new) instead "
+                "of rebinding it.")
     _sanitizer_replays.check_inputs_refreshed(graph)
+
+
+def _in_active_block(captured: CapturedInput, pool_id: PoolId | None) -> bool:
+    """torch's exemption (torch.utils._cuda_debug, from a memory snapshot of the graph's pool):
+    the dead input's address lies in a block of that pool that is allocated, or waiting for
+    other streams before it is free ("active")."""
+    pool = DEVICE.pools.get(pool_id) if pool_id is not None else None
+    if pool is None:
+        return False
+    address = captured.span[0]
+    for segment in pool.segments:
+        block: Block | None = segment.head
+        while block is not None:
+            if block.address <= address < block.address + block.size:
+                return block.allocated or block.pending
+            block = block.next
+    return False
+
+
+def _check_rewritten(graph: CUDAGraph, dead: list[CapturedInput]) -> None:
+    """Freed inputs kept in a live pool hold what the last replay writing them left: that must
+    be the replay of the graph whose capture made them, not another graph of the pool whose
+    capture reused the bytes since (a replay order other than the capture order)."""
+    from fake_torch.cuda.graphs import graphs_of_pool
+
+    for captured in dead:
+        producer = captured.producer() if captured.producer is not None else None
+        if producer is None or captured.segment is None:
+            continue  # (no graph rewrites those bytes any more: they keep what it left)
+        lo, hi = captured.span
+        for other in graphs_of_pool(captured.segment.pool.id):
+            if (other is producer or other is graph
+                    or other._replayed_at <= producer._replayed_at
+                    or not any(start < hi and lo < end for start, end in other._written)):
+                continue
+            raise RuntimeError(
+                f"fake_torch sanitizer: the replay of {graph!r} reads a captured input freed "
+                f"after capture: its memory stays in the graphs' pool, where the replay of "
+                f"{producer!r} writes it, but the replay of {other!r} overwrote it since. "
+                "The graphs share a memory pool, so replay them in the order they were "
+                "captured, or keep the input alive.")
+
+
+def _reusable(captured: CapturedInput) -> bool:
+    """Whether a freed input's bytes may now belong to another tensor. A block of the default
+    pool goes back to the cache, for any allocation. A block of a CUDA graph's private pool
+    goes back to that pool, and only a capture into the pool allocates from it (eager code
+    never does) while some graph owns the pool: it stays the graphs' memory, which the graph
+    that wrote it rewrites at each replay (vLLM's piecewise graphs: one piece's output, freed
+    after the capture, is the next piece's input). Reusable again once the pool is released
+    (its last graph gone) or the segment given back to the device."""
+    segment = captured.segment
+    if segment is None:
+        return True
+    pool = segment.pool
+    return (pool.id == DEFAULT_POOL or pool.released or DEVICE.pools.get(pool.id) is not pool
+            or not any(s is segment for s in pool.segments))
 
 
 def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]],

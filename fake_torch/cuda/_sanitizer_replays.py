@@ -122,7 +122,7 @@ def capture_ended(graph: CUDAGraph) -> None:
         return
     made = [s for s in (ref() for ref in graph._made) if s is not None]
     written = graph._written
-    inputs = [s for s in (ref() for ref in graph._inputs) if s is not None]
+    inputs = [s for s in (i.ref() for i in graph._inputs) if s is not None]
     keys: dict[int, set[ShapeKey]] = {id(s): set() for s in inputs}
     for k in graph._kernels:
         for x in k.inputs:

@@ -23,6 +23,7 @@ and refreshed (two fill_ launches) before each replay of a graph that draws.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import warnings
 import weakref
@@ -33,6 +34,7 @@ import numpy as np
 
 from fake_torch import _allocator, _allocator_capture, _cost, _dispatch, _pinned, _streams
 from fake_torch._allocator import DEVICE, PoolId, Storage
+from fake_torch._allocator_blocks import DEFAULT_POOL, Segment
 from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
 from fake_torch._host_allocator import HOST
 from fake_torch._timeline import TIMELINE, Work
@@ -48,6 +50,32 @@ _CAPTURE_UNJOINED_ERROR = ("CUDA error: capturing stream has unjoined work\n"
 _CAPTURE_COPY_ERROR = ("Cannot copy between CPU and CUDA tensors during CUDA graph capture "
                        "unless the CPU tensor is pinned. Please use tensor.pin_memory() or "
                        "allocate the tensor with pin_memory=True.")
+
+
+@dataclass(frozen=True)
+class CapturedInput:
+    """A storage a capture read that existed before it: the graph reads its bytes at every
+    replay. Kept weakly (the graph does not keep its inputs alive, as on a GPU), with where its
+    bytes lie, so that once it is gone the sanitizer can still tell who may reuse them."""
+
+    ref: weakref.ref[Storage]
+    span: tuple[int, int]  # [start, end) addresses
+    segment: Segment | None  # the allocator segment holding it (None: not the caching allocator's)
+    # the graph whose capture made it (an output of an earlier graph of a shared pool), if any:
+    # its replays write these bytes
+    producer: weakref.ref[CUDAGraph] | None
+
+    @staticmethod
+    def of(storage: Storage) -> CapturedInput:
+        block = storage.block
+        segment = block.segment if block is not None else None
+        producer = None
+        if segment is not None and segment.pool.id != DEFAULT_POOL:
+            for g in _graphs_by_pool.get(segment.pool.id, ()):
+                if any(ref() is storage for ref in g._made):
+                    producer = weakref.ref(g)
+                    break
+        return CapturedInput(weakref.ref(storage), storage.span(), segment, producer)
 
 
 @dataclass
@@ -174,12 +202,13 @@ class CUDAGraph:
         self._has_graph_exec = False
         self._made: list[weakref.ref[Storage]] = []  # allocated by the capture: its memory
         self._cleared_at = -1  # the sanitizer's hazard count when a replay last cleared _made's
-        self._inputs: list[weakref.ref[Storage]] = []  # read by the capture, made before it
+        self._inputs: list[CapturedInput] = []  # read by the capture, made before it
         self._written: list[tuple[int, int]] = []  # address spans the kernels write
         self._check_liveness = False
         # generator states registered with this graph -> how far each replay moves them
         self._generator_states: dict[PhiloxState, int] = {}
         self.num_replays = 0
+        self._replayed_at = 0  # when it last replayed, in replays of any graph (_replays)
 
     # --- capture ------------------------------------------------------------------------------
 
@@ -310,6 +339,7 @@ class CUDAGraph:
         _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._nodes,), on_cuda=True,
                          kind="graph", source=self)
         self.num_replays += 1
+        self._replayed_at = next(_replays)
         assert self._pool_id is not None
         _sanitizer.after_replay(self, self._made, self._written)
 
@@ -409,6 +439,12 @@ class CUDAGraph:
 
 
 _graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}  # the live graphs of each pool
+_replays = itertools.count(1)  # every graph's replays, in order (a graph's _replayed_at)
+
+
+def graphs_of_pool(pool_id: PoolId) -> list[CUDAGraph]:
+    """The live graphs that captured into the pool `pool_id`."""
+    return list(_graphs_by_pool.get(pool_id, ()))
 
 
 def _forget_graph(pool_id: PoolId, graph: CUDAGraph) -> None:
@@ -468,16 +504,16 @@ def _nodes(kernels: list[RecordedKernel], marks: list[tuple[int, Any]]) -> list[
 
 
 def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Storage]]
-                     ) -> tuple[list[weakref.ref[Storage]], list[tuple[int, int]]]:
+                     ) -> tuple[list[CapturedInput], list[tuple[int, int]]]:
     """The storages the kernels read that existed before capture, and the spans they write."""
     own = {id(s) for s in (ref() for ref in made) if s is not None}
-    inputs: dict[int, weakref.ref[Storage]] = {}
+    inputs: dict[int, CapturedInput] = {}
     written: list[tuple[int, int]] = []
     for k in kernels:
         for x in k.inputs:
             storage = DEVICE.storage_of(x) if isinstance(x, np.ndarray) else None
-            if storage is not None and id(storage) not in own:
-                inputs[id(storage)] = weakref.ref(storage)
+            if storage is not None and id(storage) not in own and id(storage) not in inputs:
+                inputs[id(storage)] = CapturedInput.of(storage)
         for out in k.outs:
             start = int(out.__array_interface__["data"][0])
             written.append((start, start + int(out.nbytes)))
