@@ -501,6 +501,8 @@ class CompiledFrame:
                 result = tracer.run(self.fn, args, kwargs)
         finally:
             self.state.watch = None
+        if tracer.sym is not None:
+            tracer.sym.check_marked()  # as torch, once the frame is compiled
         self._finish(tracer)
         tracer.final = None  # its graph's outputs: the caller holds what it keeps
         if watch.changed(before, watch.snapshot()):  # the Python set attributes: keep running it

@@ -89,6 +89,7 @@ class SymbolicTrace:
         self._dynamic = DimDynamic.DUCK if duck else DimDynamic.DYNAMIC
         # symbol -> every (argument leaf, dim) whose size it stands for
         self.places: dict[Any, list[tuple[int, int]]] = {}
+        self.marked: dict[Any, str] = {}  # symbol -> source, for dims mark_dynamic marked
         self._expr_nodes: dict[tuple[int, Any], Any] = {}  # (id(graph), expr) -> node
 
     # --- inputs -------------------------------------------------------------------------------
@@ -107,6 +108,8 @@ class SymbolicTrace:
             expr = self.env.create_symbol(n, source, dynamic_dim=self._dynamic)
             if isinstance(expr, sympy.Symbol):
                 self.places.setdefault(expr, []).append((leaf, d))
+                if d in getattr(t, "_dynamo_dynamic_indices", ()):
+                    self.marked.setdefault(expr, source)
                 sizes.append(self.env.create_symintnode(expr, hint=n, source=source))
             else:  # specialised (a 0/1 size)
                 sizes.append(n)
@@ -223,6 +226,22 @@ class SymbolicTrace:
         return node
 
     # --- guards -------------------------------------------------------------------------------
+
+    def check_marked(self) -> None:
+        """torch's ConstraintViolationError when the code specialised a dim the user marked
+        dynamic (`range(x.size(1))`, `if n == m:` at equal sizes, `int(n)` here too)."""
+        from fake_torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+        for symbol, source in self.marked.items():
+            value = self.env.replace(symbol)
+            if value.is_number:
+                raise ConstraintViolationError(
+                    f"Constraints violated ({source})! For more information, run with "
+                    'TORCH_LOGS="+dynamic".\n'
+                    f"  - You marked {source} as dynamic but your code specialized it to be a "
+                    f"constant ({value}). If you're using mark_dynamic, either remove it or "
+                    "use maybe_mark_dynamic. If you're using Dim.DYNAMIC, replace it with "
+                    "either Dim.STATIC or Dim.AUTO.")
 
     def bindings(self, sizes: Callable[[int, int], int]) -> tuple[dict[Any, int], str | None]:
         """Each symbol's value from the arguments (`sizes(leaf, dim)`), or the first place

@@ -19,11 +19,11 @@ sympy is imported inside the functions that need it, so importing this module (w
 from __future__ import annotations
 
 import contextlib
-from collections import OrderedDict
 import dataclasses
 import hashlib
 import sys
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
@@ -70,6 +70,10 @@ class GuardOnDataDependentSymNode(RuntimeError):
     def __init__(self, cond: Any, *args: Any) -> None:
         super().__init__(*args)
         self.cond = cond
+
+
+class ConstraintViolationError(RuntimeError):
+    """A dim marked dynamic (mark_dynamic) that the traced code specialised to a constant."""
 
 
 @dataclasses.dataclass(frozen=True)
