@@ -135,8 +135,9 @@ def result_type(*operands: Tensor | Scalar) -> dtype:
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """Broadcast shapes right-aligned; torch's RuntimeError text on a mismatch."""
-    if (len(shapes) == 2 and isinstance(shapes[0], tuple) and isinstance(shapes[1], tuple)
-            and shapes[0] == shapes[1]):  # fast path: equal shapes
+    if (len(shapes) == 2 and type(shapes[0]) is tuple and type(shapes[1]) is tuple
+            and shapes[0] == shapes[1]):  # fast path: equal shapes (a kernel's numpy shapes;
+        # a rule's torch.Size may hold SymInts, whose == would record a guard)
         return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
