@@ -79,6 +79,16 @@ Values: the dtype names both libraries share, their numpy dtypes, and bit-exact 
 between numpy arrays and either library's tensors; `both()` makes the same values a tensor of
 each library, `close()` compares them within a tolerance, `strided()` transposes the strides.
 
+Machines: the oracles hold with torch 2.13 CPU on any x86-64 CPU. Where torch's own result
+depends on the machine, torch's side (never ours) may be a listed variant: an error's text
+(TORCH_CPU_VARIANTS: which conv backend the CPU build picks), a float's last bits
+(`torch_ulps()`: torch's DEFAULT kernels). To check, run the suite with torch's kernels lowered
+(ATEN_CPU_CAPABILITY=default, =avx2, =avx512), with oneDNN's ISA lowered
+(ONEDNN_MAX_CPU_ISA=AVX2), on one thread (OMP_NUM_THREADS=1) and with oneDNN off
+(FAKE_TORCH_TEST_MKLDNN=0, tests/conftest.py); give each ATEN_CPU_CAPABILITY its own
+TORCHINDUCTOR_CACHE_DIR (inductor's cache does not key its C++ kernels by it, and one built for
+AVX-512 fails to compile under =default).
+
 `NoHostSync` stands in for CUDA-graph capture where a test only needs its refusal of host syncs.
 
 Real torch is imported only inside the helpers that use it: a module whose torch tests skip
