@@ -34,7 +34,8 @@ def judge(program: Program) -> str:
     _, theirs = outcome(lambda: program(torch))
     _, ours = outcome(lambda: program(ft))
     if theirs is None:
-        if ours is None or isinstance(ours, NotImplementedError):
+        if ours is None or isinstance(ours, NotImplementedError) \
+                or torch_may_say(None, first_line(ours)):
             return "same"
         return f"refused: torch returned, fake_torch raised {ours!r}"
     if ours is None:

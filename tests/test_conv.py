@@ -227,9 +227,10 @@ def test_conv_errors_match_torch(program: Callable[[Any], Any]) -> None:
 
 # fake_torch words a float input's dtype mismatch and a zero dilation as oneDNN's checks do, on
 # every machine; torch's CPU build words them so where it picks oneDNN, and as the slow kernels'
-# "expected scalar type ..." / "dilation should be greater than zero, but got [...]" elsewhere
-# (oracles.TORCH_CPU_VARIANTS, which assert_raises_like_torch accepts as torch's side only).
-# Our text is pinned here, whatever the machine.
+# "expected scalar type ..." / "dilation should be greater than zero, but got [...]" elsewhere,
+# where the transposed ones take a bias of another dtype (oracles.TORCH_CPU_VARIANTS, which
+# assert_raises_like_torch accepts as torch's side only). Our text is pinned here, whatever the
+# machine.
 _ONEDNN = "should be the same or input should be a MKLDNN tensor and weight is a dense tensor"
 OUR_ONEDNN_TEXTS: list[tuple[Callable[[Any], Any], str]] = [
     (lambda t: _f(t).conv2d(t.ones(2, 3, 8, 8, dtype=t.float16), t.ones(4, 3, 3, 3)),
@@ -244,6 +245,10 @@ OUR_ONEDNN_TEXTS: list[tuple[Callable[[Any], Any], str]] = [
      f"Input type (torch.HalfTensor) and weight type (torch.FloatTensor) {_ONEDNN}"),
     (lambda t: _f(t).conv1d(t.ones(2, 3, 8), t.ones(4, 3, 3, dtype=t.float64)),
      f"Input type (torch.FloatTensor) and weight type (torch.DoubleTensor) {_ONEDNN}"),
+    (lambda t: _f(t).conv_transpose2d(t.ones(2, 4, 4, 4), t.ones(4, 3, 3, 3),
+                                      t.ones(3, dtype=t.float64)),
+     "Input type (torch.FloatTensor) and bias type (torch.DoubleTensor) should be the same or "
+     "input should be a MKLDNN tensor and bias is a dense tensor"),
     (lambda t: _f(t).conv2d(t.ones(2, 3, 8, 8), t.ones(4, 3, 3, 3), dilation=0),
      "non-positive dilation is not supported"),
     (lambda t: _f(t).conv1d(t.ones(2, 3, 8), t.ones(4, 3, 3), dilation=0),
