@@ -431,16 +431,15 @@ def _sorted_set(m: re.Match[str]) -> str:
 # runs on. fake_torch prints ONE text for each, always (oneDNN's: the text of the CPU build where
 # it picks oneDNN; the tests pin it), and a comparison with torch accepts, as torch's side only,
 # the texts listed here for the same error. Each entry: fake_torch's text (a regular expression
-# its whole text matches), and a regular expression built from that match, which torch's text
-# on another machine matches.
+# its whole text matches), and, built from that match, what torch may give instead on another
+# machine: regular expressions its text matches, or None where torch returns a result.
 #
 # The two conv backends of the CPU build (aten/src/ATen/native/Convolution.cpp): oneDNN
 # (mkldnn) checks the arguments first, "Input type (torch.HalfTensor) and weight type
 # (torch.FloatTensor) should be the same or input should be a MKLDNN tensor and weight is a
-# dense tensor", "Input type (float) and bias type (double) should be the same", "non-positive
-# dilation is not supported"; the native slow kernels say "expected scalar type Half but found
-# Float", "dilation should be greater than zero, but got [0, 0]", or take a transposed conv's
-# bias of another dtype.
+# dense tensor", "non-positive dilation is not supported"; the native slow kernels say
+# "expected scalar type Half but found Float", "dilation should be greater than zero, but got
+# [0, 0]", or take a transposed conv's bias of another dtype.
 # torch 2.13 CPU picks the slow kernels (seen on an x86-64 CPU with AVX-512, without
 # AVX512-FP16): for a float16 input where oneDNN has no fp16 kernels (no AVX512-FP16 or AMX-FP16:
 # that machine), a bfloat16 input where oneDNN has no bf16 kernels (ONEDNN_MAX_CPU_ISA=AVX2 there,
@@ -449,9 +448,7 @@ def _sorted_set(m: re.Match[str]) -> str:
 # torch.backends.mkldnn.enabled = False. Another machine (AVX-512 with oneDNN's fp16) printed
 # oneDNN's text for the float16 input.
 _SCALAR_OF_TYPE = {"torch.HalfTensor": "Half", "CPUBFloat16Type": "BFloat16",
-                   "torch.FloatTensor": "Float", "torch.DoubleTensor": "Double",
-                   "c10::Half": "Half", "c10::BFloat16": "BFloat16", "float": "Float",
-                   "double": "Double"}
+                   "torch.FloatTensor": "Float", "torch.DoubleTensor": "Double"}
 _TYPES = "|".join(re.escape(name) for name in _SCALAR_OF_TYPE)
 
 
@@ -460,18 +457,18 @@ def _slow_dtype_text(m: re.Match[str]) -> str:
                      f"{_SCALAR_OF_TYPE[m['other']]}")
 
 
-# fake_torch's text -> torch's variants: regular expressions of its text, None where torch
-# returns a result instead
 TORCH_CPU_VARIANTS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[str | None]]]] = [
     (re.compile(rf"Input type \((?P<input>{_TYPES})\) and weight type \((?P<other>{_TYPES})\) "
                 r"should be the same or input should be a MKLDNN tensor and weight is a dense "
                 r"tensor"),
      lambda m: [_slow_dtype_text(m)]),
-    # a transposed conv's bias of another dtype: the slow kernels check it with the dtype text
-    # (3-d) or not at all (1-d, 2-d: torch returns a result; seen with oneDNN off)
+    # a transposed conv's bias of another dtype (the other convs check a bias before picking a
+    # backend: "Input type (float) and bias type (double) should be the same" everywhere): the
+    # slow kernels check it with the dtype text (3-d) or not at all (1-d, 2-d: torch returns a
+    # result; seen with oneDNN off)
     (re.compile(rf"Input type \((?P<input>{_TYPES})\) and bias type \((?P<other>{_TYPES})\) "
-                r"should be the same( or input should be a MKLDNN tensor and bias is a dense "
-                r"tensor)?"),
+                r"should be the same or input should be a MKLDNN tensor and bias is a dense "
+                r"tensor"),
      lambda m: [_slow_dtype_text(m), None]),
     # the slow kernels print every dilation (a 1-d conv's as 2-d: [1, 0]), one of them 0
     (re.compile(r"non-positive dilation is not supported"),

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import assert_raises_like_torch, both, close, launches, torch_launches
+from oracles import (
+    assert_raises_like_torch,
+    both,
+    close,
+    launches,
+    torch_launches,
+    torch_may_say,
+)
 
 import fake_torch as ft
 from fake_torch import nn
@@ -262,6 +269,17 @@ def test_conv_onednn_texts_on_every_machine(program: Callable[[Any], Any], text:
         program(ft)
     assert str(ours.value) == text
     assert_raises_like_torch(program)  # torch's text: this one, or its machine's variant
+
+
+def test_torch_cpu_variants_are_the_same_error_only() -> None:
+    half_float = f"Input type (torch.HalfTensor) and weight type (torch.FloatTensor) {_ONEDNN}"
+    assert torch_may_say("expected scalar type Half but found Float", half_float)
+    assert not torch_may_say("expected scalar type Float but found Half", half_float)
+    assert not torch_may_say(None, half_float)  # torch refuses it with every backend
+    assert not torch_may_say(half_float, "expected scalar type Half but found Float")
+    zero = "non-positive dilation is not supported"
+    assert torch_may_say("dilation should be greater than zero, but got [1, 0]", zero)
+    assert not torch_may_say("dilation should be greater than zero, but got [1, 2]", zero)
 
 
 # --- nn.Conv1d / nn.Conv2d -------------------------------------------------------------------
