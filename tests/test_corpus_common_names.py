@@ -93,6 +93,9 @@ def test_tf32_flags_default_and_set_as_torchs() -> None:
     assert ft.backends.cuda.matmul.allow_tf32 == torch.backends.cuda.matmul.allow_tf32
     assert ft.backends.cudnn.allow_tf32 == torch.backends.cudnn.allow_tf32
     before = ft.backends.cuda.matmul.allow_tf32, ft.backends.cudnn.allow_tf32
+    # setting allow_tf32 also sets fp32_precision ("none" until then), as in torch: restored
+    # too, or test_runner_modules' flags (read later in the same process) differ from torch's
+    precision = ft.backends.cuda.matmul.fp32_precision, ft.backends.cudnn.fp32_precision
     try:
         ft.backends.cuda.matmul.allow_tf32 = not before[0]
         ft.backends.cudnn.allow_tf32 = not before[1]
@@ -100,6 +103,7 @@ def test_tf32_flags_default_and_set_as_torchs() -> None:
             (not before[0], not before[1])
     finally:
         ft.backends.cuda.matmul.allow_tf32, ft.backends.cudnn.allow_tf32 = before
+        ft.backends.cuda.matmul.fp32_precision, ft.backends.cudnn.fp32_precision = precision
 
 
 def test_is_compiling_and_coordinate_descent_tuning_as_torchs() -> None:
