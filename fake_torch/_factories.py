@@ -305,6 +305,30 @@ def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = No
     return finish(_pinned_if(out, pin_memory), requires_grad)
 
 
+@register_meta("torch.empty")
+def _empty_rule(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
+                requires_grad: bool = False, pin_memory: bool = False,
+                memory_format: memory_format | None = None) -> TensorMeta:
+    """A fresh tensor laid out in memory_format (contiguous by default)."""
+    fmt = contiguous_format if memory_format is None else memory_format_arg(memory_format,
+                                                                           "empty")
+    shape = _sizes(size, "empty")
+    strides = strides_for(shape, fmt)
+    return _fresh(shape, _check_dtype(dtype, "empty") or get_default_dtype(), strides, device,
+                  pin_memory, requires_grad)
+
+
+def _fresh(shape: tuple[Any, ...], dt: dtype, strides: tuple[Any, ...], device: Any,
+           pin_memory: bool, requires_grad: bool) -> TensorMeta:
+    """A factory's fresh output, described, with its pin_memory and requires_grad checks."""
+    if pin_memory and canonical(device).type != "cpu":
+        raise RuntimeError("Only dense CPU tensors can be pinned")
+    if requires_grad and not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return TensorMeta(shape, dt, strides)
+
+
 @op(POINTWISE)
 def zeros(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = None,
           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
@@ -354,6 +378,18 @@ def empty_like(input: Tensor, *, dtype: dtype | None = None, device: DeviceLike 
                memory_format: memory_format | None = None) -> Tensor:
     out = _pinned_if(like(input, dtype, device, memory_format, "empty_like"), pin_memory)
     return finish(out, requires_grad)
+
+
+@register_meta("torch.empty_like")
+def _empty_like_rule(input: Tensor, *, dtype: dtype | None = None,
+                     device: DeviceLike | None = None, pin_memory: bool = False,
+                     requires_grad: bool = False,
+                     memory_format: memory_format | None = None) -> TensorMeta:
+    """input's shape, laid out as `like` lays it out (preserve_format: input's own strides
+    when it is dense)."""
+    out = like_meta(input, dtype, memory_format, "empty_like")
+    return _fresh(out.shape, out.dtype, out.stride,
+                  device if device is not None else input.device, pin_memory, requires_grad)
 
 
 @op(POINTWISE)

@@ -23,6 +23,7 @@ from fake_torch._factories import (
     tensor,
 )
 from fake_torch._kernels import _common
+from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, method
 from fake_torch._tensor import Number, Tensor
@@ -40,6 +41,17 @@ def new_empty(self: Tensor, *size: Any, dtype: dtype | None = None,
               device: DeviceLike | None = None, requires_grad: bool = False) -> Tensor:
     """Uninitialised memory: no launch."""
     return finish(_new(self, size, dtype, device, "new_empty"), requires_grad)
+
+
+@register_meta("Tensor.new_empty")
+def _new_empty_rule(self: Tensor, *size: Any, dtype: dtype | None = None,
+                    device: DeviceLike | None = None, requires_grad: bool = False) -> TensorMeta:
+    shape = _sizes(size, "new_empty")
+    dt = _check_dtype(dtype, "new_empty") or self.dtype
+    if requires_grad and not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return TensorMeta(shape, dt, contiguous_strides(shape))
 
 
 @method(POINTWISE)

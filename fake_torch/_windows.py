@@ -15,6 +15,7 @@ from fake_torch._factories import arange, empty, finish, ones
 from fake_torch._kernels.arith import add_, mul_
 from fake_torch._kernels.pointwise_math import cos_
 from fake_torch._kernels.split import narrow
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._tensor import Tensor
 
@@ -52,6 +53,31 @@ def hann_window(window_length: int, periodic: bool = True, *, dtype: dtype | Non
     _checks("hann_window", window_length, dtype or get_default_dtype(), device)
     return _hamming("hamming_window", window_length, periodic, 0.5, 0.5, dtype, device,
                     requires_grad)
+
+
+@register_meta("torch.hamming_window")
+def _hamming_window_rule(window_length: int, periodic: bool = True, alpha: float = 0.54,
+                         beta: float = 0.46, *, dtype: dtype | None = None, layout: Any = None,
+                         device: DeviceLike | None = None, pin_memory: bool = False,
+                         requires_grad: bool = False) -> TensorMeta:
+    return _window_meta("hamming_window", window_length, dtype, device)
+
+
+@register_meta("torch.hann_window")
+def _hann_window_rule(window_length: int, periodic: bool = True, *, dtype: dtype | None = None,
+                      layout: Any = None, device: DeviceLike | None = None,
+                      pin_memory: bool = False, requires_grad: bool = False) -> TensorMeta:
+    _checks("hann_window", window_length, dtype or get_default_dtype(), device)
+    return _window_meta("hamming_window", window_length, dtype, device)
+
+
+def _window_meta(fname: str, window_length: int, dt: dtype | None,
+                 dev: DeviceLike | None) -> TensorMeta:
+    """A window: a fresh 1-D tensor of window_length points (a periodic one's last cut off
+    keeps stride 1)."""
+    dt = dt or get_default_dtype()
+    _checks(fname, window_length, dt, dev)
+    return TensorMeta((window_length,), dt, (1,))
 
 
 def _hamming(fname: str, window_length: int, periodic: bool, alpha: float, beta: float,

@@ -106,10 +106,11 @@ SAMPLES: dict[str, Sample] = {
     "torch.narrow": lambda p: ((p.A, 1, 1, 2), {}),
     "torch.split_with_sizes": lambda p: ((p.A, [1, 2], 1), {}),
     "torch.addmm": lambda p: ((p.A, p.A, p.S), {}),
-    "Tensor.addmm_": lambda p: ((p.A, p.A, p.S), {}),
+    "Tensor.addmm_": lambda p: ((p.A, p.B, p.S), {}),  # (self apart from mat1: one alias)
     "torch.baddbmm": lambda p: ((p.Bm, p.Bm, p.Bm), {}),
-    "Tensor.baddbmm_": lambda p: ((p.Bm, p.Bm, p.Bm), {}),
+    "Tensor.baddbmm_": lambda p: ((p.Bm, p.Bm.clone(), p.Bm.clone()), {}),
     "torch.einsum": lambda p: (("ij,jk->ik", p.A, p.S), {}),
+    "torch.dstack": lambda p: (([p.Bm, p.Bm[:, :, :2]],), {}),  # 3-D: no atleast_3d view
     "torch.full": lambda p: (((2, 3), 1.5), {}),
     "torch.linspace": lambda p: ((0.0, 1.0, 5), {}),
     "Tensor.geometric_": lambda p: ((p.P, 0.5), {}),

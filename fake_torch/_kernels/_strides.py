@@ -21,9 +21,14 @@ from fake_torch._kernels._common import new_tensor
 from fake_torch._memory_format import contiguous_strides as contiguous_strides  # re-exported
 from fake_torch._memory_format import is_contiguous as is_contiguous  # re-exported
 from fake_torch._memory_format import memory_format, preserve_format, strides_for
+from fake_torch._meta_registrations import TensorMeta
 from fake_torch._tensor import Tensor
 
 Shape = tuple[int, ...]
+# a view's geometry: its sizes, its strides and its storage offset (in elements). Pure functions
+# of geometries are what a view kernel and its output rule share: the kernel lays its numpy view
+# out by one, the rule describes it by the same one (sizes may be symbolic there)
+Geometry = tuple[Shape, Shape, Any]
 
 
 def scalar_type_name(dt: dtype) -> str:
@@ -119,6 +124,41 @@ def view_strides(oldshape: Shape, oldstride: Shape, newshape: Shape) -> Shape | 
                 tensor_numel = 1
                 view_numel = 1
     return tuple(newstride) if view_d == -1 else None
+
+
+def geometry(t: Any) -> Geometry:
+    """A tensor's geometry, read from its metadata (a Tensor, or any object with its methods)."""
+    return tuple(t.shape), tuple(t.stride()), t.storage_offset()
+
+
+def view_meta(t: Any, g: Geometry, alias: int = 0, dt: dtype | None = None) -> TensorMeta:
+    """The output rule's description of a view of `t` (the call's tensor number `alias`)
+    laid out as `g`, of t's dtype unless `dt` says otherwise."""
+    return TensorMeta(tuple(g[0]), t.dtype if dt is None else dt, tuple(g[1]), g[2], alias)
+
+
+def same_meta(t: Any, alias: int = 0) -> TensorMeta:
+    """The output rule's description of an op that returns its input `t` itself."""
+    return view_meta(t, geometry(t), alias)
+
+
+def permuted(g: Geometry, order: Sequence[int]) -> Geometry:
+    """g's dims in `order` (order[i]: the dim that becomes dim i)."""
+    shape, strides, offset = g
+    return tuple(shape[d] for d in order), tuple(strides[d] for d in order), offset
+
+
+def dropped(g: Geometry, dims: Sequence[int]) -> Geometry:
+    """g without the (size-1) dims listed."""
+    shape, strides, offset = g
+    keep = [d for d in range(len(shape)) if d not in dims]
+    return tuple(shape[d] for d in keep), tuple(strides[d] for d in keep), offset
+
+
+def view_from(t: Tensor, g: Geometry, dt: dtype | None = None) -> Tensor:
+    """t's storage laid out as `g` (its offset counted in elements of `dt`, default t's)."""
+    itemsize = t._a.itemsize if dt is None else dt.itemsize
+    return restride(t, g[0], g[1], g[2] * itemsize - t.storage_offset() * t._a.itemsize, dt)
 
 
 def is_non_overlapping_and_dense(shape: Shape, strides: Shape) -> bool:

@@ -1,6 +1,6 @@
 """aten::index and aten::index_put_: advanced indexing with tensor indices, one launch each.
 
-`_Plan` lays the indices out for a numpy kernel (numpy's advanced indexing has torch's result
+`Plan` lays the indices out for a numpy kernel (numpy's advanced indexing has torch's result
 layout: adjacent indexed dims stay in place, separated ones move to the front). Integer indices
 are bounds-checked inside the kernel, where a GPU checks them; a bool mask's size is read from
 the data, which on cuda is a host sync.
@@ -30,7 +30,7 @@ from fake_torch._opdef import POINTWISE, aten_op, op
 from fake_torch._tensor import Tensor
 
 
-class _Plan:
+class Plan:
     """Tensor indices laid out for a numpy kernel: `spec[p]` is -1 (dim p not indexed) or the
     position of its array in `arrays`; `checks` are (array, dim, ordinal) bounds checks."""
 
@@ -158,7 +158,7 @@ def _index_kernel(out: np.ndarray, src: np.ndarray, *arrays: np.ndarray, spec: t
 
 def index_tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """aten::index: advanced indexing into a fresh tensor, one "index" launch."""
-    plan = _Plan(self, indices)
+    plan = Plan(self, indices)
     out = _common.new_tensor(plan.result_shape(self), self.dtype, self.device)
     _common.launch("index", _index_kernel, out, (self, *plan.arrays), plan.params)
     return out
@@ -189,7 +189,7 @@ def _index_put_kernel(out: np.ndarray, values: np.ndarray, *arrays: np.ndarray,
         out[key] = values
 
 
-def _check_put(self: Tensor, plan: _Plan, values: Tensor, accumulate: bool) -> None:
+def _check_put(self: Tensor, plan: Plan, values: Tensor, accumulate: bool) -> None:
     if not isinstance(values, Tensor):
         raise TypeError("index_put_(): argument 'values' (position 2) must be Tensor, not "
                         f"{type(values).__name__}")
@@ -223,7 +223,7 @@ aten_op("index", POINTWISE)  # x[idx]: a gather, fused like any pointwise read
 def index_put_(input: Tensor, indices: Sequence[Tensor | None], values: Tensor,
                accumulate: bool = False) -> Tensor:
     """input[indices] = values (or += with accumulate), in place: one "index_put_" launch."""
-    plan = _Plan(input, _as_index_list(indices))
+    plan = Plan(input, _as_index_list(indices))
     _check_put(input, plan, values, accumulate)
     if any(s > 1 and st == 0 for s, st in zip(input.shape, input.stride(), strict=True)):
         warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the "
@@ -249,7 +249,7 @@ def _index_put_copy_kernel(out: np.ndarray, src: np.ndarray, values: np.ndarray,
 def index_put(input: Tensor, indices: Sequence[Tensor | None], values: Tensor,
               accumulate: bool = False) -> Tensor:
     """Out-of-place index_put_: a copy of input with the values put (one "index_put" launch)."""
-    plan = _Plan(input, _as_index_list(indices))
+    plan = Plan(input, _as_index_list(indices))
     _check_put(input, plan, values, accumulate)
     out = empty_like_preserve(input)
     _common.launch("index_put", _index_put_copy_kernel, out, (input, values, *plan.arrays),

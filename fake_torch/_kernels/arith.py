@@ -27,7 +27,7 @@ from fake_torch._kernels._elementwise import (
     promote,
     tensor_arg,
 )
-from fake_torch._kernels._strides import checked_convert
+from fake_torch._kernels._strides import checked_convert, same_meta
 from fake_torch._kernels.cast import check_fits
 from fake_torch._kernels.pointwise_math import cpp_name, kernel_name
 from fake_torch._meta_registrations import TensorMeta, register_meta
@@ -305,6 +305,9 @@ def positive(input: Tensor) -> Tensor:
     return x
 
 
+@register_meta("torch.positive")
+def _positive_rule(input: Tensor) -> TensorMeta:
+    return same_meta(positive(input))  # (positive only checks, and is its input)
 # --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
 # add, sub, rsub, mul, pow: the pointwise kind's rule (their operands promote)
 

@@ -28,6 +28,8 @@ from fake_torch._kernels.compare import (
     le,
 )
 from fake_torch._kernels.pointwise_math import abs as abs_
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, register_meta
 from fake_torch._opdef import COMPOSITE, HOST, data_dependent, op
 from fake_torch._tensor import Tensor
 
@@ -58,6 +60,16 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     allowed = add(abs_(mul(cast_b, rtol)), atol)
     actual = abs_(sub(cast_a, cast_b))
     return bitwise_or_(close, bitwise_and_(isfinite(actual), le(actual, allowed)))
+
+
+@register_meta("torch.isclose")
+def _isclose_rule(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                  equal_nan: bool = False) -> Output:
+    """Every further step is written into `eq(a, b)` in place: its output is the result."""
+    a = tensor_arg(input, "isclose")
+    b = tensor_arg(other, "isclose", "other", 2)
+    _check_close_args(a, b, rtol, atol)
+    return call_rule(eq, a, b)
 
 
 def isclose_np(a: np.ndarray, b: np.ndarray, rtol: float, atol: float,

@@ -33,7 +33,8 @@ from fake_torch._kernels.cast import check_fits, scalar_tensor, to
 from fake_torch._kernels.complex_ops import imag_, real_
 from fake_torch._kernels.pointwise_math import abs as abs_
 from fake_torch._kernels.pointwise_math import kernel_name
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
 
@@ -320,6 +321,14 @@ def isfinite(input: Tensor) -> Tensor:
         return ones_like(x, dtype=bool_)
     finite_magnitude = ne(abs_(x), math.inf)
     return mul(eq(x, x), finite_magnitude)
+
+
+@register_meta("torch.isfinite")
+def _isfinite_rule(input: Tensor) -> Output:
+    """Every path (the comparisons' product; ones_like; the parts' and) ends in a bool tensor
+    laid out as a comparison of x with itself."""
+    x = tensor_arg(input, "isfinite")
+    return call_rule(eq, x, x)
 
 
 # --- where -------------------------------------------------------------------------------------

@@ -33,7 +33,13 @@ from fake_torch._kernels._elementwise import (
     tensor_arg,
     written_meta,
 )
-from fake_torch._kernels._strides import restride
+from fake_torch._kernels._strides import (
+    Geometry,
+    geometry,
+    same_meta,
+    view_from,
+    view_meta,
+)
 from fake_torch._kernels.cast import as_rule, copy_, to
 from fake_torch._kernels.pointwise_math import complex_to_real, sign_values
 from fake_torch._memory_format import memory_format, memory_format_arg
@@ -56,17 +62,41 @@ def _no_chalf(dt: dtype) -> None:
 def view_as_real(input: Tensor) -> Tensor:
     """A complex (..., n) tensor as a real (..., n, 2) view of the same memory."""
     x = tensor_arg(input, "view_as_real")
-    if not x._dtype.is_complex:
+    return view_from(x, _as_real_geometry(x), x._dtype.to_real())
+
+
+@register_meta("torch.view_as_real")
+def _view_as_real_rule(input: Tensor) -> TensorMeta:
+    x = tensor_arg(input, "view_as_real")
+    return view_meta(x, _as_real_geometry(x), dt=x.dtype.to_real())
+
+
+def _as_real_geometry(x: Tensor) -> Geometry:
+    """Each complex element as two reals: strides and offset doubled, a last dim of 2."""
+    if not x.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    strides = [2 * s for s in x.stride()]
-    return restride(x, (*x.shape, 2), (*strides, 1), dt=x._dtype.to_real())
+    shape, strides, offset = geometry(x)
+    return (*shape, 2), (*(2 * s for s in strides), 1), 2 * offset
 
 
 @op(VIEW)
 def view_as_complex(input: Tensor) -> Tensor:
     """A real (..., n, 2) tensor as a complex (..., n) view: torch's checks, in its order."""
     x = tensor_arg(input, "view_as_complex")
-    if x._dtype not in _COMPLEX_PARTS:
+    dt = x._dtype.to_complex() if x._dtype in _COMPLEX_PARTS else x._dtype
+    return view_from(x, _as_complex_geometry(x), dt)
+
+
+@register_meta("torch.view_as_complex")
+def _view_as_complex_rule(input: Tensor) -> TensorMeta:
+    x = tensor_arg(input, "view_as_complex")
+    g = _as_complex_geometry(x)
+    return view_meta(x, g, dt=x.dtype.to_complex())
+
+
+def _as_complex_geometry(x: Tensor) -> Geometry:
+    """Pairs of reals as complex elements: the last dim of 2 gone, strides and offset halved."""
+    if x.dtype not in _COMPLEX_PARTS:
         raise RuntimeError("view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: {SCALAR_NAME[x._dtype]}")
     if x.dim() == 0:
@@ -80,16 +110,20 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if x.storage_offset() % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    dt = x._dtype.to_complex()
-    _no_chalf(dt)
-    return restride(x, x.shape[:-1], [s // 2 for s in strides[:-1]], dt=dt)
+    _no_chalf(x.dtype.to_complex())
+    return tuple(x.shape[:-1]), tuple(s // 2 for s in strides[:-1]), x.storage_offset() // 2
 
 
 def _part(x: Tensor, imaginary: bool) -> Tensor:
     """The real or imaginary parts of complex `x`: a real view, strides doubled."""
-    real = x._dtype.to_real()
-    return restride(x, x.shape, [2 * s for s in x.stride()],
-                    byte_offset=real.itemsize if imaginary else 0, dt=real)
+    return view_from(x, _part_geometry(x, imaginary), x._dtype.to_real())
+
+
+def _part_geometry(x: Tensor, imaginary: bool) -> Geometry:
+    """The reals of one part of each complex element: strides doubled, the imaginary part one
+    real further."""
+    shape, strides, offset = geometry(x)
+    return shape, tuple(2 * s for s in strides), 2 * offset + (1 if imaginary else 0)
 
 
 @op(VIEW, name="real")
@@ -99,6 +133,14 @@ def real_(input: Tensor) -> Tensor:
     return _part(x, False) if x._dtype.is_complex else x
 
 
+@register_meta("torch.real", "Tensor.real")
+def _real_rule(input: Tensor) -> TensorMeta:
+    x = tensor_arg(input, "real")
+    if not x.dtype.is_complex:
+        return same_meta(x)
+    return view_meta(x, _part_geometry(x, False), dt=x.dtype.to_real())
+
+
 @op(VIEW, name="imag")
 def imag_(input: Tensor) -> Tensor:
     """The imaginary parts of a complex tensor, as a view; refused for a real one."""
@@ -106,6 +148,14 @@ def imag_(input: Tensor) -> Tensor:
     if not x._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return _part(x, True)
+
+
+@register_meta("torch.imag", "Tensor.imag")
+def _imag_rule(input: Tensor) -> TensorMeta:
+    x = tensor_arg(input, "imag")
+    if not x.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_meta(x, _part_geometry(x, True), dt=x.dtype.to_real())
 
 
 def _setter(part: Callable[[Tensor], Tensor]) -> Callable[[Tensor, Tensor | complex], None]:
@@ -139,8 +189,17 @@ def imag_property(self: Tensor) -> Tensor:
 @op(VIEW, method=True)
 def conj(input: Tensor) -> Tensor:
     """A real tensor itself; torch's lazy conjugate view of a complex one is not emulated."""
+    return _conj_checked(input)
+
+
+@register_meta("torch.conj")
+def _conj_rule(input: Tensor) -> TensorMeta:
+    return same_meta(_conj_checked(input))
+
+
+def _conj_checked(input: Tensor) -> Tensor:
     x = tensor_arg(input, "conj")
-    if x._dtype.is_complex:
+    if x.dtype.is_complex:
         raise NotImplementedError("torch.conj of a complex tensor (a lazy conjugate view) is not "
                                   "emulated by fake_torch; torch.conj_physical(x) computes it "
                                   "(one kernel)")
@@ -169,6 +228,16 @@ def resolve_neg(input: Tensor) -> Tensor:
     return tensor_arg(input, "resolve_neg")
 
 
+@register_meta("torch.resolve_conj")
+def _resolve_conj_rule(input: Tensor) -> TensorMeta:
+    return same_meta(tensor_arg(input, "resolve_conj"))
+
+
+@register_meta("torch.resolve_neg")
+def _resolve_neg_rule(input: Tensor) -> TensorMeta:
+    return same_meta(tensor_arg(input, "resolve_neg"))
+
+
 @op(COMPOSITE, method=True, aten=())
 def is_conj(input: Tensor) -> bool:
     """False: no tensor here is lazily conjugated."""
@@ -186,6 +255,12 @@ def is_neg(input: Tensor) -> bool:
 @op(COMPOSITE, method=True, aten=())
 def is_complex(input: Tensor) -> bool:
     return tensor_arg(input, "is_complex")._dtype.is_complex
+
+
+# the queries' answers are metadata: the rule is the query itself
+register_meta("torch.is_conj")(is_conj)
+register_meta("torch.is_neg")(is_neg)
+register_meta("torch.is_complex")(is_complex)
 
 
 # --- building and taking apart: one launch each --------------------------------------------------

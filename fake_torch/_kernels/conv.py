@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, float16, float32
 from fake_torch._kernels import conv_nd_kernels, window_kernels
 from fake_torch._kernels._common import common_device, launch, new_tensor
 from fake_torch._kernels.join import cat
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, op
 from fake_torch._tensor import Tensor
 from fake_torch.backends import cudnn
@@ -73,15 +76,7 @@ def _conv_nd(name: str, spatial: int, input: Tensor, weight: Tensor, bias: Tenso
     """torch's bias dtype check (not for the transposed ones) and batchify, then the
     convolution; an unbatched input loses its batch dim again. output_padding given: a
     transposed convolution."""
-    transposed = output_padding is not None
-    if (bias is not None and bias.dtype != input.dtype and not isinstance(padding, str)
-            and not transposed):
-        raise RuntimeError(f"Input type ({CPP_NAME[input.dtype]}) and bias type "
-                           f"({CPP_NAME[bias.dtype]}) should be the same")
-    if input.dim() not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
-                           f"input to {name}, but got input of size: {list(input.shape)}")
-    batched = input.dim() == spatial + 2
+    batched = _check_conv_nd(name, spatial, input, bias, padding, output_padding)
     x = input if batched else input.unsqueeze(0)
     stride_, dilation_ = _as_list(stride, spatial), _as_list(dilation, spatial)
     if isinstance(padding, str):
@@ -95,6 +90,80 @@ def _conv_nd(name: str, spatial: int, input: Tensor, weight: Tensor, bias: Tenso
     return out if batched else out.squeeze(0)
 
 
+def _check_conv_nd(name: str, spatial: int, input: Tensor, bias: Tensor | None,
+                   padding: IntArg | str, output_padding: IntArg | None) -> bool:
+    """_conv_nd's checks; whether the input is batched."""
+    transposed = output_padding is not None
+    if (bias is not None and bias.dtype != input.dtype and not isinstance(padding, str)
+            and not transposed):
+        raise RuntimeError(f"Input type ({CPP_NAME[input.dtype]}) and bias type "
+                           f"({CPP_NAME[bias.dtype]}) should be the same")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
+                           f"input to {name}, but got input of size: {list(input.shape)}")
+    return bool(input.dim() == spatial + 2)
+
+
+class _Shaped:
+    """A tensor described with another shape (unsqueezed, padded): what the checks read."""
+
+    def __init__(self, base: Tensor, shape: tuple[Any, ...]) -> None:
+        self.base, self.shape, self.dtype, self.device = base, shape, base.dtype, base.device
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def numel(self) -> Any:
+        n = 1
+        for s in self.shape:
+            n = n * s
+        return n
+
+    def type(self) -> str:
+        return str(self.base.type())
+
+
+def conv_rule(name: str, spatial: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+              stride: IntArg, padding: IntArg | str, dilation: IntArg, groups: int,
+              output_padding: IntArg | None = None) -> TensorMeta:
+    """The output rule of conv1d/2d/3d and conv_transpose1d/2d/3d: every backend writes a
+    fresh contiguous tensor (an unbatched input's loses its batch dim again)."""
+    batched = _check_conv_nd(name, spatial, input, bias, padding, output_padding)
+    x = _Shaped(input, tuple(input.shape) if batched else (1, *input.shape))
+    stride_, dilation_ = _as_list(stride, spatial), _as_list(dilation, spatial)
+    if isinstance(padding, str):
+        left, extra = _same_padding(x, weight, stride_, padding, dilation_)
+        x = _Shaped(input, (*x.shape[:2], *(s + e for s, e in zip(x.shape[2:], extra,
+                                                                    strict=True))))
+        shape = _convolution_shape(x, weight, bias, stride_, left, dilation_, groups)
+    elif output_padding is not None:
+        shape = _convolution_shape(x, weight, bias, stride_, _as_list(padding, spatial),
+                                   dilation_, groups, True, _as_list(output_padding, spatial))
+    else:
+        shape = _convolution_shape(x, weight, bias, stride_, _as_list(padding, spatial),
+                                   dilation_, groups)
+    out = shape if batched else shape[1:]
+    return TensorMeta(out, input.dtype, contiguous_strides(out))
+
+
+@register_meta("torch.conv1d")
+def _conv1d_rule(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntArg = 1,
+                 padding: IntArg | str = 0, dilation: IntArg = 1, groups: int = 1) -> TensorMeta:
+    return conv_rule("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_meta("torch.conv2d")
+def _conv2d_rule(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntArg = 1,
+                 padding: IntArg | str = 0, dilation: IntArg = 1, groups: int = 1) -> TensorMeta:
+    return conv_rule("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_meta("torch.conv3d")
+def _conv3d_rule(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntArg = 1,
+                 padding: IntArg | str = 0, dilation: IntArg = 1, groups: int = 1) -> TensorMeta:
+    return conv_rule("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _as_list(value: IntArg, n: int) -> list[int]:
     """torch's argument parser: an int fills all `n` entries, a sequence is taken as given."""
     return [int(value)] * n if isinstance(value, int) else [int(v) for v in value]
@@ -104,8 +173,23 @@ def _convolution_mode(x: Tensor, weight: Tensor, bias: Tensor | None, stride: li
                       padding: str, dilation: list[int], groups: int) -> Tensor:
     """padding='valid': none. padding='same': the output keeps the input's size; torch splits
     dilation * (k - 1) as evenly as it can and pads the odd one out on the right first."""
+    left, extra = _same_padding(x, weight, stride, padding, dilation)
+    if any(extra):
+        _warn_same_padding_once()
+        dim = weight.dim() - 2
+        pads = [p for i in reversed(range(dim)) for p in (0, extra[i])]  # F.pad order
+        from fake_torch.nn._pad import constant_pad_nd  # torch.nn imports the op modules
+
+        x = constant_pad_nd(x, pads, 0)
+    return convolution(x, weight, bias, stride, left, dilation, groups)
+
+
+def _same_padding(x: Any, weight: Tensor, stride: list[int], padding: str,
+                  dilation: list[int]) -> tuple[list[int], list[int]]:
+    """A padding string's checks; the padding each side gets, and the extra one on the right
+    ('valid': none)."""
     if padding == "valid":
-        return convolution(x, weight, bias, stride, [0], dilation, groups)
+        return [0], [0] * (weight.dim() - 2)
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     k = weight.dim()
@@ -126,13 +210,7 @@ def _convolution_mode(x: Tensor, weight: Tensor, bias: Tensor | None, stride: li
         total = (dilation[0] if len(dilation) == 1 else dilation[i]) * (weight.shape[2 + i] - 1)
         left.append(total // 2)
         extra.append(total - 2 * (total // 2))
-    if any(extra):
-        _warn_same_padding_once()
-        pads = [p for i in reversed(range(dim)) for p in (0, extra[i])]  # F.pad order
-        from fake_torch.nn._pad import constant_pad_nd  # torch.nn imports the op modules
-
-        x = constant_pad_nd(x, pads, 0)
-    return convolution(x, weight, bias, stride, left, dilation, groups)
+    return left, extra
 
 
 _warned_same_padding = False  # torch warns once per process (TORCH_WARN_ONCE)
@@ -156,16 +234,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: list
     (C_in, C_out / groups, *k)."""
     k = weight.dim()
     dim = k - 2
-    if dim <= 0:
-        raise RuntimeError("weight should have at least three dimensions")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    stride = _expand(stride, "stride", dim)
-    padding = _expand(padding, "padding", dim)
-    dilation = _expand(dilation, "dilation", dim)
-    output_padding = _expand(output_padding or [0], "output_padding", dim)
-    _check_shape(input, weight, bias, stride, padding, dilation, groups, transposed,
-                 output_padding)
+    stride, padding, dilation, output_padding = _convolution_args(
+        input, weight, bias, stride, padding, dilation, groups, transposed, output_padding)
     if input.shape[0] == 0 or input.shape[1] == 0:
         return _empty_backend(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
@@ -223,7 +293,49 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: list
                          params, groups)
 
 
-def _output_sizes(input: Tensor, weight: Tensor, stride: list[int], padding: list[int],
+def _convolution_args(input: Any, weight: Tensor, bias: Tensor | None, stride: list[int],
+                      padding: list[int], dilation: list[int], groups: int, transposed: bool,
+                      output_padding: list[int] | None
+                      ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """convolution's first checks; its stride, padding, dilation and output_padding, one per
+    spatial dim."""
+    dim = weight.dim() - 2
+    if dim <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride = _expand(stride, "stride", dim)
+    padding = _expand(padding, "padding", dim)
+    dilation = _expand(dilation, "dilation", dim)
+    output_padding = _expand(output_padding or [0], "output_padding", dim)
+    _check_shape(input, weight, bias, stride, padding, dilation, groups, transposed,
+                 output_padding)
+    return stride, padding, dilation, output_padding
+
+
+def _convolution_shape(input: Any, weight: Tensor, bias: Tensor | None, stride: list[int],
+                       padding: list[int], dilation: list[int], groups: int,
+                       transposed: bool = False, output_padding: list[int] | None = None
+                       ) -> tuple[Any, ...]:
+    """convolution's checks (as its kernel path makes them) and its output's shape."""
+    stride, padding, dilation, output_padding = _convolution_args(
+        input, weight, bias, stride, padding, dilation, groups, transposed, output_padding)
+    channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    sizes = _output_sizes(input, weight, stride, padding, dilation, transposed, output_padding)
+    if input.shape[0] == 0 or input.shape[1] == 0:  # the Empty backend
+        return (input.shape[0], 0 if input.shape[1] == 0 else channels, *sizes)
+    if input.numel() == 0:
+        raise RuntimeError("Only zero batch or zero channel inputs are supported, but got "
+                           f"input shape: {list(input.shape)}")
+    dev = common_device(*(t for t in (input.base, weight, bias) if t is not None))
+    _check_types(input, weight, bias, dev.type == "cuda")
+    if weight.dim() > 5:
+        raise NotImplementedError(f"torch.convolution over {weight.dim() - 2} spatial dims is "
+                                  "not emulated by fake_torch (1-D, 2-D and 3-D are)")
+    return (input.shape[0], channels, *sizes)
+
+
+def _output_sizes(input: Any, weight: Tensor, stride: list[int], padding: list[int],
                   dilation: list[int], transposed: bool, output_padding: list[int]) -> list[int]:
     """torch's conv_output_size, or conv_input_size for a transposed convolution."""
     dims = range(weight.dim() - 2)

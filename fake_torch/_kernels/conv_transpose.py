@@ -12,7 +12,8 @@ channels launch torch's Empty backend's `mul` [+ `add_`]. On the cpu: one `convo
 
 from __future__ import annotations
 
-from fake_torch._kernels.conv import IntArg, _conv_nd
+from fake_torch._kernels.conv import IntArg, _conv_nd, conv_rule
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, op
 from fake_torch._tensor import Tensor
 
@@ -47,3 +48,17 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     D_out, H_out, W_out), each output size as conv_transpose1d's."""
     return _conv_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation,
                     groups, output_padding)
+
+
+def _transposed_rule(spatial: int) -> object:
+    def rule(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntArg = 1,
+             padding: IntArg = 0, output_padding: IntArg = 0, groups: int = 1,
+             dilation: IntArg = 1) -> TensorMeta:
+        return conv_rule(f"conv_transpose{spatial}d", spatial, input, weight, bias, stride,
+                         padding, dilation, groups, output_padding)
+    rule.__qualname__ = f"conv_transpose{spatial}d_rule"
+    return register_meta(f"torch.conv_transpose{spatial}d")(rule)
+
+
+for _spatial in (1, 2, 3):
+    _transposed_rule(_spatial)

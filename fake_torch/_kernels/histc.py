@@ -20,6 +20,7 @@ from fake_torch._kernels._reduce_util import check_out
 from fake_torch._kernels.host import item
 from fake_torch._kernels.reduction import max as max_
 from fake_torch._kernels.reduction import min as min_
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, op
 from fake_torch._tensor import Number, Tensor
 
@@ -60,15 +61,34 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0, *,
     # the data's range, read back to the host (torch's meta kernel reads nothing)
     if lo == hi and input.numel() > 0 and input.device.type != "meta":
         lo, hi = float(item(min_(input))), float(item(max_(input)))
+    lo, hi = _check_range(lo, hi)
+    if input.numel() > 0:
+        launch("histc", _histc_kernel, result, (input,), {"bins": bins, "lo": lo, "hi": hi})
+    return result
+
+
+@register_meta("torch.histc")
+def _histc_rule(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0, *,
+                out: None = None) -> TensorMeta:
+    """(bins,) counts in input's dtype. A range taken from the data (min == max) is checked
+    when the kernel reads it."""
+    _check(input, bins)
+    check_out(out, "histc")
+    if float(min) != float(max):
+        _check_range(float(min), float(max))
+    return TensorMeta((bins,), input.dtype, (1,))
+
+
+def _check_range(lo: float, hi: float) -> tuple[float, float]:
+    """The bins' range: widened by 1 each way when empty, refused when not finite or
+    reversed."""
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{_number(lo)}, {_number(hi)}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    if input.numel() > 0:
-        launch("histc", _histc_kernel, result, (input,), {"bins": bins, "lo": lo, "hi": hi})
-    return result
+    return lo, hi
 
 
 def _zero_kernel(out: np.ndarray) -> None:

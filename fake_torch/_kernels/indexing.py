@@ -23,16 +23,22 @@ from fake_torch._device import CPU
 from fake_torch._dtype import bool_, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
+    Geometry,
     assert_no_internal_overlap,
     assert_no_partial_overlap,
     check_scalar_fits,
+    contiguous_strides,
+    geometry,
     is_non_overlapping_and_dense,
+    same_meta,
     type_string,
+    view_meta,
     wrap,
 )
-from fake_torch._kernels.advanced_index import index_put_, index_tensor
-from fake_torch._kernels.shape import expand, unsqueeze, view
-from fake_torch._kernels.split import slice_dim
+from fake_torch._kernels.advanced_index import Plan, index_put_, index_tensor
+from fake_torch._kernels.shape import expand, unsqueeze, unsqueeze_geometry, view
+from fake_torch._kernels.split import select_geometry, slice_dim, slice_geometry
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, VIEW, Break, dynamic_shape, method
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
 
@@ -50,6 +56,11 @@ def _is_int(x: Any) -> bool:
 
 def _select(t: Tensor, dim: int, index: int, real_dim: int) -> Tensor:
     """x[..., index, ...] at `dim`: a view without that dim (torch's applySelect)."""
+    _check_select(t, dim, index, real_dim)
+    return wrap(t, t._a[(slice(None),) * dim + (index, Ellipsis)])
+
+
+def _check_select(t: Any, dim: int, index: Any, real_dim: int) -> None:
     if index == 0 and dim == 0 and t.dim() == 0:
         raise IndexError(_ZERO_DIM)
     if t.dim() and dim >= t.dim():  # past the last dim (two Ellipses): select's own error
@@ -58,10 +69,15 @@ def _select(t: Tensor, dim: int, index: int, real_dim: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {real_dim} with size "
                          f"{size}")
-    return wrap(t, t._a[(slice(None),) * dim + (index, Ellipsis)])
 
 
 def _slice(t: Tensor, dim: int, s: slice) -> Tensor:
+    bounds = _slice_bounds(t, dim, s)
+    return t if bounds is None else slice_dim(t, dim, *bounds)
+
+
+def _slice_bounds(t: Any, dim: int, s: slice) -> tuple[Any, Any, Any] | None:
+    """The (start, stop, step) of `s` at `dim`, checked; None: `:`, which keeps the dim."""
     step = 1 if s.step is None else operator.index(s.step)
     if step == 0:
         raise ValueError("slice step cannot be zero")
@@ -71,10 +87,10 @@ def _slice(t: Tensor, dim: int, s: slice) -> Tensor:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     wrap_dim(dim, t.dim())
     if s.start is None and s.stop is None and step == 1:
-        return t  # `:` keeps the dim as it is (torch skips the slice too)
+        return None  # `:` keeps the dim as it is (torch skips the slice too)
     start = None if s.start is None else operator.index(s.start)
     stop = None if s.stop is None else operator.index(s.stop)
-    return slice_dim(t, dim, start, stop, step)
+    return start, stop, step
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -136,7 +152,7 @@ def _bool_scalar_index(t: Tensor, value: bool) -> Tensor:
     return idx
 
 
-def _record(indices: list[Tensor | None], dim: int, idx: Tensor) -> int:
+def _record(indices: list[Any], dim: int, idx: Any) -> int:
     """Put a tensor index at `dim` (torch's recordTensorIndex); the next dim to index."""
     if not indices:
         indices.extend([None] * dim)
@@ -144,7 +160,90 @@ def _record(indices: list[Tensor | None], dim: int, idx: Tensor) -> int:
     return dim + (idx.dim() if idx.dtype in (bool_, uint8) else 1)
 
 
-def _apply_slicing(t: Tensor, items: tuple[Any, ...]) -> tuple[Tensor, list[Tensor | None]]:
+class _Views:
+    """What applying basic indices does to the tensor: make views (the kernel's way). The
+    output rule's subclass describes the same views instead (`_Described`)."""
+
+    def select(self, t: Any, dim: int, index: int, real_dim: int) -> Any:
+        return _select(t, dim, index, real_dim)
+
+    def slice(self, t: Any, dim: int, s: slice) -> Any:
+        return _slice(t, dim, s)
+
+    def unsqueeze(self, t: Any, dim: int) -> Any:
+        return unsqueeze(t, dim)
+
+    def bool_index(self, t: Any, value: bool) -> Any:
+        return _bool_scalar_index(t, value)
+
+    def index(self, obj: Any, t: Any) -> Any:
+        return _tensor_or_int(obj, t)
+
+    def item(self, idx: Tensor) -> Any:
+        return idx.item()
+
+
+class _Layout:
+    """A view described, not made: its geometry, read as a Tensor's metadata is."""
+
+    def __init__(self, base: Tensor, g: Geometry) -> None:
+        self.base, self.g, self.shape, self.dtype = base, g, g[0], base.dtype
+        self.device, self._device, self.is_cuda = base.device, base.device, base.is_cuda
+
+    def dim(self) -> int:
+        return len(self.g[0])
+
+
+class _IndexLayout:
+    """An index tensor the kernel would make (from a list, or for a bool): its metadata."""
+
+    def __init__(self, shape: tuple[int, ...], dt: Any, device: Any) -> None:
+        self.shape, self.dtype, self.device = shape, dt, device
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+
+class _Described(_Views):
+    def select(self, t: Any, dim: int, index: int, real_dim: int) -> Any:
+        _check_select(t, dim, index, real_dim)
+        return _Layout(t.base, select_geometry(t.g, dim, index))
+
+    def slice(self, t: Any, dim: int, s: slice) -> Any:
+        bounds = _slice_bounds(t, dim, s)
+        return t if bounds is None else _Layout(t.base, slice_geometry(t.g, dim, *bounds))
+
+    def unsqueeze(self, t: Any, dim: int) -> Any:
+        return _Layout(t.base, unsqueeze_geometry(t.g, dim))
+
+    def bool_index(self, t: Any, value: bool) -> Any:
+        return _IndexLayout((1 if value else 0,), int64, t.device)
+
+    def index(self, obj: Any, t: Any) -> Any:
+        if isinstance(obj, (list, tuple, np.ndarray)):
+            kind = np.asarray(obj).dtype
+            dt = bool_ if kind == np.bool_ else uint8 if kind == np.uint8 else int64
+            return _IndexLayout(np.shape(obj), dt, t.device)
+        return _tensor_or_int(obj, t)
+
+    def item(self, idx: Tensor) -> Any:
+        raise NotImplementedError("Tensor.__getitem__: a 0-dim index tensor is a value; no "
+                                  "output rule describes the result without reading it")
+
+
+class _Checked(_Described):
+    """The views described for an assignment's checks only: a 0-dim index tensor's value is
+    not read (the rule of `x[i] = v` describes no tensor: it returns None)."""
+
+    def item(self, idx: Tensor) -> Any:
+        return 0
+
+
+_VIEWS, _DESCRIBED, _CHECKED = _Views(), _Described(), _Checked()
+
+
+def _apply_slicing(t: Any, items: tuple[Any, ...], v: _Views = _VIEWS
+                   ) -> tuple[Any, list[Any]]:
     """Apply the basic indices as views; collect the tensor indices, positioned on the dims of
     the resulting view (None = that dim is not indexed)."""
     ndim = t.dim()
@@ -155,9 +254,9 @@ def _apply_slicing(t: Tensor, items: tuple[Any, ...]) -> tuple[Tensor, list[Tens
     indices: list[Tensor | None] = []
     for real_dim, obj in enumerate(items):
         if _is_int(obj):
-            result = _select(result, dim, int(obj), real_dim)
+            result = v.select(result, dim, int(obj), real_dim)
         elif isinstance(obj, slice):
-            result = _slice(result, dim, obj)
+            result = v.slice(result, dim, obj)
             dim += 1
             if indices:
                 indices.append(None)
@@ -167,23 +266,23 @@ def _apply_slicing(t: Tensor, items: tuple[Any, ...]) -> tuple[Tensor, list[Tens
             if indices:
                 indices.extend([None] * n)
         elif obj is None:
-            result = unsqueeze(result, dim)
+            result = v.unsqueeze(result, dim)
             dim += 1
             if indices:
                 indices.append(None)
         elif isinstance(obj, bool):
-            result = unsqueeze(result, dim)
-            dim = _record(indices, dim, _bool_scalar_index(result, obj))
+            result = v.unsqueeze(result, dim)
+            dim = _record(indices, dim, v.bool_index(result, obj))
         else:
-            idx = obj if isinstance(obj, Tensor) else _tensor_or_int(obj, t)
-            if not isinstance(idx, Tensor):
-                result = _select(result, dim, idx, real_dim)
+            idx = obj if isinstance(obj, Tensor) else v.index(obj, t)
+            if isinstance(idx, int):
+                result = v.select(result, dim, idx, real_dim)
             elif idx.dim() == 0 and (idx.dtype is bool_ or not idx.dtype.is_floating_point):
                 if idx.dtype in (bool_, uint8):  # reading it is a host sync on cuda
-                    result = unsqueeze(result, dim)
-                    dim = _record(indices, dim, _bool_scalar_index(result, bool(idx.item())))
+                    result = v.unsqueeze(result, dim)
+                    dim = _record(indices, dim, v.bool_index(result, bool(v.item(idx))))
                 else:
-                    result = _select(result, dim, int(idx.item()), real_dim)
+                    result = v.select(result, dim, int(v.item(idx)), real_dim)
             else:
                 dim = _record(indices, dim, idx)
     return result, indices
@@ -264,12 +363,17 @@ def _value_tensor(t: Tensor, value: Any) -> Tensor:
     (no launch; torch: scalar_tensor_static)."""
     if isinstance(value, Tensor):
         return value
+    return Tensor._make(np.array(_scalar_value(t, value)).astype(t.dtype.np), CPU)
+
+
+def _scalar_value(t: Any, value: Any) -> bool | int | float | complex:
+    """An assigned Python scalar, checked against t's dtype, as t's dtype will hold it."""
     if isinstance(value, (bool, int, float, complex, np.generic)):
         py = value.item() if isinstance(value, np.generic) else value
         check_scalar_fits(py, t.dtype)
         if isinstance(py, complex) and not t.dtype.is_complex:
             py = py.real  # (its imaginary part is 0: check_scalar_fits refused any other)
-        return Tensor._make(np.array(py).astype(t.dtype.np), CPU)
+        return py
     raise TypeError(f"can't assign a {type(value).__name__} to a {type_string(t)}")
 
 
@@ -304,6 +408,27 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     return index_tensor(sliced, indices)
 
 
+@register_meta("Tensor.__getitem__")
+def _getitem_rule(self: Tensor, index: Any) -> TensorMeta:
+    """Basic indices describe a view of self; tensor indices a fresh (contiguous) tensor of
+    advanced indexing's shape (a bool mask's size is its count of Trues: refused)."""
+    if index is None or index is Ellipsis or _is_int(index) or isinstance(index, slice):
+        index = (index,)  # (the kernel's shortcuts for these agree with the general path)
+    items = _as_tuple(index)
+    if isinstance(index, bool):
+        items = (index,)
+    base = _Layout(self, geometry(self))
+    sliced, indices = _apply_slicing(base, items, _DESCRIBED)
+    if not indices:
+        return same_meta(self) if sliced is base else view_meta(self, sliced.g)
+    plan = Plan(sliced, indices)
+    if plan.has_mask:
+        raise NotImplementedError("Tensor.__getitem__ with a bool mask: the result's size is "
+                                  "the mask's count of Trues (data-dependent), no output rule")
+    shape = plan.result_shape(sliced)
+    return TensorMeta(shape, self.dtype, contiguous_strides(shape))
+
+
 @method(COMPOSITE, name="__setitem__", fx_target=operator.setitem, graph_break=_mask_break)
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """Tensor.__setitem__."""
@@ -325,5 +450,18 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
             return
         stripped = _strip_leading_ones(v.shape)
         index_put_(sliced, indices, view(v, stripped) if stripped != v.shape else v)
+
+
+@register_meta("Tensor.__setitem__")
+def _setitem_rule(self: Tensor, index: Any, value: Any) -> None:
+    """`x[index] = value` writes x and returns None: the rule checks the value and the index
+    as the kernel does, and describes no output."""
+    if not isinstance(value, Tensor):
+        _scalar_value(self, value)
+    if index is False or index is Ellipsis or index is None or index is True:
+        return None
+    items = (index,) if _is_int(index) or isinstance(index, slice) else _as_tuple(index)
+    _apply_slicing(_Layout(self, geometry(self)), items, _CHECKED)
+    return None
 
 

@@ -41,6 +41,9 @@ from fake_torch._kernels.reduction import any as any_
 from fake_torch._kernels.reduction_sort import sort
 from fake_torch._kernels.shape import contiguous, unsqueeze, view
 from fake_torch._kernels.split import slice_dim
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, DATA_DEPENDENT, aten_op, op
 from fake_torch._tensor import Number, Tensor
 
@@ -128,6 +131,22 @@ def _unique_kernel(values: np.ndarray, inverse: np.ndarray, src: np.ndarray) -> 
 def _ravel(t: Tensor) -> Tensor:
     """ATen's ravel: contiguous() (a clone of a strided tensor), then a 1-D view."""
     return view(contiguous(t), -1)
+
+
+@register_meta("torch.isin")
+def _isin_rule(elements: Tensor | Number, test_elements: Tensor | Number, *,
+               assume_unique: bool = False, invert: bool = False,
+               out: Tensor | None = None) -> Output:
+    """Against a scalar: a comparison's output; else a fresh bool tensor of elements' shape."""
+    _check_args(elements, test_elements, assume_unique, invert)
+    for value in (elements, test_elements):
+        _check_dtype(value.dtype if isinstance(value, Tensor) else _scalar_dtype(value))
+    if out is not None:
+        raise NotImplementedError("torch.isin(out=...): no output rule (writes `out`)")
+    if not isinstance(test_elements, Tensor):
+        return call_rule(ne if invert else eq, elements, test_elements)
+    shape = tuple(elements.shape) if isinstance(elements, Tensor) else ()
+    return TensorMeta(shape, bool_, contiguous_strides(shape))
 
 
 def _out(out: Tensor | None, shape: tuple[int, ...]) -> Tensor | None:

@@ -21,11 +21,13 @@ from fake_torch._kernels._strides import (
     dense_strides_like,
     empty_like_preserve,
     int_sizes,
+    numel,
     scalar_type_name,
 )
 from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand, flatten, view
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -120,6 +122,12 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0, out: Tensor | None = N
     return cat(tensors, axis, out=out)
 
 
+@register_meta("torch.concatenate")
+def _concatenate_rule(tensors: Sequence[Tensor], axis: int = 0,
+                      out: Tensor | None = None) -> Output:
+    return call_rule("torch.cat", tensors, axis, out=out)
+
+
 def _stack_kernel(out: np.ndarray, *parts: np.ndarray, axis: int) -> None:
     for i, p in enumerate(parts):
         out[(slice(None),) * axis + (i,)] = p
@@ -162,6 +170,24 @@ def hstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
+@register_meta("torch.hstack")
+def _hstack_rule(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Output:
+    ts = _stacked(tensors, "hstack", 1)
+    return call_rule("torch.cat", ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def _stacked(tensors: Sequence[Tensor], fn: str, n: int) -> list[Tensor]:
+    """The inputs of h/v/dstack, for their rules: cat's own when each has n dims already
+    (atleast_nd returns it); a lifted one is a view the rules cannot be handed."""
+    ts = _tensor_list(tensors, fn)
+    if not ts:
+        raise RuntimeError(f"{fn} expects a non-empty TensorList")
+    if any(t.dim() < n for t in ts):
+        raise NotImplementedError(f"torch.{fn} of a tensor of fewer than {n} dims: no output "
+                                  f"rule (cat would join atleast_{n}d's view of it)")
+    return ts
+
+
 @op(COMPOSITE)
 def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "vstack")
@@ -170,12 +196,22 @@ def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     return cat(list(atleast_2d(ts)), 0, out=out)
 
 
+@register_meta("torch.vstack")
+def _vstack_rule(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Output:
+    return call_rule("torch.cat", _stacked(tensors, "vstack", 2), 0, out=out)
+
+
 @op(COMPOSITE)
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     ts = _tensor_list(tensors, "dstack")
     if not ts:
         raise RuntimeError("dstack expects a non-empty TensorList")
     return cat(list(atleast_3d(ts)), 2, out=out)
+
+
+@register_meta("torch.dstack")
+def _dstack_rule(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Output:
+    return call_rule("torch.cat", _stacked(tensors, "dstack", 3), 2, out=out)
 
 
 # --- repeat / tile / repeat_interleave ----------------------------------------------------------
@@ -212,11 +248,26 @@ def tile_method(self: Tensor, *dims: Any) -> Tensor:
     return tile(self, dims)
 
 
+@register_meta("Tensor.tile")
+def _tile_method_rule(self: Tensor, *dims: Any) -> Output:
+    return _tile_rule(self, dims)
+
+
 @op(COMPOSITE)
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Tensor.repeat with `dims` padded by leading 1s to input's rank."""
+    return repeat(input, _tile_reps(input, dims))
+
+
+@register_meta("torch.tile")
+def _tile_rule(input: Tensor, dims: Sequence[int]) -> Output:
+    return call_rule("Tensor.repeat", input, _tile_reps(input, dims))
+
+
+def _tile_reps(input: Tensor, dims: Sequence[int]) -> tuple[int, ...]:
+    """tile's dims as repeat's: padded with leading 1s to input's rank."""
     reps = int_sizes(tuple(dims), "tile", "dims")
-    return repeat(input, (1,) * (input.dim() - len(reps)) + reps)
+    return (1,) * (input.dim() - len(reps)) + reps
 
 
 def _repeat_int_kernel(out: np.ndarray, src: np.ndarray, *, repeats: int, axis: int) -> None:
@@ -295,19 +346,43 @@ def repeat_interleave(input: Tensor, repeats: int | Tensor | None = None,
                                f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = "
                                f"{size}")
         return index_select(input, d, _repeats_index(repeats, output_size))
+    d, n, shape = _repeat_int(input, repeats, dim)
+    if dim is None:
+        input = flatten(input)
+    result = _common.new_tensor(shape, input.dtype, input.device)
+    _common.launch("clone", _repeat_int_kernel, result, (input,), {"repeats": n, "axis": d})
+    return result
+
+
+@register_meta("torch.repeat_interleave")
+def _repeat_interleave_rule(input: Tensor, repeats: int | Tensor | None = None,
+                            dim: int | None = None, *,
+                            output_size: int | None = None) -> Output:
+    """An int repeat: a fresh contiguous tensor. Repeats in a tensor are values (the output's
+    size is their sum): no rule."""
+    if repeats is None or isinstance(repeats, Tensor):
+        raise NotImplementedError("torch.repeat_interleave with repeats in a tensor: the "
+                                  "output's size is their sum (values), no output rule")
+    _, _, shape = _repeat_int(input, repeats, dim)
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))
+
+
+def _repeat_int(input: Tensor, repeats: int, dim: int | None
+                ) -> tuple[int, int, tuple[Any, ...]]:
+    """An int repeat's checks: the dim repeated along (of the flattened input when dim is
+    None), the repeat count, and the output's shape."""
     d = wrap_dim(0 if dim is None else dim, input.dim())
     n = operator.index(repeats)
     if n < 0:
         raise RuntimeError("Repeats must be non-negative")
     if dim is None:
-        input = flatten(input)
-    elif input.dim() == 0:  # torch unsqueezes dim + 1 next: a 0-dim tensor has no such dim
-        wrap_dim(d + 1, 1)
-    shape = list(input.shape)
-    shape[d] *= n
-    result = _common.new_tensor(shape, input.dtype, input.device)
-    _common.launch("clone", _repeat_int_kernel, result, (input,), {"repeats": n, "axis": d})
-    return result
+        shape = [numel(input.shape)]
+    else:
+        if input.dim() == 0:  # torch unsqueezes dim + 1 next: a 0-dim tensor has no such dim
+            wrap_dim(d + 1, 1)
+        shape = list(input.shape)
+    shape[d] = shape[d] * n
+    return d, n, tuple(shape)
 
 
 # --- flip / roll ----------------------------------------------------------------------------
@@ -348,11 +423,25 @@ def fliplr(input: Tensor) -> Tensor:
     return flip(input, 1)
 
 
+@register_meta("torch.fliplr")
+def _fliplr_rule(input: Tensor) -> Output:
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return call_rule("torch.flip", input, 1)
+
+
 @op(COMPOSITE, method=True)
 def flipud(input: Tensor) -> Tensor:
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
+
+
+@register_meta("torch.flipud")
+def _flipud_rule(input: Tensor) -> Output:
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return call_rule("torch.flip", input, 0)
 
 
 def _roll_kernel(out: np.ndarray, src: np.ndarray, *, shifts: tuple[int, ...],

@@ -28,6 +28,9 @@ from fake_torch._kernels._common import (
     result_type,
 )
 from fake_torch._kernels._reduce_util import acc_np, check_out
+from fake_torch._kernels._strides import same_meta
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, method, op
 from fake_torch._tensor import Number, Tensor
 
@@ -54,9 +57,33 @@ def _shape_text(t: Tensor) -> str:
 def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """(n, m) @ (m, p) -> (n, p); into `out` when given (transformers' MoE fallback writes
     each expert's rows into a slice of one output)."""
+    dev, shape = _check_mm(input, mat2)
+    dt = input._dtype
+    if out is not None:
+        return _mm_out(input, mat2, out, dev)
+    result = new_tensor_exact(shape, dt, dev)
+    launch("mm", _matmul_kernel, result, (input, mat2), {"acc": acc_np(dt)})
+    return result
+
+
+def _product(shape: tuple[Any, ...], dt: dtype) -> TensorMeta:
+    """A product's output: a fresh contiguous tensor."""
+    return TensorMeta(shape, dt, contiguous_strides(shape))
+
+
+@register_meta("torch.mm")
+def _mm_rule(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> TensorMeta:
+    _, shape = _check_mm(input, mat2)
+    if out is not None:
+        raise NotImplementedError("torch.mm(..., out=): no output rule (writes `out`)")
+    return _product(shape, input.dtype)
+
+
+def _check_mm(input: Tensor, mat2: Tensor) -> tuple[device, tuple[Any, Any]]:
+    """mm's checks; its device and its output's shape."""
     _need_tensor("mm", "mat2", 2, mat2)
     dev = common_device(input, mat2)
-    shape1, shape2 = input._a.shape, mat2._a.shape  # (plain tuples: no torch.Size to build)
+    shape1, shape2 = input.shape, mat2.shape
     if len(shape1) != 2:
         raise RuntimeError("self must be a matrix")
     if len(shape2) != 2:
@@ -69,11 +96,7 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{CPP_NAME[dt]} != {CPP_NAME[mat2._dtype]}")
     _refuse_bool("addmm_impl_cpu_", dt)
-    if out is not None:
-        return _mm_out(input, mat2, out, dev)
-    result = new_tensor_exact((shape1[0], shape2[1]), dt, dev)
-    launch("mm", _matmul_kernel, result, (input, mat2), {"acc": acc_np(dt)})
-    return result
+    return dev, (shape1[0], shape2[1])
 
 
 def _mm_out(input: Tensor, mat2: Tensor, out: Tensor, dev: device) -> Tensor:
@@ -119,6 +142,15 @@ def bmm(input: Tensor, mat2: Tensor, *, out: None = None) -> Tensor:
     return result
 
 
+@register_meta("torch.bmm")
+def _bmm_rule(input: Tensor, mat2: Tensor, *, out: None = None) -> TensorMeta:
+    check_out(out, "bmm")
+    _need_tensor("bmm", "mat2", 2, mat2)
+    common_device(input, mat2)
+    _check_batches(input, mat2)
+    return _product((input.shape[0], input.shape[1], mat2.shape[2]), input.dtype)
+
+
 def _check_batches(batch1: Tensor, batch2: Tensor) -> None:
     if batch1.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -137,6 +169,19 @@ def _check_batches(batch1: Tensor, batch2: Tensor) -> None:
 @op(EXTERN, method=True)
 def dot(input: Tensor, tensor: Tensor, *, out: None = None) -> Tensor:
     """The inner product of two 1-D tensors (a 0-dim tensor)."""
+    dev = _check_dot(input, tensor, out)
+    result = new_tensor((), input.dtype, dev)
+    launch("dot", _matmul_kernel, result, (input, tensor), {"acc": acc_np(input.dtype)})
+    return result
+
+
+@register_meta("torch.dot")
+def _dot_rule(input: Tensor, tensor: Tensor, *, out: None = None) -> TensorMeta:
+    _check_dot(input, tensor, out)
+    return _product((), input.dtype)
+
+
+def _check_dot(input: Tensor, tensor: Tensor, out: None) -> device:
     check_out(out, "dot")
     _need_tensor("dot", "tensor", 2, tensor)
     dev = common_device(input, tensor)
@@ -152,14 +197,25 @@ def dot(input: Tensor, tensor: Tensor, *, out: None = None) -> Tensor:
                            f"have the same number of elements, but got {n} and {m} elements "
                            "respectively")
     _refuse_bool("dot", input.dtype)
-    result = new_tensor((), input.dtype, dev)
-    launch("dot", _matmul_kernel, result, (input, tensor), {"acc": acc_np(input.dtype)})
-    return result
+    return dev
 
 
 @op(EXTERN, method=True)
 def mv(input: Tensor, vec: Tensor, *, out: None = None) -> Tensor:
     """(n, m) @ (m,) -> (n,)."""
+    dev = _check_mv(input, vec, out)
+    result = new_tensor((input.shape[0],), input.dtype, dev)
+    launch("mv", _matmul_kernel, result, (input, vec), {"acc": acc_np(input.dtype)})
+    return result
+
+
+@register_meta("torch.mv")
+def _mv_rule(input: Tensor, vec: Tensor, *, out: None = None) -> TensorMeta:
+    _check_mv(input, vec, out)
+    return _product((input.shape[0],), input.dtype)
+
+
+def _check_mv(input: Tensor, vec: Tensor, out: None) -> device:
     check_out(out, "mv")
     _need_tensor("mv", "vec", 2, vec)
     dev = common_device(input, vec)
@@ -174,9 +230,7 @@ def mv(input: Tensor, vec: Tensor, *, out: None = None) -> Tensor:
                            f"{SCALAR_NAME[vec.dtype]}, {SCALAR_NAME[input.dtype]}, and "
                            f"{SCALAR_NAME[vec.dtype]}")
     _refuse_bool("addmv_impl_cpu", input.dtype)
-    result = new_tensor((input.shape[0],), input.dtype, dev)
-    launch("mv", _matmul_kernel, result, (input, vec), {"acc": acc_np(input.dtype)})
-    return result
+    return dev
 
 
 def _matmul_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,
@@ -203,6 +257,21 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     return result
 
 
+@register_meta("torch.addmm")
+def _addmm_rule(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
+                alpha: Number = 1, out: None = None) -> TensorMeta:
+    check_out(out, "addmm")
+    _check_addmm(input, mat1, mat2)
+    return _product(_bias_shape(input, (mat1.shape[0], mat2.shape[1])), input.dtype)
+
+
+def _bias_shape(input: Tensor, want: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The shape `input` broadcasts to as the bias (expand's checks and errors)."""
+    from fake_torch._kernels.expand import expand_geometry
+
+    return expand_geometry(input, (want,))[0]
+
+
 @method(EXTERN)
 def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
            alpha: Number = 1) -> Tensor:
@@ -211,6 +280,14 @@ def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
     _check_inplace_shape(input, (mat1.shape[0], mat2.shape[1]))
     _launch_addmm("addmm_", input, input, mat1, mat2, beta, alpha)
     return input
+
+
+@register_meta("Tensor.addmm_")
+def _addmm__rule(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
+                 alpha: Number = 1) -> TensorMeta:
+    _check_addmm(input, mat1, mat2)
+    _check_inplace_shape(input, (mat1.shape[0], mat2.shape[1]))
+    return same_meta(input)
 
 
 def _check_addmm(input: Tensor, mat1: Tensor, mat2: Tensor) -> device:
@@ -244,6 +321,16 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
     return result
 
 
+@register_meta("torch.baddbmm")
+def _baddbmm_rule(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
+                  alpha: Number = 1, out: None = None) -> TensorMeta:
+    check_out(out, "baddbmm")
+    common_device(input, batch1, batch2)
+    shape = _bias_shape(input, (batch1.size(0), batch1.size(1), batch2.size(2)))
+    _check_baddbmm(input, batch1, batch2)
+    return _product(shape, input.dtype)
+
+
 @method(EXTERN)
 def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
              alpha: Number = 1) -> Tensor:
@@ -253,6 +340,15 @@ def baddbmm_(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
     _check_baddbmm(input, batch1, batch2)
     _launch_addmm("baddbmm_", input, input, batch1, batch2, beta, alpha)
     return input
+
+
+@register_meta("Tensor.baddbmm_")
+def _baddbmm__rule(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1,
+                   alpha: Number = 1) -> TensorMeta:
+    common_device(input, batch1, batch2)
+    _check_inplace_shape(input, (batch1.size(0), batch1.size(1), batch2.size(2)))
+    _check_baddbmm(input, batch1, batch2)
+    return same_meta(input)
 
 
 def _check_baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor) -> None:
@@ -265,7 +361,7 @@ def _check_baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor) -> None:
 
 def _check_inplace_shape(input: Tensor, want: tuple[int, ...]) -> None:
     """An in-place result must already have the result's shape (broadcasting is refused)."""
-    v.expand(input, want)  # torch's error text when it could not even broadcast
+    _bias_shape(input, want)  # torch's error text when it could not even broadcast
     if tuple(input.shape) != want:
         raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
                            f"output tensor size {list(want)} should match")
@@ -315,6 +411,41 @@ def matmul(input: Tensor, other: Tensor, *, out: None = None) -> Tensor:
     if _should_fold(input, other):
         return _folded(input, other)
     return _batched(input, other)
+
+
+@register_meta("torch.matmul", "torch.linalg.matmul")
+def _matmul_rule(input: Tensor, other: Tensor, *, out: None = None) -> TensorMeta:
+    """Every path of matmul ends in a fresh contiguous tensor (mm/bmm/mv/dot outputs viewed,
+    or a transposed fold made contiguous): of the broadcast batch and the product's dims."""
+    check_out(out, "matmul")
+    _need_tensor("matmul", "other", 2, other)
+    d1, d2 = input.dim(), other.dim()
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return _dot_rule(input, other)
+    if d1 == 2 and d2 == 1:
+        return _mv_rule(input, other)
+    if d1 == 2 and d2 == 2:
+        return _mm_rule(input, other)
+    common_device(input, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{CPP_NAME[input.dtype]} != {CPP_NAME[other.dtype]}")
+    return _product(matmul_shape(tuple(input.shape), tuple(other.shape)), input.dtype)
+
+
+def matmul_shape(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    """matmul's output shape for operands of shapes `a` and `b` (each at least 1-D)."""
+    d1, d2 = len(a), len(b)
+    n = a[-2] if d1 > 1 else 1
+    m1, m2 = a[-1], (b[-2] if d2 > 1 else b[0])
+    p = b[-1] if d2 > 1 else 1
+    if m1 != m2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{m1} and {m2}x{p})")
+    batch = tuple(broadcast_shapes(a[:max(d1 - 2, 0)], b[:max(d2 - 2, 0)]))
+    return (*batch, *((n,) if d1 > 1 else ()), *((p,) if d2 > 1 else ()))
 
 
 def _should_fold(t1: Tensor, t2: Tensor) -> bool:
@@ -388,16 +519,26 @@ def rmatmul(self: Tensor, other: object) -> Any:
 @op(COMPOSITE, method=True)
 def outer(input: Tensor, vec2: Tensor, *, out: None = None) -> Tensor:
     """input[i] * vec2[j]: torch launches one broadcast `mul`."""
+    dev, dt = _check_outer(input, vec2, out)
+    result = new_tensor((input.shape[0], vec2.shape[0]), dt, dev)
+    launch("mul", _outer_kernel, result, (input, vec2), {"acc": acc_np(dt)})
+    return result
+
+
+@register_meta("torch.outer")
+def _outer_rule(input: Tensor, vec2: Tensor, *, out: None = None) -> TensorMeta:
+    _, dt = _check_outer(input, vec2, out)
+    return _product((input.shape[0], vec2.shape[0]), dt)
+
+
+def _check_outer(input: Tensor, vec2: Tensor, out: None) -> tuple[device, dtype]:
+    """outer's checks; its device and its output's dtype (the two promoted)."""
     check_out(out, "outer")
     _need_tensor("outer", "vec2", 2, vec2)
     for name, t in (("self", input), ("vec2", vec2)):
         if t.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.dim()}-D")
-    dev = common_device(input, vec2)
-    dt = result_type(input, vec2)
-    result = new_tensor((input.shape[0], vec2.shape[0]), dt, dev)
-    launch("mul", _outer_kernel, result, (input, vec2), {"acc": acc_np(dt)})
-    return result
+    return common_device(input, vec2), result_type(input, vec2)
 
 
 def _outer_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,

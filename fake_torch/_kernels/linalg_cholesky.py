@@ -6,6 +6,8 @@ cuSOLVER write them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fake_torch import _dispatch
@@ -14,6 +16,7 @@ from fake_torch._kernels import _common
 from fake_torch._kernels._strides import empty_strided
 from fake_torch._kernels.host import item
 from fake_torch._kernels.reduction import any as any_
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, op
 from fake_torch._tensor import Tensor
 
@@ -41,13 +44,24 @@ def _kernel_dtype(a: Tensor, kernel: str) -> None:
 
 def _column_major(a: Tensor) -> Tensor:
     """An output shaped like `a`: each matrix column-major, the batch dims row-major."""
-    n = max(a.shape[-1], 1)  # (ATen's batched column-major strides count an empty dim as 1)
-    batch = [0] * (a.dim() - 2)
+    return empty_strided(a.shape, column_major_strides(tuple(a.shape)), a.dtype, a.device)
+
+
+def column_major_strides(shape: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Batched column-major strides: each matrix column-major, the batch dims row-major."""
+    n = max(shape[-1], 1)  # (ATen's batched column-major strides count an empty dim as 1)
+    batch: list[Any] = [0] * (len(shape) - 2)
     acc = n * n
-    for i in range(a.dim() - 3, -1, -1):
+    for i in range(len(shape) - 3, -1, -1):
         batch[i] = acc
-        acc *= max(a.shape[i], 1)
-    return empty_strided(a.shape, (*batch, 1, n), a.dtype, a.device)
+        acc = acc * max(shape[i], 1)
+    return (*batch, 1, n)
+
+
+def _column_major_meta(a: Tensor) -> TensorMeta:
+    """The rule's description of `_launch_checked`'s result (its info is checked on the
+    values, when the kernel runs)."""
+    return TensorMeta(tuple(a.shape), a.dtype, column_major_strides(tuple(a.shape)))
 
 
 def _check_errors(info: Tensor, message: str, fn: str) -> None:
@@ -106,6 +120,20 @@ def _failing_minor(sym: np.ndarray) -> int:
 def cholesky(A: Tensor, *, upper: bool = False, out: None = None) -> Tensor:
     """L (lower, A = L L^T) or, with upper=True, U (A = U^T U) of each symmetric positive-
     definite matrix; only the triangle it returns is read from A."""
+    _check_cholesky(A, upper, out)
+    return _launch_checked("linalg_cholesky_ex", _cholesky_kernel, A, upper,
+                           "The factorization could not be completed because the input is not "
+                           "positive-definite (the leading minor of order {} is not "
+                           "positive-definite).", "linalg.cholesky")
+
+
+@register_meta("torch.linalg.cholesky")
+def _cholesky_rule(A: Tensor, *, upper: bool = False, out: None = None) -> TensorMeta:
+    _check_cholesky(A, upper, out)
+    return _column_major_meta(A)
+
+
+def _check_cholesky(A: Tensor, upper: bool, out: None) -> None:
     if out is not None:
         raise NotImplementedError("torch.linalg.cholesky(..., out=...) is not emulated by "
                                   "fake_torch")
@@ -117,10 +145,6 @@ def cholesky(A: Tensor, *, upper: bool = False, out: None = None) -> Tensor:
         raise RuntimeError("linalg.cholesky: Expected a floating point or complex tensor as "
                            f"input. Got {SCALAR_NAME[A.dtype]}")
     _kernel_dtype(A, "cholesky")
-    return _launch_checked("linalg_cholesky_ex", _cholesky_kernel, A, upper,
-                           "The factorization could not be completed because the input is not "
-                           "positive-definite (the leading minor of order {} is not "
-                           "positive-definite).", "linalg.cholesky")
 
 
 def _cholesky_inverse_kernel(out: np.ndarray, info: np.ndarray, factor: np.ndarray, *,
@@ -144,11 +168,22 @@ def _cholesky_inverse_kernel(out: np.ndarray, info: np.ndarray, factor: np.ndarr
 @op(EXTERN, method=True)
 def cholesky_inverse(input: Tensor, upper: bool = False, *, out: None = None) -> Tensor:
     """The inverse of A from its Cholesky factor (A = L L^T, or U^T U with upper=True)."""
+    _check_cholesky_inverse(input, out)
+    return _launch_checked("cholesky_inverse", _cholesky_inverse_kernel, input, upper,
+                           "The diagonal element {} is zero, the inversion could not be "
+                           "completed because the input matrix is singular.", "cholesky_inverse")
+
+
+@register_meta("torch.cholesky_inverse")
+def _cholesky_inverse_rule(input: Tensor, upper: bool = False, *, out: None = None
+                           ) -> TensorMeta:
+    _check_cholesky_inverse(input, out)
+    return _column_major_meta(input)
+
+
+def _check_cholesky_inverse(input: Tensor, out: None) -> None:
     if out is not None:
         raise NotImplementedError("torch.cholesky_inverse(..., out=...) is not emulated by "
                                   "fake_torch")
     _matrices(input, "cholesky_inverse")
     _kernel_dtype(input, "cholesky_inverse_out")
-    return _launch_checked("cholesky_inverse", _cholesky_inverse_kernel, input, upper,
-                           "The diagonal element {} is zero, the inversion could not be "
-                           "completed because the input matrix is singular.", "cholesky_inverse")

@@ -7,6 +7,7 @@ cast to the default float dtype (one `_to_copy`). The values follow from those o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -18,6 +19,8 @@ from fake_torch._kernels.masked import masked_fill_
 from fake_torch._kernels.pointwise_math import abs, exp, exp_, log_
 from fake_torch._kernels.reduction import amax, sum
 from fake_torch._kernels.shape import squeeze
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._tensor import Tensor
 
@@ -37,3 +40,16 @@ def logsumexp(input: Tensor, dim: int | Sequence[int], keepdim: bool = False, *,
     shift = maxes if keepdim else squeeze(maxes, list(axes))  # a view: the fill shows in maxes
     masked_fill_(shift, eq(abs(shift), math.inf), 0)
     return add_(log_(sum(exp_(sub(x, maxes)), dims, keepdim)), shift)
+
+
+@register_meta("torch.logsumexp")
+def _logsumexp_rule(input: Tensor, dim: int | Sequence[int], keepdim: bool = False, *,
+                    out: None = None) -> Output:
+    """The reduction's output (sum's over the empty input, amax's shape otherwise: the sum of
+    the shifted exponentials has it), in the floating dtype the input is computed in."""
+    check_out(out, "logsumexp")
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    reduced = call_rule(sum if input.numel() == 0 else amax, input, dims, keepdim)
+    assert isinstance(reduced, TensorMeta)
+    dt = input.dtype if input.dtype.is_floating_point else get_default_dtype()
+    return dataclasses.replace(reduced, dtype=dt)

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import SCALAR_NAME, int64, uint8
+from fake_torch._device import device
+from fake_torch._dtype import SCALAR_NAME, dtype, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import not_implemented
 from fake_torch._kernels.pointwise_math import kernel_name
@@ -75,14 +76,30 @@ def _elementwise_loss(op: str, kernel: str, fn: Callable[..., Any], input: Tenso
     """One launch of `op`: fn(input - target) elementwise, then reduced. input and target
     have one shape (the functional forms broadcast them first); the result takes their
     promoted dtype, which must be floating."""
-    dt = _common.result_type(input, target)
-    if not dt.is_floating_point:
-        raise not_implemented(kernel_name(input, f"{kernel}_cpu", f"{kernel}_cuda"), dt)
-    dev = _common.common_device(input, target)
+    dt, dev = elementwise_loss_args(kernel, input, target)
     out = _common.new_tensor(input.shape if reduction == NONE else (), dt, dev)
     _common.launch(op, elementwise_loss_kernel, out, (input, target),
                    {"fn": fn, "reduction": reduction, "kw": kw})
     return out
+
+
+def elementwise_loss_args(kernel: str, input: Tensor, target: Tensor) -> tuple[dtype, device]:
+    """An elementwise loss's checks: its output's dtype (the operands' promoted one, which
+    must be floating) and device."""
+    dt = _common.result_type(input, target)
+    if not dt.is_floating_point:
+        raise not_implemented(kernel_name(input, f"{kernel}_cpu", f"{kernel}_cuda"), dt)
+    return dt, _common.common_device(input, target)
+
+
+def check_beta(beta: float) -> None:
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+
+
+def check_delta(delta: float) -> None:
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: int = MEAN) -> Tensor:
@@ -93,8 +110,7 @@ def mse_loss(input: Tensor, target: Tensor, reduction: int = MEAN) -> Tensor:
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = MEAN,
                    beta: float = 1.0) -> Tensor:
     """0.5 z**2 / beta below beta, z - beta / 2 above (z = |input - target|)."""
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    check_beta(beta)
     return _elementwise_loss("smooth_l1_loss", "smooth_l1", _smooth_l1, input, target,
                              reduction, beta=float(beta))
 
@@ -102,8 +118,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = MEAN,
 def huber_loss(input: Tensor, target: Tensor, reduction: int = MEAN,
                delta: float = 1.0) -> Tensor:
     """0.5 z**2 below delta, delta * (z - delta / 2) above (z = |input - target|)."""
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    check_delta(delta)
     return _elementwise_loss("huber_loss", "huber", _huber, input, target, reduction,
                              delta=float(delta))
 
@@ -130,6 +145,16 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                      pos_weight: Tensor | None, reduction: int) -> Tensor:
     """One `binary_cross_entropy_with_logits`: target and input of one shape; weight and
     pos_weight (the positives' weight, broadcast along the last dim) broadcast into it."""
+    dt, dev = bce_logits_args(input, target, weight, pos_weight)
+    out = _common.new_tensor(input.shape if reduction == NONE else (), dt, dev)
+    _common.launch("binary_cross_entropy_with_logits", bce_logits_kernel, out,
+                   (input, target, weight, pos_weight), {"reduction": reduction})
+    return out
+
+
+def bce_logits_args(input: Tensor, target: Tensor, weight: Tensor | None,
+                    pos_weight: Tensor | None) -> tuple[dtype, device]:
+    """binary_cross_entropy_with_logits' checks; its output's dtype and device."""
     for extra in (pos_weight, weight):  # torch's in-place mul_ into the input-shaped loss
         if extra is not None:
             _check_inplace_broadcast(input.shape, extra.shape)
@@ -139,10 +164,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                               dt)
     dev = _common.common_device(*(t for t in (input, target, weight, pos_weight)
                                   if t is not None))
-    out = _common.new_tensor(input.shape if reduction == NONE else (), dt, dev)
-    _common.launch("binary_cross_entropy_with_logits", bce_logits_kernel, out,
-                   (input, target, weight, pos_weight), {"reduction": reduction})
-    return out
+    return dt, dev
 
 
 def _check_inplace_broadcast(shape: tuple[int, ...], other: tuple[int, ...]) -> None:
@@ -196,6 +218,14 @@ def _check_target(target: Tensor) -> None:
                            f"{SCALAR_NAME[target.dtype]}")
 
 
+def check_nll_types(input: Tensor, target: Tensor, weight: Tensor | None) -> None:
+    """nll_loss2d_forward's dtype checks and its weight's size (nll_loss_nd's >4-D path)."""
+    _check_target(target)
+    if weight is not None and weight.numel() != input.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    _check_dtypes(input, weight, "nll_loss2d_forward")
+
+
 def _check_dtypes(input: Tensor, weight: Tensor | None, frame: str) -> None:
     if not input.dtype.is_floating_point:
         raise not_implemented(kernel_name(input, f"{frame}_out_frame",
@@ -220,6 +250,13 @@ def _nll_launch(op: str, input: Tensor, target: Tensor, weight: Tensor | None,
 def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                      ignore_index: int) -> tuple[Tensor, Tensor]:
     """(output, total_weight) for input (N, C) with target (N,), or (C,) with target ()."""
+    check_nll(input, target, weight)
+    return _nll_launch("nll_loss_forward", input, target, weight, reduction, ignore_index,
+                       tuple(target.shape), input.dim() - 1)
+
+
+def check_nll(input: Tensor, target: Tensor, weight: Tensor | None) -> None:
+    """nll_loss_forward's checks (its output: target's shape, or () reduced)."""
     if not 0 < input.dim() <= 2:
         raise RuntimeError("input tensor should be 1D or 2D")
     if target.dim() > 1:
@@ -235,13 +272,18 @@ def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduc
                            f"or no classes but got weight tensor of shape: "
                            f"{list(weight.shape)}")
     _check_dtypes(input, weight, "nll_loss")
-    return _nll_launch("nll_loss_forward", input, target, weight, reduction, ignore_index,
-                       tuple(target.shape), input.dim() - 1)
 
 
 def nll_loss2d_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                        ignore_index: int) -> tuple[Tensor, Tensor]:
     """(output, total_weight) for input (N, C, H, W) with target (N, H, W)."""
+    check_nll2d(input, target, weight)
+    return _nll_launch("nll_loss2d_forward", input, target, weight, reduction, ignore_index,
+                       tuple(target.shape), 1)
+
+
+def check_nll2d(input: Any, target: Any, weight: Tensor | None) -> None:
+    """nll_loss2d_forward's checks (its output: target's shape, or () reduced)."""
     _check_target(target)
     if target.dim() != 3:
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
@@ -256,6 +298,4 @@ def nll_loss2d_forward(input: Tensor, target: Tensor, weight: Tensor | None, red
         raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
                            f"{list(target.shape)}")
     _check_dtypes(input, weight, "nll_loss2d_forward")
-    return _nll_launch("nll_loss2d_forward", input, target, weight, reduction, ignore_index,
-                       tuple(target.shape), 1)
 

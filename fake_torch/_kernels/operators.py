@@ -8,10 +8,14 @@ Reflected forms launch what torch's do: `1 - x` is one "rsub", `2 / x` is recipr
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from fake_torch._kernels import arith, compare, division, linalg, pointwise_math
 from fake_torch._kernels._elementwise import is_number
+from fake_torch._kernels._strides import same_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import register_meta
 from fake_torch._opdef import COMPOSITE, method
 from fake_torch._tensor import Tensor
 
@@ -242,6 +246,90 @@ def matmul(self: Tensor, other: Any) -> Any:
     return linalg.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
+@register_meta("Tensor.__matmul__")
+def _matmul_rule(self: Tensor, other: Any) -> Any:
+    return linalg._matmul_rule(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
 @method(COMPOSITE, name="__rmatmul__", fx_target=operator.matmul, reflected=True)
 def rmatmul(self: Tensor, other: Any) -> Any:
     return linalg.rmatmul(self, other)
+
+
+@register_meta("Tensor.__rmatmul__")
+def _rmatmul_rule(self: Tensor, other: Any) -> Any:
+    return linalg._matmul_rule(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+# --- output rules (fake_torch/_meta_registrations.py) ------------------------------------------
+# Each operator's rule is the rule of the op its body calls, on the same arguments (the
+# operand it does not take: NotImplemented, as the operator returns).
+
+def _rule_of(impl: Callable[..., Any], swapped: bool = False) -> Callable[..., Any]:
+    """The operator's rule: `impl`'s op's rule on (self, other), or (other, self)."""
+    def rule(self: Tensor, other: Any) -> Any:
+        if not _takes(other):
+            return NotImplemented
+        return call_rule(impl, *((other, self) if swapped else (self, other)))
+    rule.__qualname__ = f"operator rule of {impl.__module__}.{impl.__qualname__}"
+    return rule
+
+
+def _unary_rule_of(impl: Callable[..., Any]) -> Callable[..., Any]:
+    def rule(self: Tensor) -> Any:
+        return call_rule(impl, self)
+    rule.__qualname__ = f"operator rule of {impl.__module__}.{impl.__qualname__}"
+    return rule
+
+
+for _impl, _names in (
+        (arith.add, ("__add__", "__radd__")), (arith.add_, ("__iadd__",)),
+        (arith.sub, ("__sub__",)), (arith.rsub, ("__rsub__",)), (arith.sub_, ("__isub__",)),
+        (arith.mul, ("__mul__", "__rmul__")), (arith.mul_, ("__imul__",)),
+        (division.div, ("__truediv__",)), (division.div_, ("__itruediv__",)),
+        (division.floor_divide, ("__floordiv__",)),
+        (division.floor_divide_, ("__ifloordiv__",)),
+        (division.remainder, ("__mod__",)), (division.remainder_, ("__imod__",)),
+        (arith.pow, ("__pow__",)), (arith.pow_, ("__ipow__",)),
+        (compare.bitwise_and, ("__and__", "__rand__")), (compare.bitwise_and_, ("__iand__",)),
+        (compare.bitwise_or, ("__or__", "__ror__")), (compare.bitwise_or_, ("__ior__",)),
+        (compare.bitwise_xor, ("__xor__", "__rxor__")), (compare.bitwise_xor_, ("__ixor__",)),
+        (compare.bitwise_left_shift, ("__lshift__",)),
+        (compare.bitwise_right_shift, ("__rshift__",)),
+        (compare.eq, ("__eq__",)), (compare.ne, ("__ne__",)), (compare.lt, ("__lt__",)),
+        (compare.le, ("__le__",)), (compare.gt, ("__gt__",)), (compare.ge, ("__ge__",))):
+    register_meta(*(f"Tensor.{n}" for n in _names))(_rule_of(_impl))
+for _impl, _names in ((division.floor_divide, ("__rfloordiv__",)),
+                      (division.remainder, ("__rmod__",)), (arith.pow, ("__rpow__",)),
+                      (compare.bitwise_left_shift, ("__rlshift__",)),
+                      (compare.bitwise_right_shift, ("__rrshift__",))):
+    register_meta(*(f"Tensor.{n}" for n in _names))(_rule_of(_impl, swapped=True))
+register_meta("Tensor.__neg__")(_unary_rule_of(pointwise_math.neg))
+register_meta("Tensor.__pos__")(_unary_rule_of(arith.positive))
+register_meta("Tensor.__abs__")(_unary_rule_of(pointwise_math.abs))
+
+
+@register_meta("Tensor.__rtruediv__")
+def _rtruediv_rule(self: Tensor, other: Any) -> Any:
+    """`other / self` is `self.reciprocal() * other`: the reciprocal is floating and laid out
+    as self's pointwise output, so the product is typed and laid out as `self / other`."""
+    if not _takes(other):
+        return NotImplemented
+    return call_rule(division.div, self, other)
+
+
+@register_meta("Tensor.__invert__")
+def _invert_rule(self: Tensor) -> Any:
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return call_rule(compare.bitwise_not, self)
+
+
+@register_meta("Tensor.__ilshift__", "Tensor.__irshift__")
+def _ishift_rule(self: Tensor, other: Any) -> Any:
+    """`x <<= n`: the shift's checks, written into self."""
+    if not _takes(other):
+        return NotImplemented
+    call_rule(compare.bitwise_left_shift, self, other)
+    return same_meta(self)

@@ -20,6 +20,7 @@ from fake_torch._kernels._reduce_util import (
     check_dtype_arg,
     check_out,
 )
+from fake_torch._kernels._strides import same_meta
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, REDUCTION, method, op
@@ -100,6 +101,23 @@ def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np
 def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
            out: None = None) -> Tensor:
     """Running sum along `dim`; ints and bools accumulate into int64."""
+    axis, dt = _cumsum_args(input, dim, dtype, out)
+    result = new_tensor(input.shape, dt, input.device)
+    launch("cumsum", _cumsum_kernel, result, (input,),
+           {"axis": axis if input.dim() > 0 else None, "acc": acc_np(dt)})
+    return result
+
+
+@register_meta("torch.cumsum")
+def _cumsum_rule(input: Tensor, dim: int, *, dtype: dtype | None = None,
+                 out: None = None) -> TensorMeta:
+    _, dt = _cumsum_args(input, dim, dtype, out)
+    shape = tuple(input.shape)
+    return TensorMeta(shape, dt, contiguous_strides(shape))
+
+
+def _cumsum_args(input: Tensor, dim: int, dtype: dtype | None, out: None) -> tuple[int, dtype]:
+    """cumsum's checks; the dim it runs along and its output's dtype."""
     check_out(out, "cumsum")
     if not isinstance(dim, int):
         raise TypeError(f"cumsum(): argument 'dim' must be int, not {type(dim).__name__}")
@@ -107,22 +125,29 @@ def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None,
     axis = wrap_dim(dim, input.dim())
     dt = dtype or (input.dtype if input.dtype.is_floating_point or input.dtype.is_complex
                    else int64)
-    result = new_tensor(input.shape, dt, input.device)
-    launch("cumsum", _cumsum_kernel, result, (input,),
-           {"axis": axis if input.dim() > 0 else None, "acc": acc_np(dt)})
-    return result
+    return axis, dt
 
 
 @method(EXTERN)
 def cumsum_(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     """In-place running sum along `dim` (Tensor.cumsum_); keeps input's dtype."""
-    if dtype is not None and dtype is not input.dtype:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {CPP_NAME[input.dtype]} and "
-                           f"output tensor dtype {CPP_NAME[dtype]} should match")
-    axis = wrap_dim(dim, input.dim())
+    axis = _cumsum__dim(input, dim, dtype)
     launch("cumsum_", _cumsum_kernel, input, (input,),
            {"axis": axis if input.dim() > 0 else None, "acc": acc_np(input.dtype)})
     return input
+
+
+@register_meta("Tensor.cumsum_")
+def _cumsum__rule(input: Tensor, dim: int, *, dtype: dtype | None = None) -> TensorMeta:
+    _cumsum__dim(input, dim, dtype)
+    return same_meta(input)
+
+
+def _cumsum__dim(input: Tensor, dim: int, dtype: dtype | None) -> int:
+    if dtype is not None and dtype is not input.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {CPP_NAME[input.dtype]} and "
+                           f"output tensor dtype {CPP_NAME[dtype]} should match")
+    return wrap_dim(dim, input.dim())
 
 
 def _cumsum_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None,

@@ -9,12 +9,16 @@ promise no order among ties, and no rule reproduces theirs; the values always ag
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fake_torch import return_types
 from fake_torch._dtype import bool_, int64
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels._reduce_util import check_out, exact_np
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -26,6 +30,30 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     check_out(out, "sort")
     values, indices = _sorted("sort", input, dim, descending, None)
     return return_types.sort((values, indices))
+
+
+@register_meta("torch.sort")
+def _sort_rule(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False,
+               out: None = None) -> Any:
+    check_out(out, "sort")
+    return _named(return_types.sort, _pair(input, _sorted_shape("sort", input, dim, None)[0]))
+
+
+@register_meta("torch.argsort")
+def _argsort_rule(input: Tensor, dim: int = -1, descending: bool = False, *,
+                  stable: bool = False) -> TensorMeta:
+    return _pair(input, _sorted_shape("sort", input, dim, None)[0])[1]
+
+
+def _named(kind: Any, pair: tuple[TensorMeta, TensorMeta]) -> Any:
+    """The pair described, as the kernel's named tuple (return_types.sort, ...) holds it."""
+    return kind(pair)
+
+
+def _pair(x: Tensor, shape: tuple[Any, ...]) -> tuple[TensorMeta, TensorMeta]:
+    """(values, indices): two fresh contiguous tensors of `shape`."""
+    strides = contiguous_strides(shape)
+    return TensorMeta(shape, x.dtype, strides), TensorMeta(shape, int64, strides)
 
 
 @op(EXTERN, method=True, aten=())
@@ -40,14 +68,25 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
          out: None = None) -> return_types.topk:
     """The `k` largest (or smallest) values along `dim` and their indices, best first; with
     `sorted=False` torch promises no order, and ours is still sorted."""
+    _check_topk(input, k, dim, out)
+    values, indices = _sorted("topk", input, dim, largest, k)
+    return return_types.topk((values, indices))
+
+
+@register_meta("torch.topk")
+def _topk_rule(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True,
+               *, out: None = None) -> Any:
+    _check_topk(input, k, dim, out)
+    return _named(return_types.topk, _pair(input, _sorted_shape("topk", input, dim, k)[0]))
+
+
+def _check_topk(input: Tensor, k: int, dim: int, out: None) -> None:
     check_out(out, "topk")
     if input.dtype is bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     size = input.shape[wrap_dim(dim, input.dim())] if input.dim() > 0 else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    values, indices = _sorted("topk", input, dim, largest, k)
-    return return_types.topk((values, indices))
 
 
 @op(EXTERN, method=True)
@@ -57,6 +96,21 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *,
     frequent) and the index of its last occurrence, as torch's CPU kernel finds them for
     slices of up to 16 elements (beyond, its unstable sort may pick another occurrence; a NaN
     never equals another, so NaNs count once each). One "mode" launch."""
+    d, shape = _mode_shape(input, dim, keepdim, out)
+    values = new_tensor(shape, input.dtype, input.device)
+    indices = new_tensor(shape, int64, input.device)
+    launch("mode", _mode_kernel, (values, indices), (input,),
+           {"axis": d if input.dim() else None})
+    return return_types.mode((values, indices))
+
+
+@register_meta("torch.mode")
+def _mode_rule(input: Tensor, dim: int = -1, keepdim: bool = False, *,
+               out: None = None) -> Any:
+    return _named(return_types.mode, _pair(input, tuple(_mode_shape(input, dim, keepdim, out)[1])))
+
+
+def _mode_shape(input: Tensor, dim: int, keepdim: bool, out: None) -> tuple[int, list[Any]]:
     check_out(out, "mode")
     d = wrap_dim(dim, input.dim())
     if input.dim() and input.shape[d] == 0:
@@ -64,11 +118,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *,
     shape = [s for i, s in enumerate(input.shape) if i != d or keepdim] if input.dim() else []
     if keepdim and input.dim():
         shape[d] = 1
-    values = new_tensor(shape, input.dtype, input.device)
-    indices = new_tensor(shape, int64, input.device)
-    launch("mode", _mode_kernel, (values, indices), (input,),
-           {"axis": d if input.dim() else None})
-    return return_types.mode((values, indices))
+    return d, shape
 
 
 def _mode_kernel(values: np.ndarray, indices: np.ndarray, x: np.ndarray, *,
@@ -93,18 +143,24 @@ def _mode_kernel(values: np.ndarray, indices: np.ndarray, x: np.ndarray, *,
 
 def _sorted(op: str, x: Tensor, dim: int, descending: bool,
             k: int | None) -> tuple[Tensor, Tensor]:
-    if x._dtype.is_complex:  # torch's text, with its leading space (its CPU build's)
+    shape, axis = _sorted_shape(op, x, dim, k)
+    values = new_tensor(shape, x.dtype, x.device)
+    indices = new_tensor(shape, int64, x.device)
+    launch(op, _sort_kernel, (values, indices), (x,),
+           {"axis": axis if x.dim() > 0 else None, "descending": descending, "k": k})
+    return values, indices
+
+
+def _sorted_shape(op: str, x: Tensor, dim: int, k: Any) -> tuple[tuple[Any, ...], int]:
+    """The shape of sort's (or topk's) outputs, and the dim sorted along."""
+    if x.dtype.is_complex:  # torch's text, with its leading space (its CPU build's)
         raise RuntimeError(f" {'Sort' if op == 'sort' else op} does not support complex dtypes "
                            "on CPU")
     axis = wrap_dim(dim, x.dim())
     shape = list(x.shape)
     if k is not None and shape:
         shape[axis] = k
-    values = new_tensor(shape, x.dtype, x.device)
-    indices = new_tensor(shape, int64, x.device)
-    launch(op, _sort_kernel, (values, indices), (x,),
-           {"axis": axis if x.dim() > 0 else None, "descending": descending, "k": k})
-    return values, indices
+    return tuple(shape), axis
 
 
 def _sort_kernel(values: np.ndarray, indices: np.ndarray, x: np.ndarray, *, axis: int | None,

@@ -11,7 +11,7 @@ A view launches nothing: it is a new numpy view of the same storage with torch's
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,15 +20,22 @@ from fake_torch._dtype import complex32, dtype, dtype_arg
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import written_meta
 from fake_torch._kernels._strides import (
+    Geometry,
+    Shape,
+    dropped,
     empty_like_format,
     format_strides,
+    geometry,
     infer_size,
     int_sizes,
     is_non_overlapping_and_dense,
     numel,
+    permuted,
     reshaped,
-    restride,
+    same_meta,
     scalar_type_name,
+    view_from,
+    view_meta,
     view_strides,
     wrap,
 )
@@ -37,12 +44,13 @@ from fake_torch._kernels.expand import expand as expand  # Tensor methods only (
 from fake_torch._kernels.expand import expand_as as expand_as
 from fake_torch._memory_format import (
     contiguous_format,
+    contiguous_strides,
     is_contiguous_as,
     memory_format,
     memory_format_arg,
     preserve_format,
 )
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -56,27 +64,52 @@ _VIEW_HINT = ("view size is not compatible with input tensor's size and stride (
 def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     """Tensor.view(*shape), view(dtype), or one keyword: view(size=...), view(dtype=...):
     same storage, new shape (or element type)."""
+    target = _view_target(self, shape, kwargs, self.numel())
+    if isinstance(target, dtype):
+        return view_from(self, view_dtype_geometry(self, target), target)
+    return reshaped(self, target, _checked_view_strides(self, target))
+
+
+@register_meta("Tensor.view")
+def _view_rule(self: Tensor, *shape: Any, **kwargs: Any) -> TensorMeta:
+    target = _view_target(self, shape, kwargs, numel(self.shape))
+    if isinstance(target, dtype):
+        return view_meta(self, view_dtype_geometry(self, target), dt=target)
+    return view_meta(self, (target, _checked_view_strides(self, target), self.storage_offset()))
+
+
+def _checked_view_strides(self: Tensor, sizes: Shape) -> Shape:
+    strides = view_strides(tuple(self.shape), tuple(self.stride()), sizes)
+    if strides is None:
+        raise RuntimeError(_VIEW_HINT)
+    return strides
+
+
+def _view_target(self: Tensor, shape: tuple[Any, ...], kwargs: dict[str, Any],
+                 total: Any) -> dtype | Shape:
+    """What view's arguments ask for: a dtype to reinterpret the bytes as, or the sizes (one
+    -1 resolved for `total` elements: the kernel counts them its fast way, the rule from the
+    sizes)."""
     if kwargs:
         if shape or len(kwargs) != 1 or not set(kwargs) <= {"dtype", "size"}:
             raise _bad_view(shape, kwargs)
         if "dtype" in kwargs:
-            if type(dtype_arg(kwargs["dtype"])) is not dtype:
+            dt = dtype_arg(kwargs["dtype"])
+            if type(dt) is not dtype:
                 raise _bad_view(shape, kwargs)
-            return _view_dtype(self, dtype_arg(kwargs["dtype"]))
+            return dt
         shape = (kwargs["size"],)
-    if len(shape) == 1 and type(dtype_arg(shape[0])) is dtype:  # view(torch.int32), view(int)
-        return _view_dtype(self, dtype_arg(shape[0]))
+    if len(shape) == 1:
+        dt = dtype_arg(shape[0])
+        if type(dt) is dtype:  # view(torch.int32), view(int)
+            return dt
     if not shape:
         raise TypeError("view() received an invalid combination of arguments - got (), but "
                         "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
     try:
-        sizes = infer_size(int_sizes(shape, "view"), self.numel())
+        return infer_size(int_sizes(shape, "view"), total)
     except TypeError:
         raise _bad_view(shape, kwargs) from None
-    strides = view_strides(self.shape, self.stride(), sizes)
-    if strides is None:
-        raise RuntimeError(_VIEW_HINT)
-    return reshaped(self, sizes, strides)
 
 
 def _bad_view(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
@@ -85,14 +118,15 @@ def _bad_view(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
                      " * (torch.dtype dtype)\n * (tuple of ints size)\n")
 
 
-def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
-    """Reinterpret the bytes as `dt`; torch's rules when the element sizes differ."""
+def view_dtype_geometry(self: Tensor, dt: dtype) -> Geometry:
+    """The bytes reinterpreted as `dt` (offset in elements of `dt`); torch's rules when the
+    element sizes differ."""
     if dt is complex32:
         raise _common.complex32_refused()
-    old, new = self.element_size(), dt.itemsize
-    shape, strides = list(self.shape), list(self.stride())
+    old, new = self.dtype.itemsize, dt.itemsize
+    shape, strides, offset = list(self.shape), list(self.stride()), self.storage_offset()
     if old == new:
-        return restride(self, shape, strides, dt=dt)
+        return tuple(shape), tuple(strides), offset
     what = f"{scalar_type_name(self.dtype)} as {scalar_type_name(dt)} (different element sizes)"
     if self.dim() == 0:
         raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
@@ -102,14 +136,14 @@ def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
             raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
         shape[-1] *= ratio
         strides = [s * ratio for s in strides[:-1]] + [1]
-        return restride(self, shape, strides, dt=dt)
+        return tuple(shape), tuple(strides), offset * ratio
     ratio = new // old
     if shape[-1] % ratio:
         raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {what}, but got "
                            f"{shape[-1]}")
-    if self.storage_offset() % ratio:
+    if offset % ratio:
         raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view {what}, "
-                           f"but got {self.storage_offset()}")
+                           f"but got {offset}")
     if strides[-1] != 1:
         raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
     for i, s in enumerate(strides[:-1]):
@@ -118,7 +152,7 @@ def _view_dtype(self: Tensor, dt: dtype) -> Tensor:
                                f"but got {s}")
     shape[-1] //= ratio
     strides = [s // ratio for s in strides[:-1]] + [1]
-    return restride(self, shape, strides, dt=dt)
+    return tuple(shape), tuple(strides), offset // ratio
 
 
 @method(VIEW)
@@ -126,14 +160,16 @@ def view_as(self: Tensor, other: Tensor) -> Tensor:
     return view(self, other.shape)
 
 
+@register_meta("Tensor.view_as")
+def _view_as_rule(self: Tensor, other: Tensor) -> TensorMeta:
+    return _view_rule(self, other.shape)
+
+
 @op(VIEW)
 def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     """A view when torch's stride rule allows it, else one "clone" launch into a fresh
     contiguous buffer (torch: clone + _unsafe_view)."""
-    if not isinstance(shape, (tuple, list)):
-        raise TypeError("reshape(): argument 'shape' (position 2) must be tuple of ints, not "
-                        f"{type(shape).__name__}")
-    sizes = infer_size(int_sizes(shape, "reshape", "shape"), input.numel())
+    sizes = _reshape_sizes(input, shape, input.numel())
     strides = view_strides(input.shape, input.stride(), sizes)
     if strides is not None:
         return reshaped(input, sizes, strides)
@@ -142,21 +178,53 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     return out
 
 
+@register_meta("torch.reshape")
+def _reshape_rule(input: Tensor, shape: Sequence[Any]) -> TensorMeta:
+    """A view when the strides allow it, else a fresh contiguous tensor."""
+    sizes = _reshape_sizes(input, shape, numel(input.shape))
+    strides = view_strides(tuple(input.shape), tuple(input.stride()), sizes)
+    if strides is not None:
+        return view_meta(input, (sizes, strides, input.storage_offset()))
+    return TensorMeta(sizes, input.dtype, contiguous_strides(sizes))
+
+
+def _reshape_sizes(input: Tensor, shape: Sequence[Any], total: Any) -> Shape:
+    """The sizes reshape is asked for (one -1 resolved), for `total` elements."""
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError("reshape(): argument 'shape' (position 2) must be tuple of ints, not "
+                        f"{type(shape).__name__}")
+    return infer_size(int_sizes(shape, "reshape", "shape"), total)
+
+
 @method(VIEW, name="reshape")
 def reshape_method(self: Tensor, *shape: Any) -> Tensor:
     """Tensor.reshape(*shape): the sizes as arguments, or one sequence of them."""
+    return reshape(self, _method_shape(shape))
+
+
+@register_meta("Tensor.reshape")
+def _reshape_method_rule(self: Tensor, *shape: Any) -> TensorMeta:
+    return _reshape_rule(self, _method_shape(shape))
+
+
+def _method_shape(shape: tuple[Any, ...]) -> tuple[Any, ...]:
     if not shape:
         raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and \
             not hasattr(shape[0], "__index__"):
         raise TypeError("reshape(): argument 'shape' (position 1) must be tuple of ints, not "
                         f"{type(shape[0]).__name__}")
-    return reshape(self, shape)
+    return shape
 
 
 @method(VIEW)
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return reshape(self, other.shape)
+
+
+@register_meta("Tensor.reshape_as")
+def _reshape_as_rule(self: Tensor, other: Tensor) -> TensorMeta:
+    return _reshape_rule(self, other.shape)
 
 
 def _copy_reshaped_kernel(out: np.ndarray, src: np.ndarray) -> None:
@@ -165,19 +233,40 @@ def _copy_reshaped_kernel(out: np.ndarray, src: np.ndarray) -> None:
 
 @op(VIEW, method=True)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    shape = _flattened(input, start_dim, end_dim)
+    return input if shape is None else reshape(input, shape)
+
+
+@register_meta("torch.flatten")
+def _flatten_rule(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> TensorMeta:
+    shape = _flattened(input, start_dim, end_dim)
+    return same_meta(input) if shape is None else _reshape_rule(input, shape)
+
+
+def _flattened(input: Tensor, start_dim: int, end_dim: int) -> tuple[Any, ...] | None:
+    """The shape flatten reshapes to; None: the input itself."""
     if input.dim() == 0:
-        return reshape(input, (1,))
+        return (1,)
     start, end = wrap_dim(start_dim, input.dim()), wrap_dim(end_dim, input.dim())
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
-        return input
-    shape = input.shape
-    return reshape(input, (*shape[:start], numel(shape[start:end + 1]), *shape[end + 1:]))
+        return None
+    shape = tuple(input.shape)
+    return (*shape[:start], numel(shape[start:end + 1]), *shape[end + 1:])
 
 
 @op(VIEW, method=True)
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    return view(input, _unflattened(input, dim, sizes))
+
+
+@register_meta("torch.unflatten")
+def _unflatten_rule(input: Tensor, dim: int, sizes: Sequence[int]) -> TensorMeta:
+    return _view_rule(input, _unflattened(input, dim, sizes))
+
+
+def _unflattened(input: Tensor, dim: int, sizes: Sequence[int]) -> tuple[Any, ...]:
     d = wrap_dim(dim, input.dim())
     parts = int_sizes(tuple(sizes), "unflatten", "sizes")
     if not parts:
@@ -187,26 +276,49 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     except RuntimeError:
         raise RuntimeError(f"unflatten: Provided sizes {list(parts)} don't multiply up to the "
                            f"size of dim {d} ({input.shape[d]}) in the input tensor") from None
-    shape = input.shape
-    return view(input, (*shape[:d], *inferred, *shape[d + 1:]))
+    shape = tuple(input.shape)
+    return (*shape[:d], *inferred, *shape[d + 1:])
 
 
 # --- adding, removing and reordering dims -------------------------------------------------------
 
 @op(VIEW, method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    ndim = input.dim()
+    # (the offset stays as it is: reshaped keeps it, so it is not read here)
+    shape, strides, _ = unsqueeze_geometry((input.shape, input.stride(), 0), dim)
+    return reshaped(input, shape, strides)
+
+
+@register_meta("torch.unsqueeze")
+def _unsqueeze_rule(input: Tensor, dim: int) -> TensorMeta:
+    return view_meta(input, unsqueeze_geometry(geometry(input), dim))
+
+
+def unsqueeze_geometry(g: Geometry, dim: int) -> Geometry:
+    """A size-1 dim inserted at `dim`, its stride what torch gives it."""
+    shape, strides = list(g[0]), list(g[1])
+    ndim = len(shape)
     d = wrap_dim(dim, ndim + 1)
-    shape, strides = list(input.shape), list(input.stride())
     strides.insert(d, 1 if d >= ndim else shape[d] * strides[d])
     shape.insert(d, 1)
-    return reshaped(input, shape, strides)
+    return tuple(shape), tuple(strides), g[2]
 
 
 @op(VIEW, method=True)
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Drop size-1 dims (all of them, or those named in `dim`; a named dim of another size
     stays)."""
+    axes = squeezed_dims(input, dim)
+    return wrap(input, input._a.squeeze(axes) if axes else input._a.view())
+
+
+@register_meta("torch.squeeze")
+def _squeeze_rule(input: Tensor, dim: int | Sequence[int] | None = None) -> TensorMeta:
+    return view_meta(input, dropped(geometry(input), squeezed_dims(input, dim)))
+
+
+def squeezed_dims(input: Tensor, dim: int | Sequence[int] | None) -> tuple[int, ...]:
+    """The dims squeeze drops: the size-1 ones among those asked for (all by default)."""
     ndim = input.dim()
     if dim is None:
         dims = set(range(ndim))
@@ -219,15 +331,26 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
             if w in dims:
                 raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
             dims.add(w)
-    axes = tuple(d for d in sorted(dims) if d < ndim and input.shape[d] == 1)
-    return wrap(input, input._a.squeeze(axes) if axes else input._a.view())
+    return tuple(d for d in sorted(dims) if d < ndim and input.shape[d] == 1)
 
 
 @op(VIEW, method=True)
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    ndim = input.dim()
+    return wrap(input, input._a.transpose(transpose_order(input.dim(), dim0, dim1)))
+
+
+@register_meta("torch.transpose", "torch.swapaxes", "torch.swapdims")
+def _transpose_rule(input: Tensor, dim0: int, dim1: int) -> TensorMeta:
+    return view_meta(input, permuted(geometry(input), transpose_order(input.dim(), dim0, dim1)))
+
+
+def transpose_order(ndim: int, dim0: int, dim1: int) -> list[int]:
+    """The dim order of transpose(dim0, dim1): the two swapped (nothing to swap in a 0-D)."""
     d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
-    return wrap(input, np.swapaxes(input._a, d0, d1) if ndim else input._a.view())
+    order = list(range(ndim))
+    if ndim:
+        order[d0], order[d1] = order[d1], order[d0]
+    return order
 
 
 @op(VIEW, method=True)
@@ -242,8 +365,17 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 @op(VIEW, method=True)
 def permute(input: Tensor, *dims: Any) -> Tensor:
+    return wrap(input, input._a.transpose(permute_order(input.dim(), dims)))
+
+
+@register_meta("torch.permute")
+def _permute_rule(input: Tensor, *dims: Any) -> TensorMeta:
+    return view_meta(input, permuted(geometry(input), permute_order(input.dim(), dims)))
+
+
+def permute_order(ndim: int, dims: tuple[Any, ...]) -> list[int]:
+    """permute's dims (as arguments or one sequence), checked and wrapped."""
     order = int_sizes(dims, "permute", "dims")
-    ndim = input.dim()
     if len(order) != ndim:
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does "
                            "not match the length of the desired ordering of dimensions i.e. "
@@ -251,20 +383,41 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     wrapped = [wrap_dim(d, ndim) for d in order]
     if len(set(wrapped)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return wrap(input, input._a.transpose(wrapped))
+    return wrapped
 
 
 @op(VIEW, method=True)
 def t(input: Tensor) -> Tensor:
+    return wrap(input, input._a.transpose(t_order(input)))
+
+
+@register_meta("torch.t")
+def _t_rule(input: Tensor) -> TensorMeta:
+    return view_meta(input, permuted(geometry(input), t_order(input)))
+
+
+def t_order(input: Tensor) -> list[int]:
+    """t()'s dim order: a matrix's two dims swapped; fewer dims stay; torch's error beyond."""
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.dim()}D")
-    return transpose(input, 0, -1) if input.dim() == 2 else wrap(input, input._a.view())
+    return [1, 0] if input.dim() == 2 else list(range(input.dim()))
 
 
 @tensor_property(VIEW, "T")
 def numpy_T(input: Tensor) -> Tensor:
     """Tensor.T: all dims reversed (torch warns for anything but a matrix)."""
+    _warn_T(input)
+    return wrap(input, input._a.T)
+
+
+@register_meta("Tensor.T")
+def _T_rule(input: Tensor) -> TensorMeta:
+    _warn_T(input)
+    return view_meta(input, permuted(geometry(input), range(input.dim() - 1, -1, -1)))
+
+
+def _warn_T(input: Tensor) -> None:
     if input.dim() > 2:
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
                       "shape is deprecated and it will throw an error in a future release. "
@@ -273,7 +426,6 @@ def numpy_T(input: Tensor) -> Tensor:
                       UserWarning, stacklevel=3)
     elif input.dim() == 0:
         _deprecated_on_0d("Tensor.T", _IDENTITY)
-    return wrap(input, input._a.T)
 
 
 _IDENTITY = "This function is the identity in these cases."
@@ -316,6 +468,16 @@ def mT(input: Tensor) -> Tensor:
     return transpose(input, -2, -1) if found is None else found
 
 
+@register_meta("Tensor.mT")
+def _mT_rule(input: Tensor) -> TensorMeta:
+    return _matrix_transposed(input, _batched_matrix(input, "mT", _IDENTITY))
+
+
+def _matrix_transposed(input: Tensor, found: Tensor | None) -> TensorMeta:
+    """The rule of mT and its kin: input itself, or its last two dims swapped."""
+    return same_meta(input) if found is not None else _transpose_rule(input, -2, -1)
+
+
 @tensor_property(VIEW, "mH")
 def mH(input: Tensor) -> Tensor:
     """Tensor.mH: the conjugate of the last two dims swapped (real dtypes: mT)."""
@@ -324,18 +486,34 @@ def mH(input: Tensor) -> Tensor:
     return transpose(input, -2, -1) if found is None else found
 
 
+@register_meta("Tensor.mH")
+def _mH_rule(input: Tensor) -> TensorMeta:
+    _no_lazy_conj(input, "Tensor.mH")
+    return _matrix_transposed(input, _batched_matrix(input, "mH", _CONJ))
+
+
 @tensor_property(VIEW, "H")
 def H(input: Tensor) -> Tensor:
     """Tensor.H: a matrix's conjugate transpose (real dtypes: its transpose)."""
+    return input if _H_checked(input) else transpose(input, 0, 1)
+
+
+@register_meta("Tensor.H")
+def _H_rule(input: Tensor) -> TensorMeta:
+    return same_meta(input) if _H_checked(input) else _transpose_rule(input, 0, 1)
+
+
+def _H_checked(input: Tensor) -> bool:
+    """H's checks; True: a 0-D input, H is the input itself."""
     if input.dim() == 0:
         _deprecated_on_0d("Tensor.H", _CONJ)
-        return input
+        return True
     if input.dim() != 2:
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{input.dim()}-D tensor." + (" For batches of matrices, consider "
                                                          "using tensor.mH" * (input.dim() > 2)))
     _no_lazy_conj(input, "Tensor.H")
-    return transpose(input, 0, 1)
+    return False
 
 
 @op(VIEW, method=True)
@@ -346,15 +524,33 @@ def adjoint(input: Tensor) -> Tensor:
     return transpose(input, -2, -1) if found is None else found
 
 
+@register_meta("torch.adjoint")
+def _adjoint_rule(input: Tensor) -> TensorMeta:
+    _no_lazy_conj(input, "adjoint")
+    return _matrix_transposed(input, _batched_matrix(input, "adjoint()", _CONJ))
+
+
 @op(VIEW, method=True)
 def movedim(input: Tensor, source: int | Sequence[int],
             destination: int | Sequence[int]) -> Tensor:
+    return wrap(input, input._a.transpose(movedim_order(input.dim(), source, destination)))
+
+
+@register_meta("torch.movedim", "torch.moveaxis")
+def _movedim_rule(input: Tensor, source: int | Sequence[int],
+                  destination: int | Sequence[int]) -> TensorMeta:
+    order = movedim_order(input.dim(), source, destination)
+    return view_meta(input, permuted(geometry(input), order))
+
+
+def movedim_order(ndim: int, source: int | Sequence[int],
+                  destination: int | Sequence[int]) -> list[int]:
+    """movedim's dim order: the source dims at their destinations, the others in order."""
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
                            f"should contain the same number of dims as destination ({dst} dims)")
-    ndim = input.dim()
     wsrc, wdst = [wrap_dim(d, ndim) for d in src], [wrap_dim(d, ndim) for d in dst]
     for name, given, wrapped in (("source", src, wsrc), ("destination", dst, wdst)):
         if len(set(wrapped)) != len(wrapped):
@@ -363,8 +559,7 @@ def movedim(input: Tensor, source: int | Sequence[int],
     for s, d in zip(wsrc, wdst, strict=True):
         order[d] = s
     rest = iter(d for d in range(ndim) if d not in wsrc)  # the other dims keep their order
-    order = [next(rest) if o < 0 else o for o in order]
-    return wrap(input, input._a.transpose(order))
+    return [next(rest) if o < 0 else o for o in order]
 
 
 @op(VIEW, method=True)
@@ -377,35 +572,63 @@ def moveaxis(input: Tensor, source: int | Sequence[int],
 
 @op(VIEW)
 def atleast_1d(*tensors: Any) -> Any:
-    return _atleast(tensors, 1)
+    return _atleast(tensors, 1, _lift)
 
 
 @op(VIEW)
 def atleast_2d(*tensors: Any) -> Any:
-    return _atleast(tensors, 2)
+    return _atleast(tensors, 2, _lift)
 
 
 @op(VIEW)
 def atleast_3d(*tensors: Any) -> Any:
-    return _atleast(tensors, 3)
+    return _atleast(tensors, 3, _lift)
 
 
-def _atleast(tensors: tuple[Any, ...], n: int) -> Any:
-    """One tensor in, one out; several (or a sequence) in, a tuple out. All views."""
+@register_meta("torch.atleast_1d")
+def _atleast_1d_rule(*tensors: Any) -> Output:
+    return _atleast(tensors, 1, _lift_rule)
+
+
+@register_meta("torch.atleast_2d")
+def _atleast_2d_rule(*tensors: Any) -> Output:
+    return _atleast(tensors, 2, _lift_rule)
+
+
+@register_meta("torch.atleast_3d")
+def _atleast_3d_rule(*tensors: Any) -> Output:
+    return _atleast(tensors, 3, _lift_rule)
+
+
+def _atleast(tensors: tuple[Any, ...], n: int, lift: Callable[[Tensor, int, int], Any]) -> Any:
+    """One tensor in, one out; several (or a sequence) in, a tuple out. All views.
+    `lift(t, n, i)`: tensor number i lifted to n dims (a view, or its rule's description)."""
     seq = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
-    out = tuple(_lift(t, n) for t in seq)
+    out = tuple(lift(t, n, i) for i, t in enumerate(seq))
     return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
 
 
-def _lift(t: Tensor, n: int) -> Tensor:
+def _lift_geometry(g: Geometry, n: int) -> Geometry:
+    """The geometry atleast_nd gives a tensor of fewer than n dims."""
+    ndim = len(g[0])
+    if ndim == 0:
+        return (1,) * n, (1,) * n, g[2]  # a reshape: every stride 1
+    if n == 3 and ndim == 2:
+        return unsqueeze_geometry(g, -1)
+    g = unsqueeze_geometry(g, 0)
+    return unsqueeze_geometry(g, -1) if n == 3 else g
+
+
+def _lift(t: Tensor, n: int, i: int) -> Tensor:
     if t.dim() >= n:
         return t
-    if t.dim() == 0:
-        return reshape(t, (1,) * n)
-    if n == 3 and t.dim() == 2:
-        return unsqueeze(t, -1)
-    t = unsqueeze(t, 0)
-    return unsqueeze(t, -1) if n == 3 else t
+    shape, strides, _ = _lift_geometry((t.shape, t.stride(), 0), n)  # (reshaped keeps the offset)
+    return reshaped(t, shape, strides)
+
+
+def _lift_rule(t: Tensor, n: int, i: int) -> TensorMeta:
+    g = geometry(t)
+    return view_meta(t, g if t.dim() >= n else _lift_geometry(g, n), alias=i)
 
 
 # --- dense copies -------------------------------------------------------------------------------

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fake_torch._kernels import expand, shape
 from fake_torch._kernels.expand import as_strided
 from fake_torch._kernels.shape import squeeze, t, transpose, unsqueeze
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import VIEW, method
 from fake_torch._tensor import Tensor
+
+# Each rule is its out-of-place view's: the in-place op returns self, laid out as that view.
+register_meta("Tensor.unsqueeze_")(shape._unsqueeze_rule)
+register_meta("Tensor.squeeze_")(shape._squeeze_rule)
+register_meta("Tensor.transpose_", "Tensor.swapdims_", "Tensor.swapaxes_")(shape._transpose_rule)
+register_meta("Tensor.as_strided_")(expand._as_strided_rule)
 
 
 def _adopt(self: Tensor, view: Tensor) -> Tensor:
@@ -54,10 +62,20 @@ def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
 @method(VIEW)
 def t_(self: Tensor) -> Tensor:
     """A matrix transposed in place (0-D and 1-D tensors stay); torch's error beyond 2-D."""
+    _t_checked(self)
+    return _adopt(self, t(self))
+
+
+@register_meta("Tensor.t_")
+def _t__rule(self: Tensor) -> TensorMeta:
+    return shape._t_rule(_t_checked(self))
+
+
+def _t_checked(self: Tensor) -> Tensor:
     if self.dim() > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.dim()}D")
-    return _adopt(self, t(self))
+    return self
 
 
 @method(VIEW)

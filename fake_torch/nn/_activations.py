@@ -24,7 +24,8 @@ from fake_torch._kernels._elementwise import (
     tensor_arg,
 )
 from fake_torch._kernels.pointwise_math import kernel_name
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, RANDOM, op
 from fake_torch._tensor import Tensor
 
@@ -165,10 +166,20 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return _hardtanh_op("hardtanh_" if inplace else "hardtanh", input, 0, 6, inplace)
 
 
+@register_meta("torch.nn.functional.relu6")
+def _relu6_rule(input: Tensor, inplace: bool = False) -> Output:
+    return call_rule("torch.nn.functional.hardtanh", input, 0, 6, inplace)
+
+
 @op(COMPOSITE, namespace=_F)
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """torch.prelu (torch's F.prelu is that function): one `_prelu_kernel` launch."""
     return _activation.prelu(input, weight)
+
+
+@register_meta("torch.nn.functional.prelu")
+def _prelu_rule(input: Tensor, weight: Tensor) -> Output:
+    return call_rule(_activation.prelu, input, weight)
 
 
 @op(COMPOSITE, namespace=_F)
@@ -179,6 +190,13 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     if inplace:
         return _activation.rrelu_(input, lower, upper, training)
     return _activation.rrelu(input, lower, upper, training)
+
+
+@register_meta("torch.nn.functional.rrelu")
+def _rrelu_rule(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                training: bool = False, inplace: bool = False) -> Output:
+    return call_rule(_activation.rrelu_ if inplace else _activation.rrelu, input, lower, upper,
+                     training)
 
 
 @op(RANDOM, namespace=_F, aten=("rrelu_with_noise_",))

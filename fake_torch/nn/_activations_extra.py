@@ -32,7 +32,8 @@ from fake_torch._kernels._elementwise import (
     tensor_arg,
 )
 from fake_torch._kernels.pointwise_math import kernel_name
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, op
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -90,9 +91,47 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def _celu(fname: str, input: Any, alpha: float, inplace: bool) -> Tensor:
+    _check_celu(alpha)
+    return _elu(fname, input, alpha, 1.0, 1.0 / alpha, inplace, launch="celu")
+
+
+def _check_celu(alpha: float) -> None:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _elu(fname, input, alpha, 1.0, 1.0 / alpha, inplace, launch="celu")
+
+
+# selu and celu are elu with other constants: elu's output, or elu's written into the input
+@register_meta("torch.selu")
+def _selu_rule(input: Tensor) -> Output:
+    return call_rule("torch.nn.functional.elu", input)
+
+
+@register_meta("torch.selu_")
+def _selu__rule(input: Tensor) -> Output:
+    return call_rule("torch.nn.functional.elu", input, inplace=True)
+
+
+@register_meta("torch.nn.functional.selu")
+def _F_selu_rule(input: Tensor, inplace: bool = False) -> Output:
+    return call_rule("torch.nn.functional.elu", input, inplace=inplace)
+
+
+@register_meta("torch.celu")
+def _celu_rule(input: Tensor, alpha: float = 1.0) -> Output:
+    _check_celu(alpha)
+    return call_rule("torch.nn.functional.elu", input, alpha)
+
+
+@register_meta("torch.celu_")
+def _celu__rule(input: Tensor, alpha: float = 1.0) -> Output:
+    _check_celu(alpha)
+    return call_rule("torch.nn.functional.elu", input, alpha, inplace=True)
+
+
+@register_meta("torch.nn.functional.celu")
+def _F_celu_rule(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Output:
+    _check_celu(alpha)
+    return call_rule("torch.nn.functional.elu", input, alpha, inplace=inplace)
 
 
 @op(COMPOSITE, name="celu")
@@ -205,11 +244,24 @@ def softsign(input: Tensor) -> Tensor:
     return out
 
 
+@register_meta("torch.nn.functional.softsign")
+def _softsign_rule(input: Tensor) -> Output:
+    """x / (|x| + 1): the divisor is x's dtype, laid out as x, so the quotient is x / x's."""
+    return call_rule("torch.div", input, input)
+
+
 @op(COMPOSITE, namespace=_F)
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x): tanh, sub."""
     out: Tensor = input - input.tanh()
     return out
+
+
+@register_meta("torch.nn.functional.tanhshrink")
+def _tanhshrink_rule(input: Tensor) -> Output:
+    """x - tanh(x): tanh(x) is floating and laid out as x's pointwise output, and so is the
+    difference."""
+    return call_rule("torch.tanh", input)
 
 
 @op(COMPOSITE, namespace=_F)
@@ -223,6 +275,14 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return (-input).softmax(dim) if dtype is None else (-input).softmax(dim, dtype=dtype)
 
 
+@register_meta("torch.nn.functional.softmin")
+def _softmin_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                  dtype: dtype | None = None) -> Output:
+    """softmax(-x): -x is laid out as softmax lays out x (dense, in x's dim order), so the
+    result is softmax(x)'s."""
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return call_rule("torch.softmax", input, dim, dtype=dtype)
 # --- output rules (fake_torch/_meta_registrations.py) -----------------------------------------
 # in input's dtype, laid out like it; `inplace=True` (and the `_` forms) write input
 

@@ -28,11 +28,13 @@ import warnings
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, float32
 from fake_torch._factories import ones
 from fake_torch._generator import generator_for
-from fake_torch._kernels._common import launch, new_tensor
+from fake_torch._kernels._common import broadcast_shapes, launch, new_tensor
 from fake_torch._kernels.cast import scalar_tensor
 from fake_torch._kernels.compare import eq, where
 from fake_torch._kernels.reduction import all as all_
 from fake_torch._kernels.reduction_scan import softmax
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, REDUCTION, aten_op, op
 from fake_torch._tensor import Tensor
 from fake_torch.backends import _sdp
@@ -68,6 +70,43 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         return _flash(query, key, value, dropout_p, is_causal, scale, groups)
     mask = _additive(attn_mask, query.dtype) if attn_mask is not None else None
     return _efficient(query, key, value, mask, dropout_p, is_causal, scale)
+
+
+@register_meta("torch.nn.functional.scaled_dot_product_attention")
+def _sdpa_rule(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+               dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+               enable_gqa: bool = False) -> TensorMeta:
+    """The backend the kernel picks, then its output: math's (a contiguous batched product,
+    the mask broadcast into the scores), flash's (laid out like the query, its head dim
+    padded to 8 then cut) or efficient's ((B, L, H, Ev) memory seen as (B, H, L, Ev))."""
+    _check_inputs(query, key, value, attn_mask, dropout_p, enable_gqa)
+    backend = _cuda_backend(query, key, value, attn_mask, is_causal, enable_gqa)
+    q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
+    if backend == "math":
+        if is_causal and attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        if enable_gqa and len(q) >= 3 and q[-3] != k[-3]:  # k, v repeated to q's heads
+            k, v = (*k[:-3], q[-3], *k[-2:]), (*v[:-3], q[-3], *v[-2:])
+        from fake_torch._kernels.linalg import matmul_shape
+
+        scores = matmul_shape(q, (*k[:-2], k[-1], k[-2]))
+        if attn_mask is not None:
+            scores = tuple(broadcast_shapes(scores, attn_mask.shape))
+        shape = matmul_shape(scores, v)
+        return TensorMeta(shape, query.dtype, contiguous_strides(shape))
+    b, h, seq_q, e = q
+    if backend == "flash":  # (a padded query is a fresh contiguous tensor)
+        dense = e % 8 != 0 or query.is_contiguous()
+        padded = e + (8 - e % 8) % 8
+        if dense:
+            strides = contiguous_strides((b, h, seq_q, padded))
+        else:
+            s = contiguous_strides((b, seq_q, h, padded))
+            strides = (s[0], s[2], s[1], s[3])
+        return TensorMeta((b, h, seq_q, e), query.dtype, strides)
+    s = contiguous_strides((b, seq_q, h, v[-1]))
+    return TensorMeta((b, h, seq_q, v[-1]), query.dtype, (s[0], s[2], s[1], s[3]))
 
 
 def _check_inputs(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: float,

@@ -29,6 +29,9 @@ import numpy as np
 from fake_torch._dtype import SCALAR_NAME, uint8
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._kernels.pooling import adaptive_avg_pool2d
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, aten_op, op
 from fake_torch._tensor import Tensor
 
@@ -46,6 +49,38 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, *spatial) to `size`, or by `scale_factor`."""
+    how, args = _interpolation(input, size, scale_factor, mode, align_corners,
+                               recompute_scale_factor, antialias)
+    if how == "upsample":
+        return _upsample(input, *args)
+    return adaptive_avg_pool1d(input, *args) if input.dim() == 3 else \
+        adaptive_avg_pool2d(input, *args)
+
+
+@register_meta("torch.nn.functional.interpolate")
+def _interpolate_rule(input: Tensor, size: int | Sequence[int] | None = None,
+                      scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+                      align_corners: bool | None = None,
+                      recompute_scale_factor: bool | None = None,
+                      antialias: bool = False) -> Output:
+    """An upsample's fresh contiguous (N, C, *output_size); mode='area' is an adaptive average
+    pool's output."""
+    how, args = _interpolation(input, size, scale_factor, mode, align_corners,
+                               recompute_scale_factor, antialias)
+    if how == "upsample":
+        shape = (*input.shape[:2], *_upsample_size(input, *args[:4]))
+        return TensorMeta(shape, input.dtype, contiguous_strides(shape))
+    if input.dim() == 3:
+        return _adaptive_avg_pool1d_rule(input, *args)
+    return call_rule(adaptive_avg_pool2d, input, *args)
+
+
+def _interpolation(input: Tensor, size: int | Sequence[int] | None,
+                   scale_factor: float | Sequence[float] | None, mode: str,
+                   align_corners: bool | None, recompute_scale_factor: bool | None,
+                   antialias: bool) -> tuple[str, tuple[Any, ...]]:
+    """interpolate's checks and its choice: ("upsample", _upsample's arguments after the
+    input) or ("area", the adaptive pool's output size)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
@@ -62,22 +97,20 @@ def interpolate(input: Tensor, size: int | Sequence[int] | None = None,
     d = input.dim()
     if d in (3, 4, 5) and mode in ("nearest", "nearest-exact"):
         names = _NEAREST if mode == "nearest" else _EXACT
-        return _upsample(names[d - 3], input, output_size, scales, "nearest",
-                         {"exact": mode == "nearest-exact"})
+        return "upsample", (names[d - 3], output_size, scales, "nearest",
+                            {"exact": mode == "nearest-exact"})
     if d in (3, 4, 5) and mode == "area":
         assert output_size is not None
-        if d == 3:
-            return adaptive_avg_pool1d(input, output_size)
-        if d == 4:
-            return adaptive_avg_pool2d(input, output_size)
+        if d in (3, 4):
+            return "area", (output_size,)
         raise NotImplementedError("torch.nn.functional.interpolate(mode='area') of a 5-D "
                                   "input (adaptive_avg_pool3d) is not emulated by fake_torch")
     if d in _LINEAR and mode == _LINEAR[d][0]:
-        return _upsample(_LINEAR[d][1], input, output_size, scales, "linear",
-                         {"align_corners": bool(align_corners)})
+        return "upsample", (_LINEAR[d][1], output_size, scales, "linear",
+                            {"align_corners": bool(align_corners)})
     if d == 4 and mode == "bicubic":
-        return _upsample("upsample_bicubic2d", input, output_size, scales, "cubic",
-                         {"align_corners": bool(align_corners)})
+        return "upsample", ("upsample_bicubic2d", output_size, scales, "cubic",
+                            {"align_corners": bool(align_corners)})
     for have, name in _LINEAR.items():
         if mode == name[0] and d in (3, 4, 5):
             raise NotImplementedError(f"Got {d}D input, but {mode} mode needs {have}D input")
@@ -138,9 +171,21 @@ def _sizes(input: Tensor, size: int | Sequence[int] | None,
     return output_size, scales
 
 
-def _upsample(name: str, input: Tensor, output_size: list[int] | None,
+def _upsample(input: Tensor, name: str, output_size: list[int] | None,
               scales: list[float] | None, kind: str, params: dict[str, Any]) -> Tensor:
     """One upsample launch: the op's own checks (upsample_*_common_check), then the kernel."""
+    output_size = _upsample_size(input, name, output_size, scales, kind)
+    if kind == "nearest" and input.device.type == "cuda":
+        input = input.contiguous()  # the CUDA nearest kernels read a contiguous input
+    out = new_tensor((*input.shape[:2], *output_size), input.dtype, input.device)
+    launch(name, upsample_kernel, out, (input,),
+           {"kind": kind, "scales": None if scales is None else tuple(scales), **params})
+    return out
+
+
+def _upsample_size(input: Tensor, name: str, output_size: list[int] | None,
+                   scales: list[float] | None, kind: str) -> list[Any]:
+    """upsample_*_common_check: the output's spatial sizes, checked."""
     spatial = list(input.shape[2:])
     if output_size is None:
         assert scales is not None
@@ -156,12 +201,7 @@ def _upsample(name: str, input: Tensor, output_size: list[int] | None,
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({shown_in}){joint} output ({shown_out})")
     _check_dtype(name, input, kind)
-    if kind == "nearest" and input.device.type == "cuda":
-        input = input.contiguous()  # the CUDA nearest kernels read a contiguous input
-    out = new_tensor((*input.shape[:2], *output_size), input.dtype, input.device)
-    launch(name, upsample_kernel, out, (input,),
-           {"kind": kind, "scales": None if scales is None else tuple(scales), **params})
-    return out
+    return output_size
 
 
 def _check_dtype(name: str, input: Tensor, kind: str) -> None:
@@ -194,12 +234,25 @@ def upsample(input: Tensor, size: int | Sequence[int] | None = None,
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+@register_meta("torch.nn.functional.upsample")
+def _upsample_rule(input: Tensor, size: int | Sequence[int] | None = None,
+                   scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+                   align_corners: bool | None = None) -> Output:
+    return _interpolate_rule(input, size, scale_factor, mode, align_corners)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def upsample_nearest(input: Tensor, size: int | Sequence[int] | None = None,
                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
     """Deprecated: F.interpolate(mode='nearest'), after torch's warning."""
     _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
+
+
+@register_meta("torch.nn.functional.upsample_nearest")
+def _upsample_nearest_rule(input: Tensor, size: int | Sequence[int] | None = None,
+                           scale_factor: float | Sequence[float] | None = None) -> Output:
+    return _interpolate_rule(input, size, scale_factor, mode="nearest")
 
 
 @op(COMPOSITE, namespace="torch.nn.functional")
@@ -211,10 +264,29 @@ def upsample_bilinear(input: Tensor, size: int | Sequence[int] | None = None,
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+@register_meta("torch.nn.functional.upsample_bilinear")
+def _upsample_bilinear_rule(input: Tensor, size: int | Sequence[int] | None = None,
+                            scale_factor: float | Sequence[float] | None = None) -> Output:
+    return _interpolate_rule(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
     """(N, C, L) or (C, L) -> (..., output_size): torch's adaptive_avg_pool2d over the input
     viewed (..., 1, L)."""
+    size = _pool1d_size(input, output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), [1, size[0]]).squeeze(-2)
+
+
+def _adaptive_avg_pool1d_rule(input: Tensor, output_size: int | Sequence[int]) -> Output:
+    """Not registered: adaptive_avg_pool2d's rule would have to describe the pool of input's
+    unsqueezed view, which the rules cannot be handed (they read tensors)."""
+    _pool1d_size(input, output_size)
+    raise NotImplementedError("torch.nn.functional.adaptive_avg_pool1d: no output rule (its "
+                              "2-D pool runs over a view of the input)")
+
+
+def _pool1d_size(input: Tensor, output_size: int | Sequence[int]) -> list[int]:
     size = [output_size] if isinstance(output_size, int) else list(output_size)
     if input.dim() not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
@@ -223,7 +295,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     if len(size) != 1:
         raise RuntimeError("adaptive_avg_pool1d() argument 'output_size' should contain one "
                            f"int (got {len(size)})")
-    return adaptive_avg_pool2d(input.unsqueeze(-2), [1, size[0]]).squeeze(-2)
+    return size
 
 
 # --- kernel ---------------------------------------------------------------------------------

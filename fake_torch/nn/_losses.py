@@ -21,11 +21,18 @@ when a TorchDispatchMode is active: its recorded ops differ from eager's there).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 from fake_torch._dtype import SCALAR_NAME
 from fake_torch._kernels import loss as _loss
+from fake_torch._kernels._common import broadcast_shapes, result_type
 from fake_torch._kernels.expand import broadcast_tensors
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._tensor import Tensor
 from fake_torch.amp._policy import inner as autocast_inner
@@ -60,12 +67,39 @@ def legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
 
 def _broadcast(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
     """Warn as torch does when the shapes differ, then broadcast (views: no launch)."""
+    _warn_sizes(input, target)
+    x, t = broadcast_tensors(input, target)
+    return x, t
+
+
+def _warn_sizes(input: Tensor, target: Tensor) -> None:
     if target.size() != input.size():
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.", stacklevel=4)
-    x, t = broadcast_tensors(input, target)
-    return x, t
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=5)
+
+
+# --- output rules: every loss kernel writes a fresh tensor, () reduced -----------------------
+
+def _loss_meta(shape: tuple[Any, ...], dt: Any, reduction: int) -> TensorMeta:
+    out = shape if reduction == _loss.NONE else ()
+    return TensorMeta(out, dt, contiguous_strides(out))
+
+
+def _elementwise_loss_rule(kernel: str, input: Tensor, target: Tensor, reduction: str,
+                           weight: Tensor | None,
+                           check: Callable[[], None] | None = None) -> TensorMeta:
+    """mse_loss, smooth_l1_loss and huber_loss: one kernel over the broadcast operands (its
+    own argument `check` made after the broadcast, as the kernel makes it)."""
+    if weight is not None:
+        raise NotImplementedError(f"torch.nn.functional.{kernel}_loss(weight=...): no output "
+                                  "rule (the weighted loss is reduced by later ops)")
+    _warn_sizes(input, target)
+    shape = tuple(broadcast_shapes(input.shape, target.shape))
+    if check is not None:
+        check()
+    dt, _ = _loss.elementwise_loss_args(kernel, input, target)
+    return _loss_meta(shape, dt, _reduction_enum(reduction))
 
 
 def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str,
@@ -98,6 +132,15 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     if weight is not None:
         return _weighted((x - t).pow(2), weight, input, reduction)
     return _loss.mse_loss(x, t, _reduction_enum(reduction))
+
+
+@register_meta("torch.nn.functional.mse_loss")
+def _mse_loss_rule(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   weight: Tensor | None = None) -> TensorMeta:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    return _elementwise_loss_rule("mse", input, target, reduction, weight)
 
 
 @op(COMPOSITE, namespace=_F)
@@ -135,6 +178,19 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     return _loss.smooth_l1_loss(x, t, _reduction_enum(reduction), beta)
 
 
+@register_meta("torch.nn.functional.smooth_l1_loss")
+def _smooth_l1_loss_rule(input: Tensor, target: Tensor, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean",
+                         beta: float = 1.0) -> TensorMeta:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    if beta == 0.0:
+        raise NotImplementedError("torch.nn.functional.smooth_l1_loss(beta=0): no output rule "
+                                  "(l1_loss's composite)")
+    return _elementwise_loss_rule("smooth_l1", input, target, reduction, None,
+                                  lambda: _loss.check_beta(beta))
+
+
 @op(COMPOSITE, namespace=_F)
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
@@ -144,6 +200,13 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         return _loss.huber_loss(x, t, _reduction_enum(reduction), delta)
     return _weighted(_loss.huber_loss(x, t, _loss.NONE, delta), weight, input, reduction,
                      mean_over_weights=False)
+
+
+@register_meta("torch.nn.functional.huber_loss")
+def _huber_loss_rule(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+                     weight: Tensor | None = None) -> TensorMeta:
+    return _elementwise_loss_rule("huber", input, target, reduction, weight,
+                                  lambda: _loss.check_delta(delta))
 
 
 @op(COMPOSITE, namespace=_F)
@@ -157,10 +220,26 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce)
     red = _reduction_enum(reduction)
+    _check_bce_sizes(input, target)
+    return _loss.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
+
+
+@register_meta("torch.nn.functional.binary_cross_entropy_with_logits")
+def _bce_logits_rule(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                     size_average: bool | None = None, reduce: bool | None = None,
+                     reduction: str = "mean", pos_weight: Tensor | None = None) -> TensorMeta:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    red = _reduction_enum(reduction)
+    _check_bce_sizes(input, target)
+    dt, _ = _loss.bce_logits_args(input, target, weight, pos_weight)
+    return _loss_meta(tuple(input.shape), dt, red)
+
+
+def _check_bce_sizes(input: Tensor, target: Tensor) -> None:
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
-    return _loss.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
 
 
 # --- nll_loss and cross_entropy ----------------------------------------------------------------
@@ -189,6 +268,30 @@ def nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction:
     return out if reduction != _loss.NONE else out.view(out_size)
 
 
+def nll_loss_nd_meta(input: Tensor, target: Tensor, weight: Tensor | None,
+                     reduction: int) -> TensorMeta:
+    """nll_loss_nd's output: a fresh tensor of target's shape (the per-sample losses), ()
+    reduced. Its checks as the kernel path makes them (the 2-D forward's over the viewed
+    operands for 3-D and 5-D+ inputs: their sizes are checked above, their dtypes here)."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() != 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
+    if input.dim() <= 2:
+        _loss.check_nll(input, target, weight)
+        return _loss_meta(tuple(target.shape), input.dtype, reduction)
+    if input.dim() == 4:
+        _loss.check_nll2d(input, target, weight)
+        return _loss_meta(tuple(target.shape), input.dtype, reduction)
+    n = input.shape[0]
+    out_size = (n, *input.shape[2:])
+    if tuple(target.shape[1:]) != out_size[1:]:
+        raise RuntimeError(f"Expected target size {list(out_size)}, got {list(target.shape)}")
+    _loss.check_nll_types(input, target, weight)
+    return _loss_meta(out_size, input.dtype, reduction)
+
+
 @op(COMPOSITE, namespace=_F)
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
@@ -198,6 +301,57 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(size_average, reduce)
     return nll_loss_nd(input, target, weight, _reduction_enum(reduction), ignore_index)
+
+
+@register_meta("torch.nn.functional.nll_loss")
+def _nll_loss_rule(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                   size_average: bool | None = None, ignore_index: int = -100,
+                   reduce: bool | None = None, reduction: str = "mean") -> TensorMeta:
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    return nll_loss_nd_meta(input, target, weight, _reduction_enum(reduction))
+
+
+@register_meta("torch.nn.functional.cross_entropy")
+def _cross_entropy_rule(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                        size_average: bool | None = None, ignore_index: int = -100,
+                        reduce: bool | None = None, reduction: str = "mean",
+                        label_smoothing: float = 0.0) -> TensorMeta:
+    """Class-index targets: nll_loss over log_softmax's output (input's shape and dtype, so
+    nll_loss's over input itself). Probability targets: the class-dim sum of the terms
+    (laid out as input's sum, in their promoted dtype), () reduced. Label smoothing adds a
+    smoothing term through several ops: no rule."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    red = _reduction_enum(reduction)
+    class_dim = 0 if input.dim() == 1 else 1
+    if label_smoothing > 0.0:
+        raise NotImplementedError("torch.nn.functional.cross_entropy with label smoothing: no "
+                                  "output rule (a smoothing term of several ops is added)")
+    if input.shape != target.shape:
+        return nll_loss_nd_meta(input, target, weight, red)
+    _check_probs(input, target, weight, ignore_index, class_dim)
+    dt = result_type(input, target)
+    if red != _loss.NONE:
+        return TensorMeta((), dt, ())
+    summed = call_rule("torch.sum", input, class_dim)
+    assert isinstance(summed, TensorMeta)
+    return dataclasses.replace(summed, dtype=dt)
+
+
+def _check_probs(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+                 class_dim: int) -> None:
+    """cross_entropy's checks of probability targets."""
+    if not target.dtype.is_floating_point:
+        raise RuntimeError("Expected floating point type for target with class "
+                           f"probabilities, got {SCALAR_NAME[target.dtype]}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    classes = input.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
 
 
 @op(COMPOSITE, namespace=_F)
@@ -212,11 +366,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     red = _reduction_enum(reduction)
     class_dim = 0 if input.dim() == 1 else 1
     if input.shape == target.shape:  # soft targets: class probabilities
-        if not target.dtype.is_floating_point:
-            raise RuntimeError("Expected floating point type for target with class "
-                               f"probabilities, got {SCALAR_NAME[target.dtype]}")
-        if ignore_index >= 0:
-            raise RuntimeError("ignore_index is not supported for floating point target")
+        _check_probs(input, target, weight, ignore_index, class_dim)
         return _cross_entropy_probs(input, target, weight, red, label_smoothing, class_dim)
     if label_smoothing > 0.0:
         _check_smoothing(label_smoothing)

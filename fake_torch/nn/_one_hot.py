@@ -28,6 +28,8 @@ from fake_torch._kernels.host import scalar
 from fake_torch._kernels.index_ops import scatter_
 from fake_torch._kernels.reduction import aminmax, max
 from fake_torch._kernels.shape import unsqueeze
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, Break, op
 from fake_torch._tensor import Tensor
 
@@ -91,3 +93,24 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
             raise RuntimeError("Class values must be smaller than num_classes.")
     result = zeros(*shape, num_classes, dtype=int64, device=input.device)
     return scatter_(result, -1, unsqueeze(input, -1), 1)
+
+
+@register_meta("torch.nn.functional.one_hot")
+def _one_hot_rule(input: Tensor, num_classes: int = -1) -> TensorMeta:
+    """A fresh int64 tensor (*input.shape, num_classes); num_classes=-1 reads the values (no
+    rule). Whether the class values fit is checked on the values, when the kernel runs."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"one_hot(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int):
+        raise TypeError(f"one_hot(): argument 'num_classes' (position 2) must be int, not "
+                        f"{type(num_classes).__name__}")
+    if input.dtype is not int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        raise NotImplementedError("torch.nn.functional.one_hot with num_classes=-1: the class "
+                                  "count is the values' maximum + 1, no output rule")
+    if num_classes <= 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    shape = (*input.shape, num_classes)
+    return TensorMeta(shape, int64, contiguous_strides(shape))

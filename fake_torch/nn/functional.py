@@ -60,7 +60,7 @@ from fake_torch._dtype import (
 from fake_torch._factories import empty_like, zeros
 from fake_torch._generator import generator_for
 from fake_torch._kernels import pointwise_math as _pointwise_math
-from fake_torch._kernels._common import common_device, launch, new_tensor
+from fake_torch._kernels._common import broadcast_shapes, common_device, launch, new_tensor
 from fake_torch._kernels._elementwise import (
     elementwise_meta,
     layout_of,
@@ -80,7 +80,8 @@ from fake_torch._kernels.pooling import avg_pool2d as avg_pool2d
 from fake_torch._kernels.pooling import max_pool2d as max_pool2d
 from fake_torch._kernels.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from fake_torch._memory_format import preserve_format
-from fake_torch._meta_registrations import TensorMeta, register_meta
+from fake_torch._meta_calls import call_rule
+from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _kernels
@@ -158,6 +159,26 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out
 
 
+@register_meta("torch.nn.functional.linear")
+def _linear_rule(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> TensorMeta:
+    """Every path (addmm, addmm over folded rows, matmul then add_) ends in a fresh contiguous
+    tensor: matmul's with the transposed weight, the bias broadcast into it."""
+    from fake_torch._kernels import linalg
+
+    w = tuple(weight.shape)
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.dim()}D and {weight.dim()}D")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{input.dtype} and {weight.dtype}")
+    shape = linalg.matmul_shape(tuple(input.shape), w[::-1] if len(w) == 2 else w)
+    if bias is not None and tuple(broadcast_shapes(shape, bias.shape)) != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(shape, bias.shape))}")
+    return TensorMeta(shape, input.dtype, contiguous_strides(shape))
+
+
 @op(POINTWISE, namespace="torch.nn.functional", aten=("embedding",))
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               max_norm: float | None = None, norm_type: float = 2.0,
@@ -199,9 +220,22 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
+@register_meta("torch.nn.functional.relu")
+def _relu_rule(input: Tensor, inplace: bool = False) -> Output:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"relu(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return call_rule("torch.relu_" if inplace else "torch.relu", input)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def relu_(input: Tensor) -> Tensor:
     return input.relu_()
+
+
+@register_meta("torch.nn.functional.relu_")
+def _relu__rule(input: Tensor) -> Output:
+    return call_rule("torch.relu_", input)
 
 
 @op(POINTWISE, namespace="torch.nn.functional", aten=("silu", "silu_"))
@@ -221,9 +255,19 @@ def tanh(input: Tensor) -> Tensor:
     return input.tanh()
 
 
+@register_meta("torch.nn.functional.tanh")
+def _tanh_rule(input: Tensor) -> Output:
+    return call_rule("torch.tanh", input)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def sigmoid(input: Tensor) -> Tensor:
     return input.sigmoid()
+
+
+@register_meta("torch.nn.functional.sigmoid")
+def _sigmoid_rule(input: Tensor) -> Output:
+    return call_rule("torch.sigmoid", input)
 
 
 def _softmax_dim(name: str, ndim: int, dim: int | None) -> int:
@@ -242,11 +286,25 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return input.softmax(_softmax_dim("softmax", input.dim(), dim), dtype=dtype)
 
 
+@register_meta("torch.nn.functional.softmax")
+def _softmax_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                  dtype: dtype | None = None) -> Output:
+    return call_rule("torch.softmax", input, _softmax_dim("softmax", input.dim(), dim),
+                     dtype=dtype)
+
+
 @op(COMPOSITE, namespace="torch.nn.functional")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dtype | None = None) -> Tensor:
     """One `_log_softmax` (after a `_to_copy` if dtype is given)."""
     return input.log_softmax(_softmax_dim("log_softmax", input.dim(), dim), dtype=dtype)
+
+
+@register_meta("torch.nn.functional.log_softmax")
+def _log_softmax_rule(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                      dtype: dtype | None = None) -> Output:
+    return call_rule("torch.log_softmax", input, _softmax_dim("log_softmax", input.dim(), dim),
+                     dtype=dtype)
 
 
 # --- normalisation ----------------------------------------------------------------------------
@@ -388,6 +446,18 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     normalized: Tensor = input / denom
     return normalized
+
+
+@register_meta("torch.nn.functional.normalize")
+def _normalize_rule(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+                    out: Tensor | None = None) -> Output:
+    """The norm's checks; then input / (its norm expanded to input's shape), typed and laid
+    out as input / input (the divisor broadcasts along dim, in input's dim order)."""
+    if out is not None:
+        raise NotImplementedError("torch.nn.functional.normalize(out=...) is not emulated by "
+                                  "fake_torch")
+    call_rule("torch.norm", input, p, dim, keepdim=True)
+    return call_rule("torch.div", input, input)
 
 
 # --- dropout ----------------------------------------------------------------------------------
