@@ -14,10 +14,16 @@ before and after a test, for the modules that run one program in both and compar
 
 This folder goes on sys.path so that test modules, imported by path (--import-mode=importlib),
 can `from oracles import ...`: the oracles they share (tests/oracles.py).
+
+FAKE_TORCH_TEST_MKLDNN=0 runs the session with real torch's oneDNN backend off
+(`torch.backends.mkldnn.enabled = False`), as torch runs on a machine where it does not pick
+oneDNN: the oracles must hold on any x86-64 CPU (ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA vary
+the rest from the environment).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +41,11 @@ if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
 from skip_summary import pytest_terminal_summary  # noqa: E402,F401  (the hook, registered here)
+
+if os.environ.get("FAKE_TORCH_TEST_MKLDNN") == "0":
+    import torch as _real_torch  # only under the switch: without it, torch is imported lazily
+
+    _real_torch.backends.mkldnn.enabled = False  # type: ignore[attr-defined]
 
 
 @pytest.fixture

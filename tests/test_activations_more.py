@@ -75,7 +75,10 @@ def test_values_and_launches_match_torch(name: str) -> None:
     with launches() as got:
         ours = PROGRAMS[name](ft, F, fx)
     np.testing.assert_allclose(_host(ours), _host(theirs), rtol=1e-6, atol=1e-7)
-    np.testing.assert_array_equal(np.signbit(_host(ours)), np.signbit(_host(theirs)))
+    number = ~np.isnan(_host(theirs))  # zeros keep their sign; a NaN's sign means nothing
+    # (mish(nan) is -nan under torch's AVX2 kernels, +nan under its AVX-512 ones)
+    np.testing.assert_array_equal(np.signbit(_host(ours))[number],
+                                  np.signbit(_host(theirs))[number])
     # a prelu weight made inside the block is one host-to-device copy on fake_torch's cuda
     assert [n for n in got if n != "copy_"] == expected
     assert (ours is fx) == (name in INPLACE) == (theirs is tx)

@@ -60,8 +60,10 @@ def test_unary_values_and_launches_match_torch(name: str) -> None:
         theirs = UNARY[name](torch, TF, tx)
     with launches() as got:
         ours = UNARY[name](ft, F, fx)
-    # numpy's and torch's exp/log1p may differ in the last bit or two of float32
-    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=3e-7, atol=0)
+    # numpy's and torch's exp/log1p may differ in the last bit or two of float32, a subnormal
+    # result's too (softplus(-x, beta=-1) of 4: AVX2's kernels and AVX-512's differ there)
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    np.testing.assert_allclose(_host(ours), _host(theirs), rtol=3e-7, atol=2 * tiny)
     number = ~np.isnan(_host(theirs))  # zeros keep their sign (a NaN's sign means nothing)
     np.testing.assert_array_equal(np.signbit(_host(ours))[number],
                                   np.signbit(_host(theirs))[number])

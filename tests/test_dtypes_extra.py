@@ -80,6 +80,17 @@ def test_casts_round_like_torch(name: str, src: str) -> None:
 
     (theirs, t_err), (ours, o_err) = _both(program)
     assert_same_error(o_err, t_err)
+    if (src, name) == ("float16", "uint32"):
+        # -inf and nan have no uint32 (C++ leaves the cast undefined): torch's vectorized
+        # kernels (AVX2, AVX-512) give 0, as fake_torch does; its DEFAULT kernels
+        # (ATEN_CPU_CAPABILITY=default, a CPU without AVX2) give 2**31 (nan: seen on one
+        # thread). Torch's variant is accepted, ours stays 0.
+        with np.errstate(over="ignore"):
+            half = vals.astype(np.float16)
+        undefined = np.isnan(half) | (half == -np.inf)
+        for k in (0, 1):
+            theirs[k] = [0 if u and t == 2**31 else t for u, t in
+                         zip(undefined, theirs[k], strict=True)]
     np.testing.assert_array_equal(np.array(ours[0]), np.array(theirs[0]))
     np.testing.assert_array_equal(np.array(ours[1]), np.array(theirs[1]))
 

@@ -280,7 +280,10 @@ def test_group_norm_values_and_launches_match_torch(shape: tuple[int, ...], grou
         want = TF.group_norm(tx, groups, tw, tb, 1e-3)
     with launches() as ops:
         got = F.group_norm(fx, groups, fw, fb, 1e-3)
-    close(got, want, tol=1e-5)
+    # 1e-4: torch's DEFAULT kernels (ATEN_CPU_CAPABILITY=default) sum a group's moments in
+    # another order than its AVX2/AVX-512 ones; a group of two values, (3, 4) in 2 groups,
+    # differed by 1e-4 relative in float32 there
+    close(got, want, tol=1e-4)
     assert ops == want_ops
     assert ops == ((["clone"] if is_strided else []) + ["native_group_norm"]
                    if shape[0] else [])

@@ -64,7 +64,7 @@ _VIEW_HINT = ("view size is not compatible with input tensor's size and stride (
 def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     """Tensor.view(*shape), view(dtype), or one keyword: view(size=...), view(dtype=...):
     same storage, new shape (or element type)."""
-    target = _view_target(self, shape, kwargs)
+    target = _view_target(self, shape, kwargs, self.numel())
     if isinstance(target, dtype):
         return view_from(self, view_dtype_geometry(self, target), target)
     return reshaped(self, target, _checked_view_strides(self, target))
@@ -72,7 +72,7 @@ def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
 
 @register_meta("Tensor.view")
 def _view_rule(self: Tensor, *shape: Any, **kwargs: Any) -> TensorMeta:
-    target = _view_target(self, shape, kwargs)
+    target = _view_target(self, shape, kwargs, numel(self.shape))
     if isinstance(target, dtype):
         return view_meta(self, view_dtype_geometry(self, target), dt=target)
     return view_meta(self, (target, _checked_view_strides(self, target), self.storage_offset()))
@@ -85,8 +85,11 @@ def _checked_view_strides(self: Tensor, sizes: Shape) -> Shape:
     return strides
 
 
-def _view_target(self: Tensor, shape: tuple[Any, ...], kwargs: dict[str, Any]) -> dtype | Shape:
-    """What view's arguments ask for: a dtype to reinterpret the bytes as, or the sizes."""
+def _view_target(self: Tensor, shape: tuple[Any, ...], kwargs: dict[str, Any],
+                 total: Any) -> dtype | Shape:
+    """What view's arguments ask for: a dtype to reinterpret the bytes as, or the sizes (one
+    -1 resolved for `total` elements: the kernel counts them its fast way, the rule from the
+    sizes)."""
     if kwargs:
         if shape or len(kwargs) != 1 or not set(kwargs) <= {"dtype", "size"}:
             raise _bad_view(shape, kwargs)
@@ -104,7 +107,7 @@ def _view_target(self: Tensor, shape: tuple[Any, ...], kwargs: dict[str, Any]) -
         raise TypeError("view() received an invalid combination of arguments - got (), but "
                         "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
     try:
-        return infer_size(int_sizes(shape, "view"), numel(self.shape))
+        return infer_size(int_sizes(shape, "view"), total)
     except TypeError:
         raise _bad_view(shape, kwargs) from None
 
@@ -166,7 +169,7 @@ def _view_as_rule(self: Tensor, other: Tensor) -> TensorMeta:
 def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     """A view when torch's stride rule allows it, else one "clone" launch into a fresh
     contiguous buffer (torch: clone + _unsafe_view)."""
-    sizes = _reshape_sizes(input, shape)
+    sizes = _reshape_sizes(input, shape, input.numel())
     strides = view_strides(input.shape, input.stride(), sizes)
     if strides is not None:
         return reshaped(input, sizes, strides)
@@ -178,18 +181,19 @@ def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
 @register_meta("torch.reshape")
 def _reshape_rule(input: Tensor, shape: Sequence[Any]) -> TensorMeta:
     """A view when the strides allow it, else a fresh contiguous tensor."""
-    sizes = _reshape_sizes(input, shape)
+    sizes = _reshape_sizes(input, shape, numel(input.shape))
     strides = view_strides(tuple(input.shape), tuple(input.stride()), sizes)
     if strides is not None:
         return view_meta(input, (sizes, strides, input.storage_offset()))
     return TensorMeta(sizes, input.dtype, contiguous_strides(sizes))
 
 
-def _reshape_sizes(input: Tensor, shape: Sequence[Any]) -> Shape:
+def _reshape_sizes(input: Tensor, shape: Sequence[Any], total: Any) -> Shape:
+    """The sizes reshape is asked for (one -1 resolved), for `total` elements."""
     if not isinstance(shape, (tuple, list)):
         raise TypeError("reshape(): argument 'shape' (position 2) must be tuple of ints, not "
                         f"{type(shape).__name__}")
-    return infer_size(int_sizes(shape, "reshape", "shape"), numel(input.shape))
+    return infer_size(int_sizes(shape, "reshape", "shape"), total)
 
 
 @method(VIEW, name="reshape")
@@ -280,7 +284,8 @@ def _unflattened(input: Tensor, dim: int, sizes: Sequence[int]) -> tuple[Any, ..
 
 @op(VIEW, method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    shape, strides, _ = unsqueeze_geometry(geometry(input), dim)
+    # (the offset stays as it is: reshaped keeps it, so it is not read here)
+    shape, strides, _ = unsqueeze_geometry((input.shape, input.stride(), 0), dim)
     return reshaped(input, shape, strides)
 
 
@@ -617,7 +622,7 @@ def _lift_geometry(g: Geometry, n: int) -> Geometry:
 def _lift(t: Tensor, n: int, i: int) -> Tensor:
     if t.dim() >= n:
         return t
-    shape, strides, _ = _lift_geometry(geometry(t), n)
+    shape, strides, _ = _lift_geometry((t.shape, t.stride(), 0), n)  # (reshaped keeps the offset)
     return reshaped(t, shape, strides)
 
 
