@@ -104,9 +104,9 @@ class Plan:
                 index_shapes.extend([(count,)] * idx.dim())
             else:
                 index_shapes.append(idx.shape)
-        try:
-            bshape = tuple(np.broadcast_shapes(*index_shapes))
-        except ValueError:
+        try:  # (pure Python: symbolic index sizes broadcast without specialising)
+            bshape = _common.broadcast_shapes(*index_shapes)
+        except RuntimeError:
             raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                              "with shapes " + ", ".join(str(list(s)) for s in index_shapes)
                              ) from None

@@ -101,15 +101,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out: Tensor | None = None) -> Tensor:
     """out[i][j][k] = input[i][index[i][j][k]][k] (for dim=1): one "gather" launch."""
     _no_out(out, "gather")
-    _check_index_dtype(index, "gather")
-    d = wrap_dim(dim, input.dim())
-    if max(index.dim(), 1) != max(input.dim(), 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(index.dim() if index.numel() else 0):
-        if k != d and index.shape[k] > input.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{list(index.shape)} to be no larger than self "
-                               f"{list(input.shape)} apart from dimension {d}")
+    d = _gather_checks(input, dim, index)
     result = _common.new_tensor(index.shape, input.dtype, _common.common_device(input, index))
     _common.launch("gather", _gather_kernel, result, (input, index), {"dim": d})
     return result
@@ -497,10 +489,25 @@ def _index_select_rule(input: Tensor, dim: int, index: Tensor, *,
     return _fresh(shape, input.dtype)
 
 
+def _gather_checks(input: Tensor, dim: int, index: Tensor) -> int:
+    """gather's argument checks (the kernel's and the rule's): the wrapped dim."""
+    _check_index_dtype(index, "gather")
+    d = wrap_dim(dim, input.dim())
+    if max(index.dim(), 1) != max(input.dim(), 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k in range(index.dim() if index.numel() else 0):
+        if k != d and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(index.shape)} to be no larger than self "
+                               f"{list(input.shape)} apart from dimension {d}")
+    return d
+
+
 @register_meta("torch.gather")
 def _gather_rule(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
                  out: Tensor | None = None) -> TensorMeta:
     _no_out(out, "gather")
+    _gather_checks(input, dim, index)
     return _fresh(index.shape, input.dtype)
 
 
