@@ -46,7 +46,7 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
-from fake_torch._sym import SymInt
+from fake_torch._sym import SymInt, sym_max
 from fake_torch._tensor import Number, Tensor
 
 SizeArg = int | Sequence[int]
@@ -433,16 +433,18 @@ def _arange_plan(start: Number, end: Number | None, step: Number,
     """arange's checks; its (start, length, dtype)."""
     if end is None:
         start, end = 0, start
-    if not all(np.isfinite(v) for v in (start, end)):
+    if not all(isinstance(v, SymInt) or np.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    ints = all(isinstance(v, int) for v in (start, end, step))
+    ints = all(isinstance(v, (int, SymInt)) for v in (start, end, step))
     dt = _check_dtype(dtype, "arange") or (int64 if ints else get_default_dtype())
     if dt.is_complex:  # (its CPU build's kernel name)
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{SCALAR_NAME[dt]}'")
+    if ints and any(isinstance(v, SymInt) for v in (start, end, step)):  # a symbolic length
+        return start, sym_max(0, -((start - end) // step)), dt  # ceil((end - start) / step)
     n = max(0, int(np.ceil((end - start) / step)))
     return start, n, dt
 

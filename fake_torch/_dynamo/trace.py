@@ -295,11 +295,13 @@ class Tracer:
         _state.depth -= 1
         if result is NotImplemented:
             return result
+        # (before binding: an in-place op's result is its input, whose example the rule reads)
+        example = self._symbolic_example(opdef, fn, args, kwargs, result) if sym_call else None
         node = seg.graph.create_node(op, target, mapped_args, mapped_kwargs)
         node.meta["stack_trace"] = self._stack_trace()
         self.bind(result, node)
         if sym_call:
-            node.meta["example_value"] = self._symbolic_example(opdef, fn, args, kwargs, result)
+            node.meta["example_value"] = example
         return result
 
     # --- symbolic sizes ------------------------------------------------------------------------
