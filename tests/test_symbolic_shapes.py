@@ -7,7 +7,10 @@ same. Skipped without torch."""
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
+import random
 import subprocess
 import sys
 import warnings
@@ -394,6 +397,55 @@ def test_same_as_torch(scenario: Callable[[Side], list[Any]]) -> None:
 
 def test_enough_scenarios() -> None:
     assert len(SCENARIOS) >= 25
+
+
+# -- random programs -------------------------------------------------------------------------
+def _random_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program: random expressions over two backed sizes, constants and an unbacked
+    u0 (sometimes torch._check'ed), compared, branched on (bool), guard_or_false'd and
+    statically_known_true'd; what it saw and the ShapeEnv's state after."""
+    rng = random.Random(seed)
+    a, b = S.dim("x", 6), S.dim("y", 9)
+    u = S.env.create_unbacked_symint()
+
+    def nonzero(y: Any) -> Any:
+        return max(y, 1) if isinstance(y, int) else y
+
+    def expr(d: int) -> Any:
+        if d == 0:
+            leaf = rng.choice(["a", "b", "n", "a"])
+            return a if leaf == "a" else b if leaf == "b" else rng.choice([1, 2, 3, 4, 7])
+        op = rng.choice(["+", "-", "*", "//", "%", "max", "min", "neg", "sq", "div", "u"])
+        x, y = expr(d - 1), expr(d - 1)
+        ops: dict[str, Callable[[], Any]] = {
+            "+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+            "//": lambda: x // nonzero(y), "%": lambda: x % nonzero(y),
+            "max": lambda: S.lib.sym_max(x, y), "min": lambda: S.lib.sym_min(x, y),
+            "neg": lambda: -x, "sq": lambda: x * x,
+            "div": lambda: math.floor(x / nonzero(y)), "u": lambda: x + u}
+        return ops[op]()
+    out: list[Any] = []
+    try:
+        if rng.random() < 0.5:
+            S.lib._check(u >= rng.choice([0, 1, 2]))
+        for _ in range(4):
+            v = expr(rng.choice([1, 2, 3]))
+            w = expr(1)
+            cond = getattr(operator, rng.choice(["gt", "eq", "le", "ne"]))(v, w)
+            out += [str(v), getattr(getattr(v, "node", None), "hint", v), str(cond),
+                    _err(functools.partial(bool, cond)),
+                    _err(functools.partial(S.ss.guard_or_false, cond)),
+                    _err(functools.partial(S.ss.statically_known_true, cond))]
+        out.append(S.state())
+    except Exception as e:
+        out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return out
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_programs_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_program(_fake_side(), seed) == _random_program(_torch_side(), seed), seed
 
 
 # -- guards checked against new sizes ------------------------------------------------------

@@ -19,11 +19,11 @@ sympy is imported inside the functions that need it, so importing this module (w
 from __future__ import annotations
 
 import contextlib
-from collections import OrderedDict
 import dataclasses
 import hashlib
 import sys
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
