@@ -169,8 +169,14 @@ class SymInt(_SymArith):
     def __sym_float__(self) -> SymFloat:
         return _unary("sym_float", self)  # type: ignore[no-any-return]
 
-    def __trunc__(self) -> SymInt:
-        return self
+    def __trunc__(self) -> Any:
+        return _unary("trunc", self)
+
+    def __floor__(self) -> Any:
+        return _unary("floor", self)
+
+    def __ceil__(self) -> Any:
+        return _unary("ceil", self)
 
     def as_integer_ratio(self) -> tuple[SymInt, int]:
         return self, 1
@@ -239,6 +245,10 @@ class SymFloat(_SymArith):
     def __sym_int__(self) -> Any:
         return _unary("sym_int", self)
 
+    def __round__(self, ndigits: int | None = None) -> Any:
+        from fake_torch.fx.experimental.sym_node import wrap_node
+        return wrap_node(self.node.round(ndigits))
+
     def __hash__(self) -> int:
         return hash(builtins.float(self))
 
@@ -291,6 +301,25 @@ class SymBool:
 
     def __ne__(self, other: object) -> Any:
         return _binary("ne", self, other)
+
+    # True + 1: Python's bools are ints; the SymBool's value is needed (a guard)
+    def __add__(self, other: Any) -> Any:
+        return builtins.int(self) + other
+
+    def __radd__(self, other: Any) -> Any:
+        return other + builtins.int(self)
+
+    def __sub__(self, other: Any) -> Any:
+        return builtins.int(self) - other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - builtins.int(self)
+
+    def __mul__(self, other: Any) -> Any:
+        return builtins.int(self) * other
+
+    def __rmul__(self, other: Any) -> Any:
+        return other * builtins.int(self)
 
     def __sym_not__(self) -> Any:
         return _unary("sym_not", self)

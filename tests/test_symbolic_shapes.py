@@ -385,6 +385,23 @@ def sc_hints_and_overrides(S: Side) -> list[Any]:
             _err(lambda: S.env.size_hint(u.node.expr))]
 
 
+def sc_python_protocols(S: Side) -> list[Any]:
+    """What Python itself does with symbolic values: format, builtins max/min (guards),
+    math.floor/ceil/trunc, round, sequence repetition, bool arithmetic, hashing."""
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    probes: list[Callable[[], Any]] = [
+        lambda: f"{a}", lambda: f"{a:>5}", lambda: repr([a, 3]), lambda: str(max(a, 3)),
+        lambda: str(min(b, 100)), lambda: a in [1, 2], lambda: divmod(b, 2),
+        lambda: str(round(a / 2)), lambda: str(math.floor(a)), lambda: str(math.ceil(a)),
+        lambda: str(math.trunc(a)), lambda: len([0] * a), lambda: "abc"[:a],
+        lambda: str(abs(-a)), lambda: str(+a), lambda: str(a ** 2 // 3),
+        lambda: str(S.lib.sym_float(a) / 2), lambda: int(S.lib.sym_float(b) / 2),
+        lambda: float(a / 2), lambda: str(a * True), lambda: str((a > 2) + 1),
+        lambda: str(3.5 * a), lambda: hash(S.lib.sym_float(b)), lambda: a.as_integer_ratio(),
+        lambda: a.bit_length(), lambda: str(a == 5.0), lambda: bool(a == 5.0)]
+    return [*(_err(p) for p in probes), S.state()]
+
+
 SCENARIOS = [v for k, v in sorted(globals().items()) if k.startswith("sc_")]
 
 

@@ -328,6 +328,13 @@ class SymNode:
         simplified = self.shape_env._simplify_floor_div(self.expr)
         return self._unary("floor", lambda _: FloorToInt(simplified), math.floor, int)
 
+    def round(self, ndigits: int | None = None) -> SymNode:
+        if ndigits is not None:
+            raise NotImplementedError("round(SymFloat, ndigits) (torch's RoundDecimal) is not "
+                                      "emulated by fake_torch")
+        from fake_torch.utils._sympy.functions import RoundToInt
+        return self._unary("round", RoundToInt, round, int)
+
     def ceil(self) -> SymNode:
         from fake_torch.utils._sympy.functions import CeilToInt
         return self._unary("ceil", CeilToInt, math.ceil, int)

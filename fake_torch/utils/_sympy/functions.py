@@ -14,7 +14,7 @@ import sympy
 from sympy.printing.precedence import PRECEDENCE
 
 __all__ = ["CeilToInt", "CleanDiv", "FloatPow", "FloatTrueDiv", "FloorDiv", "FloorToInt",
-           "IntTrueDiv", "Max", "Min", "Mod", "PowByNatural", "PythonMod", "ToFloat",
+           "IntTrueDiv", "Max", "Min", "Mod", "PowByNatural", "PythonMod", "RoundToInt", "ToFloat",
            "TruncToInt"]
 
 
@@ -200,6 +200,12 @@ class CeilToInt(_ToInt):
     """`math.ceil(x)` of a symbolic float."""
 
     _round = math.ceil
+
+
+class RoundToInt(_ToInt):
+    """`round(x)` of a symbolic float (Python's half-to-even)."""
+
+    _round = round
 
 
 class ToFloat(sympy.Function):  # type: ignore[misc]
