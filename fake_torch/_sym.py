@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
-from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_int", "sym_ite", "sym_max",
@@ -344,16 +342,6 @@ class SymBool:
 
 _SymTypes = (SymInt, SymFloat, SymBool)
 
-# Python's operator for each node method, to compute a constant operand's result
-_PY_OPS: dict[str, Callable[..., Any]] = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "mod": operator.mod,
-    "int_floordiv": operator.floordiv, "int_truediv": operator.truediv,
-    "float_truediv": operator.truediv, "pow_by_natural": operator.pow,
-    "float_pow": operator.pow, "lshift": operator.lshift, "rshift": operator.rshift,
-    "sym_min": builtins.min, "sym_max": builtins.max, "sym_and": operator.and_,
-    "sym_or": operator.or_, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
-    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-}
 # operations whose mixed int/float operands are both made floats first (Python's promotion)
 _PROMOTES = {"add", "sub", "mul", "mod", "float_pow", "float_truediv", "int_floordiv",
              "sym_min", "sym_max", "eq", "ne", "lt", "le", "gt", "ge"}
@@ -456,9 +444,18 @@ def sym_ite(b: Any, t: Any, f: Any) -> Any:
     return t if b else f
 
 
-def sym_sum(args: Iterable[Any]) -> Any:
-    """The sum of `args` (one flat expression when symbolic)."""
-    total: Any = 0
+def sym_sum(*args: Any) -> Any:
+    """The sum of the arguments, `sym_sum(a, b, c)` or `sym_sum([a, b, c])`: one flat
+    expression when any is a SymInt (faster than adding one by one)."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    found = None
     for a in args:
-        total = total + a
-    return total
+        if not isinstance(a, (SymInt, builtins.int)):
+            return builtins.sum(args)
+        if isinstance(a, SymInt):
+            found = a.node
+    if found is None:
+        return builtins.sum(args)
+    from fake_torch.fx.experimental.sym_node import to_node, wrap_node
+    return wrap_node(found.sym_sum(tuple(to_node(found, a) for a in args)))

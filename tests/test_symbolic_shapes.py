@@ -86,7 +86,7 @@ def sc_arith_printing(S: Side) -> list[Any]:
     a, b = S.dim("x", 5), S.dim("y", 7)
     vals = [a, b, a + 1, 1 + a, a - 1, 10 - a, a + b, a * b, 2 * a + 3, (a + 1) * 2,
             (a + b) * (a - b), -a, -(a - b), a * a * a, a - a, a + b - a, S.lib.sym_sum([a, b, 3]),
-            a << 1]
+            S.lib.sym_sum(a, 2 * b, 3), S.lib.sym_sum([1, 2]), S.lib.sym_sum(a, 0.5), a << 1]
     return [str(v) for v in vals] + [type(v).__name__ for v in vals] + S.guards()
 
 

@@ -339,6 +339,13 @@ class SymNode:
         from fake_torch.utils._sympy.functions import CeilToInt
         return self._unary("ceil", CeilToInt, math.ceil, int)
 
+    def sym_sum(self, args: tuple[SymNode, ...]) -> SymNode:
+        """One flat sum of the nodes' expressions."""
+        import sympy
+        hints = [a.hint for a in args]
+        hint = None if any(h is None for h in hints) else sum(hints)
+        return self._new("sym_sum", args, sympy.Add(*(a.expr for a in args)), int, hint)
+
     def sym_ite(self, then_node: SymNode, else_node: SymNode) -> SymNode:
         import sympy
         hint = None if self.hint is None else (then_node.hint if self.hint else else_node.hint)
