@@ -402,6 +402,22 @@ def sc_python_protocols(S: Side) -> list[Any]:
     return [*(_err(p) for p in probes), S.state()]
 
 
+def sc_module_helpers(S: Side) -> list[Any]:
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    u = S.env.create_unbacked_symint()
+    ss = S.ss
+    out = [ss.has_static_value(a), ss.has_static_value(3), ss.has_free_unbacked_symbols(a + u),
+           ss.has_free_unbacked_symbols(a), ss.is_concrete_float(2.0),
+           ss.is_concrete_float(S.lib.sym_float(a)), ss.is_nested_int(a),
+           str(ss.sym_and(a > 2, b > 3, a < b)), str(ss.sym_or(a > 2, b > 3)),
+           ss.guarding_hint_or_throw(a * b), _err(lambda: ss.guarding_hint_or_throw(u)),
+           ss.optimization_hint(a), ss.optimization_hint(u, fallback=5),
+           [str(x) for x in ss.create_contiguous([a, 4, b])], ss.guard_scalar(a > 2),
+           ss.guard_scalar(b), S.guards()]
+    S.lib._check(u == 4)
+    return [*out, ss.has_static_value(u), S.state()]
+
+
 SCENARIOS = [v for k, v in sorted(globals().items()) if k.startswith("sc_")]
 
 

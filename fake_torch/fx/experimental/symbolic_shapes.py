@@ -34,10 +34,13 @@ from fake_torch.fx.experimental.sym_node import SymNode
 __all__ = [
     "DimDynamic", "GuardOnDataDependentSymNode", "RuntimeAssert", "ShapeEnv", "ShapeGuard",
     "StatelessSymbolicContext",
-    "canonicalize_bool_expr", "expect_true", "free_symbols", "free_unbacked_symbols",
-    "guard_bool", "guard_float", "guard_int", "guard_or_false", "guard_or_true",
-    "guard_size_oblivious", "has_free_symbols", "is_concrete_bool", "is_concrete_int",
-    "is_symbolic", "statically_known_false", "statically_known_true", "sym_eq",
+    "canonicalize_bool_expr", "create_contiguous", "expect_true", "free_symbols",
+    "free_unbacked_symbols", "guard_bool", "guard_float", "guard_int", "guard_or_false",
+    "guard_or_true", "guard_scalar", "guard_size_oblivious", "guarding_hint_or_throw",
+    "has_free_symbols", "has_free_unbacked_symbols", "has_static_value", "is_concrete_bool",
+    "is_concrete_float", "is_concrete_int", "is_nested_int", "is_symbolic",
+    "optimization_hint", "statically_known_false", "statically_known_true", "sym_and",
+    "sym_eq", "sym_or",
 ]
 
 SymTypes = (SymInt, SymFloat, SymBool)
@@ -1132,3 +1135,94 @@ def _advise_is_bounded(a: Any, upper_bound: Any) -> None:
     if isinstance(a, SymInt) and isinstance(a.node.expr, sympy.Symbol) and \
             a.node.shape_env.is_unbacked_symint(a.node.expr) and isinstance(upper_bound, int):
         a.node.shape_env._update_var_to_range(a.node.expr, ValueRanges(0, upper_bound))
+
+
+def is_concrete_float(a: Any) -> bool:
+    """True for a float, or a SymFloat whose expression is a constant."""
+    if not isinstance(a, (SymFloat, float)):
+        raise AssertionError(f"Expected SymFloat or float, got {type(a)}")
+    return isinstance(a, float) or bool(a.node.expr.is_Float)
+
+
+def is_nested_int(s: Any) -> bool:
+    """Nested (jagged) ints are not emulated: always False."""
+    return isinstance(s, SymInt) and bool(s.node.is_nested_int())
+
+
+def has_static_value(a: Any) -> bool:
+    """True for a constant, or a symbolic value whose range is a single value."""
+    if not isinstance(a, (bool, int, float, *SymTypes)):
+        raise AssertionError(f"Expected BoolLike/FloatLike/IntLike, got {type(a)}")
+    if (isinstance(a, (bool, SymBool)) and is_concrete_bool(a)) or \
+            (isinstance(a, (float, SymFloat)) and is_concrete_float(a)) or \
+            (isinstance(a, (int, SymInt)) and not isinstance(a, bool) and is_concrete_int(a)):
+        return True
+    node: Any = getattr(a, "node", None)
+    if node is None:
+        raise AssertionError(f"Expected py_sym_types, got {type(a)}")
+    return bool(node.shape_env.bound_sympy(node.expr).is_singleton())
+
+
+def has_free_unbacked_symbols(x: Any) -> bool:
+    return bool(free_unbacked_symbols(x))
+
+
+def sym_and(x: Any, *others: Any) -> Any:
+    """`x and others...` kept symbolic (no bool())."""
+    for y in others:
+        x = x & y
+    return x
+
+
+def sym_or(x: Any, *others: Any) -> Any:
+    """`x or others...` kept symbolic (no bool())."""
+    for y in others:
+        x = x | y
+    return x
+
+
+def guard_scalar(a: Any) -> bool | int | float:
+    """The concrete value of a (possibly symbolic) bool, int or float, guarding on it."""
+    if isinstance(a, (SymBool, bool)):
+        return guard_bool(a)
+    if isinstance(a, (SymInt, int)):
+        return guard_int(a)
+    if isinstance(a, (SymFloat, float)):
+        return guard_float(a)
+    raise AssertionError(f"unrecognized scalar {a}")
+
+
+def guarding_hint_or_throw(a: Any) -> int | bool:
+    """A symbolic value's hint (GuardOnDataDependentSymNode for an unbacked one)."""
+    if isinstance(a, SymNode):
+        if a._hint is not None:
+            return a._hint  # type: ignore[no-any-return]
+        a._hint = a.shape_env.guarding_hint_or_throw(a.expr)
+        return a._hint  # type: ignore[no-any-return]
+    if isinstance(a, (SymInt, SymBool)):
+        return guarding_hint_or_throw(a.node)
+    if isinstance(a, bool):
+        return a
+    if type(a) is not int:
+        raise AssertionError(f"Expected int, got {type(a)}")
+    return a
+
+
+def optimization_hint(a: Any, fallback: int | None = None) -> int:
+    """A SymInt's hint, or for an unbacked one its planning value (see ShapeEnv's)."""
+    if isinstance(a, SymInt):
+        if a.node._hint is not None:
+            return a.node._hint  # type: ignore[no-any-return]
+        return a.node.shape_env.optimization_hint(a.node.expr,  # type: ignore[no-any-return]
+                                                  fallback=fallback)
+    if type(a) is not int:
+        raise AssertionError(f"Expected int, got {type(a)}")
+    return a
+
+
+def create_contiguous(shape: Sequence[Any]) -> list[Any]:
+    """Row-major strides for `shape` (products of the later sizes, symbolic or not)."""
+    strides: list[Any] = [1]
+    for dim in reversed(shape[:-1]):
+        strides.append(dim * strides[-1])
+    return list(reversed(strides))
