@@ -418,6 +418,23 @@ def sc_module_helpers(S: Side) -> list[Any]:
     return [*out, ss.has_static_value(u), S.state()]
 
 
+def sc_hint_overrides_on_dims(S: Side) -> list[Any]:
+    """mark_unbacked/mark_dynamic(hint_override=n) as Dynamo hands it to the ShapeEnv."""
+    D, U, T = S.ss.DimDynamic.DYNAMIC, S.ss.DimDynamic.UNBACKED, S.ss.DimDynamic.STATIC
+    out: list[Any] = []
+    for name, size, stride, dyn, overrides in [("x", (7, 4), (4, 1), [U, T], {0: 64}),
+                                               ("y", (7, 4), (4, 1), [D, T], {0: 16}),
+                                               ("z", (3, 5), (5, 1), [D, D], {1: 9})]:
+        ctx = S.ss.StatelessSymbolicContext(dynamic_sizes=dyn)
+        sizes, strides, _ = S.env._create_symbolic_sizes_strides_storage_offset(
+            size, stride, 0, [False, False], S.local(name), symbolic_context=ctx,
+            hint_overrides=overrides)
+        out.append([[str(v) for v in (*sizes, *strides)],
+                    [getattr(getattr(v, "node", None), "hint", v) for v in (*sizes, *strides)],
+                    [S.env.optimization_hint(v.node.expr) for v in sizes if hasattr(v, "node")]])
+    return [*out, {str(k): v for k, v in S.env.var_to_hint_override.items()}, S.state()]
+
+
 SCENARIOS = [v for k, v in sorted(globals().items()) if k.startswith("sc_")]
 
 

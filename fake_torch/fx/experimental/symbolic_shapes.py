@@ -308,10 +308,24 @@ class ShapeEnv:
         a symbol per dynamic dim (symbolic_context; default DUCK every dim), strides as
         products of sizes where `ex` is laid out contiguously along them, the offset a
         symbol when nonzero (and any dim dynamic)."""
+        return self._create_symbolic_sizes_strides_storage_offset(
+            ex.size(), ex.stride(), ex.storage_offset(), [False] * ex.dim(), source,
+            symbolic_context=symbolic_context)
+
+    def _create_symbolic_sizes_strides_storage_offset(
+            self, ex_size: Sequence[int], ex_stride: Sequence[int], ex_storage_offset: int,
+            is_dim_dynamic: Sequence[bool], source: Any, *,
+            symbolic_context: StatelessSymbolicContext | None = None,
+            hint_overrides: dict[int, int] | None = None,
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+        """As create_symbolic_sizes_strides_storage_offset, from the numbers; hint_overrides
+        {dim: n} (mark_dynamic/mark_unbacked(hint_override=n)) is the hint of a backed
+        dim and the optimization hint (var_to_hint_override) of an unbacked one."""
         import sympy
-        ex_size = [int(v) for v in ex.size()]
-        ex_stride = [int(v) for v in ex.stride()]
-        ex_offset = int(ex.storage_offset())
+        hint_overrides = hint_overrides or {}
+        ex_size = [int(v) for v in ex_size]
+        ex_stride = [int(v) for v in ex_stride]
+        ex_offset = int(ex_storage_offset)
         dim = len(ex_size)
         if symbolic_context is None:
             symbolic_context = StatelessSymbolicContext([DimDynamic.DUCK] * dim)
@@ -322,8 +336,8 @@ class ShapeEnv:
             raise AssertionError(f"{len(ctx.dynamic_sizes)} != {dim}")
         static = all(r is DimDynamic.STATIC for r in ctx.dynamic_sizes)
         from fake_torch.fx.experimental import _config
-        size = [self.create_symbol(v, _property_source(source, "size", i), ctx.dynamic_sizes[i],
-                                   ctx.constraint_sizes[i],
+        size = [self.create_symbol(hint_overrides.get(i, v), _property_source(source, "size", i),
+                                   ctx.dynamic_sizes[i], ctx.constraint_sizes[i],
                                    do_not_specialize_zero_one=_config.backed_size_oblivious)
                 for i, v in enumerate(ex_size)]
         # strides, smallest first: a stride equal to an inner dim's size * stride is that
@@ -345,8 +359,11 @@ class ShapeEnv:
                                          ctx.constraint_strides[i])
             stride[i] = out
             candidates[ex_size[i] * val] = size[i] * out
-        sym_sizes = tuple(self.create_symintnode(s, hint=h, source=None)
-                          for s, h in zip(size, ex_size, strict=True))
+        sym_sizes = tuple(self.create_symintnode(s, hint=hint_overrides.get(i, h), source=None)
+                          for i, (s, h) in enumerate(zip(size, ex_size, strict=True)))
+        for i, v in enumerate(sym_sizes):
+            if isinstance(v, SymInt) and i in hint_overrides:
+                self.var_to_hint_override[v.node.expr] = hint_overrides[i]
         sym_strides = []
         for i, e in enumerate(stride):
             h = e.xreplace(self.backed_var_to_val)
