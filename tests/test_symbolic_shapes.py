@@ -435,6 +435,22 @@ def sc_hint_overrides_on_dims(S: Side) -> list[Any]:
     return [*out, {str(k): v for k, v in S.env.var_to_hint_override.items()}, S.state()]
 
 
+def sc_unbacked_dims_bounds_and_shape_ids(S: Side) -> list[Any]:
+    """mark_unbacked(min=, max=, shape_id=): bounds become checks, a shared shape_id an
+    equality check (and the later symbols are replaced by the first, being inputs)."""
+    U, T = S.ss.DimDynamic.UNBACKED, S.ss.DimDynamic.STATIC
+    out: list[Any] = []
+    for name, bounds, ids in [("x", {0: (2, 64)}, {0: "tokens"}),
+                              ("y", {0: (None, 100)}, {0: "tokens"}),
+                              ("z", None, {1: "tokens"})]:
+        ctx = S.ss.StatelessSymbolicContext(dynamic_sizes=[U, U] if name == "z" else [U, T],
+                                            shape_ids=ids, unbacked_bounds=bounds)
+        sizes, strides, _ = S.env._create_symbolic_sizes_strides_storage_offset(
+            (7, 4), (4, 1), 0, [False, False], S.local(name), symbolic_context=ctx)
+        out.append([str(v) for v in (*sizes, *strides)])
+    return [*out, S.state()]
+
+
 SCENARIOS = [v for k, v in sorted(globals().items()) if k.startswith("sc_")]
 
 

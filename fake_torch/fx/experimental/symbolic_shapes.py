@@ -220,6 +220,7 @@ class ShapeEnv:
         self.unbacked_symint_counter = 0
         self.unbacked_symfloat_counter = 0
         self.divisible: set[Any] = set()
+        self._shape_id_to_unbacked_symbol: dict[str, Any] = {}
         self.frozen = False
         # torch's caches, whose staleness shows in what it records: evaluate_expr's results
         # per arguments (never cleared, 256 entries: a repeated bool() records no second
@@ -340,6 +341,9 @@ class ShapeEnv:
                                    ctx.dynamic_sizes[i], ctx.constraint_sizes[i],
                                    do_not_specialize_zero_one=_config.backed_size_oblivious)
                 for i, v in enumerate(ex_size)]
+        for i, sym in enumerate(size):
+            if ctx.dynamic_sizes[i] is DimDynamic.UNBACKED:
+                self._unbacked_dim_checks(sym, ctx, i)
         # strides, smallest first: a stride equal to an inner dim's size * stride is that
         # product (contiguous along it); 0 and 1 stay constants; else a stride symbol
         stride: list[Any] = [None] * dim
@@ -374,6 +378,22 @@ class ShapeEnv:
             self.create_symbol(ex_offset, _property_source(source, "storage_offset"),
                                offset_kind), hint=ex_offset)
         return sym_sizes, tuple(sym_strides), offset
+
+    def _unbacked_dim_checks(self, sym: Any, ctx: StatelessSymbolicContext, i: int) -> None:
+        """mark_unbacked's extras for dim i: its bounds (min, max) as torch._check's, and
+        its shape_id: the first symbol of an id is recorded, later ones checked equal."""
+        from fake_torch._checks import _check
+        node = SymInt(SymNode(sym, self, int, None))
+        lo, hi = (ctx.unbacked_bounds or {}).get(i, (None, None))
+        if lo is not None:
+            _check(node >= lo)
+        if hi is not None:
+            _check(node <= hi)
+        shape_id = (ctx.shape_ids or {}).get(i)
+        if shape_id is not None:
+            first = self._shape_id_to_unbacked_symbol.setdefault(shape_id, sym)
+            if first is not sym:
+                _check(node == SymInt(SymNode(first, self, int, None)))
 
     def create_unspecified_symbol(self, val: int | float, source: Any,
                                   dynamic_dim: DimDynamic = DimDynamic.DUCK,
