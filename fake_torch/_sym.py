@@ -152,6 +152,18 @@ class SymInt(_SymArith):
     def __rshift__(self, other: Any) -> Any:
         return _binary("rshift", self, other)
 
+    def __and__(self, other: Any) -> Any:
+        raise NotImplementedError("SymInt & int (torch's BitwiseFn_bitwise_and) is not "
+                                  "emulated by fake_torch")
+
+    def __or__(self, other: Any) -> Any:
+        raise NotImplementedError("SymInt | int (torch's BitwiseFn_bitwise_or) is not "
+                                  "emulated by fake_torch")
+
+    def __xor__(self, other: Any) -> Any:
+        raise NotImplementedError("SymInt ^ int (torch's BitwiseFn_bitwise_xor) is not "
+                                  "emulated by fake_torch")
+
     def __hash__(self) -> int:
         raise TypeError("unhashable type: non-nested SymInt")
 

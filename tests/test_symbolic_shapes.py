@@ -574,6 +574,14 @@ def test_tracing_hook_sees_every_new_node() -> None:
     assert len(seen) == 3  # the hook is gone
 
 
+@pytest.mark.parametrize("op", ["and_", "or_", "xor"])
+def test_bitwise_ops_refuse_by_name(op: str) -> None:
+    """torch builds BitwiseFn_* expressions; fake_torch says it does not emulate them."""
+    a = _fake_side().dim("x", 5)
+    with pytest.raises(NotImplementedError, match=r"SymInt . int \(torch's BitwiseFn_bitwise_"):
+        getattr(operator, op)(a, 3)
+
+
 def test_item_numbers_still_symbolic() -> None:
     """The tracer's `.item()` numbers (int subclasses) count as symbolic, and nothing is
     statically known of them."""

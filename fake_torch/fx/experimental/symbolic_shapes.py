@@ -1021,15 +1021,18 @@ def statically_known_true(x: Any) -> bool:
     if _foreign_symbolic and isinstance(x, _foreign_symbolic):
         return False
     if isinstance(x, SymBool):
+        if x.node._hint is False:  # the hint disproves it (torch asks no further)
+            return False
         return x.node.statically_known_true()  # type: ignore[no-any-return]
     return _require_bool(x)
 
 
 def statically_known_false(x: Any) -> bool:
-    """True when `x` is known false without adding a guard."""
-    import_free = not isinstance(x, SymBool)
-    if import_free:
+    """True when `x` is known false without adding a guard (a true hint says no at once)."""
+    if not isinstance(x, SymBool):
         return not _require_bool(x)
+    if x.node._hint is True:
+        return False
     import sympy
     r = x.node.shape_env._maybe_evaluate_static(x.node.expr)
     return r is sympy.false
