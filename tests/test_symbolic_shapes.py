@@ -514,6 +514,52 @@ def test_random_programs_same_as_torch(first: int) -> None:
         assert _random_program(_fake_side(), seed) == _random_program(_torch_side(), seed), seed
 
 
+def _random_unification_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program over three sizes with small, often equal hints: linear expressions
+    (and float scalings) compared, mostly for equality, branched on, sometimes int()'ed, so
+    that replacements chain (a -> b -> 8) and narrow each other's ranges."""
+    rng = random.Random(seed)
+    syms = [S.dim(n, rng.choice([4, 6, 8, 12, 3])) for n in "xyz"]
+
+    def lin(depth: int) -> Any:
+        e = rng.choice(syms)
+        for _ in range(depth):
+            op = rng.choice(["+c", "*c", "+s", "-s", "//c", "f"])
+            if op == "+c":
+                e = e + rng.choice([1, 2, -1, 4])
+            elif op == "*c":
+                e = e * rng.choice([2, 3])
+            elif op == "+s":
+                e = e + rng.choice(syms)
+            elif op == "-s":
+                e = e - rng.choice(syms)
+            elif op == "//c":
+                e = e // rng.choice([2, 3])
+            else:
+                e = S.lib.sym_float(e) * rng.choice([0.5, 2.0, 1.5])
+        return e
+    out: list[Any] = []
+    try:
+        for _ in range(6):
+            v, w = lin(rng.choice([0, 1, 2])), lin(rng.choice([0, 1]))
+            cond = getattr(operator, rng.choice(["eq", "eq", "ne", "lt", "ge"]))(v, w)
+            out += [str(v), str(w), str(cond), _err(functools.partial(bool, cond))]
+            if rng.random() < 0.2:
+                out.append(_err(functools.partial(int, rng.choice(syms))))
+            out.append([str(x) for x in syms])
+        out.append(S.state())
+    except Exception as e:
+        out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return out
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_unification_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_unification_program(_fake_side(), seed) == \
+            _random_unification_program(_torch_side(), seed), seed
+
+
 # -- guards checked against new sizes ------------------------------------------------------
 @pytest.mark.parametrize("sizes", [(9, 9), (20, 20), (5, 5), (9, 10), (1, 1), (100, 100),
                                    (2, 2), (49, 49), (50, 50)])

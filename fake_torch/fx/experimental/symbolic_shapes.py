@@ -462,12 +462,14 @@ class ShapeEnv:
 
     # -- replacements and simplification ---------------------------------------------------
     def _find(self, a: Any) -> Any:
+        """What `a` stands for, following replacements transitively (the chain, once
+        resolved, is recorded through _set_replacement, which also narrows ranges)."""
         if a not in self.replacements:
             return a
         res = self.replacements[a]
         new = res.xreplace({s: self._find(s) for s in res.free_symbols})
         if new != res:
-            self.replacements[a] = new
+            self._set_replacement(a, new, "find")
         return self.replacements[a]
 
     def replace(self, expr: Any) -> Any:
@@ -525,14 +527,39 @@ class ShapeEnv:
         return expr
 
     def _set_replacement(self, a: Any, tgt: Any, msg: str) -> None:
+        """Record a == tgt (a replaced by tgt from now on), as torch does: a's range meets
+        tgt's bounds; when that narrows it and tgt has one symbol b, b's range is narrowed by
+        solving for b; a replacement whose bounds would widen a's range is skipped."""
+        import sympy
+
+        from fake_torch.utils._sympy.functions import CeilToInt, FloorToInt
+        from fake_torch.utils._sympy.solve import try_solve
         from fake_torch.utils._sympy.value_ranges import ValueRanges
         if tgt == self.replacements.get(a) or a in tgt.free_symbols:
             return
-        if tgt.is_Symbol and a in self.var_to_range and tgt in self.var_to_range:
-            # the canonical symbol inherits what was known of the one it replaces
-            self._update_var_to_range(tgt, self.var_to_range[a])
-        elif tgt.is_Number and a in self.var_to_range:
-            self._update_var_to_range(a, ValueRanges(tgt, tgt))
+        if a in self.var_to_range:
+            src_bound = self.var_to_range[a]
+            tgt_bound = self.bound_sympy(tgt)
+            self._update_var_to_range(a, tgt_bound)
+            if not tgt_bound.issubset(src_bound) and len(tgt.free_symbols) == 1:
+                b = next(iter(tgt.free_symbols))
+                r = try_solve(sympy.Eq(a, tgt), b, floordiv_inequality=False)
+                if r is not None:
+                    rat = self.bound_sympy(r[1])
+                    self._update_var_to_range(
+                        b, ValueRanges(CeilToInt(rat.lower), FloorToInt(rat.upper)))
+                    tgt_bound = self.bound_sympy(tgt)
+                    if not tgt_bound.issubset(src_bound):
+                        raise AssertionError(f"{tgt_bound=} not a subset of {src_bound=}")
+            if a in self.size_like and isinstance(tgt, sympy.Symbol):
+                self.size_like.add(tgt)
+            elif isinstance(tgt, sympy.Symbol) and tgt in self.size_like:
+                self.size_like.add(a)
+            if not tgt_bound.issubset(src_bound):
+                return
+            if a in self.size_like and not self.bound_sympy(tgt, size_oblivious=True).issubset(
+                    self.bound_sympy(a, size_oblivious=True)):
+                return
         self.replacements[a] = tgt
 
     def _update_var_to_range(self, symbol: Any, vr: Any) -> None:
@@ -560,12 +587,15 @@ class ShapeEnv:
                                                  sympy.oo if max is None else max))
 
     def bound_sympy(self, expr: Any, size_oblivious: bool = False) -> Any:
+        """The range `expr` can take; size_oblivious: size-like symbols as [2, int_oo]
+        (their upper bound dropped, as torch does)."""
+        import sympy
+
         from fake_torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
-        ranges = dict(self.var_to_range)
+        ranges = {s: self.var_to_range[s] for s in expr.free_symbols if s in self.var_to_range}
         if size_oblivious:
-            for s in self.size_like:
-                vr = ranges[s]
-                ranges[s] = ValueRanges(max(2, vr.lower), vr.upper)
+            for s in self.size_like & ranges.keys():
+                ranges[s] = ValueRanges(2, sympy.oo)
         return bound_sympy(expr, ranges)
 
     # -- deciding without guards -----------------------------------------------------------

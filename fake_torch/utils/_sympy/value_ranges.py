@@ -72,6 +72,9 @@ class ValueRanges:
         return bool(self.lower <= x <= self.upper) if not self.is_bool else \
             x in (self.lower, self.upper)
 
+    def issubset(self, other: ValueRanges) -> bool:
+        return bool(other.lower <= self.lower and self.upper <= other.upper)
+
     def __and__(self, other: ValueRanges) -> ValueRanges:
         if self.is_bool:
             return other
