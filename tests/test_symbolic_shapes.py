@@ -560,6 +560,56 @@ def test_random_unification_same_as_torch(first: int) -> None:
             _random_unification_program(_torch_side(), seed), seed
 
 
+def _random_unbacked_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program over three unbacked symbols and a size: conditions made of their
+    linear expressions (// % and max included) go to torch._check, _check_is_size,
+    guard_or_false/true, guard_size_oblivious, statically_known_true or bool."""
+    rng = random.Random(seed)
+    us = [S.env.create_unbacked_symint() for _ in range(3)]
+    pool = [*us, S.dim("x", 6)]
+
+    def lin(depth: int) -> Any:
+        e = rng.choice(pool)
+        for _ in range(depth):
+            op = rng.choice(["+c", "*c", "+s", "-s", "//c", "%c", "max"])
+            if op == "+c":
+                e = e + rng.choice([1, 2, -1, 4])
+            elif op == "*c":
+                e = e * rng.choice([2, 3, -1])
+            elif op == "+s":
+                e = e + rng.choice(pool)
+            elif op == "-s":
+                e = e - rng.choice(pool)
+            elif op == "//c":
+                e = e // rng.choice([2, 3])
+            elif op == "%c":
+                e = e % rng.choice([2, 3])
+            else:
+                e = S.lib.sym_max(e, rng.choice([0, 1, 2]))
+        return e
+    uses: dict[str, Callable[[Any], Any]] = {
+        "check": S.lib._check, "is_size": lambda c: S.lib._check_is_size(rng.choice(us)),
+        "gof": S.ss.guard_or_false, "got": S.ss.guard_or_true,
+        "gso": S.ss.guard_size_oblivious, "skt": S.ss.statically_known_true, "bool": bool}
+    out: list[Any] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # _check_is_size's deprecation
+        for _ in range(8):
+            use = uses[rng.choice(["check", "check", "is_size", "gof", "got", "gso", "skt",
+                                   "bool"])]
+            v, w = lin(rng.choice([0, 1, 2])), rng.choice([lin(0), rng.choice([0, 1, 2, 5])])
+            cond = getattr(operator, rng.choice(["eq", "ne", "lt", "le", "ge", "gt"]))(v, w)
+            out += [str(cond), _err(functools.partial(use, cond)), [str(x) for x in pool]]
+    return [*out, S.state(), sorted(map(str, S.env.size_like))]
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_unbacked_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_unbacked_program(_fake_side(), seed) == \
+            _random_unbacked_program(_torch_side(), seed), seed
+
+
 # -- guards checked against new sizes ------------------------------------------------------
 @pytest.mark.parametrize("sizes", [(9, 9), (20, 20), (5, 5), (9, 10), (1, 1), (100, 100),
                                    (2, 2), (49, 49), (50, 50)])

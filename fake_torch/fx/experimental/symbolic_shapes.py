@@ -698,7 +698,7 @@ class ShapeEnv:
         if r.free_symbols:
             if allow_none:
                 return None
-            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+            sizes = [str(s) for s in expr.free_symbols if s in self.size_like]  # in set order
             raise GuardOnDataDependentSymNode(
                 expr, f"Could not extract specialized integer from data-dependent "
                 f"expression {expr} (unhinted: {expr}).  (Size-like symbols: "
@@ -815,7 +815,7 @@ class ShapeEnv:
         import sympy
         boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
         kind = "guard on" if boolean else "extract specialized integer from"
-        sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+        sizes = [str(s) for s in expr.free_symbols if s in self.size_like]  # in set order
         raise GuardOnDataDependentSymNode(
             expr, f"Could not {kind} data-dependent expression "
             f"{expr.xreplace(self.backed_var_to_val)} (unhinted: {expr}).  "
