@@ -13,7 +13,7 @@ the ranges alone (`s77 >= 0` needs no guard); else it uses the hint and records 
 
 sympy is imported inside the functions that need it, so importing this module (which
 `import fake_torch` does not do) stays cheap. The `.item()` numbers of fake_torch's tracer
-(fake_torch._dynamo.sym_number) register themselves with `register_symbolic_type`.
+(fake_torch._dynamo.sym_number) register themselves with `_register_symbolic_type`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ SymTypes = (SymInt, SymFloat, SymBool)
 _foreign_symbolic: tuple[type, ...] = ()
 
 
-def register_symbolic_type(cls: type) -> None:
+def _register_symbolic_type(cls: type) -> None:
     """Count instances of `cls` as symbolic values (is_symbolic) that nothing is known of."""
     global _foreign_symbolic
     _foreign_symbolic = (*_foreign_symbolic, cls)
