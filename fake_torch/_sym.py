@@ -227,11 +227,15 @@ class SymFloat(_SymArith):
     def __pow__(self, other: Any) -> Any:
         if not isinstance(other, (*_Num, SymInt, SymFloat)):
             return NotImplemented
+        from fake_torch._checks import _check
+        _check(self >= 0)  # FloatPow assumes a non-negative base (a guard, as in torch)
         return _binary("float_pow", self, other)
 
     def __rpow__(self, other: Any) -> Any:
         if not isinstance(other, (*_Num, SymInt, SymFloat)):
             return NotImplemented
+        from fake_torch._checks import _check
+        _check(other >= 0)
         return _binary("float_pow", self, other, reflected=True)
 
     def __bool__(self) -> bool:

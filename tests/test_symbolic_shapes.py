@@ -610,6 +610,48 @@ def test_random_unbacked_same_as_torch(first: int) -> None:
             _random_unbacked_program(_torch_side(), seed), seed
 
 
+def _random_float_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program mixing ints and floats: / (int and float true division), floor,
+    ceil, round, sym_int, sym_max, ** (a SymFloat base is checked non-negative), //."""
+    rng = random.Random(seed)
+    a, b = S.dim("x", 6), S.dim("y", 9)
+
+    def nonzero(y: Any) -> Any:
+        return 1 if isinstance(y, (int, float)) and y == 0 else y
+
+    def ex(depth: int) -> Any:
+        if depth == 0:
+            return rng.choice([a, b, S.lib.sym_float(a), rng.choice([0.5, 2.0, 3, 1.25])])
+        x, y = ex(depth - 1), ex(depth - 1)
+        op = rng.choice(["+", "-", "*", "/", "floor", "ceil", "round", "int", "max", "pow",
+                         "//"])
+        if op in ("floor", "ceil"):
+            return x if isinstance(x, int) else getattr(math, op)(x)
+        ops: dict[str, Callable[[], Any]] = {
+            "+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+            "/": lambda: x / nonzero(y), "round": lambda: round(x),
+            "int": lambda: S.lib.sym_int(x), "max": lambda: S.lib.sym_max(x, y),
+            "//": lambda: x // nonzero(y), "pow": lambda: x ** 2}
+        return ops[op]()
+    out: list[Any] = []
+    for _ in range(5):
+        try:
+            v, w = ex(rng.choice([1, 2])), ex(1)
+            cond = getattr(operator, rng.choice(["lt", "ge", "eq", "ne"]))(v, w)
+            out += [str(v), type(v).__name__, getattr(getattr(v, "node", None), "hint", v),
+                    str(cond), _err(functools.partial(bool, cond))]
+        except Exception as e:
+            out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return [*out, S.state()]
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_float_programs_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_float_program(_fake_side(), seed) == \
+            _random_float_program(_torch_side(), seed), seed
+
+
 # -- guards checked against new sizes ------------------------------------------------------
 @pytest.mark.parametrize("sizes", [(9, 9), (20, 20), (5, 5), (9, 10), (1, 1), (100, 100),
                                    (2, 2), (49, 49), (50, 50)])

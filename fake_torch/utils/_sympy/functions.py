@@ -384,7 +384,9 @@ class _MinMaxMixin:
             return {number}
         if len(others) == 1:
             other = next(iter(others))
-            if (number == 0 and other.is_nonnegative) or (number == 1 and other.is_positive):
+            # `in (0.0, 0)`: sympy's Float 0.0 equals the float 0.0 but not the Integer 0
+            if (number in (0.0, 0) and other.is_nonnegative) or \
+                    (number == 1 and other.is_positive):
                 return others if is_max else {number}
         others.add(number)
         return others
