@@ -43,6 +43,9 @@ from fake_torch import func as func  # torch.func.functional_call
 from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
 from fake_torch._allocator import OutOfMemoryError
 from fake_torch._build import compiled_with_cxx11_abi
+from fake_torch._checks import _check as _check
+from fake_torch._checks import _check_is_size as _check_is_size
+from fake_torch._checks import _check_with as _check_with
 from fake_torch._compile import compile
 from fake_torch._counter import LaunchCounter
 from fake_torch._default_tensor_type import set_default_tensor_type
@@ -122,7 +125,18 @@ from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._storage import UntypedStorage
 from fake_torch._streams import Event, Stream
-from fake_torch._sym import SymBool, SymFloat, SymInt
+from fake_torch._sym import (
+    SymBool,
+    SymFloat,
+    SymInt,
+    sym_float,
+    sym_int,
+    sym_ite,
+    sym_max,
+    sym_min,
+    sym_not,
+    sym_sum,
+)
 from fake_torch._tags import Tag
 from fake_torch._tensor import Size, Tensor
 from fake_torch._threads import (
@@ -308,6 +322,13 @@ __all__ = [
     "set_rng_state",
     "short",
     "storage",
+    "sym_float",
+    "sym_int",
+    "sym_ite",
+    "sym_max",
+    "sym_min",
+    "sym_not",
+    "sym_sum",
     "testing",
     "torch_version",
     "types",
@@ -329,7 +350,7 @@ __all__ += sorted(_exports("torch"))
 # `import torch`), as torch's module __getattr__ does; and ones torch imports with itself
 # (`torch._guards`, ...), here on first access too
 _LAZY_MODULES = frozenset({"_dynamo", "_inductor", "_guards", "_subclasses", "_logging",
-                           "_functorch"})
+                           "_functorch", "_prims_common"})
 
 
 def __getattr__(name: str) -> object:
