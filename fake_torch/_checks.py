@@ -18,7 +18,7 @@ _DEFAULT = ("Expected cond to be True, but got False. (Could this error message 
 
 
 def _check_with(error_type: type[Exception], cond: bool | SymBool,
-                message: Callable[[], Any] | None = None) -> None:
+                message: Callable[[], Any] | None) -> None:
     """Raise `error_type(message())` unless `cond` (a symbolic one is expected true)."""
     if not isinstance(cond, (bool, SymBool)):
         from fake_torch._tensor import Tensor

@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_index", "sym_int", "sym_ite",
@@ -154,6 +153,18 @@ class SymInt(_SymArith):
     def __rshift__(self, other: Any) -> Any:
         return _binary("rshift", self, other)
 
+    def __and__(self, other: Any) -> Any:
+        raise NotImplementedError("SymInt & int (torch's BitwiseFn_bitwise_and) is not "
+                                  "emulated by fake_torch")
+
+    def __or__(self, other: Any) -> Any:
+        raise NotImplementedError("SymInt | int (torch's BitwiseFn_bitwise_or) is not "
+                                  "emulated by fake_torch")
+
+    def __xor__(self, other: Any) -> Any:
+        raise NotImplementedError("SymInt ^ int (torch's BitwiseFn_bitwise_xor) is not "
+                                  "emulated by fake_torch")
+
     def __hash__(self) -> int:
         raise TypeError("unhashable type: non-nested SymInt")
 
@@ -169,8 +180,14 @@ class SymInt(_SymArith):
     def __sym_float__(self) -> SymFloat:
         return _unary("sym_float", self)  # type: ignore[no-any-return]
 
-    def __trunc__(self) -> SymInt:
-        return self
+    def __trunc__(self) -> Any:
+        return _unary("trunc", self)
+
+    def __floor__(self) -> Any:
+        return _unary("floor", self)
+
+    def __ceil__(self) -> Any:
+        return _unary("ceil", self)
 
     def as_integer_ratio(self) -> tuple[SymInt, int]:
         return self, 1
@@ -211,11 +228,15 @@ class SymFloat(_SymArith):
     def __pow__(self, other: Any) -> Any:
         if not isinstance(other, (*_Num, SymInt, SymFloat)):
             return NotImplemented
+        from fake_torch._checks import _check
+        _check(self >= 0)  # FloatPow assumes a non-negative base (a guard, as in torch)
         return _binary("float_pow", self, other)
 
     def __rpow__(self, other: Any) -> Any:
         if not isinstance(other, (*_Num, SymInt, SymFloat)):
             return NotImplemented
+        from fake_torch._checks import _check
+        _check(other >= 0)
         return _binary("float_pow", self, other, reflected=True)
 
     def __bool__(self) -> bool:
@@ -238,6 +259,10 @@ class SymFloat(_SymArith):
 
     def __sym_int__(self) -> Any:
         return _unary("sym_int", self)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        from fake_torch.fx.experimental.sym_node import wrap_node
+        return wrap_node(self.node.round(ndigits))
 
     def __hash__(self) -> int:
         return hash(builtins.float(self))
@@ -292,6 +317,25 @@ class SymBool:
     def __ne__(self, other: object) -> Any:
         return _binary("ne", self, other)
 
+    # True + 1: Python's bools are ints; the SymBool's value is needed (a guard)
+    def __add__(self, other: Any) -> Any:
+        return builtins.int(self) + other
+
+    def __radd__(self, other: Any) -> Any:
+        return other + builtins.int(self)
+
+    def __sub__(self, other: Any) -> Any:
+        return builtins.int(self) - other
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - builtins.int(self)
+
+    def __mul__(self, other: Any) -> Any:
+        return builtins.int(self) * other
+
+    def __rmul__(self, other: Any) -> Any:
+        return other * builtins.int(self)
+
     def __sym_not__(self) -> Any:
         return _unary("sym_not", self)
 
@@ -315,16 +359,6 @@ class SymBool:
 
 _SymTypes = (SymInt, SymFloat, SymBool)
 
-# Python's operator for each node method, to compute a constant operand's result
-_PY_OPS: dict[str, Callable[..., Any]] = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "mod": operator.mod,
-    "int_floordiv": operator.floordiv, "int_truediv": operator.truediv,
-    "float_truediv": operator.truediv, "pow_by_natural": operator.pow,
-    "float_pow": operator.pow, "lshift": operator.lshift, "rshift": operator.rshift,
-    "sym_min": builtins.min, "sym_max": builtins.max, "sym_and": operator.and_,
-    "sym_or": operator.or_, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
-    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-}
 # operations whose mixed int/float operands are both made floats first (Python's promotion)
 _PROMOTES = {"add", "sub", "mul", "mod", "float_pow", "float_truediv", "int_floordiv",
              "sym_min", "sym_max", "eq", "ne", "lt", "le", "gt", "ge"}
@@ -427,12 +461,21 @@ def sym_ite(b: Any, t: Any, f: Any) -> Any:
     return t if b else f
 
 
-def sym_sum(args: Iterable[Any]) -> Any:
-    """The sum of `args` (one flat expression when symbolic)."""
-    total: Any = 0
+def sym_sum(*args: Any) -> Any:
+    """The sum of the arguments, `sym_sum(a, b, c)` or `sym_sum([a, b, c])`: one flat
+    expression when any is a SymInt (faster than adding one by one)."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    found = None
     for a in args:
-        total = total + a
-    return total
+        if not isinstance(a, (SymInt, builtins.int)):
+            return builtins.sum(args)
+        if isinstance(a, SymInt):
+            found = a.node
+    if found is None:
+        return builtins.sum(args)
+    from fake_torch.fx.experimental.sym_node import to_node, wrap_node
+    return wrap_node(found.sym_sum(tuple(to_node(found, a) for a in args)))
 
 
 def sym_index(value: Any) -> Any:

@@ -72,6 +72,7 @@ GENERIC: list[Sample] = [
 _RNN_FLAGS = (True, 1, 0.0, False, False, False)  # has_biases, layers, dropout, train, bidir, bf
 
 SAMPLES: dict[str, Sample] = {
+    "Tensor.__format__": lambda p: ((p.A, ""), {}),  # format(t, ""): str(t), as torch's
     "torch.nn.functional.batch_norm": lambda p: ((p.X4, p.C2, p.C2p), {}),
     "Tensor.bitwise_and_": lambda p: ((p.I, p.I), {}),
     "Tensor.bitwise_or_": lambda p: ((p.I, p.I), {}),

@@ -7,7 +7,10 @@ same. Skipped without torch."""
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
+import random
 import subprocess
 import sys
 import warnings
@@ -83,7 +86,7 @@ def sc_arith_printing(S: Side) -> list[Any]:
     a, b = S.dim("x", 5), S.dim("y", 7)
     vals = [a, b, a + 1, 1 + a, a - 1, 10 - a, a + b, a * b, 2 * a + 3, (a + 1) * 2,
             (a + b) * (a - b), -a, -(a - b), a * a * a, a - a, a + b - a, S.lib.sym_sum([a, b, 3]),
-            a << 1]
+            S.lib.sym_sum(a, 2 * b, 3), S.lib.sym_sum([1, 2]), S.lib.sym_sum(a, 0.5), a << 1]
     return [str(v) for v in vals] + [type(v).__name__ for v in vals] + S.guards()
 
 
@@ -382,6 +385,72 @@ def sc_hints_and_overrides(S: Side) -> list[Any]:
             _err(lambda: S.env.size_hint(u.node.expr))]
 
 
+def sc_python_protocols(S: Side) -> list[Any]:
+    """What Python itself does with symbolic values: format, builtins max/min (guards),
+    math.floor/ceil/trunc, round, sequence repetition, bool arithmetic, hashing."""
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    probes: list[Callable[[], Any]] = [
+        lambda: f"{a}", lambda: f"{a:>5}", lambda: repr([a, 3]), lambda: str(max(a, 3)),
+        lambda: str(min(b, 100)), lambda: a in [1, 2], lambda: divmod(b, 2),
+        lambda: str(round(a / 2)), lambda: str(math.floor(a)), lambda: str(math.ceil(a)),
+        lambda: str(math.trunc(a)), lambda: len([0] * a), lambda: "abc"[:a],
+        lambda: str(abs(-a)), lambda: str(+a), lambda: str(a ** 2 // 3),
+        lambda: str(S.lib.sym_float(a) / 2), lambda: int(S.lib.sym_float(b) / 2),
+        lambda: float(a / 2), lambda: str(a * True), lambda: str((a > 2) + 1),
+        lambda: str(3.5 * a), lambda: hash(S.lib.sym_float(b)), lambda: a.as_integer_ratio(),
+        lambda: a.bit_length(), lambda: str(a == 5.0), lambda: bool(a == 5.0)]
+    return [*(_err(p) for p in probes), S.state()]
+
+
+def sc_module_helpers(S: Side) -> list[Any]:
+    a, b = S.dim("x", 5), S.dim("y", 7)
+    u = S.env.create_unbacked_symint()
+    ss = S.ss
+    out = [ss.has_static_value(a), ss.has_static_value(3), ss.has_free_unbacked_symbols(a + u),
+           ss.has_free_unbacked_symbols(a), ss.is_concrete_float(2.0),
+           ss.is_concrete_float(S.lib.sym_float(a)), ss.is_nested_int(a),
+           str(ss.sym_and(a > 2, b > 3, a < b)), str(ss.sym_or(a > 2, b > 3)),
+           ss.guarding_hint_or_throw(a * b), _err(lambda: ss.guarding_hint_or_throw(u)),
+           ss.optimization_hint(a), ss.optimization_hint(u, fallback=5),
+           [str(x) for x in ss.create_contiguous([a, 4, b])], ss.guard_scalar(a > 2),
+           ss.guard_scalar(b), S.guards()]
+    S.lib._check(u == 4)
+    return [*out, ss.has_static_value(u), S.state()]
+
+
+def sc_hint_overrides_on_dims(S: Side) -> list[Any]:
+    """mark_unbacked/mark_dynamic(hint_override=n) as Dynamo hands it to the ShapeEnv."""
+    D, U, T = S.ss.DimDynamic.DYNAMIC, S.ss.DimDynamic.UNBACKED, S.ss.DimDynamic.STATIC
+    out: list[Any] = []
+    for name, size, stride, dyn, overrides in [("x", (7, 4), (4, 1), [U, T], {0: 64}),
+                                               ("y", (7, 4), (4, 1), [D, T], {0: 16}),
+                                               ("z", (3, 5), (5, 1), [D, D], {1: 9})]:
+        ctx = S.ss.StatelessSymbolicContext(dynamic_sizes=dyn)
+        sizes, strides, _ = S.env._create_symbolic_sizes_strides_storage_offset(
+            size, stride, 0, [False, False], S.local(name), symbolic_context=ctx,
+            hint_overrides=overrides)
+        out.append([[str(v) for v in (*sizes, *strides)],
+                    [getattr(getattr(v, "node", None), "hint", v) for v in (*sizes, *strides)],
+                    [S.env.optimization_hint(v.node.expr) for v in sizes if hasattr(v, "node")]])
+    return [*out, {str(k): v for k, v in S.env.var_to_hint_override.items()}, S.state()]
+
+
+def sc_unbacked_dims_bounds_and_shape_ids(S: Side) -> list[Any]:
+    """mark_unbacked(min=, max=, shape_id=): bounds become checks, a shared shape_id an
+    equality check (and the later symbols are replaced by the first, being inputs)."""
+    U, T = S.ss.DimDynamic.UNBACKED, S.ss.DimDynamic.STATIC
+    out: list[Any] = []
+    for name, bounds, ids in [("x", {0: (2, 64)}, {0: "tokens"}),
+                              ("y", {0: (None, 100)}, {0: "tokens"}),
+                              ("z", None, {1: "tokens"})]:
+        ctx = S.ss.StatelessSymbolicContext(dynamic_sizes=[U, U] if name == "z" else [U, T],
+                                            shape_ids=ids, unbacked_bounds=bounds)
+        sizes, strides, _ = S.env._create_symbolic_sizes_strides_storage_offset(
+            (7, 4), (4, 1), 0, [False, False], S.local(name), symbolic_context=ctx)
+        out.append([str(v) for v in (*sizes, *strides)])
+    return [*out, S.state()]
+
+
 SCENARIOS = [v for k, v in sorted(globals().items()) if k.startswith("sc_")]
 
 
@@ -396,29 +465,208 @@ def test_enough_scenarios() -> None:
     assert len(SCENARIOS) >= 25
 
 
+# -- random programs -------------------------------------------------------------------------
+def _random_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program: random expressions over two backed sizes, constants and an unbacked
+    u0 (sometimes torch._check'ed), compared, branched on (bool), guard_or_false'd and
+    statically_known_true'd; what it saw and the ShapeEnv's state after."""
+    rng = random.Random(seed)
+    a, b = S.dim("x", 6), S.dim("y", 9)
+    u = S.env.create_unbacked_symint()
+
+    def nonzero(y: Any) -> Any:
+        return max(y, 1) if isinstance(y, int) else y
+
+    def expr(d: int) -> Any:
+        if d == 0:
+            leaf = rng.choice(["a", "b", "n", "a"])
+            return a if leaf == "a" else b if leaf == "b" else rng.choice([1, 2, 3, 4, 7])
+        op = rng.choice(["+", "-", "*", "//", "%", "max", "min", "neg", "sq", "div", "u"])
+        x, y = expr(d - 1), expr(d - 1)
+        ops: dict[str, Callable[[], Any]] = {
+            "+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+            "//": lambda: x // nonzero(y), "%": lambda: x % nonzero(y),
+            "max": lambda: S.lib.sym_max(x, y), "min": lambda: S.lib.sym_min(x, y),
+            "neg": lambda: -x, "sq": lambda: x * x,
+            "div": lambda: math.floor(x / nonzero(y)), "u": lambda: x + u}
+        return ops[op]()
+    out: list[Any] = []
+    try:
+        if rng.random() < 0.5:
+            S.lib._check(u >= rng.choice([0, 1, 2]))
+        for _ in range(4):
+            v = expr(rng.choice([1, 2, 3]))
+            w = expr(1)
+            cond = getattr(operator, rng.choice(["gt", "eq", "le", "ne"]))(v, w)
+            out += [str(v), getattr(getattr(v, "node", None), "hint", v), str(cond),
+                    _err(functools.partial(bool, cond)),
+                    _err(functools.partial(S.ss.guard_or_false, cond)),
+                    _err(functools.partial(S.ss.statically_known_true, cond))]
+        out.append(S.state())
+    except Exception as e:
+        out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return out
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_programs_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_program(_fake_side(), seed) == _random_program(_torch_side(), seed), seed
+
+
+def _random_unification_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program over three sizes with small, often equal hints: linear expressions
+    (and float scalings) compared, mostly for equality, branched on, sometimes int()'ed, so
+    that replacements chain (a -> b -> 8) and narrow each other's ranges."""
+    rng = random.Random(seed)
+    syms = [S.dim(n, rng.choice([4, 6, 8, 12, 3])) for n in "xyz"]
+
+    def lin(depth: int) -> Any:
+        e = rng.choice(syms)
+        for _ in range(depth):
+            op = rng.choice(["+c", "*c", "+s", "-s", "//c", "f"])
+            if op == "+c":
+                e = e + rng.choice([1, 2, -1, 4])
+            elif op == "*c":
+                e = e * rng.choice([2, 3])
+            elif op == "+s":
+                e = e + rng.choice(syms)
+            elif op == "-s":
+                e = e - rng.choice(syms)
+            elif op == "//c":
+                e = e // rng.choice([2, 3])
+            else:
+                e = S.lib.sym_float(e) * rng.choice([0.5, 2.0, 1.5])
+        return e
+    out: list[Any] = []
+    try:
+        for _ in range(6):
+            v, w = lin(rng.choice([0, 1, 2])), lin(rng.choice([0, 1]))
+            cond = getattr(operator, rng.choice(["eq", "eq", "ne", "lt", "ge"]))(v, w)
+            out += [str(v), str(w), str(cond), _err(functools.partial(bool, cond))]
+            if rng.random() < 0.2:
+                out.append(_err(functools.partial(int, rng.choice(syms))))
+            out.append([str(x) for x in syms])
+        out.append(S.state())
+    except Exception as e:
+        out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return out
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_unification_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_unification_program(_fake_side(), seed) == \
+            _random_unification_program(_torch_side(), seed), seed
+
+
+def _random_unbacked_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program over three unbacked symbols and a size: conditions made of their
+    linear expressions (// % and max included) go to torch._check, _check_is_size,
+    guard_or_false/true, guard_size_oblivious, statically_known_true or bool."""
+    rng = random.Random(seed)
+    us = [S.env.create_unbacked_symint() for _ in range(3)]
+    pool = [*us, S.dim("x", 6)]
+
+    def lin(depth: int) -> Any:
+        e = rng.choice(pool)
+        for _ in range(depth):
+            op = rng.choice(["+c", "*c", "+s", "-s", "//c", "%c", "max"])
+            if op == "+c":
+                e = e + rng.choice([1, 2, -1, 4])
+            elif op == "*c":
+                e = e * rng.choice([2, 3, -1])
+            elif op == "+s":
+                e = e + rng.choice(pool)
+            elif op == "-s":
+                e = e - rng.choice(pool)
+            elif op == "//c":
+                e = e // rng.choice([2, 3])
+            elif op == "%c":
+                e = e % rng.choice([2, 3])
+            else:
+                e = S.lib.sym_max(e, rng.choice([0, 1, 2]))
+        return e
+    uses: dict[str, Callable[[Any], Any]] = {
+        "check": S.lib._check, "is_size": lambda c: S.lib._check_is_size(rng.choice(us)),
+        "gof": S.ss.guard_or_false, "got": S.ss.guard_or_true,
+        "gso": S.ss.guard_size_oblivious, "skt": S.ss.statically_known_true, "bool": bool}
+    out: list[Any] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # _check_is_size's deprecation
+        for _ in range(8):
+            use = uses[rng.choice(["check", "check", "is_size", "gof", "got", "gso", "skt",
+                                   "bool"])]
+            v, w = lin(rng.choice([0, 1, 2])), rng.choice([lin(0), rng.choice([0, 1, 2, 5])])
+            cond = getattr(operator, rng.choice(["eq", "ne", "lt", "le", "ge", "gt"]))(v, w)
+            out += [str(cond), _err(functools.partial(use, cond)), [str(x) for x in pool]]
+    return [*out, S.state(), sorted(map(str, S.env.size_like))]
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_unbacked_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_unbacked_program(_fake_side(), seed) == \
+            _random_unbacked_program(_torch_side(), seed), seed
+
+
+def _random_float_program(S: Side, seed: int) -> list[Any]:
+    """A seeded program mixing ints and floats: / (int and float true division), floor,
+    ceil, round, sym_int, sym_max, ** (a SymFloat base is checked non-negative), //."""
+    rng = random.Random(seed)
+    a, b = S.dim("x", 6), S.dim("y", 9)
+
+    def nonzero(y: Any) -> Any:
+        return 1 if isinstance(y, (int, float)) and y == 0 else y
+
+    def ex(depth: int) -> Any:
+        if depth == 0:
+            return rng.choice([a, b, S.lib.sym_float(a), rng.choice([0.5, 2.0, 3, 1.25])])
+        x, y = ex(depth - 1), ex(depth - 1)
+        op = rng.choice(["+", "-", "*", "/", "floor", "ceil", "round", "int", "max", "pow",
+                         "//"])
+        if op in ("floor", "ceil"):
+            return x if isinstance(x, int) else getattr(math, op)(x)
+        ops: dict[str, Callable[[], Any]] = {
+            "+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+            "/": lambda: x / nonzero(y), "round": lambda: round(x),
+            "int": lambda: S.lib.sym_int(x), "max": lambda: S.lib.sym_max(x, y),
+            "//": lambda: x // nonzero(y), "pow": lambda: x ** 2}
+        return ops[op]()
+    out: list[Any] = []
+    for _ in range(5):
+        try:
+            v, w = ex(rng.choice([1, 2])), ex(1)
+            cond = getattr(operator, rng.choice(["lt", "ge", "eq", "ne"]))(v, w)
+            out += [str(v), type(v).__name__, getattr(getattr(v, "node", None), "hint", v),
+                    str(cond), _err(functools.partial(bool, cond))]
+        except Exception as e:
+            out.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return [*out, S.state()]
+
+
+@pytest.mark.parametrize("first", range(0, 60, 20))
+def test_random_float_programs_same_as_torch(first: int) -> None:
+    for seed in range(first, first + 20):
+        assert _random_float_program(_fake_side(), seed) == \
+            _random_float_program(_torch_side(), seed), seed
+
+
 # -- guards checked against new sizes ------------------------------------------------------
-@pytest.mark.parametrize("sizes", [(9, 9), (20, 20), (5, 5), (9, 10), (1, 1), (100, 100)])
-def test_guards_hold_like_torchs_guards(sizes: tuple[int, int]) -> None:
-    """evaluate_guards_for_args on SymInt placeholders against the truth of torch's own
-    guard expressions (and ranges) at those sizes."""
-    import sympy
-    results = []
+@pytest.mark.parametrize("sizes", [(9, 9), (20, 20), (5, 5), (9, 10), (1, 1), (100, 100),
+                                   (2, 2), (49, 49), (50, 50)])
+def test_evaluate_guards_for_args_like_torch(sizes: tuple[int, int]) -> None:
+    """ShapeEnv.evaluate_guards_for_args on SymInt placeholders after `n > 8`, `n == m`
+    (unification) and `n < 50`: the same verdict as torch's at new sizes (ranges included:
+    1 is below a backed symbol's [2, int_oo])."""
+    verdicts = []
     for side in (_torch_side(), _fake_side()):
         n, m = side.dim("x", 12), side.dim("y", 12)
         bool(n > 8)
         bool(n == m)
         bool(n < 50)
-        env = side.env
-        symbols = [n.node._expr, m.node._expr]
-        values = dict(zip(symbols, map(sympy.Integer, sizes), strict=True))
-        if side.lib is ft:
-            results.append(env.evaluate_guards_for_args([n, m], list(sizes)))
-        else:
-            ok = all(bool(g.expr.xreplace(values)) for g in env.guards)
-            ok = ok and all(values[s] in env.var_to_range[s] for s in symbols
-                            if s not in env.replacements)
-            results.append(ok)
-    assert results[0] == results[1]
+        verdicts.append(side.env.evaluate_guards_for_args([n, m], list(sizes)))
+    assert verdicts[0] == verdicts[1]
 
 
 def test_guards_hold_for_tensor_placeholders() -> None:
@@ -462,6 +710,14 @@ def test_tracing_hook_sees_every_new_node() -> None:
     assert c.node.fx_node == "node2" and d.node.fx_node == "node3"
     _ = a - 1
     assert len(seen) == 3  # the hook is gone
+
+
+@pytest.mark.parametrize("op", ["and_", "or_", "xor"])
+def test_bitwise_ops_refuse_by_name(op: str) -> None:
+    """torch builds BitwiseFn_* expressions; fake_torch says it does not emulate them."""
+    a = _fake_side().dim("x", 5)
+    with pytest.raises(NotImplementedError, match=r"SymInt . int \(torch's BitwiseFn_bitwise_"):
+        getattr(operator, op)(a, 3)
 
 
 def test_item_numbers_still_symbolic() -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from fake_torch._dynamo.state import _state
 from fake_torch._tensor import Tensor
-from fake_torch.fx.experimental.symbolic_shapes import register_symbolic_type
+from fake_torch.fx.experimental.symbolic_shapes import _register_symbolic_type
 
 if TYPE_CHECKING:
     from fake_torch._dynamo.trace import Segment, Tracer
@@ -116,7 +116,7 @@ def _number_class(base: type) -> Any:
 
 SymInt = type("SymInt", (SymNumber, int), _number_class(int))
 SymFloat = type("SymFloat", (SymNumber, float), _number_class(float))
-register_symbolic_type(SymNumber)  # is_symbolic(x.item()) is True, as for torch's u0
+_register_symbolic_type(SymNumber)  # is_symbolic(x.item()) is True, as for torch's u0
 
 
 __all__ = ["SymFloat", "SymInt", "SymNumber"]

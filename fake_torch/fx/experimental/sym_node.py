@@ -328,9 +328,23 @@ class SymNode:
         simplified = self.shape_env._simplify_floor_div(self.expr)
         return self._unary("floor", lambda _: FloorToInt(simplified), math.floor, int)
 
+    def round(self, ndigits: int | None = None) -> SymNode:
+        if ndigits is not None:
+            raise NotImplementedError("round(SymFloat, ndigits) (torch's RoundDecimal) is not "
+                                      "emulated by fake_torch")
+        from fake_torch.utils._sympy.functions import RoundToInt
+        return self._unary("round", RoundToInt, round, int)
+
     def ceil(self) -> SymNode:
         from fake_torch.utils._sympy.functions import CeilToInt
         return self._unary("ceil", CeilToInt, math.ceil, int)
+
+    def sym_sum(self, args: tuple[SymNode, ...]) -> SymNode:
+        """One flat sum of the nodes' expressions."""
+        import sympy
+        hints = [a.hint for a in args]
+        hint = None if any(h is None for h in hints) else sum(hints)
+        return self._new("sym_sum", args, sympy.Add(*(a.expr for a in args)), int, hint)
 
     def sym_ite(self, then_node: SymNode, else_node: SymNode) -> SymNode:
         import sympy

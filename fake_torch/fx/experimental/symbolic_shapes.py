@@ -13,7 +13,7 @@ the ranges alone (`s77 >= 0` needs no guard); else it uses the hint and records 
 
 sympy is imported inside the functions that need it, so importing this module (which
 `import fake_torch` does not do) stays cheap. The `.item()` numbers of fake_torch's tracer
-(fake_torch._dynamo.sym_number) register themselves with `register_symbolic_type`.
+(fake_torch._dynamo.sym_number) register themselves with `_register_symbolic_type`.
 """
 
 from __future__ import annotations
@@ -34,10 +34,13 @@ from fake_torch.fx.experimental.sym_node import SymNode
 __all__ = [
     "DimDynamic", "GuardOnDataDependentSymNode", "RuntimeAssert", "ShapeEnv", "ShapeGuard",
     "StatelessSymbolicContext",
-    "canonicalize_bool_expr", "expect_true", "free_symbols", "free_unbacked_symbols",
-    "guard_bool", "guard_float", "guard_int", "guard_or_false", "guard_or_true",
-    "guard_size_oblivious", "has_free_symbols", "is_concrete_bool", "is_concrete_int",
-    "is_symbolic", "statically_known_false", "statically_known_true", "sym_eq",
+    "canonicalize_bool_expr", "create_contiguous", "expect_true", "free_symbols",
+    "free_unbacked_symbols", "guard_bool", "guard_float", "guard_int", "guard_or_false",
+    "guard_or_true", "guard_scalar", "guard_size_oblivious", "guarding_hint_or_throw",
+    "has_free_symbols", "has_free_unbacked_symbols", "has_static_value", "is_concrete_bool",
+    "is_concrete_float", "is_concrete_int", "is_nested_int", "is_symbolic",
+    "optimization_hint", "statically_known_false", "statically_known_true", "sym_and",
+    "sym_eq", "sym_or",
 ]
 
 SymTypes = (SymInt, SymFloat, SymBool)
@@ -46,7 +49,7 @@ SymTypes = (SymInt, SymFloat, SymBool)
 _foreign_symbolic: tuple[type, ...] = ()
 
 
-def register_symbolic_type(cls: type) -> None:
+def _register_symbolic_type(cls: type) -> None:
     """Count instances of `cls` as symbolic values (is_symbolic) that nothing is known of."""
     global _foreign_symbolic
     _foreign_symbolic = (*_foreign_symbolic, cls)
@@ -221,6 +224,7 @@ class ShapeEnv:
         self.unbacked_symint_counter = 0
         self.unbacked_symfloat_counter = 0
         self.divisible: set[Any] = set()
+        self._shape_id_to_unbacked_symbol: dict[str, Any] = {}
         self.frozen = False
         # torch's caches, whose staleness shows in what it records: evaluate_expr's results
         # per arguments (never cleared, 256 entries: a repeated bool() records no second
@@ -309,10 +313,24 @@ class ShapeEnv:
         a symbol per dynamic dim (symbolic_context; default DUCK every dim), strides as
         products of sizes where `ex` is laid out contiguously along them, the offset a
         symbol when nonzero (and any dim dynamic)."""
+        return self._create_symbolic_sizes_strides_storage_offset(
+            ex.size(), ex.stride(), ex.storage_offset(), [False] * ex.dim(), source,
+            symbolic_context=symbolic_context)
+
+    def _create_symbolic_sizes_strides_storage_offset(
+            self, ex_size: Sequence[int], ex_stride: Sequence[int], ex_storage_offset: int,
+            is_dim_dynamic: Sequence[bool], source: Any, *,
+            symbolic_context: StatelessSymbolicContext | None = None,
+            hint_overrides: dict[int, int] | None = None,
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...], Any]:
+        """As create_symbolic_sizes_strides_storage_offset, from the numbers; hint_overrides
+        {dim: n} (mark_dynamic/mark_unbacked(hint_override=n)) is the hint of a backed
+        dim and the optimization hint (var_to_hint_override) of an unbacked one."""
         import sympy
-        ex_size = [int(v) for v in ex.size()]
-        ex_stride = [int(v) for v in ex.stride()]
-        ex_offset = int(ex.storage_offset())
+        hint_overrides = hint_overrides or {}
+        ex_size = [int(v) for v in ex_size]
+        ex_stride = [int(v) for v in ex_stride]
+        ex_offset = int(ex_storage_offset)
         dim = len(ex_size)
         if symbolic_context is None:
             symbolic_context = StatelessSymbolicContext([DimDynamic.DUCK] * dim)
@@ -323,10 +341,13 @@ class ShapeEnv:
             raise AssertionError(f"{len(ctx.dynamic_sizes)} != {dim}")
         static = all(r is DimDynamic.STATIC for r in ctx.dynamic_sizes)
         from fake_torch.fx.experimental import _config
-        size = [self.create_symbol(v, _property_source(source, "size", i), ctx.dynamic_sizes[i],
-                                   ctx.constraint_sizes[i],
+        size = [self.create_symbol(hint_overrides.get(i, v), _property_source(source, "size", i),
+                                   ctx.dynamic_sizes[i], ctx.constraint_sizes[i],
                                    do_not_specialize_zero_one=_config.backed_size_oblivious)
                 for i, v in enumerate(ex_size)]
+        for i, sym in enumerate(size):
+            if ctx.dynamic_sizes[i] is DimDynamic.UNBACKED:
+                self._unbacked_dim_checks(sym, ctx, i)
         # strides, smallest first: a stride equal to an inner dim's size * stride is that
         # product (contiguous along it); 0 and 1 stay constants; else a stride symbol
         stride: list[Any] = [None] * dim
@@ -346,8 +367,11 @@ class ShapeEnv:
                                          ctx.constraint_strides[i])
             stride[i] = out
             candidates[ex_size[i] * val] = size[i] * out
-        sym_sizes = tuple(self.create_symintnode(s, hint=h, source=None)
-                          for s, h in zip(size, ex_size, strict=True))
+        sym_sizes = tuple(self.create_symintnode(s, hint=hint_overrides.get(i, h), source=None)
+                          for i, (s, h) in enumerate(zip(size, ex_size, strict=True)))
+        for i, v in enumerate(sym_sizes):
+            if isinstance(v, SymInt) and i in hint_overrides:
+                self.var_to_hint_override[v.node.expr] = hint_overrides[i]
         sym_strides = []
         for i, e in enumerate(stride):
             h = e.xreplace(self.backed_var_to_val)
@@ -358,6 +382,22 @@ class ShapeEnv:
             self.create_symbol(ex_offset, _property_source(source, "storage_offset"),
                                offset_kind), hint=ex_offset)
         return sym_sizes, tuple(sym_strides), offset
+
+    def _unbacked_dim_checks(self, sym: Any, ctx: StatelessSymbolicContext, i: int) -> None:
+        """mark_unbacked's extras for dim i: its bounds (min, max) as torch._check's, and
+        its shape_id: the first symbol of an id is recorded, later ones checked equal."""
+        from fake_torch._checks import _check
+        node = SymInt(SymNode(sym, self, int, None))
+        lo, hi = (ctx.unbacked_bounds or {}).get(i, (None, None))
+        if lo is not None:
+            _check(node >= lo)
+        if hi is not None:
+            _check(node <= hi)
+        shape_id = (ctx.shape_ids or {}).get(i)
+        if shape_id is not None:
+            first = self._shape_id_to_unbacked_symbol.setdefault(shape_id, sym)
+            if first is not sym:
+                _check(node == SymInt(SymNode(first, self, int, None)))
 
     def create_unspecified_symbol(self, val: int | float, source: Any,
                                   dynamic_dim: DimDynamic = DimDynamic.DUCK,
@@ -426,12 +466,14 @@ class ShapeEnv:
 
     # -- replacements and simplification ---------------------------------------------------
     def _find(self, a: Any) -> Any:
+        """What `a` stands for, following replacements transitively (the chain, once
+        resolved, is recorded through _set_replacement, which also narrows ranges)."""
         if a not in self.replacements:
             return a
         res = self.replacements[a]
         new = res.xreplace({s: self._find(s) for s in res.free_symbols})
         if new != res:
-            self.replacements[a] = new
+            self._set_replacement(a, new, "find")
         return self.replacements[a]
 
     def replace(self, expr: Any) -> Any:
@@ -489,14 +531,39 @@ class ShapeEnv:
         return expr
 
     def _set_replacement(self, a: Any, tgt: Any, msg: str) -> None:
+        """Record a == tgt (a replaced by tgt from now on), as torch does: a's range meets
+        tgt's bounds; when that narrows it and tgt has one symbol b, b's range is narrowed by
+        solving for b; a replacement whose bounds would widen a's range is skipped."""
+        import sympy
+
+        from fake_torch.utils._sympy.functions import CeilToInt, FloorToInt
+        from fake_torch.utils._sympy.solve import try_solve
         from fake_torch.utils._sympy.value_ranges import ValueRanges
         if tgt == self.replacements.get(a) or a in tgt.free_symbols:
             return
-        if tgt.is_Symbol and a in self.var_to_range and tgt in self.var_to_range:
-            # the canonical symbol inherits what was known of the one it replaces
-            self._update_var_to_range(tgt, self.var_to_range[a])
-        elif tgt.is_Number and a in self.var_to_range:
-            self._update_var_to_range(a, ValueRanges(tgt, tgt))
+        if a in self.var_to_range:
+            src_bound = self.var_to_range[a]
+            tgt_bound = self.bound_sympy(tgt)
+            self._update_var_to_range(a, tgt_bound)
+            if not tgt_bound.issubset(src_bound) and len(tgt.free_symbols) == 1:
+                b = next(iter(tgt.free_symbols))
+                r = try_solve(sympy.Eq(a, tgt), b, floordiv_inequality=False)
+                if r is not None:
+                    rat = self.bound_sympy(r[1])
+                    self._update_var_to_range(
+                        b, ValueRanges(CeilToInt(rat.lower), FloorToInt(rat.upper)))
+                    tgt_bound = self.bound_sympy(tgt)
+                    if not tgt_bound.issubset(src_bound):
+                        raise AssertionError(f"{tgt_bound=} not a subset of {src_bound=}")
+            if a in self.size_like and isinstance(tgt, sympy.Symbol):
+                self.size_like.add(tgt)
+            elif isinstance(tgt, sympy.Symbol) and tgt in self.size_like:
+                self.size_like.add(a)
+            if not tgt_bound.issubset(src_bound):
+                return
+            if a in self.size_like and not self.bound_sympy(tgt, size_oblivious=True).issubset(
+                    self.bound_sympy(a, size_oblivious=True)):
+                return
         self.replacements[a] = tgt
 
     def _update_var_to_range(self, symbol: Any, vr: Any) -> None:
@@ -524,12 +591,15 @@ class ShapeEnv:
                                                  sympy.oo if max is None else max))
 
     def bound_sympy(self, expr: Any, size_oblivious: bool = False) -> Any:
+        """The range `expr` can take; size_oblivious: size-like symbols as [2, int_oo]
+        (their upper bound dropped, as torch does)."""
+        import sympy
+
         from fake_torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
-        ranges = dict(self.var_to_range)
+        ranges = {s: self.var_to_range[s] for s in expr.free_symbols if s in self.var_to_range}
         if size_oblivious:
-            for s in self.size_like:
-                vr = ranges[s]
-                ranges[s] = ValueRanges(max(2, vr.lower), vr.upper)
+            for s in self.size_like & ranges.keys():
+                ranges[s] = ValueRanges(2, sympy.oo)
         return bound_sympy(expr, ranges)
 
     # -- deciding without guards -----------------------------------------------------------
@@ -632,7 +702,7 @@ class ShapeEnv:
         if r.free_symbols:
             if allow_none:
                 return None
-            sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+            sizes = [str(s) for s in expr.free_symbols if s in self.size_like]  # in set order
             raise GuardOnDataDependentSymNode(
                 expr, f"Could not extract specialized integer from data-dependent "
                 f"expression {expr} (unhinted: {expr}).  (Size-like symbols: "
@@ -749,7 +819,7 @@ class ShapeEnv:
         import sympy
         boolean = isinstance(expr, sympy.logic.boolalg.Boolean) and not expr.is_Symbol
         kind = "guard on" if boolean else "extract specialized integer from"
-        sizes = sorted(str(s) for s in expr.free_symbols if s in self.size_like)
+        sizes = [str(s) for s in expr.free_symbols if s in self.size_like]  # in set order
         raise GuardOnDataDependentSymNode(
             expr, f"Could not {kind} data-dependent expression "
             f"{expr.xreplace(self.backed_var_to_val)} (unhinted: {expr}).  "
@@ -985,15 +1055,18 @@ def statically_known_true(x: Any) -> bool:
     if _foreign_symbolic and isinstance(x, _foreign_symbolic):
         return False
     if isinstance(x, SymBool):
+        if x.node._hint is False:  # the hint disproves it (torch asks no further)
+            return False
         return x.node.statically_known_true()  # type: ignore[no-any-return]
     return _require_bool(x)
 
 
 def statically_known_false(x: Any) -> bool:
-    """True when `x` is known false without adding a guard."""
-    import_free = not isinstance(x, SymBool)
-    if import_free:
+    """True when `x` is known false without adding a guard (a true hint says no at once)."""
+    if not isinstance(x, SymBool):
         return not _require_bool(x)
+    if x.node._hint is True:
+        return False
     import sympy
     r = x.node.shape_env._maybe_evaluate_static(x.node.expr)
     return r is sympy.false
@@ -1136,3 +1209,94 @@ def _advise_is_bounded(a: Any, upper_bound: Any) -> None:
     if isinstance(a, SymInt) and isinstance(a.node.expr, sympy.Symbol) and \
             a.node.shape_env.is_unbacked_symint(a.node.expr) and isinstance(upper_bound, int):
         a.node.shape_env._update_var_to_range(a.node.expr, ValueRanges(0, upper_bound))
+
+
+def is_concrete_float(a: Any) -> bool:
+    """True for a float, or a SymFloat whose expression is a constant."""
+    if not isinstance(a, (SymFloat, float)):
+        raise AssertionError(f"Expected SymFloat or float, got {type(a)}")
+    return isinstance(a, float) or bool(a.node.expr.is_Float)
+
+
+def is_nested_int(s: Any) -> bool:
+    """Nested (jagged) ints are not emulated: always False."""
+    return isinstance(s, SymInt) and bool(s.node.is_nested_int())
+
+
+def has_static_value(a: Any) -> bool:
+    """True for a constant, or a symbolic value whose range is a single value."""
+    if not isinstance(a, (bool, int, float, *SymTypes)):
+        raise AssertionError(f"Expected BoolLike/FloatLike/IntLike, got {type(a)}")
+    if (isinstance(a, (bool, SymBool)) and is_concrete_bool(a)) or \
+            (isinstance(a, (float, SymFloat)) and is_concrete_float(a)) or \
+            (isinstance(a, (int, SymInt)) and not isinstance(a, bool) and is_concrete_int(a)):
+        return True
+    node: Any = getattr(a, "node", None)
+    if node is None:
+        raise AssertionError(f"Expected py_sym_types, got {type(a)}")
+    return bool(node.shape_env.bound_sympy(node.expr).is_singleton())
+
+
+def has_free_unbacked_symbols(x: Any) -> bool:
+    return bool(free_unbacked_symbols(x))
+
+
+def sym_and(x: Any, *others: Any) -> Any:
+    """`x and others...` kept symbolic (no bool())."""
+    for y in others:
+        x = x & y
+    return x
+
+
+def sym_or(x: Any, *others: Any) -> Any:
+    """`x or others...` kept symbolic (no bool())."""
+    for y in others:
+        x = x | y
+    return x
+
+
+def guard_scalar(a: Any) -> bool | int | float:
+    """The concrete value of a (possibly symbolic) bool, int or float, guarding on it."""
+    if isinstance(a, (SymBool, bool)):
+        return guard_bool(a)
+    if isinstance(a, (SymInt, int)):
+        return guard_int(a)
+    if isinstance(a, (SymFloat, float)):
+        return guard_float(a)
+    raise AssertionError(f"unrecognized scalar {a}")
+
+
+def guarding_hint_or_throw(a: Any) -> int | bool:
+    """A symbolic value's hint (GuardOnDataDependentSymNode for an unbacked one)."""
+    if isinstance(a, SymNode):
+        if a._hint is not None:
+            return a._hint  # type: ignore[no-any-return]
+        a._hint = a.shape_env.guarding_hint_or_throw(a.expr)
+        return a._hint  # type: ignore[no-any-return]
+    if isinstance(a, (SymInt, SymBool)):
+        return guarding_hint_or_throw(a.node)
+    if isinstance(a, bool):
+        return a
+    if type(a) is not int:
+        raise AssertionError(f"Expected int, got {type(a)}")
+    return a
+
+
+def optimization_hint(a: Any, fallback: int | None = None) -> int:
+    """A SymInt's hint, or for an unbacked one its planning value (see ShapeEnv's)."""
+    if isinstance(a, SymInt):
+        if a.node._hint is not None:
+            return a.node._hint  # type: ignore[no-any-return]
+        return a.node.shape_env.optimization_hint(a.node.expr,  # type: ignore[no-any-return]
+                                                  fallback=fallback)
+    if type(a) is not int:
+        raise AssertionError(f"Expected int, got {type(a)}")
+    return a
+
+
+def create_contiguous(shape: Sequence[Any]) -> list[Any]:
+    """Row-major strides for `shape` (products of the later sizes, symbolic or not)."""
+    strides: list[Any] = [1]
+    for dim in reversed(shape[:-1]):
+        strides.append(dim * strides[-1])
+    return list(reversed(strides))

@@ -14,7 +14,7 @@ import sympy
 from sympy.printing.precedence import PRECEDENCE
 
 __all__ = ["CeilToInt", "CleanDiv", "FloatPow", "FloatTrueDiv", "FloorDiv", "FloorToInt",
-           "IntTrueDiv", "Max", "Min", "Mod", "PowByNatural", "PythonMod", "ToFloat",
+           "IntTrueDiv", "Max", "Min", "Mod", "PowByNatural", "PythonMod", "RoundToInt", "ToFloat",
            "TruncToInt"]
 
 
@@ -202,6 +202,12 @@ class CeilToInt(_ToInt):
     _round = math.ceil
 
 
+class RoundToInt(_ToInt):
+    """`round(x)` of a symbolic float (Python's half-to-even)."""
+
+    _round = round
+
+
 class ToFloat(sympy.Function):  # type: ignore[misc]
     """`float(n)` of a symbolic int."""
 
@@ -378,7 +384,9 @@ class _MinMaxMixin:
             return {number}
         if len(others) == 1:
             other = next(iter(others))
-            if (number == 0 and other.is_nonnegative) or (number == 1 and other.is_positive):
+            # `in (0.0, 0)`: sympy's Float 0.0 equals the float 0.0 but not the Integer 0
+            if (number in (0.0, 0) and other.is_nonnegative) or \
+                    (number == 1 and other.is_positive):
                 return others if is_max else {number}
         others.add(number)
         return others

@@ -72,6 +72,9 @@ class ValueRanges:
         return bool(self.lower <= x <= self.upper) if not self.is_bool else \
             x in (self.lower, self.upper)
 
+    def issubset(self, other: ValueRanges) -> bool:
+        return bool(other.lower <= self.lower and self.upper <= other.upper)
+
     def __and__(self, other: ValueRanges) -> ValueRanges:
         if self.is_bool:
             return other
@@ -108,7 +111,12 @@ def _corners(x: ValueRanges, y: ValueRanges, fn: Callable[[Any, Any], Any]) -> V
 
 
 def _safe_mul(a: Any, b: Any) -> Any:
-    return a if a == 0 else b if b == 0 else a * b  # 0 * oo is 0 for bounds
+    """a * b, but 0 * oo is 0 for bounds (sympy's Float 0.0 is no Integer 0: both asked)."""
+    if a == 0 or a == 0.0:
+        return a
+    if b == 0 or b == 0.0:
+        return b
+    return a * b
 
 
 def _lt(a: ValueRanges, b: ValueRanges) -> ValueRanges:
@@ -269,16 +277,16 @@ def _interp(e: Any, env: Mapping[Any, ValueRanges]) -> ValueRanges:
         return _abs(args[0])
     increasing: dict[type, Callable[[Any], Any]] = {
         F.ToFloat: F.ToFloat, F.TruncToInt: F.TruncToInt, F.FloorToInt: sympy.floor,
-        F.CeilToInt: sympy.ceiling}
+        F.CeilToInt: sympy.ceiling, F.RoundToInt: F.RoundToInt}
     for cls, f in increasing.items():
         if isinstance(e, cls):
             return _vr(f(args[0].lower), f(args[0].upper))
-    if isinstance(e, F.IntTrueDiv):
+    if isinstance(e, (F.IntTrueDiv, F.FloatTrueDiv)):
         a, b = args
         if 0 in b or (any(v in _OO for v in (a.lower, a.upper)) and
                       any(v in _OO for v in (b.lower, b.upper))):
             return ValueRanges.unknown()
-        return _corners(a, b, F.IntTrueDiv)
+        return _corners(a, b, type(e))
     return ValueRanges.unknown()
 
 

@@ -25,9 +25,11 @@ from fake_torch._dynamo import (
 )
 from fake_torch._dynamo import *
 from torch._dynamo import backends as backends
+from torch._dynamo import bytecode as bytecode
 from torch._dynamo import convert_frame as convert_frame
 from torch._dynamo import eval_frame as eval_frame
 from torch._dynamo import graph_breaks as graph_breaks
+from torch._dynamo import guard_filter as guard_filter
 from torch._dynamo import guards as guards
 from torch._dynamo import mutation_guard as mutation_guard
 from torch._dynamo import object_guards as object_guards
@@ -39,3 +41,4 @@ from torch._dynamo import sym_number as sym_number
 from torch._dynamo import symbolic_convert as symbolic_convert
 from torch._dynamo import trace as trace
 from torch._dynamo import tracing_mode as tracing_mode
+from torch._dynamo import types as types

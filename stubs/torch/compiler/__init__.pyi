@@ -6,8 +6,14 @@ from fake_torch.compiler import (
     disable as disable,
     is_compiling as is_compiling,
     is_dynamo_compiling as is_dynamo_compiling,
+    keep_portable_guards_unsafe as keep_portable_guards_unsafe,
+    keep_tensor_guards_unsafe as keep_tensor_guards_unsafe,
     list_backends as list_backends,
     reset as reset,
     set_stance as set_stance,
+    skip_all_guards_unsafe as skip_all_guards_unsafe,
+    skip_guard_on_all_nn_modules_unsafe as skip_guard_on_all_nn_modules_unsafe,
+    skip_guard_on_globals_unsafe as skip_guard_on_globals_unsafe,
+    skip_guard_on_inbuilt_nn_modules_unsafe as skip_guard_on_inbuilt_nn_modules_unsafe,
 )
 from fake_torch.compiler import *
