@@ -27,13 +27,17 @@ tensors taken from the new object on each call. A trace whose Python changed an 
 or object keeps running its Python. A direct entry rebuilds the return value around the new
 outputs on every call, whatever object it is (reconstruct.py).
 
-Dynamic shapes: after a recompile caused by a size (or Python number) change, the changed dims
-(numbers) become dynamic (any size >= 2) unless dynamic=False; dynamic=True starts so. A dynamic
-graph's node args that came from sizes are re-specialised per concrete size: the function is
-traced again for the new sizes, WITHOUT counting a recompile or calling the backend, and the
-args of every node that differ are rewritten in place, in the graph and in every copy of a node
-the backend made (split_module copies carry meta["orig"]), so a backend that split and wrapped
-the graph still runs correctly at the new size. Backends must read node.args when they run.
+Dynamic shapes: a dim mark_dynamic marked (even under dynamic=False, as torch), every dim under
+dynamic=True, and after a recompile caused by a size change the dims that changed (automatic
+dynamic) are SYMBOLS while the frame's first graph is traced (symbolic.py): the graph takes the
+symbol (`s77: torch.SymInt`) as an input before the tensor, the Python's size arithmetic and
+branches are recorded as nodes and ShapeEnv guards, and each op's example value comes from its
+output rule. Such an entry runs directly at any size its guards accept, the symbols' values
+read from the arguments' sizes: no re-tracing. Later graphs of a frame that broke, and dynamic
+Python numbers, are still re-specialised per value: the function is traced again for the new
+values, WITHOUT counting a recompile or calling the backend, and the args of every node that
+differ are rewritten in place, in the graph and in every copy of a node the backend made
+(split_module copies carry meta["orig"]). Backends must read node.args when they run.
 """
 
 from __future__ import annotations
