@@ -222,8 +222,15 @@ class SymbolicTrace:
         else:
             raise NotImplementedError(f"fake_torch.compile: no graph node for the size "
                                       f"expression {expr} ({type(expr).__name__})")
+        node.meta["example_value"] = self._symint(expr)
         self._expr_nodes[key] = node
         return node
+
+    def _symint(self, expr: Any) -> SymInt:
+        """A SymInt for `expr` (what a size node's example value is)."""
+        from fake_torch.fx.experimental.sym_node import SymNode
+
+        return SymInt(SymNode(expr, self.env, int, self.env.size_hint(expr)))
 
     # --- guards -------------------------------------------------------------------------------
 

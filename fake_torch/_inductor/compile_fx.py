@@ -31,6 +31,7 @@ from fake_torch._inductor.cudagraph_utils import (
     log_cudagraph_skip_and_bump_counter,
 )
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
+from fake_torch._sym import SymFloat, SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Interpreter, Node
 from fake_torch.fx.node import Target
@@ -143,8 +144,16 @@ class GraphInfo:
     incompatible: tuple[Node, str] | None  # the first data-dependent node, and its op
 
 
+def _is_size(n: Node) -> bool:
+    """A node whose value is a size (a symbol's placeholder, size arithmetic), not memory."""
+    return isinstance(n.meta.get("example_value"), (SymInt, SymFloat))
+
+
 def analyze(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphInfo:
-    """Probe `gm` on `example_inputs`: its kernels, written inputs, devices, unsafe ops."""
+    """Probe `gm` on `example_inputs`: its kernels, written inputs, devices, unsafe ops. A
+    symbol's SymInt runs at its hint (the sizes the probe's kernels see are the trace's)."""
+    example_inputs = [x.node.hint if isinstance(x, (SymInt, SymFloat)) else x
+                      for x in example_inputs]
     mode = _ProbeMode()
     prober = _Prober(gm, mode)
     states = [g.get_state() for g in (_generator.default_generator,
@@ -185,8 +194,8 @@ def analyze(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphInfo:
     out = next(n for n in reversed(nodes) if n.op == "output")
     out_args = out.args[0] if isinstance(out.args[0], (list, tuple)) else (out.args[0],)
     empty = _NodeProbe()
-    kernels = plan_kernels([
-        NodeInfo(n.name, n.op, [i.name for i in n.all_input_nodes],
+    kernels = plan_kernels([  # (a size's node, e.g. a symbol `s72`, is no data kernels share)
+        NodeInfo(n.name, n.op, [i.name for i in n.all_input_nodes if not _is_size(i)],
                  prober.probes.get(n, empty).launches, _opaque_name(n),
                  prober.probes.get(n, empty).writes_input,
                  prober.probes.get(n, empty).writes_graph_input)
