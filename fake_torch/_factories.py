@@ -81,7 +81,8 @@ def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
-    return tuple(s if isinstance(s, SymInt) else int(s) for s in size)  # a symbol stays
+    sizes: list[Any] = [s if isinstance(s, SymInt) else int(s) for s in size]  # a symbol stays
+    return tuple(sizes)
 
 
 def finish(out: Tensor, requires_grad: bool) -> Tensor:

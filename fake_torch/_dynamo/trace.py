@@ -681,6 +681,7 @@ def _needed_symbols(seg: Segment) -> set[int]:
     for node in seg.graph.nodes:
         ex = node.meta.get("example_value")
         if node.op == "placeholder" and node.users and symbolic.is_symbolic(ex):
+            assert ex is not None
             for size in (*ex.shape, *ex.stride(), ex.storage_offset()):
                 if isinstance(size, symbolic.Sym):
                     wanted |= size.node.expr.free_symbols

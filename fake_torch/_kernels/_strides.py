@@ -52,7 +52,7 @@ def int_sizes(args: Sequence[Any], fn: str, arg: str = "size") -> Shape:
         args = args[0]
     if all(type(s) is int for s in args):  # the common case, fast
         return tuple(args)
-    out = []
+    out: list[Any] = []
     for pos, s in enumerate(args):
         if isinstance(s, bool) or isinstance(s, float):
             raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be tuple of ints, but "

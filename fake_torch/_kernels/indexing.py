@@ -295,7 +295,8 @@ def _tensor_or_int(obj: Any, t: Tensor) -> Tensor | int:
     if isinstance(obj, str):
         raise TypeError("new(): invalid data type 'str'")
     try:
-        return sym_index(obj)
+        index: int = sym_index(obj)
+        return index
     except TypeError:
         raise IndexError(_VALID.format(type(obj).__name__)) from None
 

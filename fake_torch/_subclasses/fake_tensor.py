@@ -119,7 +119,8 @@ class FakeTensor(Tensor, metaclass=_FakeTensorMeta):
     `shape`, `size()`, `stride()`, `numel()` and `storage_offset()` give SymInts, while the
     memory under them is laid out at the sizes' hints (zeros, never read)."""
 
-    __torch_function__ = _disabled_torch_function_impl  # ops on one give plain tensors
+    # ops on one give plain tensors
+    __torch_function__ = _disabled_torch_function_impl  # type: ignore[assignment]
     _sym_shape: tuple[Any, ...] | None = None
     _sym_stride: tuple[Any, ...] = ()
     _sym_offset: Any = 0
