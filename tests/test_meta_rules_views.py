@@ -14,6 +14,10 @@ import fake_torch
 from fake_torch import _meta_registrations as rules
 from fake_torch import _opdef
 
+# a rule runs its kernel's argument checks, warnings included, and the samples call deprecated
+# forms on purpose (softmax without dim, dropout2d of a 2-D input, a loss over broadcast sizes)
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
 torch: Any = fake_torch  # (its namespace is filled at import: untyped here)
 
 

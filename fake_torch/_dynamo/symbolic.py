@@ -230,7 +230,7 @@ class SymbolicTrace:
         """A SymInt for `expr` (what a size node's example value is)."""
         from fake_torch.fx.experimental.sym_node import SymNode
 
-        return SymInt(SymNode(expr, self.env, int, self.env.size_hint(expr)))
+        return SymInt(SymNode(expr, self.env, int, self.env.optimization_hint(expr)))
 
     # --- guards -------------------------------------------------------------------------------
 
