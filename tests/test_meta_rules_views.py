@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from test_meta_ops import describe
+from test_meta_rules import _described
 
 import fake_torch
 from fake_torch import _meta_registrations as rules
@@ -19,22 +20,6 @@ from fake_torch import _opdef
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 torch: Any = fake_torch  # (its namespace is filled at import: untyped here)
-
-
-def _described(out: rules.Output, inputs: list[Any]) -> Any:
-    """A rule's output in describe's terms: a view of input i aliases every input over i's
-    storage."""
-    if isinstance(out, rules.TensorMeta):
-        alias: tuple[int, ...] = ()
-        if out.alias is not None:
-            ptr = inputs[out.alias].untyped_storage().data_ptr()
-            alias = tuple(i for i, t in enumerate(inputs)
-                          if t.untyped_storage().data_ptr() == ptr)
-        return ("tensor", tuple(out.shape), str(out.dtype), tuple(out.stride),
-                out.storage_offset, alias)
-    if isinstance(out, (tuple, list)):
-        return (type(out).__name__, tuple(_described(o, inputs) for o in out))
-    return ("value", out)
 
 
 def _x() -> Any:
