@@ -1,20 +1,76 @@
 """torch._inductor.pattern_matcher: graph rewrites by pattern (search a subgraph, replace it).
 
-The classes that passes build and subclass are here: `PatternMatcherPass` (a set of patterns,
-applied to a graph) and `PatternPrettyPrinter`. Registering a pattern needs torch's tracing of
-the search and replacement functions into patterns, which fake_torch does not emulate: the
-registration functions raise NotImplementedError. A pass with no patterns applies honestly:
-it matches nothing and returns 0.
+Patterns are DAGs of expressions (`CallFunction`, `KeywordArg`, `Ignored`, ... in
+_pattern_exprs), grouped by anchor target in a `PatternMatcherPass` (_pattern_pass) whose
+`apply(graph)` rewrites every match: `register_graph_pattern` hooks a handler,
+`register_replacement` (_pattern_trace) traces a search and a replacement function with a
+trace function into a pattern and the graph to put in its place, and `PatternPrettyPrinter`
+(_pattern_print) writes a pattern out as Python. fwd_only, the aten-level tracer torch's
+patterns are usually traced with, is not emulated yet: it raises NotImplementedError, and so
+does Match.replace_by_example without a trace_fn.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from fake_torch._inductor._pattern_exprs import (
+    MULTIPLE,
+    Arg,
+    CallFunction,
+    CallFunctionVarArgs,
+    CallMethod,
+    CallMethodVarArgs,
+    CallModule,
+    CallModuleVarArgs,
+    ExclusiveKeywordArg,
+    FailedMatch,
+    Ignored,
+    KeywordArg,
+    ListOf,
+    Match,
+    MatchContext,
+    MatchResult,
+    MultiOutputPattern,
+    Multiple,
+    PatternExpr,
+    RepeatedExpr,
+    extract_target,
+    is_match,
+)
+from fake_torch._inductor._pattern_pass import (
+    GraphPatternEntry,
+    LoweringPatternEntry,
+    PatternEntry,
+    PatternMatcherPass,
+    ReplacementPatternEntry,
+    compute_mutation_region_ids,
+    config_flag,
+    filter_nodes,
+    get_arg_value,
+    get_mutation_region_id,
+    init_once_fakemode,
+    is_mutation_op,
+    is_start_of_fx_graph,
+    register_graph_pattern,
+    register_lowering_pattern,
+    should_compute_mutation_region_ids,
+    stable_topological_sort,
+)
+from fake_torch._inductor._pattern_print import PatternPrettyPrinter
+from fake_torch._inductor._pattern_replace import set_default_trace_fn
+from fake_torch._inductor._pattern_trace import (
+    _seen_patterns,
+    check_and_add_duplicate_pattern,
+    fx_to_pattern,
+    gen_pattern,
+    gen_pattern_and_search_gm,
+    gen_register_replacement,
+    register_replacement,
+)
 from fake_torch._inductor.lowering import fallback_node_due_to_unsupported_type
-from fake_torch.fx import Graph, GraphModule
+from fake_torch.fx import GraphModule
 
 
 def _not_emulated(name: str) -> NotImplementedError:
@@ -23,88 +79,25 @@ def _not_emulated(name: str) -> NotImplementedError:
         "trace functions into search/replace patterns")
 
 
-class Match:
-    """One place a pattern matched (made only by matching, which fake_torch does not do)."""
-
-    def __init__(self, ctx: Any, pattern: Any, args: Sequence[Any] | None = None,
-                 kwargs: dict[str, Any] | None = None) -> None:
-        raise _not_emulated("Match")
-
-
-class CallFunctionVarArgs:
-    """A pattern: a call_function node of `fns` with any arguments."""
-
-    def __init__(self, fns: Any, users: int = 1) -> None:
-        self.fns = list(fns) if isinstance(fns, (list, tuple)) else [fns]
-        self.users = users
-
-
-class PatternMatcherPass:
-    """Patterns grouped by the node target they start at, applied to a graph by `apply`."""
-
-    def __init__(self, pass_name: str | None = None, subsystem: str | None = None) -> None:
-        self.patterns: defaultdict[tuple[str, Any], list[Any]] = defaultdict(list)
-        self.pass_name = pass_name
-        self.subsystem = subsystem
-        self.seen_patterns: dict[str, list[str | None]] = defaultdict(list)
-
-    def __getitem__(self, item: tuple[str, Any]) -> list[Any]:
-        return self.patterns[item]
-
-    def apply(self, gm: GraphModule | Graph) -> int:
-        """Rewrite every match in `gm`; the number of matches. With no patterns: 0."""
-        if self.patterns:
-            raise _not_emulated("PatternMatcherPass.apply")
-        return 0
-
-    def clear(self) -> None:
-        self.patterns.clear()
-
-
-class PatternPrettyPrinter:
-    """Prints a pattern as the Python that builds it (for pattern dumps)."""
-
-    def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {}
-        self.memoized_objs_names: dict[Any, str] = {}
-        self.memoized_objs_pp: dict[Any, str] = {}
-
-    @staticmethod
-    def run(obj: Any, output_name: str = "output") -> str:
-        raise _not_emulated("PatternPrettyPrinter.run")
-
-    def pretty_print(self, obj: Any) -> str:
-        raise _not_emulated("PatternPrettyPrinter.pretty_print")
-
-    def memoize(self, obj: Any) -> str:
-        raise _not_emulated("PatternPrettyPrinter.memoize")
-
-
-def register_replacement(search_fn: Callable[..., Any], replace_fn: Callable[..., Any],
-                         example_inputs: Sequence[Any], trace_fn: Callable[..., Any],
-                         pass_dicts: Any, extra_check: Callable[[Match], bool] | None = None,
-                         scalar_workaround: dict[str, float | int] | None = None,
-                         exclusive_arg_names: Sequence[str] = (),
-                         search_fn_pattern: Any = None, skip_duplicates: bool = False,
-                         pattern_name: str | None = None,
-                         get_decomp_fn: Callable[..., Any] | None = None) -> bool:
-    """Register "replace what `search_fn` computes with `replace_fn`" (not emulated)."""
-    raise _not_emulated("register_replacement")
-
-
-def register_graph_pattern(pattern: Any, extra_check: Callable[[Match], bool] | None = None,
-                           *, pass_dict: Any, prepend: bool = False,
-                           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as the handler of `pattern` (not emulated)."""
-    raise _not_emulated("register_graph_pattern")
-
-
 def fwd_only(fn: Callable[..., Any], args: Sequence[Any], *, run_functional_passes: bool = True,
              get_decomp_fn: Callable[..., Any] | None = None) -> GraphModule:
     """Trace `fn` on `args` into a forward-only graph (not emulated)."""
     raise _not_emulated("fwd_only")
 
 
-__all__ = ["CallFunctionVarArgs", "Match", "PatternMatcherPass", "PatternPrettyPrinter",
-           "fallback_node_due_to_unsupported_type", "fwd_only", "register_graph_pattern",
-           "register_replacement"]
+set_default_trace_fn(fwd_only)  # Match.replace_by_example's default tracer
+
+
+__all__ = ["MULTIPLE", "Arg", "CallFunction", "CallFunctionVarArgs", "CallMethod",
+           "CallMethodVarArgs", "CallModule", "CallModuleVarArgs", "ExclusiveKeywordArg",
+           "FailedMatch", "GraphPatternEntry", "Ignored", "KeywordArg", "ListOf",
+           "LoweringPatternEntry", "Match", "MatchContext", "MatchResult", "MultiOutputPattern",
+           "Multiple", "PatternEntry", "PatternExpr", "PatternMatcherPass",
+           "PatternPrettyPrinter", "RepeatedExpr", "ReplacementPatternEntry", "_seen_patterns",
+           "check_and_add_duplicate_pattern", "compute_mutation_region_ids", "config_flag",
+           "extract_target", "fallback_node_due_to_unsupported_type", "filter_nodes",
+           "fwd_only", "fx_to_pattern", "gen_pattern", "gen_pattern_and_search_gm",
+           "gen_register_replacement", "get_arg_value", "get_mutation_region_id",
+           "init_once_fakemode", "is_match", "is_mutation_op", "is_start_of_fx_graph",
+           "register_graph_pattern", "register_lowering_pattern", "register_replacement",
+           "should_compute_mutation_region_ids", "stable_topological_sort"]

@@ -1,0 +1,488 @@
+"""torch._inductor.pattern_matcher against real torch 2.13: each scenario builds the same fx
+graph and the same patterns in one library (`lib` is torch or fake_torch) and reports what the
+matcher did: the match count, the handler's arguments, the rewritten graph's targets in order,
+pattern text. A test asserts that both libraries report the same, and what they report."""
+
+from __future__ import annotations
+
+import importlib
+import operator
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+import fake_torch
+
+torch = pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
+
+
+def _pm(lib: ModuleType) -> Any:
+    return importlib.import_module(f"{lib.__name__}._inductor.pattern_matcher")
+
+
+def _name(target: Any) -> str:
+    """A node target, comparable across the libraries."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, type):
+        return f"module:{target.__name__}"
+    if type(target).__name__ == "OpOverload":
+        return str(target)
+    return str(getattr(target, "__name__", target))
+
+
+def _targets(graph: Any) -> list[str]:
+    return [f"{n.op}:{_name(n.target)}" for n in graph.nodes]
+
+
+def _both(scenario: Callable[[ModuleType], Any]) -> Any:
+    """The scenario's report in fake_torch, after asserting torch reports the same."""
+    expected, got = scenario(torch), scenario(fake_torch)
+    assert got == expected
+    return got
+
+
+def _with_vals(lib: ModuleType, gm: Any, *shapes: tuple[int, ...]) -> Any:
+    """Give each placeholder a fake example value (meta["val"]) of the given shape, as a
+    compiler's graph has them (register_replacement's check reads them)."""
+    mode = importlib.import_module(f"{lib.__name__}._subclasses.fake_tensor").FakeTensorMode()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, shape in zip(placeholders, shapes, strict=True):
+        node.meta["val"] = mode.from_tensor(lib.randn(*shape))
+    return gm
+
+
+# --- register_graph_pattern ---------------------------------------------------------------------
+
+
+def _add_to_sub(lib: ModuleType) -> dict[str, Any]:
+    pm = _pm(lib)
+
+    def f(x: Any, y: Any) -> Any:
+        a = lib.add(x, y)
+        return lib.relu(lib.add(a, y))
+
+    gm = lib.fx.symbolic_trace(f)
+    pass_ = pm.PatternMatcherPass(pass_name="add_to_sub")
+    seen: list[tuple[Any, ...]] = []
+
+    def handler(match: Any, x: Any, y: Any) -> None:
+        seen.append((str(x), str(y), [str(n) for n in match.nodes], str(match.output_node())))
+        sub = match.graph.call_function(lib.sub, (x, y))
+        match.output_node().replace_all_uses_with(sub)
+        match.erase_nodes()
+
+    pm.register_graph_pattern(pm.CallFunction(lib.add, pm.KeywordArg("x"), pm.KeywordArg("y")),
+                              pass_dict=pass_)(handler)
+    count = pass_.apply(gm.graph)
+    gm.recompile()
+    out = gm(lib.ones(2), lib.full((2,), 3.0)).tolist()
+    return {"count": count, "seen": seen, "targets": _targets(gm.graph), "out": out,
+            "keys": [(op, _name(t)) for op, t in pass_.patterns]}
+
+
+def test_graph_pattern_handler_gets_match_and_kwargs_last_node_first() -> None:
+    got = _both(_add_to_sub)
+    assert got["count"] == 2
+    # the candidates are visited last to first: the outer add, then the one feeding it
+    assert got["seen"] == [("add", "y", ["add_1"], "add_1"), ("x", "y", ["add"], "add")]
+    assert got["out"] == [0.0, 0.0]  # relu((1 - 3) - 3)
+    assert got["keys"] == [("call_function", "add")]
+
+
+def _users_and_multiple(lib: ModuleType) -> list[int]:
+    pm = _pm(lib)
+
+    def f(x: Any, y: Any) -> Any:
+        a = lib.add(x, y)
+        return lib.relu(a) * a
+
+    counts = []
+    for users in (1, pm.MULTIPLE, 2):
+        gm = lib.fx.symbolic_trace(f)
+        pass_ = pm.PatternMatcherPass()
+        inner = pm.CallFunction(lib.add, pm.Arg(), pm.Arg(), _users=users)
+        pm.register_graph_pattern(pm.CallFunction(lib.relu, inner), pass_dict=pass_)(
+            lambda match, *args: None)
+        counts.append(pass_.apply(gm))
+    return counts
+
+
+def test_users_count_must_match_unless_multiple() -> None:
+    # the add has two users: a one-user pattern misses it, MULTIPLE and _users=2 match it
+    assert _both(_users_and_multiple) == [0, 1, 1]
+
+
+def _extra_check_prepend_and_exclusive(lib: ModuleType) -> dict[str, Any]:
+    pm = _pm(lib)
+
+    def f(x: Any, y: Any) -> Any:
+        return lib.add(lib.add(x, x), y)
+
+    gm = lib.fx.symbolic_trace(f)
+    pass_ = pm.PatternMatcherPass()
+    calls: list[str] = []
+    exclusive = pm.CallFunction(lib.add, pm.ExclusiveKeywordArg("a"), pm.ExclusiveKeywordArg("b"))
+    pm.register_graph_pattern(exclusive, pass_dict=pass_)(
+        lambda match, a, b: calls.append(f"exclusive:{a},{b}"))
+    pm.register_graph_pattern(pm.CallFunction(lib.add, pm.Arg(), pm.Arg()),
+                              extra_check=lambda m: False, pass_dict=pass_, prepend=True)(
+        lambda match, *args: calls.append("never"))
+    count = pass_.apply(gm)
+    return {"count": count, "calls": calls,
+            "order": [e.handler.__name__ for e in pass_[("call_function", lib.add)]]}
+
+
+def test_extra_check_prepend_and_exclusive_args() -> None:
+    got = _both(_extra_check_prepend_and_exclusive)
+    # add(x, x) takes the same node twice: exclusive args refuse it; the prepended entry
+    # runs first each time but its extra_check refuses, so it is not counted
+    assert got["count"] == 1 and got["calls"] == ["exclusive:add,y"]
+    assert got["order"] == ["<lambda>", "<lambda>"]
+
+
+def _mutation_barrier(lib: ModuleType) -> list[int]:
+    pm = _pm(lib)
+
+    def spans(x: Any, y: Any) -> Any:
+        a = lib.add(x, y)
+        y.add_(1)  # an in-place op between the add and the relu
+        return lib.relu(a)
+
+    def inside(x: Any, y: Any) -> Any:
+        y.add_(1)
+        return lib.relu(lib.add(x, y))
+
+    counts = []
+    for f in (spans, inside):
+        gm = lib.fx.symbolic_trace(f)
+        pass_ = pm.PatternMatcherPass()
+        pm.register_graph_pattern(
+            pm.CallFunction(lib.relu, pm.CallFunction(lib.add, pm.Arg(), pm.Arg())),
+            pass_dict=pass_)(lambda match, *args: None)
+        counts.append(pass_.apply(gm))
+    return counts
+
+
+def test_a_match_across_a_mutation_is_discarded() -> None:
+    assert _both(_mutation_barrier) == [0, 1]
+
+
+def _list_of_and_methods(lib: ModuleType) -> dict[str, Any]:
+    pm = _pm(lib)
+
+    def f(x: Any, y: Any) -> Any:
+        return lib.cat([lib.relu(x), lib.relu(y)]).view(-1, 2).sum()
+
+    gm = lib.fx.symbolic_trace(f)
+    pass_ = pm.PatternMatcherPass()
+    got: dict[str, Any] = {}
+    listed = pm.CallFunction(lib.cat, pm.ListOf(pm.CallFunction(lib.relu, pm.Arg())))
+    pm.register_graph_pattern(listed, pass_dict=pass_)(
+        lambda match, *args: got.setdefault("cat", (repr(args), len(match.nodes))))
+    pm.register_graph_pattern(pm.CallMethodVarArgs("view"), pass_dict=pass_)(
+        lambda match, *args, **kwargs: got.setdefault("view", repr(args)))
+    pm.register_graph_pattern(pm.CallMethod("sum", pm.KeywordArg("t")), pass_dict=pass_)(
+        lambda match, t: got.setdefault("sum", str(t)))
+    got["count"] = pass_.apply(gm)
+    got["partial"] = repr(pm.CallFunction(lib.cat, pm.ListOf(pm.Arg(), partial=True)))
+    return got
+
+
+def test_list_of_and_method_patterns() -> None:
+    got = _both(_list_of_and_methods)
+    assert got["count"] == 3
+    assert got["cat"] == ("(((x,), (y,)),)", 3)  # one bundled tuple per list element
+    assert got["view"] == "(cat, -1, 2)" and got["sum"] == "view"
+
+
+def _call_module(lib: ModuleType) -> dict[str, Any]:
+    pm = _pm(lib)
+
+    class M(lib.nn.Module):  # type: ignore[name-defined, misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.act = lib.nn.ReLU()
+            self.lin = lib.nn.Linear(2, 2)
+
+        def forward(self, x: Any) -> Any:
+            return self.act(self.lin(x))
+
+    gm = lib.fx.symbolic_trace(M())
+    pass_ = pm.PatternMatcherPass()
+    seen = []
+    pm.register_graph_pattern(pm.CallModule(lib.nn.ReLU, pm.CallModuleVarArgs(lib.nn.Linear)),
+                              pass_dict=pass_)(
+        lambda match, *args: seen.append([str(n) for n in match.nodes]))
+    return {"count": pass_.apply(gm), "seen": seen,
+            "keys": [(op, _name(t)) for op, t in pass_.patterns]}
+
+
+def test_call_module_patterns_key_by_module_class() -> None:
+    got = _both(_call_module)
+    assert got == {"count": 1, "seen": [["lin", "act"]],
+                   "keys": [("call_module", "module:ReLU")]}
+
+
+def scaled(x: Any, scale: float = 2.0) -> Any:
+    return x * scale
+
+
+def _kwarg_defaults(lib: ModuleType) -> list[int]:
+    pm = _pm(lib)
+    counts = []
+    for scale in (2.0, 3.0):
+        graph = lib.fx.Graph()
+        x = graph.placeholder("x")
+        graph.output(graph.call_function(scaled, (x,)))
+        pass_ = pm.PatternMatcherPass()
+        pm.register_graph_pattern(pm.CallFunction(scaled, pm.KeywordArg("x"), scale=scale),
+                                  pass_dict=pass_)(lambda match, x: None)
+        counts.append(pass_.apply(lib.fx.GraphModule({}, graph)))
+    return counts
+
+
+def test_a_pattern_kwarg_left_to_its_default_matches_the_default() -> None:
+    assert _both(_kwarg_defaults) == [1, 0]
+
+
+def _failed_match(lib: ModuleType) -> list[Any]:
+    pm = _pm(lib)
+    gm = lib.fx.symbolic_trace(lambda x: lib.relu(lib.add(x, 1)))
+    relu = next(n for n in gm.graph.nodes if n.op == "call_function" and n.target is lib.relu)
+    hit = pm.CallFunction(lib.relu, pm.CallFunction(lib.add, pm.KeywordArg("x"), 1)).match(relu)
+    miss = pm.CallFunction(lib.relu, pm.CallFunction(lib.add, pm.Arg(), 2)).match(relu)
+    wrong = pm.CallFunction(lib.sigmoid, pm.Arg()).match(relu)
+    return [bool(hit), repr(hit), [str(n) for n in hit.nodes], bool(miss), str(miss),
+            bool(wrong), type(wrong).__name__]
+
+
+def test_match_and_failed_match() -> None:
+    got = _both(_failed_match)
+    assert got[:4] == [True, "Match(..., [], {'x': x})", ["add", "relu"], False]
+    assert got[4] == "constant_args: add 1!=2" and got[5:] == [False, "FailedMatch"]
+
+
+# --- the vLLM IR lowering pass's way: CallFunctionVarArgs over ops, replace_with_graph -------
+
+
+def _lowering_pass(lib: ModuleType) -> dict[str, Any]:
+    pm = _pm(lib)
+
+    def f(x: Any, y: Any) -> Any:
+        return lib.sigmoid(lib.relu(x) + lib.relu(y))
+
+    gm = lib.fx.symbolic_trace(f)
+    ops = [lib.relu, lib.sigmoid]
+    pass_ = pm.PatternMatcherPass("lowering")
+    impls = {lib.relu: lambda t: lib.clamp(t, min=0.0),
+             lib.sigmoid: lambda t: lib.reciprocal(lib.exp(lib.neg(t)) + 1)}
+    lowered: list[str] = []
+
+    def lower_matched_op(match: Any, *args: Any, **kwargs: Any) -> None:
+        assert len(match.nodes) == 1
+        node = match.nodes[0]
+        lowered.append(node.name)
+        replacement = lib.fx.symbolic_trace(impls[node.target])
+        match.replace_with_graph(replacement, list(node.args))
+
+    pm.register_graph_pattern(pm.CallFunctionVarArgs(ops), pass_dict=pass_)(lower_matched_op)
+    count = pass_.apply(gm.graph)
+    gm.graph.lint()
+    gm.recompile()
+    x, y = lib.tensor([-1.0, 2.0]), lib.tensor([3.0, -4.0])
+    return {"count": count, "lowered": lowered, "targets": _targets(gm.graph),
+            "out": [round(v, 6) for v in gm(x, y).tolist()]}
+
+
+def test_vllm_style_lowering_of_every_op_in_a_list() -> None:
+    got = _both(_lowering_pass)
+    assert got["count"] == 3 and got["lowered"] == ["sigmoid", "relu_1", "relu"]
+    assert got["targets"] == [
+        "placeholder:x", "placeholder:y", "call_function:clamp", "call_function:clamp",
+        "call_function:add", "call_function:neg", "call_function:exp", "call_function:add",
+        "call_function:reciprocal", "output:output"]
+    # sigmoid(relu(-1) + relu(3)), sigmoid(relu(2) + relu(-4))
+    assert got["out"] == [round(1 / (1 + 2.718281828459045 ** -k), 6) for k in (3, 2)]
+
+
+# --- fx_to_pattern, PatternPrettyPrinter ---------------------------------------------------------
+
+
+def _printed(lib: ModuleType) -> dict[str, str]:
+    pm = _pm(lib)
+
+    def f(x: Any, w: Any, b: Any) -> Any:
+        h = lib.mm(x, w)
+        return lib.relu(h + b) * h.view(-1, 4).sum(1, keepdim=True)
+
+    gm = lib.fx.symbolic_trace(f)
+    methods_out = {}
+    for ignore in ((), (int,)):
+        try:
+            pattern = pm.fx_to_pattern(gm, ignore_types=ignore, argnames=["x", "w", "b"])
+            methods_out[str(ignore)] = pm.PatternPrettyPrinter.run(pattern)
+        except NotImplementedError:
+            methods_out[str(ignore)] = "NotImplementedError"
+    graph = lib.fx.Graph()
+    x, w = graph.placeholder("x_1"), graph.placeholder("w")
+    mm = graph.call_function(lib.mm, (x, w))
+    neg = graph.call_function(operator.neg, (mm,))
+    graph.output((graph.call_function(lib.relu, (mm,)), neg))
+    pattern = pm.fx_to_pattern(lib.fx.GraphModule({}, graph),
+                               scalar_workaround={"eps": 1e-6}, exclusive_arg_names=["w"])
+    methods_out["multi"] = pm.PatternPrettyPrinter.run(pattern, output_name="p")
+    methods_out["repr"] = repr(pattern)
+    return methods_out
+
+
+def test_fx_to_pattern_and_its_printed_text() -> None:
+    got = _both(_printed)
+    assert got["()"] == "NotImplementedError"  # call_method nodes (view, sum) are refused
+    assert got["multi"] == (
+        "mm = CallFunction(torch.mm, KeywordArg('x'), ExclusiveKeywordArg('w'), _users=2)\n"
+        "relu = CallFunction(torch.relu, mm)\n"
+        "operator_neg = CallFunction(operator.neg, mm)\n"
+        "p = MultiOutputPattern([relu,\n  operator_neg\n])")
+    assert got["repr"].startswith("MultiOutputPattern([CallFunction(torch.relu, ")
+
+
+# --- stable_topological_sort ---------------------------------------------------------------------
+
+
+def _sorted_order(lib: ModuleType) -> list[str]:
+    pm = _pm(lib)
+    graph = lib.fx.Graph()
+    x = graph.placeholder("x")
+    a = graph.call_function(lib.relu, (x,))
+    b = graph.call_function(lib.neg, (a,))
+    c = graph.call_function(lib.exp, (x,))
+    d = graph.call_function(lib.add, (b, c))
+    graph.output(d)
+    x.append(d)  # out of order: x, add, neg, relu, exp
+    d.append(b)
+    pm.stable_topological_sort(graph)
+    graph.lint()
+    return [n.name for n in graph.nodes]
+
+
+def test_stable_topological_sort() -> None:
+    # each node waits for its last unready input; the rest keep their relative order
+    assert _both(_sorted_order) == ["x", "relu", "neg", "exp", "add", "output"]
+
+
+# --- register_replacement -----------------------------------------------------------------------
+
+
+def _replacement(lib: ModuleType, *, exact_rows: int | None = None,
+                 use_search_pattern: bool = False) -> dict[str, Any]:
+    """relu(mm(a, b)) -> sigmoid(mm(a, b)) + 0 in a model that has it twice at two shapes; the
+    trace function is symbolic_trace (torch's own fwd_only would give aten graphs)."""
+    pm = _pm(lib)
+    traced: list[str] = []
+
+    def trace_fn(fn: Any, args: Any, **kwargs: Any) -> Any:
+        traced.append(fn.__name__)
+        return lib.fx.symbolic_trace(fn)
+
+    def search(a: Any, b: Any) -> Any:
+        return lib.relu(lib.mm(a, b))
+
+    def replace(a: Any, b: Any) -> Any:
+        return lib.sigmoid(lib.mm(a, b)) + 0
+
+    def extra_check(match: Any) -> bool:
+        return exact_rows is None or match.kwargs["a"].meta["val"].shape[0] == exact_rows
+
+    def model(x: Any, w: Any, y: Any) -> Any:
+        return lib.relu(lib.mm(x, w)) + lib.relu(lib.mm(y, w)).sum()
+
+    gm = _with_vals(lib, lib.fx.symbolic_trace(model), (2, 3), (3, 4), (5, 3))
+    pass_ = pm.PatternMatcherPass()
+    example = [lib.empty(2, 3), lib.empty(3, 4)]
+    kwargs: dict[str, Any] = {}
+    if use_search_pattern:
+        kwargs["search_fn_pattern"] = pm.fx_to_pattern(trace_fn(search, example),
+                                                       argnames=["a", "b"])
+    registered = pm.register_replacement(search, replace, example, trace_fn, pass_,
+                                         extra_check=extra_check, **kwargs)
+    count = pass_.apply(gm)
+    gm.graph.lint()
+    gm.recompile()
+    x, w, y = lib.ones(2, 3), lib.ones(3, 4), lib.ones(5, 3)
+    return {"registered": pm.PatternPrettyPrinter.run(registered), "count": count,
+            "traced": traced, "targets": _targets(gm.graph),
+            "out": [round(v, 4) for v in gm(x, w, y).flatten().tolist()][:3]}
+
+
+def test_register_replacement_replaces_every_match() -> None:
+    got = _both(_replacement)
+    # the output pattern counts the output node's users (0): it matches as the match's output
+    assert got["registered"] == ("mm = CallFunction(torch.mm, KeywordArg('a'), KeywordArg('b'))"
+                                 "\noutput = CallFunction(torch.relu, mm, _users=0)")
+    assert got["count"] == 2
+    # one trace to build the pattern; per match, the exact search pattern and the replacement
+    assert got["traced"] == ["search", "search", "replace", "search", "replace"]
+    assert got["targets"] == [
+        "placeholder:x", "placeholder:w", "placeholder:y", "call_function:mm",
+        "call_function:sigmoid", "call_function:add", "call_function:mm",
+        "call_function:sigmoid", "call_function:add", "call_method:sum", "call_function:add",
+        "output:output"]
+
+
+def test_register_replacement_extra_check_sees_the_matched_shapes() -> None:
+    got = _both(lambda lib: _replacement(lib, exact_rows=5))
+    assert got["count"] == 1  # only the (5, 3) @ (3, 4) product
+    assert got["targets"][3:6] == ["call_function:mm", "call_function:relu",
+                                   "call_function:mm"]
+
+
+def test_register_replacement_with_a_given_search_pattern() -> None:
+    got = _both(lambda lib: _replacement(lib, use_search_pattern=True))
+    assert got["count"] == 2
+    # the given pattern is used as is: no search trace at registration nor per match
+    assert got["traced"] == ["search", "replace", "replace"]
+
+
+def _duplicate(lib: ModuleType) -> str:
+    pm = _pm(lib)
+
+    def trace_fn(fn: Any, args: Any, **kwargs: Any) -> Any:
+        return lib.fx.symbolic_trace(fn)
+
+    def search(a: Any) -> Any:
+        return lib.relu(a)
+
+    pass_ = pm.PatternMatcherPass()
+    example = [lib.empty(2)]
+    pm.register_replacement(search, search, example, trace_fn, pass_)
+    skipped = pm.register_replacement(search, search, example, trace_fn, pass_,
+                                      skip_duplicates=True)
+    try:
+        pm.register_replacement(search, search, example, trace_fn, pass_)
+    except RuntimeError as e:
+        return f"{skipped}|{str(e).splitlines()[0]}"
+    return "no error"
+
+
+def test_a_duplicate_replacement_is_refused_or_skipped() -> None:
+    assert _both(_duplicate) == ("False|Duplicate pattern: output = CallFunction(torch.relu, "
+                                 "KeywordArg('a'), _users=0) with duplicated match graph "
+                                 "graph():")
+
+
+def test_without_fwd_only_replace_by_example_and_register_replacement_refuse() -> None:
+    pm = _pm(fake_torch)
+    relu: Any = fake_torch.relu
+    empty: Any = fake_torch.empty
+    gm = fake_torch.fx.symbolic_trace(lambda x: relu(x))
+    _with_vals(fake_torch, gm, (2,))
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    m = pm.CallFunctionVarArgs(fake_torch.relu).match(node)
+    with pytest.raises(NotImplementedError, match="fwd_only"):
+        m.replace_by_example(lambda x: x, list(node.args))
+    with pytest.raises(NotImplementedError, match="fwd_only"):
+        pm.register_replacement(relu, relu, [empty(1)], pm.fwd_only,
+                                pm.PatternMatcherPass())
