@@ -35,7 +35,7 @@ def _step(results: dict[str, Any], name: str, fn: Callable[[], Any]) -> bool:
         return True
     except BaseException as e:  # recorded, not raised: the test reports it
         results[name] = {"ok": False, "error": f"{type(e).__name__}: {e}",
-                         "trace": traceback.format_exc()[-4000:]}
+                         "trace": traceback.format_exc()[-8000:]}
         return False
 
 
