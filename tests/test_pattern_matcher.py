@@ -486,3 +486,91 @@ def test_without_fwd_only_replace_by_example_and_register_replacement_refuse() -
     with pytest.raises(NotImplementedError, match="fwd_only"):
         pm.register_replacement(relu, relu, [empty(1)], pm.fwd_only,
                                 pm.PatternMatcherPass())
+
+
+def _replace_by_example(lib: ModuleType) -> dict[str, Any]:
+    """vLLM's IR lowering: each matched op node is replaced by tracing its implementation on
+    the node's example values (trace_fn given: torch's default is fwd_only)."""
+    pm = _pm(lib)
+    traced: list[list[tuple[int, ...]]] = []
+
+    def trace_fn(fn: Any, args: Any, **kwargs: Any) -> Any:
+        traced.append([tuple(a.shape) for a in args])
+        return lib.fx.symbolic_trace(fn)
+
+    def impl(t: Any, s: Any) -> Any:
+        return lib.sub(t, s) * 2
+
+    def f(x: Any, y: Any) -> Any:
+        return lib.add(lib.mul(x, y), y)
+
+    gm = _with_vals(lib, lib.fx.symbolic_trace(f), (2, 3), (2, 3))
+    for node in gm.graph.nodes:  # the mul's value too: the add reads it
+        if node.target is lib.mul:
+            node.meta["val"] = node.args[0].meta["val"]
+    pass_ = pm.PatternMatcherPass()
+    added: list[list[str]] = []
+
+    def lower(match: Any, *args: Any, **kwargs: Any) -> None:
+        nodes = match.replace_by_example(impl, list(match.nodes[0].args), trace_fn=trace_fn,
+                                         run_functional_passes=False)
+        added.append([str(n.target.__name__) for n in nodes])
+
+    pm.register_graph_pattern(pm.CallFunctionVarArgs([lib.add, lib.mul]), pass_dict=pass_)(lower)
+    count = pass_.apply(gm)
+    gm.recompile()
+    out = gm(lib.ones(2, 3), lib.full((2, 3), 3.0))
+    return {"count": count, "traced": traced, "added": added, "targets": _targets(gm.graph),
+            "out": out[0].tolist()}
+
+
+def test_replace_by_example_with_a_trace_fn() -> None:
+    got = _both(_replace_by_example)
+    assert got["count"] == 2 and got["traced"] == [[(2, 3), (2, 3)]] * 2
+    assert got["added"] == [["sub", "mul"]] * 2
+    assert got["out"] == [-14.0] * 3  # ((1 - 3) * 2 - 3) * 2
+
+
+def _lowering_and_multi_output(lib: ModuleType) -> dict[str, Any]:
+    pm = _pm(lib)
+
+    def f(x: Any, y: Any) -> Any:
+        s = lib.add(x, y)
+        return lib.relu(s), lib.neg(s)
+
+    gm = lib.fx.symbolic_trace(f)
+    pass_ = pm.PatternMatcherPass()
+    shared = pm.CallFunction(lib.add, pm.KeywordArg("x"), pm.KeywordArg("y"), _users=2)
+    both = pm.MultiOutputPattern([pm.CallFunction(lib.relu, shared),
+                                  pm.CallFunction(lib.neg, shared)])
+    seen: list[Any] = []
+
+    def fused(match: Any, x: Any, y: Any) -> None:
+        seen.append(([str(n) for n in match.nodes], [str(n) for n in match.output_nodes()]))
+
+    pm.register_graph_pattern(both, pass_dict=pass_)(fused)
+    multi_count = pass_.apply(gm)
+
+    lowering = pm.PatternMatcherPass()
+
+    def add_relu(match: Any, x: Any, y: Any) -> Any:
+        return lib.relu(x + y)
+
+    pm.register_lowering_pattern(pm.CallFunction(lib.relu, shared), pass_dict=lowering)(add_relu)
+    low_count = lowering.apply(gm)
+    gm.recompile()
+    return {"multi": multi_count, "seen": seen, "low": low_count,
+            "targets": _targets(gm.graph),
+            "out": [t.tolist() for t in gm(lib.tensor([1.0]), lib.tensor([-3.0]))],
+            "flag": getattr(add_relu, "_inductor_lowering_function", None)}
+
+
+def test_multi_output_and_lowering_patterns() -> None:
+    got = _both(_lowering_and_multi_output)
+    assert got["multi"] == 1
+    assert got["seen"] == [(["add", "relu", "neg"], ["relu", "neg"])]
+    # the lowering pattern's add has two users; its relu becomes one node calling the handler
+    assert got["low"] == 1 and got["flag"] is True
+    assert got["targets"] == ["placeholder:x", "placeholder:y", "call_function:add",
+                              "call_function:add_relu", "call_function:neg", "output:output"]
+    assert got["out"] == [[0.0], [2.0]]
