@@ -574,3 +574,56 @@ def test_multi_output_and_lowering_patterns() -> None:
     assert got["targets"] == ["placeholder:x", "placeholder:y", "call_function:add",
                               "call_function:add_relu", "call_function:neg", "output:output"]
     assert got["out"] == [[0.0], [2.0]]
+
+
+def _generated(lib: ModuleType) -> dict[str, Any]:
+    """fake_torch's gen_register_replacement generates the pattern torch would have loaded from
+    its serialized files (made by gen_pattern): the same as registering gen_pattern's result."""
+    pm = _pm(lib)
+
+    def trace_fn(fn: Any, args: Any, **kwargs: Any) -> Any:
+        return lib.fx.symbolic_trace(fn)
+
+    def search(a: Any) -> Any:
+        return lib.relu(lib.neg(a))
+
+    def replace(a: Any) -> Any:
+        return lib.clamp(lib.neg(a), min=0.0)
+
+    gm = _with_vals(lib, lib.fx.symbolic_trace(lambda x: search(x) + 1), (3,))
+    pass_ = pm.PatternMatcherPass()
+    example = [lib.empty(3)]
+    if lib is fake_torch:
+        pm.gen_register_replacement("relu_neg", search, replace, example, trace_fn, pass_)
+    else:  # torch has no serialized file for our function: register what it would hold
+        pm.register_replacement(search, replace, example, trace_fn, pass_,
+                                search_fn_pattern=pm.gen_pattern(search, example, trace_fn),
+                                pattern_name="relu_neg")
+    entry = pass_[("call_function", lib.relu)][0]
+    return {"name": entry.pattern_name, "pattern": pm.PatternPrettyPrinter.run(entry.pattern),
+            "count": pass_.apply(gm), "targets": _targets(gm.graph)}
+
+
+def test_gen_register_replacement_registers_the_generated_pattern() -> None:
+    got = _both(_generated)
+    assert got["name"] == "relu_neg" and got["count"] == 1
+    assert got["targets"][1:4] == ["call_function:neg", "call_function:clamp",
+                                   "call_function:add"]
+
+
+def _init_once(lib: ModuleType) -> list[Any]:
+    pm = _pm(lib)
+    fake = importlib.import_module(f"{lib.__name__}._subclasses.fake_tensor").FakeTensor
+    calls: list[bool] = []
+
+    def init() -> str:
+        calls.append(isinstance(lib.empty(2), fake))  # patterns are traced on fake tensors
+        return "done"
+
+    lazy_init = pm.init_once_fakemode(init)
+
+    return [lazy_init(), lazy_init(), calls, isinstance(lib.empty(2), fake)]
+
+
+def test_init_once_fakemode_runs_once_under_a_fake_mode() -> None:
+    assert _both(_init_once) == ["done", "done", [True], False]
