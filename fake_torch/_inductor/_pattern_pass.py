@@ -185,11 +185,16 @@ def _track_mutation_ops(graph: Graph) -> Iterator[list[bool]]:
             changed[0] = True
         erase_node(to_erase)
 
+    saved = {name: graph.__dict__.get(name) for name in ("create_node", "erase_node")}
     graph.__dict__["create_node"], graph.__dict__["erase_node"] = tracked_create, tracked_erase
     try:
         yield changed
     finally:
-        del graph.__dict__["create_node"], graph.__dict__["erase_node"]
+        for name, value in saved.items():  # back to what was there (nested tracking)
+            if value is None:
+                del graph.__dict__[name]
+            else:
+                graph.__dict__[name] = value
 
 
 # --- the pass ----------------------------------------------------------------------------------

@@ -48,9 +48,14 @@ def transfer_meta(new_meta: dict[str, Any], old_node: Node) -> None:
 
 
 def schema_is_mutable(target: object) -> bool:
-    """An OpOverload whose schema writes an argument (`Tensor(a!)`)."""
+    """An OpOverload whose schema writes an argument (`Tensor(a!)`). fake_torch's aten
+    operators carry no argument schema ("(...) -> ..."): for them, aten's naming says it (an
+    in-place `name_`, an `out` overload)."""
     schema = getattr(target, "_schema", None)
     if isinstance(schema, str):
+        if "(...)" in schema:
+            return str(getattr(target, "_opname", "")).endswith("_") or \
+                getattr(target, "_overloadname", "") == "out"
         return "!" in schema
     return bool(getattr(schema, "is_mutable", False))
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import fake_torch
+from fake_torch._guards import detect_fake_mode
 from fake_torch._inductor._pattern_exprs import (
     CallFunction,
     ExclusiveKeywordArg,
@@ -37,7 +38,7 @@ from fake_torch._inductor._pattern_pass import (
 )
 from fake_torch._inductor._pattern_print import PatternPrettyPrinter
 from fake_torch._inductor._pattern_replace import transfer_meta
-from fake_torch._subclasses.fake_tensor import FakeTensorMode, active_fake_mode, mode_of
+from fake_torch._subclasses.fake_tensor import FakeTensorMode
 from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Interpreter, Node, map_arg
@@ -216,12 +217,9 @@ def _trace(trace_fn: Callable[..., GraphModule], fn: Callable[..., Any], args: S
 
 
 def _fake_mode_of(values: Any) -> FakeTensorMode:
-    """The fake mode the matched values live in (torch's detect_fake_mode). fake_torch graphs
-    may carry real example values: they are re-made under a fresh mode."""
-    mode = active_fake_mode()
-    for v in pytree.tree_leaves(values):
-        if mode is None and isinstance(v, Tensor):
-            mode = mode_of(v)
+    """The fake mode the matched values live in (torch asserts there is one). fake_torch graphs
+    may carry real example values: those are re-made under a fresh mode."""
+    mode = detect_fake_mode(values)
     return mode if mode is not None else FakeTensorMode()
 
 
