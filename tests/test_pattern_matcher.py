@@ -627,3 +627,41 @@ def _init_once(lib: ModuleType) -> list[Any]:
 
 def test_init_once_fakemode_runs_once_under_a_fake_mode() -> None:
     assert _both(_init_once) == ["done", "done", [True], False]
+
+
+def _reprs_and_errors(lib: ModuleType) -> list[Any]:
+    pm = _pm(lib)
+    inner = pm.CallFunction(lib.add, pm.KeywordArg("x"), pm.Ignored(), _users=2)
+    outer = pm.CallFunction([lib.relu, lib.sigmoid], inner, alpha=1.5)
+    same = pm.CallFunction([lib.relu, lib.sigmoid],
+                           pm.CallFunction(lib.add, pm.KeywordArg("x"), pm.Ignored(), _users=2),
+                           alpha=1.5)
+    graph = lib.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(operator.mul, (x, 0.5)))
+    scalar = pm.fx_to_pattern(lib.fx.GraphModule({}, graph), scalar_workaround={"scale": 0.5})
+    got: list[Any] = [repr(outer), repr(pm.CallMethodVarArgs("view", pm.MULTIPLE)),
+                      outer.pattern_eq(same), outer.pattern_eq(inner), repr(scalar)]
+    pass_ = pm.PatternMatcherPass()
+    pm.register_graph_pattern(inner, pass_dict=pass_)(lambda match, x: None)
+    bad: Callable[[], Any]
+    for bad in (lambda: pass_.apply("graph"),
+                lambda: pm.register_replacement(scaled, scaled, 1, lambda f, a: None, pass_)):
+        try:
+            bad()
+        except (RuntimeError, TypeError) as e:
+            got.append(f"{type(e).__name__}: {e}")
+    return got
+
+
+def test_pattern_reprs_and_bad_input() -> None:
+    got = _both(_reprs_and_errors)
+    assert got[:2] == ["CallFunction([relu, ...], CallFunction(torch.add, KeywordArg('x'), *, "
+                       "_users=2), alpha=1.5)", "CallMethodVarArgs(view, MULTIPLE)"]
+    assert got[2:5] == [True, False,
+                        "CallFunction(operator.mul, KeywordArg('x'), KeywordArg('scale'), "
+                        "_users=0)"]
+    assert got[5:] == [
+        "RuntimeError: The input to PatternMatcherPass must be a GraphModule or a Graph, but "
+        "got <class 'str'>",
+        "TypeError: example_inputs must be a list or tuple, got <class 'int'>"]
