@@ -665,3 +665,31 @@ def test_pattern_reprs_and_bad_input() -> None:
         "RuntimeError: The input to PatternMatcherPass must be a GraphModule or a Graph, but "
         "got <class 'str'>",
         "TypeError: example_inputs must be a list or tuple, got <class 'int'>"]
+
+
+def _aten_graph(lib: ModuleType) -> list[Any]:
+    """A graph of aten OpOverloads (what fwd_only makes); a packet in a pattern stands for
+    each of its overloads."""
+    pm = _pm(lib)
+    aten = lib.ops.aten
+    graph = lib.fx.Graph()
+    x, w = graph.placeholder("x"), graph.placeholder("w")
+    relu = graph.call_function(aten.relu.default, (graph.call_function(aten.mm.default, (x, w)),))
+    graph.output(graph.call_function(aten.view.default, (relu, [-1, 4])))
+    gm = lib.fx.GraphModule({}, graph)
+    pattern = pm.fx_to_pattern(gm, ignore_types=(int, list))
+    pass_ = pm.PatternMatcherPass()
+    packets = pm.CallFunction(aten.relu, pm.CallFunction(aten.mm, pm.Arg(), pm.Arg()))
+    pm.register_graph_pattern(packets, pass_dict=pass_)(lambda match, a, b: None)
+    keys = {str(target) for _, target in pass_.patterns}
+    return [pm.PatternPrettyPrinter.run(pattern), repr(packets), pass_.apply(gm),
+            {"aten.relu", "aten.relu.default"} <= keys]
+
+
+def test_aten_overload_graphs_and_packet_patterns() -> None:
+    got = _both(_aten_graph)
+    assert got == [
+        "mm_default = CallFunction(aten.mm.default, KeywordArg('x'), KeywordArg('w'))\n"
+        "relu_default = CallFunction(aten.relu.default, mm_default)\n"
+        "output = CallFunction(aten.view.default, relu_default, Ignored(), _users=0)",
+        "CallFunction([relu, ...], CallFunction([mm, ...], Arg(), Arg()))", 1, True]
