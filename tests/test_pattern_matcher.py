@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import fake_torch
+from fake_torch._subclasses.fake_tensor import FakeTensorMode
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
 
@@ -693,3 +694,70 @@ def test_aten_overload_graphs_and_packet_patterns() -> None:
         "relu_default = CallFunction(aten.relu.default, mm_default)\n"
         "output = CallFunction(aten.view.default, relu_default, Ignored(), _users=0)",
         "CallFunction([relu, ...], CallFunction([mm, ...], Arg(), Arg()))", 1, True]
+
+
+def _fake_aten_trace(fn: Any, args: Any, **kwargs: Any) -> Any:
+    """A stand-in for fwd_only in fake_torch (which has none yet): symbolic_trace, each torch
+    call retargeted to its aten overload, every node's meta["val"] from running the graph on
+    fake copies of `args`."""
+    aten = fake_torch.ops.aten
+    gm = fake_torch.fx.symbolic_trace(fn)
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            node.target = getattr(aten, getattr(node.target, "__name__", "")).default
+    gm.recompile()
+    mode = FakeTensorMode()
+
+    class Prop(fake_torch.fx.Interpreter):
+        def run_node(self, n: Any) -> Any:
+            n.meta["val"] = value = super().run_node(n)
+            return value
+
+    with mode:
+        Prop(gm).run(*[mode.from_tensor(a) for a in args])
+    return gm
+
+
+def _aten_replacement(lib: ModuleType) -> dict[str, Any]:
+    """register_replacement over aten graphs: torch traces with its own fwd_only and make_fx,
+    fake_torch with the stand-in above; the matches, checks and rewritten graphs agree."""
+    pm = _pm(lib)
+
+    def search(a: Any, b: Any) -> Any:
+        return lib.relu(lib.mm(a, b))
+
+    def replace(a: Any, b: Any) -> Any:
+        return lib.sigmoid(lib.mm(a, b))
+
+    def model(x: Any, w: Any, v: Any) -> Any:
+        return lib.relu(lib.mm(lib.relu(lib.mm(x, w)), v))
+
+    checked: list[list[tuple[int, ...]]] = []
+
+    def extra_check(match: Any) -> bool:
+        checked.append([tuple(match.kwargs[k].meta["val"].shape) for k in ("a", "b")])
+        return True
+
+    inputs = [lib.randn(2, 3), lib.randn(3, 4), lib.randn(4, 5)]
+    if lib is fake_torch:
+        trace_fn, gm = _fake_aten_trace, _fake_aten_trace(model, inputs)
+    else:
+        make_fx = importlib.import_module("torch.fx.experimental.proxy_tensor").make_fx
+        trace_fn, gm = pm.fwd_only, make_fx(model, tracing_mode="fake")(*inputs)
+    pass_ = pm.PatternMatcherPass()
+    pm.register_replacement(search, replace, [lib.empty(2, 3), lib.empty(3, 4)], trace_fn,
+                            pass_, extra_check=extra_check)
+    count = pass_.apply(gm)
+    gm.graph.lint()
+    return {"count": count, "checked": checked,
+            "nodes": [(n.name, _name(n.target)) for n in gm.graph.nodes
+                      if n.op == "call_function"]}
+
+
+def test_register_replacement_on_aten_graphs() -> None:
+    got = _both(_aten_replacement)
+    assert got["count"] == 2 and got["checked"] == [[(2, 4), (4, 5)], [(2, 3), (3, 4)]]
+    assert got["nodes"] == [("mm_default_1", "aten.mm.default"),
+                            ("sigmoid_default_1", "aten.sigmoid.default"),
+                            ("mm_default", "aten.mm.default"),
+                            ("sigmoid_default", "aten.sigmoid.default")]
