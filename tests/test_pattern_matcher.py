@@ -761,3 +761,56 @@ def test_register_replacement_on_aten_graphs() -> None:
                             ("sigmoid_default_1", "aten.sigmoid.default"),
                             ("mm_default", "aten.mm.default"),
                             ("sigmoid_default", "aten.sigmoid.default")]
+
+
+def _symbolic_replacement(lib: ModuleType) -> dict[str, Any]:
+    """register_replacement on the graph torch.compile(dynamic=True) hands a backend: the
+    matched inputs' example values have symbolic sizes; the check re-traces the search function
+    with the first new size symbol as an extra leading input, as torch does."""
+    pm = _pm(lib)
+    fake = importlib.import_module(f"{lib.__name__}._subclasses.fake_tensor").FakeTensor
+    graphs: list[Any] = []
+
+    def backend(gm: Any, example_inputs: Any) -> Any:
+        graphs.append(gm)
+        return gm.forward
+
+    def model(x: Any, w: Any) -> Any:
+        return lib.relu(lib.mm(x, w)) * 2
+
+    lib.compile(model, backend=backend, dynamic=True)(lib.randn(6, 3), lib.randn(3, 4))
+    gm = graphs[0]
+    traced: list[tuple[str, list[str]]] = []
+
+    def kind(a: Any) -> str:
+        return "sym" if isinstance(a, lib.SymInt) else "fake" if isinstance(a, fake) else "real"
+
+    def trace_fn(fn: Any, args: Any, **kwargs: Any) -> Any:
+        """By hand: relu (sigmoid for the replacement) of mm of the last two inputs."""
+        traced.append((fn.__name__, [kind(a) for a in args]))
+        graph = lib.fx.Graph()
+        inputs = [graph.placeholder(f"p{i}") for i in range(len(args))]
+        op = lib.sigmoid if fn.__name__ == "replace" else lib.relu
+        graph.output(graph.call_function(op, (graph.call_function(lib.mm, tuple(inputs[-2:])),)))
+        return lib.fx.GraphModule({}, graph)
+
+    def search(a: Any, b: Any) -> Any:
+        return lib.relu(lib.mm(a, b))
+
+    def replace(a: Any, b: Any) -> Any:
+        return lib.sigmoid(lib.mm(a, b))
+
+    pass_ = pm.PatternMatcherPass()
+    pm.register_replacement(search, replace, [lib.empty(2, 3), lib.empty(3, 4)], trace_fn, pass_)
+    return {"count": pass_.apply(gm), "traced": traced, "targets": _targets(gm.graph)}
+
+
+def test_register_replacement_on_a_symbolic_dynamo_graph() -> None:
+    got = _both(_symbolic_replacement)
+    assert got["count"] == 1
+    # s27 and s21 are not statically known to differ from s77: only s77 comes in as an input
+    assert got["traced"] == [("search", ["real", "real"]),
+                             ("search_fn_new", ["sym", "fake", "fake"]),
+                             ("replace", ["fake", "fake"])]
+    assert got["targets"][5:8] == ["call_function:mm", "call_function:sigmoid",
+                                   "call_function:mul"]

@@ -38,7 +38,7 @@ from fake_torch._inductor._pattern_pass import (
 )
 from fake_torch._inductor._pattern_print import PatternPrettyPrinter
 from fake_torch._inductor._pattern_replace import transfer_meta
-from fake_torch._subclasses.fake_tensor import FakeTensorMode
+from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Interpreter, Node, map_arg
@@ -227,14 +227,20 @@ def _is_integer_dtype(dtype: Any) -> bool:
     return not dtype.is_floating_point and not dtype.is_complex and dtype is not fake_torch.bool
 
 
-def _fresh_like(arg: Tensor, requires_grad: bool) -> Tensor:
-    """An uninitialized tensor with arg's sizes, strides, dtype and device."""
-    size, stride = tuple(arg.size()), tuple(arg.stride())
+def _fresh_like(arg: Tensor, requires_grad: bool, mode: FakeTensorMode) -> Tensor:
+    """An uninitialized tensor with arg's sizes, strides, dtype and device (torch's
+    empty_strided under the fake mode). A symbolic example value stays symbolic: its memory is
+    laid out at the hints, its sizes and strides are arg's SymInts."""
+    size, stride = tuple(Tensor.size(arg)), tuple(Tensor.stride(arg))  # concrete: the hints
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) if all(size) \
         else 0
     out: Tensor = fake_torch.empty(extent, dtype=arg.dtype,  # type: ignore[operator]
                                    device=arg.device).as_strided(size, stride)
-    return out.requires_grad_(requires_grad) if requires_grad else out
+    if requires_grad:
+        out = out.requires_grad_(True)
+    if isinstance(arg, FakeTensor) and arg._sym_shape is not None:
+        out = FakeTensor.symbolic(out, tuple(arg.shape), tuple(arg.stride()), 0, mode)
+    return out
 
 
 # --- registering a replacement -----------------------------------------------------------------
@@ -300,7 +306,8 @@ def register_replacement(search_fn: Callable[..., Any], replace_fn: Callable[...
         args = list(map_arg([structured[name] for name in argnames_static],
                             _get_match_node_value))
         sym_args: list[Any] = []
-        with _fake_mode_of(args):
+        fake_mode = _fake_mode_of(args)
+        with fake_mode:
             invalid = False
             grads = iter(pytree.tree_leaves(requires_grad))
 
@@ -312,7 +319,7 @@ def register_replacement(search_fn: Callable[..., Any], replace_fn: Callable[...
                 if grad and _is_integer_dtype(arg.dtype):
                     invalid = True
                     return arg
-                fresh = _fresh_like(arg, grad)
+                fresh = _fresh_like(arg, grad, fake_mode)
                 for v in itertools.chain(fresh.shape, fresh.stride()):
                     if isinstance(v, SymInt) and \
                             all(statically_known_true(v != a) for a in sym_args):
