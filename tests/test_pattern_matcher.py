@@ -814,3 +814,26 @@ def test_register_replacement_on_a_symbolic_dynamo_graph() -> None:
                              ("replace", ["fake", "fake"])]
     assert got["targets"][5:8] == ["call_function:mm", "call_function:sigmoid",
                                    "call_function:mul"]
+
+
+def _repeated(lib: ModuleType) -> list[Any]:
+    pm = _pm(lib)
+
+    def f(x: Any) -> Any:
+        parts = lib.split(x, 2)
+        return lib.relu(parts[0]) + lib.relu(parts[1]) * parts[2]
+
+    gm = lib.fx.symbolic_trace(f)
+    split = pm.CallFunction(lib.split, pm.KeywordArg("x"), pm.Ignored(), _users=pm.MULTIPLE)
+    getitem = pm.CallFunction(operator.getitem, split, pm.Ignored())
+    pass_ = pm.PatternMatcherPass()
+    seen: list[list[str]] = []
+    pm.register_graph_pattern(pm.RepeatedExpr(getitem), pass_dict=pass_)(
+        lambda match, x: seen.append([str(n) for n in match.nodes]))
+    return [pass_.apply(gm), seen]
+
+
+def test_repeated_expr_matches_every_sibling() -> None:
+    count, seen = _both(_repeated)
+    assert count == 3 and len(seen) == 3
+    assert seen[0] == ["split", "getitem_2", "split", "getitem", "split", "getitem_1"]
