@@ -21,13 +21,8 @@ from typing import Any
 
 from fake_torch._dynamo.utils import counters
 from fake_torch._inductor import config
-from fake_torch._inductor._pattern_exprs import (
-    Match,
-    PatternExpr,
-    extract_target,
-    is_match,
-    op_overloads,
-)
+from fake_torch._inductor._pattern_exprs import PatternExpr, extract_target, op_overloads
+from fake_torch._inductor._pattern_match import Match, is_match
 from fake_torch._inductor._pattern_replace import (
     replace_with_graph,
     schema_is_mutable,

@@ -21,7 +21,7 @@ from fake_torch.fx.node import map_aggregate
 from fake_torch.utils import _pytree as pytree
 
 if TYPE_CHECKING:
-    from fake_torch._inductor._pattern_exprs import Match
+    from fake_torch._inductor._pattern_match import Match
 
 # node meta a replacement inherits from the node it replaces (torch.fx.proxy._COPY_META_FIELDS)
 _COPY_META_FIELDS = ("nn_module_stack", "torch_fn", "source_fn_stack", "original_aten",

@@ -26,11 +26,10 @@ from fake_torch._inductor._pattern_exprs import (
     ExclusiveKeywordArg,
     Ignored,
     KeywordArg,
-    Match,
     MultiOutputPattern,
     PatternExpr,
-    is_match,
 )
+from fake_torch._inductor._pattern_match import Match, is_match
 from fake_torch._inductor._pattern_pass import (
     PatternMatcherPass,
     ReplacementPatternEntry,

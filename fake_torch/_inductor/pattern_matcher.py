@@ -1,10 +1,10 @@
 """torch._inductor.pattern_matcher: graph rewrites by pattern (search a subgraph, replace it).
 
-Patterns are DAGs of expressions (`CallFunction`, `KeywordArg`, `Ignored`, ... in
-_pattern_exprs), grouped by anchor target in a `PatternMatcherPass` (_pattern_pass) whose
-`apply(graph)` rewrites every match: `register_graph_pattern` hooks a handler,
-`register_replacement` (_pattern_trace) traces a search and a replacement function with a
-trace function into a pattern and the graph to put in its place, and `PatternPrettyPrinter`
+Patterns are DAGs of expressions (`CallFunction`, `KeywordArg`, `Ignored`, ...: _pattern_exprs;
+a match is a `Match`: _pattern_match), grouped by anchor target in a `PatternMatcherPass`
+(_pattern_pass) whose `apply(graph)` rewrites every match: `register_graph_pattern` hooks a
+handler, `register_replacement` (_pattern_trace) traces a search and a replacement function with
+a trace function into a pattern and the graph to put in its place, and `PatternPrettyPrinter`
 (_pattern_print) writes a pattern out as Python. fwd_only, the aten-level tracer torch's
 patterns are usually traced with, is not emulated yet: it raises NotImplementedError, and so
 does Match.replace_by_example without a trace_fn.
@@ -25,18 +25,20 @@ from fake_torch._inductor._pattern_exprs import (
     CallModule,
     CallModuleVarArgs,
     ExclusiveKeywordArg,
-    FailedMatch,
     Ignored,
     KeywordArg,
     ListOf,
-    Match,
-    MatchContext,
-    MatchResult,
     MultiOutputPattern,
     Multiple,
     PatternExpr,
     RepeatedExpr,
     extract_target,
+)
+from fake_torch._inductor._pattern_match import (
+    FailedMatch,
+    Match,
+    MatchContext,
+    MatchResult,
     is_match,
 )
 from fake_torch._inductor._pattern_pass import (
