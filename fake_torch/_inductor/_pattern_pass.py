@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from fake_torch._dynamo.utils import counters
+from fake_torch._higher_order_ops.auto_functionalize import AutoFunctionalized
 from fake_torch._inductor import config
 from fake_torch._inductor._pattern_exprs import PatternExpr, extract_target, op_overloads
 from fake_torch._inductor._pattern_match import Match, is_match
@@ -125,7 +126,7 @@ _mutation_op_re = re.compile(r"(?<!_)(_$|_[.]|(\b|_)(set|enter|exit|seed)(\b|_))
 def is_mutation_op(node: Node) -> bool:
     if isinstance(node.target, OpOverload):
         return schema_is_mutable(node.target)
-    if type(node.target).__name__ == "AutoFunctionalized":
+    if isinstance(node.target, AutoFunctionalized):  # functional by construction
         return False
     if node.op == "call_function":
         if _mutation_op_re.search(getattr(node.target, "__name__", "")):

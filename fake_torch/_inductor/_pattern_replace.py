@@ -13,6 +13,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import fake_torch
 from fake_torch._ops import HigherOrderOperator, OpOverload
 from fake_torch._subclasses.fake_tensor import mode_of
 from fake_torch._tensor import Tensor
@@ -65,7 +66,6 @@ def is_impure(node: Node) -> bool:
     if node.op in ("placeholder", "output"):
         return True
     if node.op == "call_function":
-        import fake_torch
         return node.target in (operator.setitem, fake_torch._assert) or \
             (isinstance(node.target, OpOverload) and schema_is_mutable(node.target))
     return False
