@@ -837,3 +837,32 @@ def test_repeated_expr_matches_every_sibling() -> None:
     count, seen = _both(_repeated)
     assert count == 3 and len(seen) == 3
     assert seen[0] == ["split", "getitem_2", "split", "getitem", "split", "getitem_1"]
+
+
+def _aten_mutation_barrier(lib: ModuleType) -> list[int]:
+    """An aten in-place op between the nodes of a match (torch reads its schema; fake_torch's
+    schemaless aten ops by aten's naming) makes the match cross a mutation."""
+    pm = _pm(lib)
+    aten = lib.ops.aten
+
+    def overload(packet: Any) -> Any:
+        return getattr(packet, "Tensor", None) or packet.default
+
+    counts = []
+    for mutate in (True, False):
+        graph = lib.fx.Graph()
+        x, y = graph.placeholder("x"), graph.placeholder("y")
+        a = graph.call_function(overload(aten.add), (x, y))
+        if mutate:
+            graph.call_function(overload(aten.add_), (y, x))
+        graph.output(graph.call_function(aten.relu.default, (a,)))
+        pass_ = pm.PatternMatcherPass()
+        pm.register_graph_pattern(
+            pm.CallFunction(aten.relu, pm.CallFunction(aten.add, pm.Arg(), pm.Arg())),
+            pass_dict=pass_)(lambda match, *args: None)
+        counts.append(pass_.apply(lib.fx.GraphModule({}, graph)))
+    return counts
+
+
+def test_an_aten_in_place_op_is_a_mutation_barrier() -> None:
+    assert _both(_aten_mutation_barrier) == [0, 1]
