@@ -44,6 +44,16 @@ _PASS_KERNELS = ("dynamic_per_token_scaled_fp8_quant", "dynamic_scaled_fp8_quant
                  "silu_and_mul_quant", "static_scaled_fp8_quant")
 
 
+# vLLM's questions to its compiled CUTLASS kernels ("does this GPU's capability have kernel X?"),
+# asked when its quantization utilities are imported: none of those kernels exist here, so no
+_CAPABILITY_QUERIES = ("cutlass_group_gemm_supported", "cutlass_scaled_mm_supports_block_fp8",
+                       "cutlass_scaled_mm_supports_fp4", "cutlass_scaled_mm_supports_fp8")
+
+
+def _not_supported(cuda_device_capability: int) -> bool:
+    return False
+
+
 def _refused_kernel(name: str) -> Any:
     def call(tensors: Any) -> None:
         raise NotImplementedError(f"torch.ops._C.{name}: a kernel compiled into vLLM, not part "
@@ -63,6 +73,9 @@ def _compiled_kernels() -> types.ModuleType:
     for name in _PASS_KERNELS:
         lib.define(f"{name}(Tensor[] tensors) -> ()")
         lib.impl(name, _refused_kernel(name), "CompositeExplicitAutograd")
+    for name in _CAPABILITY_QUERIES:
+        lib.define(f"{name}(int cuda_device_capability) -> bool")
+        lib.impl(name, _not_supported, "CompositeExplicitAutograd")
     mod.__dict__["_lib"] = lib  # the registrations live as long as the module
     return mod
 
