@@ -5,7 +5,9 @@ here from that contract, and nothing more:
   - the CUDA platform's compiled kernels (`vllm._C_stable_libtorch`): of its ops, the CUDA-graph
     path calls `torch.ops._C.weak_ref_tensor`, a tensor that aliases another's memory without
     keeping it allocated; registered here with torch.library on top of
-    `torch._C._construct_storage_from_data_pointer` (which fake_torch emulates). Its compiled
+    `torch._C._construct_storage_from_data_pointer` (which fake_torch emulates). Its CUTLASS
+    capability queries (`cutlass_scaled_mm_supports_fp8` and kin, asked when vLLM's quantization
+    utilities are imported) answer that the kernels are not there. Its compiled
     flash-attention (`vllm.vllm_flash_attn`) is imported on CUDA platforms by the compilation
     passes; its functions raise when called (no test here calls them);
   - NCCL's graph-pool registration (`...device_communicators.pynccl_allocator`): with one GPU and
