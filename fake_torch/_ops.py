@@ -183,6 +183,14 @@ class _Ops:
 
     def __init__(self) -> None:
         self._namespaces: dict[str, _OpNamespace] = {}
+        self.loaded_libraries: set[str] = set()  # (always empty: see load_library)
+
+    def load_library(self, path: str) -> None:
+        """torch.ops.load_library: refused. The library would be a compiled torch extension
+        (custom operators in C++/CUDA linked against libtorch), which fake_torch cannot run."""
+        raise NotImplementedError(
+            f"torch.ops.load_library is not emulated by fake_torch: {path!r} is a compiled "
+            "torch extension (linked against libtorch), which it cannot load")
 
     def __getattr__(self, name: str) -> _OpNamespace:
         if name.startswith("__"):

@@ -109,3 +109,40 @@ def test_dynamo_hands_the_backend_what_torchs_does(case: Case) -> None:
             assert mine == want
         else:
             np.testing.assert_allclose(mine, want, rtol=1e-5, atol=1e-5)
+
+
+def _split_pieces(L: Any) -> list[Any]:
+    """A symbolic graph cut in two after its fourth node: each piece's placeholders, the base
+    graph's nodes, and print_readable's signature line."""
+    import importlib
+
+    split_module = importlib.import_module(L.__name__ + ".fx.passes.split_module").split_module
+    seen: list[Any] = []
+
+    def backend(gm: Any, example_inputs: Any) -> Any:
+        names = [n.name for n in gm.graph.nodes]
+        split = split_module(gm, None, lambda n: 0 if names.index(n.name) < 4 else 1)
+        seen.extend((name, [n.op for n in mod.graph.nodes if n.op == "placeholder"],
+                     [n.name for n in mod.graph.nodes if n.op == "placeholder"][1:])
+                    for name, mod in split.named_children())
+        seen.append([(n.op, n.name) for n in split.graph.nodes])
+        readable = gm.print_readable(print_output=False)
+        seen.append(next(line.strip() for line in readable.splitlines() if "def forward" in line))
+        return gm.forward
+
+    def f(x: Any) -> Any:
+        y = x.view(x.size(0), 2, -1) * 2
+        return y.sum(1).reshape(-1) + x.size(0)
+
+    L._dynamo.reset()
+    x = L.randn(5, 4)
+    L._dynamo.mark_dynamic(x, 0)
+    L.compile(f, backend=backend)(x)
+    return seen
+
+
+def test_split_module_passes_a_pieces_symbols_and_print_readable_shows_them_as_torch() -> None:
+    """Each piece whose values have the symbol in their sizes takes the symbol as an input
+    (split_module), and the symbol's placeholder prints as `s77: "Sym(s77)"`."""
+    torch = pytest.importorskip("torch")
+    assert _split_pieces(fake_torch) == _split_pieces(torch)

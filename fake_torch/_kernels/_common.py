@@ -9,6 +9,7 @@ from typing import Any
 from fake_torch import _dispatch, _meta, _opdef
 from fake_torch._device import CPU, device
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
+from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Scalar, Tensor
 
 
@@ -112,6 +113,8 @@ def scalar_dtype(value: Scalar) -> dtype:
         return get_default_dtype()
     if isinstance(value, complex):  # complex64 under float32, torch's default complex dtype
         return get_default_dtype().to_complex()
+    if isinstance(value, (SymInt, SymFloat, SymBool)):  # a symbolic scalar: its Python type's
+        return {SymInt: int64, SymFloat: get_default_dtype(), SymBool: bool_}[type(value)]
     raise TypeError(f"expected a Tensor, bool, int, float or complex, got {type(value).__name__}")
 
 

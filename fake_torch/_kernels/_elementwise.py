@@ -52,6 +52,7 @@ from fake_torch._kernels._strides import (
 from fake_torch._memory_format import contiguous_strides, is_contiguous
 from fake_torch._meta_registrations import TensorMeta, register_kind
 from fake_torch._opdef import POINTWISE
+from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Scalar, Tensor
 
 Operand = Tensor | Scalar
@@ -140,8 +141,9 @@ def tensor_arg(x: Any, fn: str, arg: str = "input", pos: int = 1) -> Tensor:
 
 
 def is_number(x: object) -> bool:
+    """A Python or numpy scalar, or a symbolic one (a SymInt: a rule's size operand)."""
     return isinstance(x, (bool, int, float, complex, np.bool_, np.integer, np.floating,
-                          np.complexfloating))
+                          np.complexfloating, SymInt, SymFloat, SymBool))
 
 
 _PLAIN = (int, float, bool, complex)

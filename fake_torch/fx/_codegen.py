@@ -150,9 +150,13 @@ def _stack_summary(stack_trace: str | None) -> str | None:
 
 
 def _tensor_annotation(value: object, include_stride: bool, include_device: bool) -> str | None:
-    """'f32[4, 8]' (plus strides / device on request) for a tensor example value."""
+    """'f32[4, 8]' (plus strides / device on request) for a tensor example value, 'Sym(s77)'
+    for a symbolic size."""
+    from fake_torch._sym import SymBool, SymFloat, SymInt
     from fake_torch._tensor import Tensor
 
+    if isinstance(value, (SymInt, SymFloat, SymBool)):  # a symbol's value: "Sym(s77)"
+        return f"Sym({value})"
     if not isinstance(value, Tensor):
         return None
     name = repr(value.dtype).removeprefix("torch.")

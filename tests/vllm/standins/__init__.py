@@ -5,7 +5,9 @@ here from that contract, and nothing more:
   - the CUDA platform's compiled kernels (`vllm._C_stable_libtorch`): of its ops, the CUDA-graph
     path calls `torch.ops._C.weak_ref_tensor`, a tensor that aliases another's memory without
     keeping it allocated; registered here with torch.library on top of
-    `torch._C._construct_storage_from_data_pointer` (which fake_torch emulates). Its compiled
+    `torch._C._construct_storage_from_data_pointer` (which fake_torch emulates). Its CUTLASS
+    capability queries (`cutlass_scaled_mm_supports_fp8` and kin, asked when vLLM's quantization
+    utilities are imported) answer that the kernels are not there. Its compiled
     flash-attention (`vllm.vllm_flash_attn`) is imported on CUDA platforms by the compilation
     passes; its functions raise when called (no test here calls them);
   - NCCL's graph-pool registration (`...device_communicators.pynccl_allocator`): with one GPU and
@@ -44,6 +46,16 @@ _PASS_KERNELS = ("dynamic_per_token_scaled_fp8_quant", "dynamic_scaled_fp8_quant
                  "silu_and_mul_quant", "static_scaled_fp8_quant")
 
 
+# vLLM's questions to its compiled CUTLASS kernels ("does this GPU's capability have kernel X?"),
+# asked when its quantization utilities are imported: none of those kernels exist here, so no
+_CAPABILITY_QUERIES = ("cutlass_group_gemm_supported", "cutlass_scaled_mm_supports_block_fp8",
+                       "cutlass_scaled_mm_supports_fp4", "cutlass_scaled_mm_supports_fp8")
+
+
+def _not_supported(cuda_device_capability: int) -> bool:
+    return False
+
+
 def _refused_kernel(name: str) -> Any:
     def call(tensors: Any) -> None:
         raise NotImplementedError(f"torch.ops._C.{name}: a kernel compiled into vLLM, not part "
@@ -63,6 +75,9 @@ def _compiled_kernels() -> types.ModuleType:
     for name in _PASS_KERNELS:
         lib.define(f"{name}(Tensor[] tensors) -> ()")
         lib.impl(name, _refused_kernel(name), "CompositeExplicitAutograd")
+    for name in _CAPABILITY_QUERIES:
+        lib.define(f"{name}(int cuda_device_capability) -> bool")
+        lib.impl(name, _not_supported, "CompositeExplicitAutograd")
     mod.__dict__["_lib"] = lib  # the registrations live as long as the module
     return mod
 
