@@ -18,3 +18,4 @@ from torch._inductor import pattern_matcher as pattern_matcher
 from torch._inductor import report as report
 from torch._inductor import runtime as runtime
 from torch._inductor import scheduler as scheduler
+from torch._inductor import utils as utils
