@@ -1,0 +1,313 @@
+"""torch.fx.experimental.proxy_tensor.make_fx: a function traced into a graph of aten ops.
+
+`make_fx(f)(*args)` runs `f` once and returns a GraphModule whose call nodes target
+`torch.ops.aten.<name>.<overload>` (and `operator.getitem` for the items of an op's tuple
+result), with placeholders named as torch names them (`x_1` for a parameter `x`, `arg0_1` for
+`*args`) and `meta["val"]` on every node: a fake tensor like the value.
+
+How: at the API door (fake_torch._torch_function), a TorchFunctionMode sees each public call
+and records it at the level torch's dispatcher would see it, since fake_torch's kernel door
+sees launches (views launch nothing, composites launch several) rather than aten calls.
+  - an op definition of one aten op (kind pointwise, reduction, extern, view, ...) is one node,
+    its overload chosen from the arguments as torch's parser chooses (`_aten_overloads.choose`:
+    add.Tensor, gt.Scalar, sum.dim_IntList, ...); the op runs with the mode popped, so what it
+    calls inside is part of it;
+  - a public op torch decomposes (CompositeImplicit: reshape, matmul, x[...], .to, rms_norm
+    on CPU, ...) runs its rule (`_aten_rules.RULES`), which records the aten ops torch's
+    decomposition calls;
+  - any other composite op definition (F.linear, ...) is traced through: the mode is pushed
+    again while it runs, so the public calls it makes are recorded as torch records the calls
+    of its CompositeImplicit kernels;
+  - a custom operator (`torch.ops.<ns>.<name>`, torch.library) is one node of its OpOverload.
+Tensors are tracked by identity: the node that made a tensor is its argument in later nodes;
+a tensor that no node made (a closure's constant) becomes a `get_attr` of `_tensor_constant<n>`.
+
+tracing_mode: "real" runs the kernels on the arguments; "fake" runs `f` on fake copies under a
+FakeTensorMode (no kernel runs); "symbolic" as "fake", with the placeholders' `meta["val"]`
+given symbolic sizes (duck-sized, named as torch names them for `input<i>.size()[d]`: `s75`)
+and each node's value's sizes taken as the symbols whose hints they equal.
+
+Differences from torch: symbolic tracing runs `f` at the sizes' hints, so sizes the code reads
+are ints in the graph (torch records `sym_size.int` nodes and the arithmetic on them);
+decompositions are those listed in `_aten_rules`, other composites record the public calls
+they make; `decomposition_table` is honoured for the overloads it names (called instead).
+"""
+
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fake_torch import _opdef, _ops
+from fake_torch._tensor import Tensor
+from fake_torch.fx import Graph, GraphModule, Node
+from fake_torch.fx.experimental import _aten_overloads
+from fake_torch.fx.experimental._aten_rules import RULES
+from fake_torch.overrides import TorchFunctionMode
+from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+_TRACING_MODES = ("real", "fake", "symbolic")
+
+
+class _Tracer:
+    """One make_fx trace: its graph, the node behind each tensor, its fake mode."""
+
+    def __init__(self, tracing_mode: str,
+                 decomposition_table: Mapping[Any, Callable[..., Any]]) -> None:
+        self.graph = Graph()
+        self.tracing_mode = tracing_mode
+        self.decompositions = dict(decomposition_table)
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self._nodes: dict[int, Node] = {}
+        self._alive: list[Any] = []  # the tensors tracked, so their ids stay theirs
+        self.constants: dict[str, Tensor] = {}
+        self.current = ""  # the public op whose rule is running
+        self.symbolic: Any = None  # fake_torch._dynamo.symbolic.SymbolicTrace
+        self.public: Callable[..., Any] = _no_call  # the public op whose rule is running
+
+    # --- values -------------------------------------------------------------------------------
+
+    def bind(self, t: Tensor, node: Node) -> None:
+        self._nodes[id(t)] = node
+        self._alive.append(t)
+
+    def example(self, value: Any) -> Any:
+        """What `meta["val"]` holds for a value: a fake tensor like it (containers item by
+        item); the symbolic example of a tensor a placeholder or node stands for."""
+        if isinstance(value, Tensor):
+            node = self._nodes.get(id(value))
+            if node is not None and "val" in node.meta and isinstance(node.meta["val"], Tensor):
+                return node.meta["val"]
+            if isinstance(value, FakeTensor):
+                return value
+            return self._fake(value)
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.example(v) for v in value) if type(value) in (tuple, list) \
+                else value
+        return value
+
+    def _fake(self, t: Tensor) -> Tensor:
+        try:
+            return self.fake_mode.from_tensor(t)
+        except ValueError:  # strides empty_strided cannot lay out alone: the layout dropped
+            return self.fake_mode.from_tensor(t.contiguous())
+
+    def arg(self, value: Any) -> Any:
+        """A node argument: tensors as the nodes that made them."""
+        if isinstance(value, Tensor):
+            node = self._nodes.get(id(value))
+            return node if node is not None else self._constant(value)
+        if isinstance(value, (tuple, list)):
+            items = [self.arg(v) for v in value]
+            return items if isinstance(value, list) or type(value) is not tuple else tuple(items)
+        if isinstance(value, dict):
+            return {k: self.arg(v) for k, v in value.items()}
+        return value
+
+    def _constant(self, t: Tensor) -> Node:
+        name = f"_tensor_constant{len(self.constants)}"
+        self.constants[name] = t
+        node = self.graph.get_attr(name)
+        node.meta["val"] = self.example(t)
+        self.bind(t, node)
+        return node
+
+    # --- nodes --------------------------------------------------------------------------------
+
+    def call(self, name: str, overload: str, *args: Any, **kwargs: Any) -> Any:
+        """Run torch.ops.aten.<name>.<overload> and record it."""
+        target = _aten_overloads.overload(name, overload)
+        decomposed = self.decompositions.get(target)
+        if decomposed is not None:
+            with _pushed(self.mode):
+                return decomposed(*args, **kwargs)
+        return self.record(target, args, kwargs, target._kernel(*args, **kwargs))
+
+    def record_as(self, name: str, overload: str, args: tuple[Any, ...],
+                  kwargs: dict[str, Any], result: Any) -> Any:
+        """Record a call of torch.ops.aten.<name>.<overload> that already ran."""
+        return self.record(_aten_overloads.overload(name, overload), args, kwargs, result)
+
+    def record(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+               result: Any) -> Any:
+        inputs = [self.example(a) for a in _tensors((args, kwargs))]
+        name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
+        node = self.graph.create_node("call_function", target, self.arg(args),
+                                      self.arg(kwargs), name=name)
+        node.meta["val"] = self._value(result, inputs)
+        if isinstance(result, (tuple, list)):
+            for i, item in enumerate(result):
+                got = self.graph.call_function(operator.getitem, (node, i))
+                got.meta["val"] = node.meta["val"][i]
+                if isinstance(item, Tensor):
+                    self.bind(item, got)
+        elif isinstance(result, Tensor):
+            self.bind(result, node)
+        return result
+
+    def _value(self, result: Any, inputs: list[Any]) -> Any:
+        if self.symbolic is None:
+            return self.example(result)
+        symbolic = [i for i in inputs if getattr(i, "_sym_shape", None) is not None]
+        return self.symbolic.example_by_hints(symbolic, result, self.example)
+
+    def run_public(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The public call whose rule is running, run as it is (nothing recorded)."""
+        return self.public(*args, **kwargs)
+
+    mode: _AtenMode
+
+
+def _no_call(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("make_fx: no public call is running")
+
+
+def _tensors(value: Any) -> list[Tensor]:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+class _pushed:
+    """The mode on this thread's stack again for a block (tracing through a composite)."""
+
+    def __init__(self, mode: TorchFunctionMode) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self.mode.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.mode.__exit__(None, None, None)
+
+
+class _AtenMode(TorchFunctionMode):
+    """Records each public call at the aten level (see the module docstring)."""
+
+    def __init__(self, tracer: _Tracer) -> None:
+        super().__init__()
+        self.tracer = tracer
+        tracer.mode = self
+
+    def __torch_function__(self, func: Callable[..., Any], types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        tr = self.tracer
+        if isinstance(func, _ops.OpOverloadPacket):
+            func = func._first()
+        if isinstance(func, _ops.OpOverload) and func.namespace != "aten":
+            return tr.record(func, args, kwargs, func._kernel(*args, **kwargs))
+        opdef = _opdef.def_of(func)
+        if isinstance(func, _ops.OpOverload):  # torch.ops.aten.<name>.<overload>(...)
+            return tr.record(func, args, kwargs, func._kernel(*args, **kwargs))
+        if opdef is None:  # metadata: x.shape, x.size(), x.dim()
+            return func(*args, **kwargs)
+        rule = RULES.get(opdef.name)
+        if rule is not None:
+            saved = tr.current, tr.public
+            tr.current, tr.public = opdef.name, func
+            try:
+                return rule(tr, tuple(args), kwargs)
+            finally:
+                tr.current, tr.public = saved
+        if opdef.kind == _opdef.COMPOSITE:  # its implementation, whose public calls we see
+            with _pushed(self):
+                return opdef.impl(*args, **kwargs)
+        if opdef.kind in (_opdef.HOST, _opdef.DATA_DEPENDENT) and not opdef.aten:
+            return func(*args, **kwargs)
+        name = opdef.aten[0] if opdef.aten else opdef.name
+        target = _aten_overloads.overload(name, _aten_overloads.choose(name, args, kwargs))
+        decomposed = tr.decompositions.get(target)
+        if decomposed is not None:
+            with _pushed(self):
+                return decomposed(*args, **kwargs)
+        return tr.record(target, args, kwargs, func(*args, **kwargs))
+
+
+def _placeholder_names(f: Callable[..., Any], count: int) -> list[str]:
+    """torch's: each positional parameter's name with `_1`, `arg<i>_1` for *args."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names: list[str] = []
+    for p in params:
+        if p.kind == p.VAR_POSITIONAL:
+            break
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(f"{p.name}_1")
+    names = names[:count]
+    return names + [f"arg{i}_1" for i in range(len(names), count)]
+
+
+def make_fx(f: Callable[..., Any],
+            decomposition_table: Mapping[Any, Callable[..., Any]] | None = None,
+            tracing_mode: str = "real", _allow_non_fake_inputs: bool = False,
+            *, pre_dispatch: bool = False, record_module_stack: bool = False,
+            _allow_fake_constant: bool = False, _error_on_data_dependent_ops: bool = True,
+            record_stack_traces: bool = False) -> Callable[..., GraphModule]:
+    """A function that traces `f` on its arguments into an aten-level GraphModule."""
+    if tracing_mode not in _TRACING_MODES:
+        raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
+    if pre_dispatch:
+        raise NotImplementedError("make_fx(pre_dispatch=True) is not emulated by fake_torch")
+
+    def wrapped(*args: Any) -> GraphModule:
+        return _trace(f, args, tracing_mode, decomposition_table or {})
+
+    return wrapped
+
+
+def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
+           decompositions: Mapping[Any, Callable[..., Any]]) -> GraphModule:
+    tr = _Tracer(tracing_mode, decompositions)
+    mode = _AtenMode(tr)
+    if tracing_mode != "real":
+        args = tuple(tr.fake_mode.from_tensor(a) if isinstance(a, Tensor) else a
+                     for a in args)
+    if tracing_mode == "symbolic":
+        from fake_torch._dynamo.symbolic import SymbolicTrace
+
+        tr.symbolic = SymbolicTrace(duck=True)
+    for i, (name, value) in enumerate(zip(_placeholder_names(f, len(args)), args, strict=True)):
+        node = tr.graph.placeholder(name)
+        if isinstance(value, Tensor):
+            node.meta["val"] = _input_example(tr, value, i)
+            tr.bind(value, node)
+        else:
+            node.meta["val"] = value
+    if tracing_mode == "real":
+        with mode:
+            result = f(*args)
+    else:
+        with tr.fake_mode, mode:
+            result = f(*args)
+    tr.graph.output(tr.arg(result))
+    return GraphModule(dict(tr.constants), tr.graph)
+
+
+def _input_example(tr: _Tracer, t: Tensor, index: int) -> Any:
+    fake = t if tr.tracing_mode != "real" else tr.fake_mode.from_tensor(t)
+    if tr.symbolic is None:
+        return fake
+    from fake_torch._memory_format import contiguous_strides
+
+    env = tr.symbolic.env
+    sizes: list[Any] = []
+    for d, n in enumerate(t.shape):
+        source = f"input{index}.size()[{d}]"
+        expr = env.create_symbol(n, source)
+        sizes.append(n if expr.is_number else env.create_symintnode(expr, hint=n,
+                                                                    source=source))
+    strides = contiguous_strides(sizes) if t.is_contiguous() else tuple(t.stride())
+    return FakeTensor.symbolic(fake, tuple(sizes), tuple(strides), t.storage_offset(),
+                               tr.symbolic.fake_mode)
+
+
+__all__ = ["make_fx"]
