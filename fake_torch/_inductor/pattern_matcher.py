@@ -101,8 +101,16 @@ def register_graph_pattern(pattern: Any, extra_check: Callable[[Match], bool] | 
 
 def fwd_only(fn: Callable[..., Any], args: Sequence[Any], *, run_functional_passes: bool = True,
              get_decomp_fn: Callable[..., Any] | None = None) -> GraphModule:
-    """Trace `fn` on `args` into a forward-only graph (not emulated)."""
-    raise _not_emulated("fwd_only")
+    """Trace `fn` on `args` into a forward-only aten graph: make_fx's, real tracing (torch
+    decomposes with select_decomp_table(), or `get_decomp_fn()`'s table)."""
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    table = get_decomp_fn() if get_decomp_fn is not None else None
+    gm = make_fx(fn, table, tracing_mode="real")(*args)
+    if run_functional_passes:
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+    return gm
 
 
 __all__ = ["CallFunctionVarArgs", "Match", "PatternMatcherPass", "PatternPrettyPrinter",

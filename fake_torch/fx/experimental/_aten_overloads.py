@@ -175,7 +175,7 @@ def choose(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         numbers = [a for a in args if _number(a)]
         return {1: "default", 2: "start"}.get(len(numbers), "start_step")
     if name in _DIMMED:
-        has_dim = len(args) > 1 and not isinstance(args[1], Tensor) or "dim" in kwargs
+        has_dim = (len(args) > 1 and not isinstance(args[1], Tensor)) or "dim" in kwargs
         return _DIMMED[name] if has_dim else "default"
     if name == "view" and len(args) == 2 and isinstance(args[1], fake_torch.dtype):
         return "dtype"

@@ -41,12 +41,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fake_torch import _opdef, _ops
+from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
 from fake_torch.fx.experimental import _aten_overloads
 from fake_torch.fx.experimental._aten_rules import RULES
 from fake_torch.overrides import TorchFunctionMode
-from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
 
