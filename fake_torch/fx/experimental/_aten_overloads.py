@@ -64,7 +64,7 @@ def _flash_cpu(q: Tensor, k: Tensor, v: Tensor, dropout_p: float = 0.0,
     scores = (q.float() @ k.float().transpose(-2, -1)) * s  # (B, H, L, S)
     if is_causal:
         L, S = scores.shape[-2], scores.shape[-1]
-        keep = fake_torch.ones(L, S, dtype=fake_torch.bool, device=q.device).tril()
+        keep = fake_torch.ones(L, S, dtype=fake_torch.bool, device=q.device).tril()  # type: ignore[operator]
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if attn_mask is not None:
         scores = scores + attn_mask.float()
@@ -99,7 +99,7 @@ _KERNELS: dict[str, Kernel] = {
     "native_layer_norm": _native_layer_norm,
     "_scaled_dot_product_flash_attention_for_cpu": _flash_cpu,
     "embedding": _embedding,
-    "empty": lambda size, **kw: fake_torch.empty(size, **kw),
+    "empty": lambda size, **kw: fake_torch.empty(size, **kw),  # type: ignore[operator]
     "sym_size": _sym_size,
     "rsub": lambda x, other, alpha=1: other - alpha * x,
 }
