@@ -76,6 +76,16 @@ def _embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
     return fake_torch.nn.functional.embedding(indices, weight)
 
 
+def _convolution(x: Tensor, weight: Tensor, bias: Tensor | None, stride: list[int],
+                 padding: list[int], dilation: list[int], transposed: bool,
+                 output_padding: list[int], groups: int) -> Tensor:
+    if transposed:
+        raise NotImplementedError("torch.ops.aten.convolution(transposed=True) is not emulated "
+                                  "by fake_torch")
+    conv = getattr(fake_torch.nn.functional, f"conv{x.dim() - 2}d")
+    return conv(x, weight, bias, stride, padding, dilation, groups)  # type: ignore[no-any-return]
+
+
 def _softmax(x: Tensor, dim: int, half_to_float: bool) -> Tensor:
     return x.softmax(dim)
 
@@ -101,14 +111,17 @@ _KERNELS: dict[str, Kernel] = {
     "embedding": _embedding,
     "empty": lambda size, **kw: fake_torch.empty(size, **kw),  # type: ignore[operator]
     "sym_size": _sym_size,
+    "convolution": _convolution,
     "rsub": lambda x, other, alpha=1: other - alpha * x,
 }
 
 
-def overload(name: str, overload_name: str = "default") -> _ops.OpOverload:
-    """torch.ops.aten.<name>.<overload_name>, made on first use."""
+def overload(name: str, overload_name: str = "default",
+             public: Kernel | None = None) -> _ops.OpOverload:
+    """torch.ops.aten.<name>.<overload_name>, made on first use; `public`: what it runs when
+    no op definition is named `name` (a composite recorded as one op: hstack)."""
     packets = _ops.ops.namespace("aten")._packets
-    kernel = _KERNELS.get(name) or aten_callable(name)
+    kernel = _KERNELS.get(name) or aten_callable(name) or public
     packet = packets.get(name)
     if packet is None:
         if kernel is None and name not in aten_names():
@@ -137,7 +150,7 @@ _WRAPPED = frozenset({"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"
 # both overloads are bound: a number picks `.Scalar`
 _SCALAR = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "eq_", "ne_", "lt_", "le_", "gt_", "ge_",
                      "masked_fill", "masked_fill_", "fill_", "remainder", "fmod", "remainder_",
-                     "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor", "floor_divide",
+                     "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor",
                      "rsub", "xlogy", "index_fill", "index_fill_", "lerp", "lerp_"})
 _DIMMED = {"mean": "dim", "sum": "dim_IntList", "max": "dim", "min": "dim", "prod": "dim_int",
            "std": "correction", "var": "correction", "all": "dim", "any": "dim",
@@ -165,6 +178,17 @@ def choose(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if args and _number(args[0]):
             return "Scalar"
         return "Tensor_Scalar" if rest and _number(rest[0]) else "Tensor_Tensor"
+    if name in ("clamp_min", "clamp_max", "clamp_min_", "clamp_max_", "floor_divide",
+                "bitwise_left_shift", "bitwise_right_shift"):
+        scalar = "Scalar" if name == "floor_divide" else "Tensor_Scalar"
+        tensor = "default" if name == "floor_divide" else "Tensor"
+        if name.startswith("clamp"):
+            scalar = "default"
+        return scalar if rest and _number(rest[0]) else tensor
+    if name in ("var", "std", "var_mean", "std_mean"):
+        return "correction"
+    if name == "eye":
+        return "m" if len([a for a in args if _number(a)]) == 2 else "default"
     if name in ("clamp", "clamp_"):
         bounds = [*args[1:], kwargs.get("min"), kwargs.get("max")]
         return "Tensor" if any(isinstance(b, Tensor) for b in bounds) else "default"

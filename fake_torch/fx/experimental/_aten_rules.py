@@ -142,6 +142,129 @@ def _contiguous(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     return tr.call("clone", "default", x, memory_format=contiguous_format)
 
 
+@rule("swapaxes", "swapdims")
+def _swap(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("transpose", "int", *args, *kwargs.values())
+
+
+@rule("adjoint")
+def _adjoint(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("transpose", "int", args[0], -2, -1)
+
+
+@rule("movedim", "moveaxis")
+def _movedim(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    from fake_torch._kernels.shape import movedim_order
+
+    x: Tensor = args[0]
+    source, destination = [*args[1:], *kwargs.values()]
+    return tr.call("permute", "default", x, movedim_order(x.dim(), source, destination))
+
+
+@rule("fliplr", "flipud")
+def _flip(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("flip", "default", args[0], [1 if tr.current == "fliplr" else 0])
+
+
+@rule("tile")
+def _tile(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x: Tensor = args[0]
+    dims = list(args[1] if len(args) > 1 else kwargs["dims"])
+    dims = [1] * (x.dim() - len(dims)) + dims
+    return tr.call("repeat", "default", x, dims)
+
+
+@rule("concatenate", "concat")
+def _concatenate(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("cat", "default", *args, *kwargs.values())
+
+
+@rule("positive", "resolve_conj", "resolve_neg", "real", "conj")
+def _same(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A real tensor's positive, resolve_conj, resolve_neg, real, conj: itself, nothing
+    dispatched."""
+    x: Tensor = args[0]
+    if x.is_complex() or (tr.current == "positive" and x.dtype == fake_torch.bool):
+        return tr.record_as(tr.current, "default", args, kwargs, tr.run_public(args, kwargs))
+    return x
+
+
+@rule("atleast_1d", "atleast_2d", "atleast_3d")
+def _atleast(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    n = int(tr.current[-2])
+    given = args[0] if len(args) == 1 else args
+    items = given if isinstance(given, (tuple, list)) else (given,)
+    out = []
+    for x in items:
+        if x.dim() >= n:
+            out.append(x)
+        elif n == 3 and x.dim() == 2:  # (a, b) -> (a, b, 1)
+            out.append(tr.call("unsqueeze", "default", x, -1))
+        elif n == 3 and x.dim() == 1:  # (a,) -> (1, a, 1)
+            out.append(tr.call("unsqueeze", "default",
+                               tr.call("unsqueeze", "default", x, 0), -1))
+        else:
+            out.append(reshape_to(tr, x, [*([1] * (n - x.dim())), *x.shape]))
+    return out[0] if not isinstance(given, (tuple, list)) else tuple(out)
+
+
+@rule("hstack", "vstack", "dstack")
+def _stack_dims(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """atleast_{1,2,3}d of each, then one cat (hstack of 1-d tensors along dim 0)."""
+    tensors = list(args[0] if args else kwargs["tensors"])
+    n, dim = {"hstack": (1, 1), "vstack": (2, 0), "dstack": (3, 2)}[tr.current]
+    saved = tr.current
+    tr.current = f"atleast_{n}d"
+    try:
+        made = list(_atleast(tr, (tuple(tensors),), {}))
+    finally:
+        tr.current = saved
+    if tr.current == "hstack" and made and made[0].dim() == 1:
+        dim = 0
+    return tr.call("cat", "default", made, dim)
+
+
+@rule("broadcast_tensors")
+def _broadcast_tensors(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    shape = list(fake_torch.broadcast_shapes(*(tuple(t.shape) for t in args)))
+    return tuple(t if list(t.shape) == shape else tr.call("expand", "default", t, shape)
+                 for t in args)
+
+
+@rule("square", "square_")
+def _square(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if tr.current == "square_":
+        return tr.call("pow_", "Scalar", args[0], 2)
+    return tr.call("pow", "Tensor_Scalar", args[0], 2)
+
+
+@rule("true_divide")
+def _true_divide(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("div", "Tensor", *args, *kwargs.values())
+
+
+@rule("argsort")
+def _argsort(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("sort", "default", *args, **kwargs)[1]
+
+
+@rule("conv1d", "conv2d", "conv3d")
+def _conv(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """F.convNd -> aten.convolution (as torch's make_fx records it on the CPU)."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    given = dict(zip(names, args, strict=False)) | kwargs
+    n = int(tr.current[-2])
+
+    def spread(v: Any) -> list[Any]:
+        return [v] * n if isinstance(v, int) else list(v)
+    padding = given.get("padding", 0)
+    if isinstance(padding, str):
+        return tr.record_as("convolution", "default", args, kwargs, tr.run_public(args, kwargs))
+    return tr.call("convolution", "default", given["input"], given["weight"], given.get("bias"),
+                   spread(given.get("stride", 1)), spread(padding),
+                   spread(given.get("dilation", 1)), False, [0] * n, given.get("groups", 1))
+
+
 # --- dtype and device moves ---------------------------------------------------------------------
 
 def to_copy(tr: _Tracer, x: Tensor, result: Tensor) -> Tensor:

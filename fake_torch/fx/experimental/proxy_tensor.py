@@ -174,6 +174,12 @@ def _tensors(value: Any) -> list[Tensor]:
     return []
 
 
+def _new_tensors(result: Any, args: Any, kwargs: Any) -> bool:
+    made = _tensors(result)
+    given = {id(t) for t in _tensors((args, kwargs))}
+    return bool(made) and not any(id(t) in given for t in made)
+
+
 class _pushed:
     """The mode on this thread's stack again for a block (tracing through a composite)."""
 
@@ -217,8 +223,17 @@ class _AtenMode(TorchFunctionMode):
             finally:
                 tr.current, tr.public = saved
         if opdef.kind == _opdef.COMPOSITE:  # its implementation, whose public calls we see
+            before = len(tr.graph.nodes)
             with _pushed(self):
-                return opdef.impl(*args, **kwargs)
+                result = opdef.impl(*args, **kwargs)
+            if len(tr.graph.nodes) == before and (opdef.mutates or
+                                                  _new_tensors(result, args, kwargs)):
+                # it called no public op (implementations call each other directly): one
+                # node of its own name, as torch's ops with a kernel of their own
+                target = _aten_overloads.overload(
+                    opdef.name, _aten_overloads.choose(opdef.name, args, kwargs), func)
+                return tr.record(target, args, kwargs, result)
+            return result
         if opdef.kind in (_opdef.HOST, _opdef.DATA_DEPENDENT) and not opdef.aten:
             return func(*args, **kwargs)
         name = opdef.aten[0] if opdef.aten else opdef.name
