@@ -91,6 +91,12 @@ def _listed(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tr.call(name, "default", args[0], sizes)
 
 
+@rule("expand_as")
+def _expand_as(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    return tr.call("expand", "default", x, list(other.shape))
+
+
 @rule("T")
 def _T(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x: Tensor = args[0]
@@ -306,6 +312,8 @@ def _reflected(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> An
 def _softmax(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x: Tensor = args[0]
     dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    if dim is None:  # torch's legacy implicit dim (it warns)
+        dim = 0 if x.dim() in (0, 1, 3) else 1
     dtype = args[2] if len(args) > 2 and not isinstance(args[2], int) else kwargs.get("dtype")
     if dtype is not None and dtype != x.dtype:
         x = tr.call("_to_copy", "default", x, dtype=dtype)
