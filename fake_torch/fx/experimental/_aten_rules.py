@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import fake_torch
+from fake_torch._dynamo.symbolic import concrete
 from fake_torch._memory_format import contiguous_format
 from fake_torch._tensor import Tensor
 
@@ -43,7 +44,7 @@ def _sizes(args: Sequence[Any]) -> list[Any]:
 
 def _viewable(x: Tensor, shape: list[Any]) -> bool:
     try:
-        x.view(shape)
+        x.view(concrete(shape))
     except RuntimeError:
         return False
     return True
@@ -377,6 +378,15 @@ def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 # --- normalisation and attention as torch's CPU build dispatches them ----------------------------
 
+def _normalized(tr: _Tracer, x: Tensor, shape: Any) -> None:
+    """The trailing sizes equal normalized_shape: with symbolic sizes, the guard torch's
+    check records (a symbol given as an int is specialised to it)."""
+    sizes = [shape] if isinstance(shape, int) else list(shape)
+    got = list(tr.example(x).shape)[len(list(x.shape)) - len(sizes):]
+    if len(sizes) > len(got) or any(bool(g != s) for g, s in zip(got, sizes, strict=True)):
+        tr.run_public((x, sizes), {})  # the op's own error
+
+
 @rule("rms_norm")
 def _rms_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The composite torch runs on CPU: [_to_copy] pow, mean, add_, rsqrt, mul, [mul]."""
@@ -385,6 +395,7 @@ def _rms_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     x: Tensor = given["input"]
     shape = given["normalized_shape"]
     n = 1 if isinstance(shape, int) else len(shape)
+    _normalized(tr, x, shape)
     weight, eps = given.get("weight"), given.get("eps")
     opmath = fake_torch.float64 if x.dtype == fake_torch.float64 else fake_torch.float32
     if eps is None:
@@ -408,6 +419,7 @@ def _layer_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     given = dict(zip(names, args, strict=False)) | kwargs
     shape = given["normalized_shape"]
     shape = [shape] if isinstance(shape, int) else list(shape)
+    _normalized(tr, given["input"], shape)
     out = tr.call("native_layer_norm", "default", given["input"], shape, given.get("weight"),
                   given.get("bias"), given.get("eps", 1e-5))
     return out[0]

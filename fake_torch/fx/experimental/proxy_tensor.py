@@ -41,7 +41,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fake_torch import _opdef, _ops
+from fake_torch._dynamo.symbolic import concrete, has_symbols
+from fake_torch._memory_format import contiguous_strides
 from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
 from fake_torch.fx.experimental import _aten_overloads
@@ -49,6 +52,10 @@ from fake_torch.fx.experimental._aten_rules import RULES
 from fake_torch.overrides import TorchFunctionMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
+_SHAPE = inspect.getattr_static(Tensor, "shape")
+_NOT_SYMBOLIC = object()
+# aten ops whose arguments are not those of the public op of their name
+_ATEN_ORDER = frozenset({"embedding", "rsub", "convolution"})
 
 
 class _Tracer:
@@ -66,6 +73,8 @@ class _Tracer:
         self.current = ""  # the public op whose rule is running
         self.symbolic: Any = None  # fake_torch._dynamo.symbolic.SymbolicTrace
         self.public: Callable[..., Any] = _no_call  # the public op whose rule is running
+        self.symbol_places: dict[Any, tuple[Node, int]] = {}  # symbol -> (placeholder, dim)
+        self._symbol_nodes: dict[Any, Node] = {}
 
     # --- values -------------------------------------------------------------------------------
 
@@ -104,7 +113,36 @@ class _Tracer:
             return items if isinstance(value, list) or type(value) is not tuple else tuple(items)
         if isinstance(value, dict):
             return {k: self.arg(v) for k, v in value.items()}
+        if isinstance(value, SymInt) and self.symbolic is not None:
+            return self.symbolic.node_of(value, self.graph, self._symbol_node)
         return value
+
+    def _symbol_node(self, symbol: Any) -> Node | None:
+        """`aten.sym_size.int(placeholder, dim)` for a symbol, made at its first use."""
+        found = self._symbol_nodes.get(symbol)
+        if found is None and symbol in self.symbol_places:
+            placeholder, dim = self.symbol_places[symbol]
+            found = self.graph.create_node("call_function",
+                                           _aten_overloads.overload("sym_size", "int"),
+                                           (placeholder, dim), name="sym_size_int")
+            found.meta["val"] = placeholder.meta["val"].size(dim)
+            self._symbol_nodes[symbol] = found
+        return found
+
+    def size_query(self, func: Callable[..., Any], args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> Any:
+        """x.shape / x.size() / x.stride() / x.numel() of a tensor with symbolic sizes: its
+        SymInts (torch's symbolic tracing hands the code SymInts), else _NOT_SYMBOLIC."""
+        node = self._nodes.get(id(args[0])) if args and isinstance(args[0], Tensor) else None
+        val: Any = node.meta.get("val") if node is not None else None
+        if getattr(val, "_sym_shape", None) is None:
+            return _NOT_SYMBOLIC
+        if getattr(func, "__self__", None) is _SHAPE:
+            return val.shape
+        name = getattr(func, "__name__", "")
+        if name in ("size", "stride", "numel"):
+            return getattr(val, name)(*args[1:], **kwargs)
+        return _NOT_SYMBOLIC
 
     def _constant(self, t: Tensor) -> Node:
         name = f"_tensor_constant{len(self.constants)}"
@@ -123,7 +161,8 @@ class _Tracer:
         if decomposed is not None:
             with _pushed(self.mode):
                 return decomposed(*args, **kwargs)
-        return self.record(target, args, kwargs, target._kernel(*args, **kwargs))
+        return self.record(target, args, kwargs,
+                           target._kernel(*concrete(args), **concrete(kwargs)))
 
     def record_as(self, name: str, overload: str, args: tuple[Any, ...],
                   kwargs: dict[str, Any], result: Any) -> Any:
@@ -131,12 +170,17 @@ class _Tracer:
         return self.record(_aten_overloads.overload(name, overload), args, kwargs, result)
 
     def record(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-               result: Any) -> Any:
+               result: Any, opdef: _opdef.OpDef | None = None) -> Any:
+        """One node calling `target` that returned `result`; `opdef`: the public op whose
+        output rule describes it (symbolic sizes), when its arguments are the op's own."""
         inputs = [self.example(a) for a in _tensors((args, kwargs))]
         name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
         node = self.graph.create_node("call_function", target, self.arg(args),
                                       self.arg(kwargs), name=name)
-        node.meta["val"] = self._value(result, inputs)
+        if opdef is None and name is not None and name not in _ATEN_ORDER \
+                and target.namespace == "aten":
+            opdef = _opdef.def_of(_opdef.aten_callable(name))
+        node.meta["val"] = self._value(result, inputs, opdef, args, kwargs)
         if isinstance(result, (tuple, list)):
             for i, item in enumerate(result):
                 got = self.graph.call_function(operator.getitem, (node, i))
@@ -147,15 +191,45 @@ class _Tracer:
             self.bind(result, node)
         return result
 
-    def _value(self, result: Any, inputs: list[Any]) -> Any:
+    def _value(self, result: Any, inputs: list[Any], opdef: _opdef.OpDef | None,
+               args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.symbolic is None:
             return self.example(result)
-        symbolic = [i for i in inputs if getattr(i, "_sym_shape", None) is not None]
-        return self.symbolic.example_by_hints(symbolic, result, self.example)
+        symbolic = any(getattr(i, "_sym_shape", None) is not None for i in inputs)
+        if opdef is not None and (symbolic or has_symbols((args, kwargs))):
+            try:  # the op's output rule over the symbolic examples, as torch's meta
+                return self.symbolic.output_example(opdef, args, kwargs, result, self.example,
+                                                    self.example)
+            except (NotImplementedError, TypeError, RuntimeError, ValueError, IndexError):
+                pass  # no rule for it: its sizes by their hints
+        by_hint: dict[int, Any] = {}  # a symbol's hint -> the symbol, from the inputs' sizes
+        for ex in inputs:
+            for size in getattr(ex, "_sym_shape", None) or ():
+                if isinstance(size, SymInt) and size.node.expr.is_Symbol:
+                    by_hint.setdefault(size.node.hint, size)
+        return self._by_hints(result, by_hint)
+
+    def _by_hints(self, result: Any, by_hint: dict[int, Any]) -> Any:
+        """`result`'s example with each size equal to a symbol's hint taken as that symbol
+        (compared by hint: no guard is recorded). A static size equal to a symbol's hint is
+        taken as the symbol too: torch runs the output rules on the symbols instead."""
+        if isinstance(result, Tensor):
+            fake = self.example(result)
+            shape = tuple(by_hint.get(n, n) for n in result.shape)
+            if all(isinstance(n, int) for n in shape):
+                return fake
+            strides = contiguous_strides(shape) if result.is_contiguous() else \
+                tuple(result.stride())
+            return FakeTensor.symbolic(fake, shape, tuple(strides), result.storage_offset(),
+                                       self.symbolic.fake_mode)
+        if isinstance(result, (tuple, list)):
+            items = [self._by_hints(r, by_hint) for r in result]
+            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+        return self.example(result)
 
     def run_public(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The public call whose rule is running, run as it is (nothing recorded)."""
-        return self.public(*args, **kwargs)
+        return self.public(*concrete(args), **concrete(kwargs))
 
     mode: _AtenMode
 
@@ -208,11 +282,17 @@ class _AtenMode(TorchFunctionMode):
         if isinstance(func, _ops.OpOverloadPacket):
             func = func._first()
         if isinstance(func, _ops.OpOverload) and func.namespace != "aten":
-            return tr.record(func, args, kwargs, func._kernel(*args, **kwargs))
+            return tr.record(func, args, kwargs, func._kernel(*concrete(args),
+                                                              **concrete(kwargs)))
         opdef = _opdef.def_of(func)
         if isinstance(func, _ops.OpOverload):  # torch.ops.aten.<name>.<overload>(...)
-            return tr.record(func, args, kwargs, func._kernel(*args, **kwargs))
+            return tr.record(func, args, kwargs, func._kernel(*concrete(args),
+                                                              **concrete(kwargs)))
         if opdef is None:  # metadata: x.shape, x.size(), x.dim()
+            if tr.symbolic is not None:
+                answer = tr.size_query(func, args, kwargs)
+                if answer is not _NOT_SYMBOLIC:
+                    return answer
             return func(*args, **kwargs)
         rule = RULES.get(opdef.name)
         if rule is not None:
@@ -242,7 +322,7 @@ class _AtenMode(TorchFunctionMode):
         if decomposed is not None:
             with _pushed(self):
                 return decomposed(*args, **kwargs)
-        return tr.record(target, args, kwargs, func(*args, **kwargs))
+        return tr.record(target, args, kwargs, func(*concrete(args), **concrete(kwargs)), opdef)
 
 
 def _placeholder_names(f: Callable[..., Any], count: int) -> list[str]:
@@ -293,7 +373,7 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
     for i, (name, value) in enumerate(zip(_placeholder_names(f, len(args)), args, strict=True)):
         node = tr.graph.placeholder(name)
         if isinstance(value, Tensor):
-            node.meta["val"] = _input_example(tr, value, i)
+            node.meta["val"] = _input_example(tr, value, i, node)
             tr.bind(value, node)
         else:
             node.meta["val"] = value
@@ -307,19 +387,20 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
     return GraphModule(dict(tr.constants), tr.graph)
 
 
-def _input_example(tr: _Tracer, t: Tensor, index: int) -> Any:
+def _input_example(tr: _Tracer, t: Tensor, index: int, placeholder: Node) -> Any:
     fake = t if tr.tracing_mode != "real" else tr.fake_mode.from_tensor(t)
     if tr.symbolic is None:
         return fake
-    from fake_torch._memory_format import contiguous_strides
-
     env = tr.symbolic.env
     sizes: list[Any] = []
     for d, n in enumerate(t.shape):
         source = f"input{index}.size()[{d}]"
         expr = env.create_symbol(n, source)
-        sizes.append(n if expr.is_number else env.create_symintnode(expr, hint=n,
-                                                                    source=source))
+        if expr.is_number:
+            sizes.append(n)
+            continue
+        sizes.append(env.create_symintnode(expr, hint=n, source=source))
+        tr.symbol_places.setdefault(expr, (placeholder, d))
     strides = contiguous_strides(sizes) if t.is_contiguous() else tuple(t.stride())
     return FakeTensor.symbolic(fake, tuple(sizes), tuple(strides), t.storage_offset(),
                                tr.symbolic.fake_mode)
