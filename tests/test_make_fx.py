@@ -123,7 +123,8 @@ CASES: dict[str, Case] = {
 # functions that read no size: symbolic tracing matches torch's
 SYMBOLIC = ["rmsnorm", "add_scalar_mul", "activations", "inplace_updates", "reductions",
             "rms_norm_functional", "softmax_dtype", "permute_contiguous",
-            "cat_stack", "bmm", "where_masked_fill"]
+            "cat_stack", "bmm", "where_masked_fill", "rotary", "indexing", "to_dtype",
+            "unsqueeze_expand", "narrow_select"]
 
 
 def _targets(gm: Any) -> tuple[list[str], list[str]]:

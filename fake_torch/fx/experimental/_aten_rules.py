@@ -354,18 +354,19 @@ def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return tr.call("squeeze", "dim", tr.call("mm", "default", row, b), 0)
     if d1 == 2 and d2 == 2:
         return tr.call("mm", "default", a, b)
+    sa, sb = tr.sizes(a), tr.sizes(b)  # SymInts where the trace is symbolic
     if d1 >= 3 and d2 in (1, 2):  # fold a's batch into its rows: one mm
-        flat = reshape_to(tr, a, [-1, a.shape[-1]])
+        flat = reshape_to(tr, a, [math.prod(sa[:-1]), sa[-1]])
         if d2 == 1:
             out = tr.call("mv", "default", flat, b)
-            return tr.call("_unsafe_view", "default", out, list(a.shape[:-1]))
+            return tr.call("_unsafe_view", "default", out, sa[:-1])
         out = tr.call("mm", "default", flat, b)
-        return tr.call("_unsafe_view", "default", out, [*a.shape[:-1], b.shape[-1]])
+        return tr.call("_unsafe_view", "default", out, [*sa[:-1], sb[-1]])
     # broadcast the batch dims, one bmm over their product
-    n = a.shape[-2] if d1 > 1 else 1
-    m = a.shape[-1]
-    p = b.shape[-1] if d2 > 1 else 1
-    batch = list(fake_torch.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    n = sa[-2] if d1 > 1 else 1
+    m = sa[-1]
+    p = sb[-1] if d2 > 1 else 1
+    batch = list(fake_torch.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
     count = math.prod(batch)
     a3 = a if d1 > 1 else tr.call("unsqueeze", "default", a, 0)
     b3 = b if d2 > 1 else tr.call("unsqueeze", "default", b, -1)
@@ -373,7 +374,8 @@ def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     b3 = reshape_to(tr, tr.call("expand", "default", b3, [*batch, m, p]), [count, m, p])
     out = tr.call("bmm", "default", a3, b3)
     shape = [*batch, *([n] if d1 > 1 else []), *([p] if d2 > 1 else [])]
-    return tr.call("_unsafe_view", "default", out, shape)
+    # torch's symbolic matmul (a Python decomposition) views where its C++ one _unsafe_views
+    return tr.call("view" if tr.symbolic is not None else "_unsafe_view", "default", out, shape)
 
 
 # --- normalisation and attention as torch's CPU build dispatches them ----------------------------
@@ -471,7 +473,9 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
         elif isinstance(item, slice):
             size = x.shape[dim]
             start, stop, step = item.start, item.stop, item.step
-            full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size)
+            # torch skips a slice that keeps every element; not where sizes are symbolic
+            full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size) \
+                and tr.symbolic is None
             if not full:
                 x = tr.call("slice", "Tensor", x, dim, 0 if start is None else start,
                             2 ** 63 - 1 if stop is None else stop,

@@ -97,6 +97,10 @@ class _Tracer:
                 else value
         return value
 
+    def sizes(self, t: Tensor) -> list[Any]:
+        """`t`'s sizes as the traced code sees them: SymInts where they are symbolic."""
+        return list(self.example(t).shape)
+
     def _fake(self, t: Tensor) -> Tensor:
         try:
             return self.fake_mode.from_tensor(t)
@@ -177,7 +181,9 @@ class _Tracer:
         name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
         node = self.graph.create_node("call_function", target, self.arg(args),
                                       self.arg(kwargs), name=name)
-        if opdef is None and name is not None and name not in _ATEN_ORDER \
+        if opdef is None and name in _PUBLIC_FORM and self.symbolic is not None:
+            opdef, args, kwargs = _PUBLIC_FORM[name](*args, **kwargs)
+        elif opdef is None and name is not None and name not in _ATEN_ORDER \
                 and target.namespace == "aten":
             opdef = _opdef.def_of(_opdef.aten_callable(name))
         node.meta["val"] = self._value(result, inputs, opdef, args, kwargs)
@@ -236,6 +242,39 @@ class _Tracer:
 
 def _no_call(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("make_fx: no public call is running")
+
+
+def _method(name: str) -> _opdef.OpDef:
+    return _opdef.tensor_methods()[name][0]
+
+
+PublicForm = tuple[_opdef.OpDef, tuple[Any, ...], dict[str, Any]]
+
+
+def _slice_form(x: Tensor, dim: int = 0, start: Any = None, end: Any = None,
+                step: Any = 1) -> PublicForm:
+    index = (*[slice(None)] * dim, slice(start, None if end == 2 ** 63 - 1 else end, step))
+    return _method("__getitem__"), (x, index), {}
+
+
+def _index_form(x: Tensor, indices: list[Any]) -> PublicForm:
+    index = tuple(slice(None) if i is None else i for i in indices)
+    return _method("__getitem__"), (x, index), {}
+
+
+def _to_copy_form(x: Tensor, **kwargs: Any) -> PublicForm:
+    return _method("to"), (x,), {k: v for k, v in kwargs.items() if k in ("dtype", "device")}
+
+
+# the aten ops no public op is named after, as the public call whose output rule they share
+_PUBLIC_FORM: dict[str, Callable[..., PublicForm]] = {
+    "slice": _slice_form,
+    "index": _index_form,
+    "_to_copy": _to_copy_form,
+    "_unsafe_view": lambda x, size: (_method("view"), (x, size), {}),
+    "_softmax": lambda x, dim, half: (_method("softmax"), (x, dim), {}),
+    "_log_softmax": lambda x, dim, half: (_method("log_softmax"), (x, dim), {}),
+}
 
 
 def _tensors(value: Any) -> list[Tensor]:
@@ -384,6 +423,9 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
         with tr.fake_mode, mode:
             result = f(*args)
     tr.graph.output(tr.arg(result))
+    for node in tr.graph.nodes:  # a size expression's nodes (`mul = s75 * s96`)
+        if "val" not in node.meta and "example_value" in node.meta:
+            node.meta["val"] = node.meta.pop("example_value")
     return GraphModule(dict(tr.constants), tr.graph)
 
 
