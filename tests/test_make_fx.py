@@ -192,13 +192,25 @@ def test_every_node_has_a_fake_val() -> None:
     assert vals and all(isinstance(v, FakeTensor) for v in vals)
 
 
-def test_fwd_only_is_make_fx() -> None:
+# functions whose fwd_only graph torch's no-op removal leaves as traced (fwd_only here runs
+# make_fx with inductor's decompositions, not remove_noop_ops)
+FWD_ONLY = ["mlp", "rmsnorm", "rms_norm_functional", "layer_norm", "sdpa_causal", "linear_2d",
+            "matmul_3d_2d", "softmax_dtype", "activations", "where_masked_fill", "embedding",
+            "kv_cache_write", "rotary", "add_scalar_mul", "inplace_updates", "to_dtype"]
+
+
+@pytest.mark.parametrize("name", FWD_ONLY)
+def test_fwd_only_matches_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    from torch._inductor.pattern_matcher import fwd_only as torch_fwd_only
+
     from fake_torch._inductor.pattern_matcher import fwd_only
 
-    f, args = _rmsnorm(ft)
-    gm = fwd_only(f, args)
-    assert _targets(gm)[1] == ["aten.pow.Tensor_Scalar", "aten.mean.dim", "aten.add.Tensor",
-                               "aten.rsqrt.default", "aten.mul.Tensor", "aten.mul.Tensor"]
+    ft.manual_seed(0)
+    f, args = CASES[name](ft)
+    torch.manual_seed(0)
+    tf, targs = CASES[name](torch)
+    assert _targets(fwd_only(f, args)) == _targets(torch_fwd_only(tf, targs))
 
 
 def test_bad_tracing_mode() -> None:

@@ -101,11 +101,13 @@ def register_graph_pattern(pattern: Any, extra_check: Callable[[Match], bool] | 
 
 def fwd_only(fn: Callable[..., Any], args: Sequence[Any], *, run_functional_passes: bool = True,
              get_decomp_fn: Callable[..., Any] | None = None) -> GraphModule:
-    """Trace `fn` on `args` into a forward-only aten graph: make_fx's, real tracing (torch
-    decomposes with select_decomp_table(), or `get_decomp_fn()`'s table)."""
+    """Trace `fn` on `args` into a forward-only aten graph: make_fx's (real tracing) with
+    inductor's decompositions (`select_decomp_table()`, or `get_decomp_fn()`'s table). Torch
+    also removes no-op ops (remove_noop_ops) first when run_functional_passes: not here."""
+    from fake_torch._inductor.decomposition import select_decomp_table
     from fake_torch.fx.experimental.proxy_tensor import make_fx
 
-    table = get_decomp_fn() if get_decomp_fn is not None else None
+    table = get_decomp_fn() if get_decomp_fn is not None else select_decomp_table()
     gm = make_fx(fn, table, tracing_mode="real")(*args)
     if run_functional_passes:
         gm.graph.eliminate_dead_code()
