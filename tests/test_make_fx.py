@@ -218,3 +218,35 @@ def test_bad_tracing_mode() -> None:
 
     with pytest.raises(AssertionError, match="Unexpected tracing type: eager"):
         make_fx(lambda x: x, tracing_mode="eager")
+
+
+def _scale_op(L: Any, bodies: list[str]) -> Any:
+    """mfxtest::scale(x, s) -> x * s, a custom op with a fake impl; `bodies` logs real runs."""
+    @L.library.custom_op("mfxtest::scale", mutates_args=(),
+                         schema="(Tensor x, float s) -> Tensor")
+    def scale(x: Any, s: float) -> Any:
+        bodies.append("real")
+        return x * s
+
+    @scale.register_fake
+    def _(x: Any, s: float) -> Any:
+        return L.empty_like(x)
+    return scale
+
+
+@pytest.mark.parametrize("mode", ["real", "fake"])
+def test_custom_op_is_one_node(mode: str) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    results = []
+    for L, mk in ((ft, make_fx), (torch, torch_make_fx)):
+        bodies: list[str] = []
+        scale = _scale_op(L, bodies)
+        gm = mk(lambda x: scale(x + 1, 2.0).relu(), tracing_mode=mode)(L.randn(2, 3))
+        results.append((_targets(gm), bodies))
+    assert results[0] == results[1]
+    assert results[0][0][1] == ["aten.add.Tensor", "mfxtest.scale.default", "aten.relu.default"]
+    assert results[0][1] == (["real"] if mode == "real" else [])  # fake: the fake impl only

@@ -320,9 +320,9 @@ class _AtenMode(TorchFunctionMode):
         tr = self.tracer
         if isinstance(func, _ops.OpOverloadPacket):
             func = func._first()
-        if isinstance(func, _ops.OpOverload) and func.namespace != "aten":
-            return tr.record(func, args, kwargs, func._kernel(*concrete(args),
-                                                              **concrete(kwargs)))
+        if isinstance(func, _ops.OpOverload) and func.namespace != "aten":  # a custom op
+            run = func._kernel if tr.tracing_mode == "real" else _fake_body(func)
+            return tr.record(func, args, kwargs, run(*concrete(args), **concrete(kwargs)))
         opdef = _opdef.def_of(func)
         if isinstance(func, _ops.OpOverload):  # torch.ops.aten.<name>.<overload>(...)
             return tr.record(func, args, kwargs, func._kernel(*concrete(args),
@@ -362,6 +362,17 @@ class _AtenMode(TorchFunctionMode):
             with _pushed(self):
                 return decomposed(*args, **kwargs)
         return tr.record(target, args, kwargs, func(*concrete(args), **concrete(kwargs)), opdef)
+
+
+def _fake_body(op: _ops.OpOverload) -> Callable[..., Any]:
+    """What a custom op runs on fake tensors: its fake impl, as torch's FakeTensorMode runs
+    it (its body only when it has none, as a CompositeImplicit kernel runs)."""
+    from fake_torch import library
+
+    custom = library.custom_op_def(op)
+    if getattr(custom, "_abstract_fn", None) is None:
+        return op._kernel
+    return lambda *args, **kwargs: library.run_fake(op, args, kwargs)
 
 
 def _placeholder_names(f: Callable[..., Any], count: int) -> list[str]:
