@@ -234,6 +234,10 @@ def _scale_op(L: Any, bodies: list[str]) -> Any:
     return scale
 
 
+def _calling(op: Any) -> Callable[[Any], Any]:
+    return lambda x: op(x + 1, 2.0).relu()
+
+
 @pytest.mark.parametrize("mode", ["real", "fake"])
 def test_custom_op_is_one_node(mode: str) -> None:
     torch = pytest.importorskip("torch")
@@ -245,7 +249,7 @@ def test_custom_op_is_one_node(mode: str) -> None:
     for L, mk in ((ft, make_fx), (torch, torch_make_fx)):
         bodies: list[str] = []
         scale = _scale_op(L, bodies)
-        gm = mk(lambda x: scale(x + 1, 2.0).relu(), tracing_mode=mode)(L.randn(2, 3))
+        gm = mk(_calling(scale), tracing_mode=mode)(L.randn(2, 3))
         results.append((_targets(gm), bodies))
     assert results[0] == results[1]
     assert results[0][0][1] == ["aten.add.Tensor", "mfxtest.scale.default", "aten.relu.default"]
