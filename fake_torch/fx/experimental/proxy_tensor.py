@@ -396,7 +396,8 @@ def make_fx(f: Callable[..., Any],
             tracing_mode: str = "real", _allow_non_fake_inputs: bool = False,
             *, pre_dispatch: bool = False, record_module_stack: bool = False,
             _allow_fake_constant: bool = False, _error_on_data_dependent_ops: bool = True,
-            record_stack_traces: bool = False) -> Callable[..., GraphModule]:
+            record_stack_traces: bool = False, proxy_module_inputs: bool = False,
+            _disable_torch_fn_metadata_mode: bool = False) -> Callable[..., GraphModule]:
     """A function that traces `f` on its arguments into an aten-level GraphModule."""
     if tracing_mode not in _TRACING_MODES:
         raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
