@@ -254,3 +254,24 @@ def test_custom_op_is_one_node(mode: str) -> None:
     assert results[0] == results[1]
     assert results[0][0][1] == ["aten.add.Tensor", "mfxtest.scale.default", "aten.relu.default"]
     assert results[0][1] == (["real"] if mode == "real" else [])  # fake: the fake impl only
+
+
+def _module_graph(L: Any, make_fx: Any) -> list[tuple[str, str]]:
+    L.manual_seed(0)
+    m = L.nn.Sequential(L.nn.Linear(4, 3), L.nn.ReLU())
+    c = L.ones(3)
+    with L.no_grad():  # with grad, torch also records the detach autograd saves (not here)
+        gm = make_fx(lambda x: m(x) + c)(L.randn(2, 4))
+    return [(n.op, n.name if n.op != "call_function" else str(n.target))
+            for n in gm.graph.nodes]
+
+
+def test_module_parameters_are_attributes() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    ours = _module_graph(ft, make_fx)
+    assert ours == _module_graph(torch, torch_make_fx)
+    assert ("get_attr", "_param_constant1") in ours and ("get_attr", "_tensor_constant0") in ours

@@ -49,6 +49,7 @@ from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
 from fake_torch.fx.experimental import _aten_overloads
 from fake_torch.fx.experimental._aten_rules import RULES
+from fake_torch.nn.parameter import Parameter
 from fake_torch.overrides import TorchFunctionMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
@@ -149,7 +150,9 @@ class _Tracer:
         return _NOT_SYMBOLIC
 
     def _constant(self, t: Tensor) -> Node:
-        name = f"_tensor_constant{len(self.constants)}"
+        """A tensor no node made (a module's parameter, a closure's tensor): an attribute."""
+        kind = "_param_constant" if isinstance(t, Parameter) else "_tensor_constant"
+        name = f"{kind}{sum(1 for n in self.constants if n.startswith(kind))}"
         self.constants[name] = t
         node = self.graph.get_attr(name)
         node.meta["val"] = self.example(t)
