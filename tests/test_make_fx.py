@@ -275,3 +275,20 @@ def test_module_parameters_are_attributes() -> None:
     ours = _module_graph(ft, make_fx)
     assert ours == _module_graph(torch, torch_make_fx)
     assert ("get_attr", "_param_constant1") in ours and ("get_attr", "_tensor_constant0") in ours
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_vals_match_torch(name: str) -> None:
+    """Every node's meta["val"] has torch's size and dtype."""
+    ours, _, _ = _ours(name, "fake")
+    theirs = _theirs(name, "fake")
+
+    def one(v: Any) -> Any:
+        if isinstance(v, (tuple, list)):
+            return [one(i) for i in v]
+        return f"{list(v.shape)} {str(v.dtype).rpartition('.')[2]}" if hasattr(v, "shape") \
+            else repr(v)
+
+    def described(gm: Any) -> list[Any]:
+        return [one(n.meta["val"]) for n in gm.graph.nodes if n.op != "output"]
+    assert described(ours) == described(theirs)
