@@ -23,14 +23,18 @@ Tensors are tracked by identity: the node that made a tensor is its argument in 
 a tensor that no node made (a closure's constant) becomes a `get_attr` of `_tensor_constant<n>`.
 
 tracing_mode: "real" runs the kernels on the arguments; "fake" runs `f` on fake copies under a
-FakeTensorMode (no kernel runs); "symbolic" as "fake", with the placeholders' `meta["val"]`
-given symbolic sizes (duck-sized, named as torch names them for `input<i>.size()[d]`: `s75`)
-and each node's value's sizes taken as the symbols whose hints they equal.
+FakeTensorMode (no kernel runs; a custom op runs its fake impl); "symbolic" as "fake", with
+the arguments' sizes symbols (duck-sized, named as torch names them for `input<i>.size()[d]`:
+`s75`): the code reads SymInts from `x.shape`, a SymInt given to an op is a `sym_size.int`
+node (and the arithmetic on it), and each node's value is its op's output rule over the
+symbolic examples (where no rule fits, its sizes are taken as the symbols of equal hint).
 
-Differences from torch: symbolic tracing runs `f` at the sizes' hints, so sizes the code reads
-are ints in the graph (torch records `sym_size.int` nodes and the arithmetic on them);
-decompositions are those listed in `_aten_rules`, other composites record the public calls
-they make; `decomposition_table` is honoured for the overloads it names (called instead).
+Differences from torch (tests/test_make_fx*.py list them): an op recorded as one node keeps
+the public call's arguments (`sum(x, -1)`; torch: the schema's `[-1]`); with grad enabled
+torch also records the `detach` of outputs autograd saves; host reads (`.item()`) record
+nothing; no functionalization; symbolic traces make torch's sym_size nodes for the sizes an op
+is given, not for sizes read and unused, and infer reshape's -1 without `sym_numel`; the
+decompositions are those in `_aten_rules` (others record the public calls they make).
 """
 
 from __future__ import annotations
