@@ -292,3 +292,20 @@ def test_vals_match_torch(name: str) -> None:
     def described(gm: Any) -> list[Any]:
         return [one(n.meta["val"]) for n in gm.graph.nodes if n.op != "output"]
     assert described(ours) == described(theirs)
+
+
+def _calls(gm: Any) -> list[str]:
+    """Each call as text: its target, and its arguments with nodes by name."""
+    return [f"{n.name} = {n.target}{n.args} {n.kwargs}" for n in gm.graph.nodes
+            if n.op == "call_function"]
+
+
+# functions whose nodes' names and arguments are torch's too (the pattern matcher reads them)
+SAME_ARGS = ["rmsnorm", "rms_norm_functional", "mlp", "add_scalar_mul", "reductions",
+             "rotary", "kv_cache_write", "indexing", "matmul_3d_2d", "linear_2d"]
+
+
+@pytest.mark.parametrize("name", SAME_ARGS)
+def test_node_arguments_match_torch(name: str) -> None:
+    ours, _, _ = _ours(name, "real")
+    assert _calls(ours) == _calls(_theirs(name, "real"))

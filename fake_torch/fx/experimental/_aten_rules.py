@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 import fake_torch
 from fake_torch._dynamo.symbolic import concrete
 from fake_torch._memory_format import contiguous_format
@@ -378,6 +380,26 @@ def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tr.call("view" if tr.symbolic is not None else "_unsafe_view", "default", out, shape)
 
 
+@rule("linear")
+def _linear(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """at::linear: addmm for a 2-d input with a bias, a 3-d contiguous one folded into its
+    rows around one addmm, else matmul then the bias added in place."""
+    names = ("input", "weight", "bias")
+    given = dict(zip(names, args, strict=False)) | kwargs
+    x, weight, bias = given["input"], given["weight"], given.get("bias")
+    if x.dim() == 2 and bias is not None:
+        return tr.call("addmm", "default", bias, x, tr.call("t", "default", weight))
+    if bias is not None and x.dim() == 3 and x.is_contiguous():
+        n0, n1, k = tr.sizes(x)
+        flat = tr.call("view", "default", x, [n0 * n1, k])
+        out = tr.call("addmm", "default", bias, flat, tr.call("t", "default", weight))
+        return tr.call("view", "default", out, [n0, n1, tr.sizes(out)[1]])
+    out = _matmul(tr, (x, tr.call("t", "default", weight)), {})
+    if bias is not None:
+        out = tr.call("add_", "Tensor", out, bias)
+    return out
+
+
 # --- normalisation and attention as torch's CPU build dispatches them ----------------------------
 
 def _normalized(tr: _Tracer, x: Tensor, shape: Any) -> None:
@@ -402,6 +424,8 @@ def _rms_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     opmath = fake_torch.float64 if x.dtype == fake_torch.float64 else fake_torch.float32
     if eps is None:
         eps = fake_torch.finfo(opmath).eps
+    if opmath == fake_torch.float32:  # torch's kernel takes eps as its opmath scalar
+        eps = float(np.float32(eps))
     xf = x if x.dtype == opmath else tr.call("_to_copy", "default", x, dtype=opmath)
     dims = [x.dim() - 1 - i for i in range(n)]
     sq = tr.call("pow", "Tensor_Scalar", xf, 2)

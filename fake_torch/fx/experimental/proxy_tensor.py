@@ -59,6 +59,9 @@ from fake_torch.overrides import TorchFunctionMode
 _TRACING_MODES = ("real", "fake", "symbolic")
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
+# reductions whose aten schema takes a list of dims
+_DIM_LISTS = frozenset({"sum", "mean", "amax", "amin", "var", "std", "var_mean", "std_mean",
+                        "logsumexp", "nansum"})
 # aten ops whose arguments are not those of the public op of their name
 _ATEN_ORDER = frozenset({"embedding", "rsub", "convolution"})
 
@@ -113,13 +116,13 @@ class _Tracer:
             return self.fake_mode.from_tensor(t.contiguous())
 
     def arg(self, value: Any) -> Any:
-        """A node argument: tensors as the nodes that made them."""
+        """A node argument: tensors as the nodes that made them, sequences as lists (the
+        schema's `int[]`, `Tensor[]`)."""
         if isinstance(value, Tensor):
             node = self._nodes.get(id(value))
             return node if node is not None else self._constant(value)
         if isinstance(value, (tuple, list)):
-            items = [self.arg(v) for v in value]
-            return items if isinstance(value, list) or type(value) is not tuple else tuple(items)
+            return [self.arg(v) for v in value]
         if isinstance(value, dict):
             return {k: self.arg(v) for k, v in value.items()}
         if isinstance(value, SymInt) and self.symbolic is not None:
@@ -186,8 +189,9 @@ class _Tracer:
         output rule describes it (symbolic sizes), when its arguments are the op's own."""
         inputs = [self.example(a) for a in _tensors((args, kwargs))]
         name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
-        node = self.graph.create_node("call_function", target, self.arg(args),
-                                      self.arg(kwargs), name=name)
+        node = self.graph.create_node("call_function", target,
+                                      tuple(self.arg(a) for a in args), self.arg(kwargs),
+                                      name=name)
         if opdef is None and name in _PUBLIC_FORM and self.symbolic is not None:
             opdef, args, kwargs = _PUBLIC_FORM[name](*args, **kwargs)
         elif opdef is None and name is not None and name not in _ATEN_ORDER \
@@ -363,6 +367,8 @@ class _AtenMode(TorchFunctionMode):
         if opdef.kind in (_opdef.HOST, _opdef.DATA_DEPENDENT) and not opdef.aten:
             return func(*args, **kwargs)
         name = opdef.aten[0] if opdef.aten else opdef.name
+        if name in _DIM_LISTS and len(args) > 1 and isinstance(args[1], int):
+            args = (args[0], [args[1]], *args[2:])  # the schema's int[] dim: sum(x, [-1])
         target = _aten_overloads.overload(name, _aten_overloads.choose(name, args, kwargs))
         decomposed = tr.decompositions.get(target)
         if decomposed is not None:
