@@ -124,7 +124,8 @@ CASES: dict[str, Case] = {
 SYMBOLIC = ["rmsnorm", "add_scalar_mul", "activations", "inplace_updates", "reductions",
             "rms_norm_functional", "softmax_dtype", "permute_contiguous",
             "cat_stack", "bmm", "where_masked_fill", "rotary", "indexing", "to_dtype",
-            "unsqueeze_expand", "narrow_select"]
+            "unsqueeze_expand", "narrow_select", "linear_2d", "matmul_3d_2d", "kv_cache_write",
+            "layer_norm", "sdpa_causal", "embedding", "clone_split", "squeeze"]
 
 
 def _targets(gm: Any) -> tuple[list[str], list[str]]:

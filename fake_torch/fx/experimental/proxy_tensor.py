@@ -59,6 +59,9 @@ from fake_torch.overrides import TorchFunctionMode
 _TRACING_MODES = ("real", "fake", "symbolic")
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
+# aten ops whose schema returns Tensor[] (a list), not a tuple
+_LIST_RESULTS = frozenset({"split", "split_with_sizes", "unbind", "tensor_split", "meshgrid",
+                           "broadcast_tensors", "chunk"})
 # reductions whose aten schema takes a list of dims
 _DIM_LISTS = frozenset({"sum", "mean", "amax", "amin", "var", "std", "var_mean", "std_mean",
                         "logsumexp", "nansum"})
@@ -188,6 +191,10 @@ class _Tracer:
         """One node calling `target` that returned `result`; `opdef`: the public op whose
         output rule describes it (symbolic sizes), when its arguments are the op's own."""
         inputs = [self.example(a) for a in _tensors((args, kwargs))]
+        if self.symbolic is not None:  # every size read first, then the arithmetic on them
+            for size in _symints((args, kwargs)):
+                for symbol in _preorder_symbols(size.node.expr):
+                    self._symbol_node(symbol)
         name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
         node = self.graph.create_node("call_function", target,
                                       tuple(self.arg(a) for a in args), self.arg(kwargs),
@@ -198,6 +205,8 @@ class _Tracer:
                 and target.namespace == "aten":
             opdef = _opdef.def_of(_opdef.aten_callable(name))
         node.meta["val"] = self._value(result, inputs, opdef, args, kwargs)
+        if name in _LIST_RESULTS:  # the schema returns Tensor[]
+            node.meta["val"] = list(node.meta["val"])
         if isinstance(result, (tuple, list)):
             for i, item in enumerate(result):
                 got = self.graph.call_function(operator.getitem, (node, i))
@@ -286,6 +295,22 @@ _PUBLIC_FORM: dict[str, Callable[..., PublicForm]] = {
     "_softmax": lambda x, dim, half: (_method("softmax"), (x, dim), {}),
     "_log_softmax": lambda x, dim, half: (_method("log_softmax"), (x, dim), {}),
 }
+
+
+def _symints(value: Any) -> list[SymInt]:
+    if isinstance(value, SymInt):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [n for v in value for n in _symints(v)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _symints(v)]
+    return []
+
+
+def _preorder_symbols(expr: Any) -> list[Any]:
+    import sympy
+
+    return [e for e in sympy.preorder_traversal(expr) if isinstance(e, sympy.Symbol)]
 
 
 def _tensors(value: Any) -> list[Tensor]:
