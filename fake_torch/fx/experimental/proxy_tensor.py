@@ -51,12 +51,13 @@ from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
-from fake_torch.fx.experimental import _aten_overloads
+from fake_torch.fx.experimental import _aten_overloads, _aten_rules_index, _aten_rules_nn
 from fake_torch.fx.experimental._aten_rules import RULES
 from fake_torch.nn.parameter import Parameter
 from fake_torch.overrides import TorchFunctionMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
+_RULE_MODULES = (_aten_rules_nn, _aten_rules_index)  # their rules join RULES on import
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
 # aten ops whose schema returns Tensor[] (a list), not a tuple
