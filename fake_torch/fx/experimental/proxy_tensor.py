@@ -53,6 +53,7 @@ from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
 from fake_torch.fx.experimental import _aten_overloads, _aten_rules_index, _aten_rules_nn
 from fake_torch.fx.experimental._aten_rules import RULES
+from fake_torch.fx.experimental._proxy_symbolic import PUBLIC_FORM, preorder_symbols, symints
 from fake_torch.nn.parameter import Parameter
 from fake_torch.overrides import TorchFunctionMode
 
@@ -193,15 +194,15 @@ class _Tracer:
         output rule describes it (symbolic sizes), when its arguments are the op's own."""
         inputs = [self.example(a) for a in _tensors((args, kwargs))]
         if self.symbolic is not None:  # every size read first, then the arithmetic on them
-            for size in _symints((args, kwargs)):
-                for symbol in _preorder_symbols(size.node.expr):
+            for size in symints((args, kwargs)):
+                for symbol in preorder_symbols(size.node.expr):
                     self._symbol_node(symbol)
         name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
         node = self.graph.create_node("call_function", target,
                                       tuple(self.arg(a) for a in args), self.arg(kwargs),
                                       name=name)
-        if opdef is None and name in _PUBLIC_FORM and self.symbolic is not None:
-            opdef, args, kwargs = _PUBLIC_FORM[name](*args, **kwargs)
+        if opdef is None and name in PUBLIC_FORM and self.symbolic is not None:
+            opdef, args, kwargs = PUBLIC_FORM[name](*args, **kwargs)
         elif opdef is None and name is not None and name not in _ATEN_ORDER \
                 and target.namespace == "aten":
             opdef = _opdef.def_of(_opdef.aten_callable(name))
@@ -263,55 +264,6 @@ class _Tracer:
 
 def _no_call(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("make_fx: no public call is running")
-
-
-def _method(name: str) -> _opdef.OpDef:
-    return _opdef.tensor_methods()[name][0]
-
-
-PublicForm = tuple[_opdef.OpDef, tuple[Any, ...], dict[str, Any]]
-
-
-def _slice_form(x: Tensor, dim: int = 0, start: Any = None, end: Any = None,
-                step: Any = 1) -> PublicForm:
-    index = (*[slice(None)] * dim, slice(start, None if end == 2 ** 63 - 1 else end, step))
-    return _method("__getitem__"), (x, index), {}
-
-
-def _index_form(x: Tensor, indices: list[Any]) -> PublicForm:
-    index = tuple(slice(None) if i is None else i for i in indices)
-    return _method("__getitem__"), (x, index), {}
-
-
-def _to_copy_form(x: Tensor, **kwargs: Any) -> PublicForm:
-    return _method("to"), (x,), {k: v for k, v in kwargs.items() if k in ("dtype", "device")}
-
-
-# the aten ops no public op is named after, as the public call whose output rule they share
-_PUBLIC_FORM: dict[str, Callable[..., PublicForm]] = {
-    "slice": _slice_form,
-    "index": _index_form,
-    "_to_copy": _to_copy_form,
-    "_unsafe_view": lambda x, size: (_method("view"), (x, size), {}),
-    "_softmax": lambda x, dim, half: (_method("softmax"), (x, dim), {}),
-    "_log_softmax": lambda x, dim, half: (_method("log_softmax"), (x, dim), {}),
-}
-
-
-def _symints(value: Any) -> list[SymInt]:
-    if isinstance(value, SymInt):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [n for v in value for n in _symints(v)]
-    if isinstance(value, dict):
-        return [n for v in value.values() for n in _symints(v)]
-    return []
-
-
-def _preorder_symbols(expr: Any) -> list[Any]:
-    import sympy
-
-    return [e for e in sympy.preorder_traversal(expr) if isinstance(e, sympy.Symbol)]
 
 
 def _tensors(value: Any) -> list[Tensor]:
