@@ -310,3 +310,19 @@ SAME_ARGS = ["rmsnorm", "rms_norm_functional", "mlp", "add_scalar_mul", "reducti
 def test_node_arguments_match_torch(name: str) -> None:
     ours, _, _ = _ours(name, "real")
     assert _calls(ours) == _calls(_theirs(name, "real"))
+
+
+def test_aten_overloads_are_the_graph_targets() -> None:
+    """`torch.ops.aten.<name>.<overload>` is the object make_fx's nodes target (graph passes
+    compare targets by identity), it runs its op, and an overload torch lacks is refused."""
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    aten = ft.ops.aten
+    gm = make_fx(lambda x: (x + 1)[:, 1:].reshape(-1))(ft.randn(2, 3))
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets == [aten.add.Tensor, aten.slice.Tensor, aten.clone.default,
+                       aten._unsafe_view.default]
+    x = ft.randn(2, 3)
+    np.testing.assert_array_equal(aten.slice.Tensor(x, 1, 1, 3).numpy(), x[:, 1:].numpy())
+    with pytest.raises(AttributeError, match="has no overload name 'Tensr'"):
+        aten.add.Tensr  # noqa: B018

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import fake_torch
-from fake_torch import _ops
+from fake_torch import _factories, _ops
 from fake_torch._opdef import aten_callable, aten_names
 from fake_torch._tensor import Tensor
 
@@ -109,7 +109,7 @@ _KERNELS: dict[str, Kernel] = {
     "native_layer_norm": _native_layer_norm,
     "_scaled_dot_product_flash_attention_for_cpu": _flash_cpu,
     "embedding": _embedding,
-    "empty": lambda size, **kw: fake_torch.empty(size, **kw),  # type: ignore[operator]
+    "empty": lambda size, **kw: _factories.empty(size, **kw),
     "sym_size": _sym_size,
     "convolution": _convolution,
     "rsub": lambda x, other, alpha=1: other - alpha * x,
@@ -126,7 +126,7 @@ def overload(name: str, overload_name: str = "default",
     if packet is None:
         if kernel is None and name not in aten_names():
             raise NotImplementedError(f"torch.ops.aten.{name} is not emulated by fake_torch")
-        packet = getattr(_ops.ops.aten, name) if name in aten_names() else \
+        packet = _ops._aten_packet(name) if name in aten_names() else \
             _ops.OpOverloadPacket("aten", name, "(...) -> ...", kernel)  # type: ignore[arg-type]
         packets[name] = packet
     found = packet._overloads.get(overload_name)
@@ -136,6 +136,25 @@ def overload(name: str, overload_name: str = "default",
     elif name in _KERNELS and overload_name == "default" and found._kernel is not _KERNELS[name]:
         found._kernel = _KERNELS[name]  # the packet made before this module: it refused
     return found
+
+
+# the overload names make_fx chooses: what `torch.ops.aten.<name>.<overload>` may name
+_OVERLOADS = frozenset({"default", "Tensor", "Scalar", "Tensor_mode", "Tensor_Scalar",
+                        "Tensor_Tensor", "dim", "dims", "dim_IntList", "dim_int", "correction",
+                        "dtype", "int", "memory_format", "self", "src", "self_Tensor", "start",
+                        "start_step", "m"})
+
+
+def _on_access(name: str, overload_name: str) -> _ops.OpOverload | None:
+    """torch.ops.aten.<name>.<overload_name> on first access (None: not one make_fx knows)."""
+    if overload_name not in _OVERLOADS:
+        return None
+    if name not in _KERNELS and name not in aten_names():
+        return None
+    return overload(name, overload_name)
+
+
+_ops.set_aten_overload_hook(_on_access)
 
 
 # --- which overload a public call is ------------------------------------------------------------
