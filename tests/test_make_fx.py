@@ -55,6 +55,11 @@ def _kv_write(T: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     return f, (T.zeros(6, 4), T.tensor([1, 4]), T.randn(2, 4))
 
 
+def _kv_put(cache: Any, slots: Any, k: Any) -> Any:
+    cache[slots] = k
+    return cache
+
+
 def _case(body: Callable[..., Any], *shapes: tuple[int, ...]) -> Case:
     return lambda T: (lambda *a: body(T, *a), tuple(T.randn(*s) for s in shapes))
 
@@ -119,6 +124,15 @@ CASES: dict[str, Case] = {
     "pow_sqrt": _named(lambda T, x, y: x.abs().sqrt() ** 2 + y.sigmoid().tanh(), (2, 3), (2, 3)),
     "embedding": lambda T: (lambda i, w: T.nn.functional.embedding(i, w),
                             (T.tensor([1, 2, 0]), T.randn(4, 3))),
+    "kv_cache_index_put": lambda T: (_kv_put, (T.zeros(6, 4), T.tensor([1, 4]), T.randn(2, 4))),
+    "setitem_scalar": _named(lambda T, x, y: (x.__setitem__((0, slice(1, None)), 2.0), x + y)[1],
+                             (2, 3), (2, 3)),
+    "setitem_0dim": lambda T: (lambda x, v: (x.__setitem__(0, v), x)[1],
+                               (T.randn(2, 3), T.tensor(1.0))),
+    "rms_norm_half": lambda T: (lambda x, w: T.nn.functional.rms_norm(x, (4,), w),
+                                (T.randn(2, 4).half(), T.randn(4).half())),
+    "gqa_repeat": _named(lambda T, k, q: q @ k[:, :, None].expand(1, 2, 2, 3, 4).reshape(
+        1, 4, 3, 4).transpose(-2, -1), (1, 2, 3, 4), (1, 4, 3, 4)),
 }
 # functions that read no size: symbolic tracing matches torch's
 SYMBOLIC = ["rmsnorm", "add_scalar_mul", "activations", "inplace_updates", "reductions",

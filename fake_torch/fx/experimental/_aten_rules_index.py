@@ -71,15 +71,15 @@ def _getitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 @rule("__setitem__")
 def _setitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x, index, value = args
+    if not isinstance(value, Tensor):  # torch wraps a number as a constant tensor first
+        value = tr.call("lift_fresh_copy", "default", fake_torch.tensor(value))
     target, advanced = _basic_index(tr, x, index)
     if any(a is not None for a in advanced):
         while advanced and advanced[-1] is None:
             advanced.pop()
-        if not isinstance(value, Tensor):
-            value = tr.call("scalar_tensor", "default", value, dtype=x.dtype, device=x.device)
         tr.call("index_put_", "default", target, advanced, value)
-    elif isinstance(value, Tensor):
-        tr.call("copy_", "default", target, value)
+    elif value.dim() == 0:  # a 0-dim value (a number's too) fills
+        tr.call("fill_", "Tensor", target, value)
     else:
-        tr.call("fill_", "Scalar", target, value)
+        tr.call("copy_", "default", target, value)
     return None
