@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import fake_torch
+from fake_torch import _factories
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_rules import rule
 
@@ -72,7 +73,7 @@ def _getitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _setitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x, index, value = args
     if not isinstance(value, Tensor):  # torch wraps a number as a constant tensor first
-        value = tr.call("lift_fresh_copy", "default", fake_torch.tensor(value))
+        value = tr.call("lift_fresh_copy", "default", _factories.tensor(value))
     target, advanced = _basic_index(tr, x, index)
     if any(a is not None for a in advanced):
         while advanced and advanced[-1] is None:
