@@ -129,6 +129,7 @@ CASES: dict[str, Case] = {
                              (2, 3), (2, 3)),
     "setitem_0dim": lambda T: (lambda x, v: (x.__setitem__(0, v), x)[1],
                                (T.randn(2, 3), T.tensor(1.0))),
+    "unused_inplace": _named(lambda T, c, v: (c.add_(v), v * 2)[1], (2, 3), (2, 3)),
     "rms_norm_half": lambda T: (lambda x, w: T.nn.functional.rms_norm(x, (4,), w),
                                 (T.randn(2, 4).half(), T.randn(4).half())),
     "gqa_repeat": _named(lambda T, k, q: q @ k[:, :, None].expand(1, 2, 2, 3, 4).reshape(
@@ -209,9 +210,10 @@ def test_every_node_has_a_fake_val() -> None:
 
 # functions whose fwd_only graph torch's no-op removal leaves as traced (fwd_only here runs
 # make_fx with inductor's decompositions, not remove_noop_ops)
-FWD_ONLY = ["mlp", "rmsnorm", "rms_norm_functional", "layer_norm", "sdpa_causal", "linear_2d",
-            "matmul_3d_2d", "softmax_dtype", "activations", "where_masked_fill", "embedding",
-            "kv_cache_write", "rotary", "add_scalar_mul", "inplace_updates", "to_dtype"]
+FWD_ONLY = ["unused_inplace", "mlp", "rmsnorm", "rms_norm_functional", "layer_norm",
+            "sdpa_causal", "linear_2d", "matmul_3d_2d", "softmax_dtype", "activations",
+            "where_masked_fill", "embedding", "kv_cache_write", "rotary", "add_scalar_mul",
+            "inplace_updates", "to_dtype"]
 
 
 @pytest.mark.parametrize("name", FWD_ONLY)

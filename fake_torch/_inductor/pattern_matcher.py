@@ -110,9 +110,16 @@ def fwd_only(fn: Callable[..., Any], args: Sequence[Any], *, run_functional_pass
     table = get_decomp_fn() if get_decomp_fn is not None else select_decomp_table()
     gm = make_fx(fn, table, tracing_mode="real")(*args)
     if run_functional_passes:
-        gm.graph.eliminate_dead_code()
-        gm.recompile()
+        gm.graph.eliminate_dead_code(_mutates)
+    gm.recompile()
     return gm
+
+
+def _mutates(node: Any) -> bool:
+    """An in-place op (`add_`, `index_put_`) is kept by dead-code elimination, as torch keeps
+    a node whose schema writes an argument."""
+    name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
+    return name.endswith("_") and not name.endswith("__")
 
 
 __all__ = ["CallFunctionVarArgs", "Match", "PatternMatcherPass", "PatternPrettyPrinter",
