@@ -113,6 +113,8 @@ _KERNELS: dict[str, Kernel] = {
     "sym_size": _sym_size,
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
+    "log_sigmoid_forward": lambda x: (fake_torch.nn.functional.logsigmoid(x),
+                                      fake_torch.zeros_like(x)),  # (out, the CPU buffer)
     "rsub": lambda x, other, alpha=1: other - alpha * x,
 }
 
@@ -209,6 +211,11 @@ def choose(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         return "correction"
     if name == "eye":
         return "m" if len([a for a in args if _number(a)]) == 2 else "default"
+    if name == "isin":
+        elements = args[0] if args else kwargs.get("elements")
+        test = args[1] if len(args) > 1 else kwargs.get("test_elements")
+        return "Scalar_Tensor" if _number(elements) else \
+            "Tensor_Scalar" if _number(test) else "Tensor_Tensor"
     if name in ("clamp", "clamp_"):
         bounds = [*args[1:], kwargs.get("min"), kwargs.get("max")]
         return "Tensor" if any(isinstance(b, Tensor) for b in bounds) else "default"

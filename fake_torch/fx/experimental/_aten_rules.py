@@ -188,10 +188,10 @@ def _concatenate(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     return tr.call("cat", "default", *args, *kwargs.values())
 
 
-@rule("positive", "resolve_conj", "resolve_neg", "real", "conj")
+@rule("positive", "resolve_conj", "resolve_neg", "real", "conj", "conj_physical")
 def _same(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A real tensor's positive, resolve_conj, resolve_neg, real, conj: itself, nothing
-    dispatched."""
+    """A real tensor's positive, resolve_conj, resolve_neg, real, conj, conj_physical:
+    itself, nothing dispatched."""
     x: Tensor = args[0]
     if x.is_complex() or (tr.current == "positive" and x.dtype == fake_torch.bool):
         return tr.record_as(tr.current, "default", args, kwargs, tr.run_public(args, kwargs))

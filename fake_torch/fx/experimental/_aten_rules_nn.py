@@ -172,3 +172,31 @@ def _conv(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tr.call("convolution", "default", given["input"], given["weight"], given.get("bias"),
                    spread(given.get("stride", 1)), spread(padding),
                    spread(given.get("dilation", 1)), False, [0] * n, given.get("groups", 1))
+
+
+@rule("max_pool2d")
+def _max_pool2d(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """max_pool2d_with_indices and its two items, whether or not the indices are wanted;
+    the arguments given (sizes as pairs), as torch passes them."""
+    names = ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode",
+             "return_indices")
+    given = dict(zip(names, args, strict=False)) | kwargs
+    wanted = bool(given.pop("return_indices", False))
+    if given.get("stride") is None:
+        given.pop("stride", None)
+    pairs = ("kernel_size", "stride", "padding", "dilation")
+    passed = [[v, v] if k in pairs and isinstance(v, int) else
+              list(v) if k in pairs else v for k, v in given.items()]
+    out = tr.call("max_pool2d_with_indices", "default", *passed)
+    return tuple(out) if wanted else out[0]
+
+
+@rule("logsigmoid")
+def _logsigmoid(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return tr.call("log_sigmoid_forward", "default", args[0])[0]
+
+
+@rule("relu6")
+def _relu6(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    inplace = bool(args[1] if len(args) > 1 else kwargs.get("inplace", False))
+    return tr.call("hardtanh_" if inplace else "hardtanh", "default", args[0], 0, 6)
