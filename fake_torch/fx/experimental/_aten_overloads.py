@@ -114,7 +114,7 @@ _KERNELS: dict[str, Kernel] = {
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
     "log_sigmoid_forward": lambda x: (fake_torch.nn.functional.logsigmoid(x),
-                                      fake_torch.zeros_like(x)),  # (out, the CPU buffer)
+                                      _factories.zeros_like(x)),  # (out, the CPU buffer)
     "rsub": lambda x, other, alpha=1: other - alpha * x,
 }
 
