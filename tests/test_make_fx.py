@@ -342,3 +342,18 @@ def test_aten_overloads_are_the_graph_targets() -> None:
     np.testing.assert_array_equal(aten.slice.Tensor(x, 1, 1, 3).numpy(), x[:, 1:].numpy())
     with pytest.raises(AttributeError, match="has no overload name 'Tensr'"):
         aten.add.Tensr  # noqa: B018
+
+
+def test_value_read_refused_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    messages = []
+    for L, mk in ((ft, make_fx), (torch, torch_make_fx)):
+        with pytest.raises(RuntimeError) as caught:
+            mk(lambda x: x * x.sum().item())(L.randn(2, 3))
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("It appears that you're trying to get value out of a tracing")

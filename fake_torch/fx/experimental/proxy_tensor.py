@@ -61,6 +61,9 @@ _TRACING_MODES = ("real", "fake", "symbolic")
 _RULE_MODULES = (_aten_rules_nn, _aten_rules_index)  # their rules join RULES on import
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
+# a tensor's value read by the host (torch's _local_scalar_dense)
+_VALUE_READS = frozenset({"item", "tolist", "__bool__", "__float__", "__int__", "__complex__",
+                          "__index__"})
 # aten ops whose schema returns Tensor[] (a list), not a tuple
 _LIST_RESULTS = frozenset({"split", "split_with_sizes", "unbind", "tensor_split", "meshgrid",
                            "broadcast_tensors", "chunk"})
@@ -86,6 +89,7 @@ class _Tracer:
         self.current = ""  # the public op whose rule is running
         self.symbolic: Any = None  # fake_torch._dynamo.symbolic.SymbolicTrace
         self.public: Callable[..., Any] = _no_call  # the public op whose rule is running
+        self.error_on_data_dependent_ops = True
         self.symbol_places: dict[Any, tuple[Node, int]] = {}  # symbol -> (placeholder, dim)
         self._symbol_nodes: dict[Any, Node] = {}
 
@@ -342,6 +346,14 @@ class _AtenMode(TorchFunctionMode):
                     opdef.name, _aten_overloads.choose(opdef.name, args, kwargs), func)
                 return tr.record(target, args, kwargs, result)
             return result
+        if opdef.name in _VALUE_READS and tr.error_on_data_dependent_ops \
+                and tr.tracing_mode == "real":
+            raise RuntimeError(
+                "It appears that you're trying to get value out of a tracing tensor with "
+                "aten._local_scalar_dense.default - erroring out! It's likely that this is "
+                "caused by data-dependent control flow or similar.  It may be possible to trace "
+                "this with dynamic shapes; try setting tracing_mode='symbolic' in your make_fx "
+                "call.")
         if opdef.kind in (_opdef.HOST, _opdef.DATA_DEPENDENT) and not opdef.aten:
             return func(*args, **kwargs)
         name = opdef.aten[0] if opdef.aten else opdef.name
@@ -396,14 +408,17 @@ def make_fx(f: Callable[..., Any],
         raise NotImplementedError("make_fx(pre_dispatch=True) is not emulated by fake_torch")
 
     def wrapped(*args: Any) -> GraphModule:
-        return _trace(f, args, tracing_mode, decomposition_table or {})
+        return _trace(f, args, tracing_mode, decomposition_table or {},
+                      _error_on_data_dependent_ops)
 
     return wrapped
 
 
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
-           decompositions: Mapping[Any, Callable[..., Any]]) -> GraphModule:
+           decompositions: Mapping[Any, Callable[..., Any]],
+           error_on_data_dependent_ops: bool = True) -> GraphModule:
     tr = _Tracer(tracing_mode, decompositions)
+    tr.error_on_data_dependent_ops = error_on_data_dependent_ops
     mode = _AtenMode(tr)
     if tracing_mode != "real":
         args = tuple(tr.fake_mode.from_tensor(a) if isinstance(a, Tensor) else a
