@@ -31,10 +31,12 @@ symbolic examples (where no rule fits, its sizes are taken as the symbols of equ
 
 Differences from torch (tests/test_make_fx*.py list them): an op recorded as one node keeps
 the public call's arguments (`sum(x, -1)`; torch: the schema's `[-1]`); with grad enabled
-torch also records the `detach` of outputs autograd saves; host reads (`.item()`) record
-nothing; no functionalization; symbolic traces make torch's sym_size nodes for the sizes an op
-is given, not for sizes read and unused, and infer reshape's -1 without `sym_numel`; the
-decompositions are those in `_aten_rules` (others record the public calls they make).
+torch also records the `detach` of outputs autograd saves; a host read (`.item()`) refuses
+as torch's real tracing does, but with _error_on_data_dependent_ops=False its value is baked
+in (torch: a `_local_scalar_dense` node); no functionalization; symbolic traces make torch's
+sym_size nodes for the sizes an op is given, not for sizes read and unused, and infer
+reshape's -1 without `sym_numel`; the decompositions are those in `_aten_rules*` (other
+composites record the public calls they make).
 """
 
 from __future__ import annotations
