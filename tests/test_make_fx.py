@@ -357,3 +357,27 @@ def test_value_read_refused_as_torch() -> None:
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
     assert messages[0].startswith("It appears that you're trying to get value out of a tracing")
+
+
+def _writing(L: Any) -> Callable[..., Any]:
+    @L.library.custom_op("mfxtest::write", mutates_args=("out",),
+                         schema="(Tensor(a!) out, Tensor x) -> ()")
+    def write(out: Any, x: Any) -> None:
+        out.copy_(x)
+
+    def f(o: Any, x: Any) -> Any:
+        write(o, x * 2)
+        return x + 1
+    return f
+
+
+def test_fwd_only_keeps_a_mutating_custom_op() -> None:
+    torch = pytest.importorskip("torch")
+    from torch._inductor.pattern_matcher import fwd_only as torch_fwd_only
+
+    from fake_torch._inductor.pattern_matcher import fwd_only
+
+    ours = fwd_only(_writing(ft), (ft.zeros(2), ft.ones(2)))
+    theirs = torch_fwd_only(_writing(torch), (torch.zeros(2), torch.ones(2)))
+    assert _targets(ours) == _targets(theirs)
+    assert "mfxtest.write.default" in _targets(ours)[1]

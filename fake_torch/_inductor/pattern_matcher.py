@@ -116,10 +116,12 @@ def fwd_only(fn: Callable[..., Any], args: Sequence[Any], *, run_functional_pass
 
 
 def _mutates(node: Any) -> bool:
-    """An in-place op (`add_`, `index_put_`) is kept by dead-code elimination, as torch keeps
-    a node whose schema writes an argument."""
+    """An in-place op (`add_`, `index_put_`) or a custom op whose schema writes an argument
+    (`Tensor(a!) out`) is kept by dead-code elimination, as torch keeps them."""
     name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
-    return name.endswith("_") and not name.endswith("__")
+    schema = getattr(node.target, "_schema", "")
+    return (name.endswith("_") and not name.endswith("__")) or \
+        (isinstance(schema, str) and "!" in schema)
 
 
 __all__ = ["CallFunctionVarArgs", "Match", "PatternMatcherPass", "PatternPrettyPrinter",
