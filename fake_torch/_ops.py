@@ -79,6 +79,8 @@ class OpOverloadPacket:
         if overload.startswith("__") or overload == "_overloads":
             raise AttributeError(overload)
         found = self._overloads.get(overload)
+        if found is None and self.namespace == "aten" and _aten_overload_hook is not None:
+            found = _aten_overload_hook(self._opname, overload)
         if found is None:
             raise AttributeError(f"The underlying op of '{self}' has no overload name "
                                  f"'{overload}'")
@@ -167,6 +169,9 @@ class _OpNamespace:
         if op_name.startswith("__"):
             raise AttributeError(op_name)
         packet = self._packets.get(op_name)
+        if packet is None and self.name == "aten" and _aten_overload_hook is not None:
+            made = _aten_overload_hook(op_name, "default")  # aten ops make_fx records
+            packet = made.overloadpacket if made is not None else None
         if packet is None and self.name == "aten":
             packet = self._packets[op_name] = _aten_packet(op_name)
         if packet is None:
@@ -205,6 +210,14 @@ class _Ops:
 
 
 ops = _Ops()
+# torch.ops.aten.<name>.<overload> beyond `.default`: made on first access by make_fx's
+# overload table (fake_torch.fx.experimental._aten_overloads registers it), None if unknown
+_aten_overload_hook: Callable[[str, str], OpOverload | None] | None = None
+
+
+def set_aten_overload_hook(hook: Callable[[str, str], OpOverload | None]) -> None:
+    global _aten_overload_hook
+    _aten_overload_hook = hook
 
 
 def _aten_packet(name: str) -> OpOverloadPacket:

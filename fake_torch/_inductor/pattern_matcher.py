@@ -83,8 +83,27 @@ def _not_emulated(name: str) -> NotImplementedError:
 
 def fwd_only(fn: Callable[..., Any], args: Sequence[Any], *, run_functional_passes: bool = True,
              get_decomp_fn: Callable[..., Any] | None = None) -> GraphModule:
-    """Trace `fn` on `args` into a forward-only graph (not emulated)."""
-    raise _not_emulated("fwd_only")
+    """Trace `fn` on `args` into a forward-only aten graph: make_fx's (real tracing) with
+    inductor's decompositions (`select_decomp_table()`, or `get_decomp_fn()`'s table). Torch
+    also removes no-op ops (remove_noop_ops) first when run_functional_passes: not here."""
+    from fake_torch._inductor.decomposition import select_decomp_table
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    table = get_decomp_fn() if get_decomp_fn is not None else select_decomp_table()
+    gm = make_fx(fn, table, tracing_mode="real")(*args)
+    if run_functional_passes:
+        gm.graph.eliminate_dead_code(_mutates)
+    gm.recompile()
+    return gm
+
+
+def _mutates(node: Any) -> bool:
+    """An in-place op (`add_`, `index_put_`) or a custom op whose schema writes an argument
+    (`Tensor(a!) out`) is kept by dead-code elimination, as torch keeps them."""
+    name = getattr(getattr(node.target, "overloadpacket", None), "__name__", "")
+    schema = getattr(node.target, "_schema", "")
+    return (name.endswith("_") and not name.endswith("__")) or \
+        (isinstance(schema, str) and "!" in schema)
 
 
 set_default_trace_fn(fwd_only)  # Match.replace_by_example's default tracer
