@@ -11,6 +11,7 @@ from torch._inductor import compile_fx as compile_fx
 from torch._inductor import cudagraph_trees as cudagraph_trees
 from torch._inductor import cudagraph_utils as cudagraph_utils
 from torch._inductor import custom_graph_pass as custom_graph_pass
+from torch._inductor import decomposition as decomposition
 from torch._inductor import fx_passes as fx_passes
 from torch._inductor import fx_utils as fx_utils
 from torch._inductor import lowering as lowering
