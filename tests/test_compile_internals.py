@@ -14,8 +14,6 @@ from fake_torch._dynamo.utils import dynamo_timed, lazy_format_graph_code
 from fake_torch._guards import TracingContext, detect_fake_mode, tracing
 from fake_torch._inductor.pattern_matcher import (
     PatternMatcherPass,
-    fwd_only,
-    register_replacement,
 )
 from fake_torch._subclasses.fake_tensor import (
     DataDependentOutputException,
@@ -159,8 +157,6 @@ def test_utils_and_marks() -> None:
     ft._dynamo.decorators.mark_unbacked(t, 0)
     assert t._dynamo_dynamic_indices == {0}  # type: ignore[attr-defined]
     assert PatternMatcherPass(pass_name="p").apply(ft.fx.Graph()) == 0
-    with pytest.raises(NotImplementedError, match="fwd_only"):  # traces with fwd_only: refused
-        register_replacement(h, h, [], fwd_only, [])
     handle = ft._dynamo.convert_frame.register_bytecode_hook(lambda a, b: None)
     handle.remove()  # tests/test_bytecode_hook.py: the hook's contract
 

@@ -474,19 +474,30 @@ def test_a_duplicate_replacement_is_refused_or_skipped() -> None:
                                  "graph():")
 
 
-def test_without_fwd_only_replace_by_example_and_register_replacement_refuse() -> None:
-    pm = _pm(fake_torch)
-    relu: Any = fake_torch.relu
-    empty: Any = fake_torch.empty
-    gm = fake_torch.fx.symbolic_trace(lambda x: relu(x))
-    _with_vals(fake_torch, gm, (2,))
-    node = next(n for n in gm.graph.nodes if n.op == "call_function")
-    m = pm.CallFunctionVarArgs(fake_torch.relu).match(node)
-    with pytest.raises(NotImplementedError, match="fwd_only"):
-        m.replace_by_example(lambda x: x, list(node.args))
-    with pytest.raises(NotImplementedError, match="fwd_only"):
-        pm.register_replacement(relu, relu, [empty(1)], pm.fwd_only,
-                                pm.PatternMatcherPass())
+def _fwd_only_replacement(lib: ModuleType) -> tuple[str, int, list[str]]:
+    """register_replacement with the real fwd_only (make_fx plus inductor's decompositions):
+    the pattern it registers, the matches in a make_fx graph, the rewritten targets."""
+    pm = _pm(lib)
+    relu: Any = lib.relu
+
+    def search(x: Any) -> Any:
+        return relu(x) * 2
+
+    def replace(x: Any) -> Any:
+        return relu(x) + relu(x)
+
+    p = pm.PatternMatcherPass()
+    pm.register_replacement(search, replace, [lib.empty(3)], pm.fwd_only, p)
+    pattern = repr(next(iter(p.patterns.values()))[0].pattern)
+    make_fx = importlib.import_module(lib.__name__ + ".fx.experimental.proxy_tensor").make_fx
+    gm = make_fx(lambda x: relu(x) * 2 + 1)(lib.randn(3))
+    count = p.apply(gm.graph)
+    return pattern, count, [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_register_replacement_with_fwd_only_rewrites_a_make_fx_graph_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    assert _fwd_only_replacement(fake_torch) == _fwd_only_replacement(torch)
 
 
 def _replace_by_example(lib: ModuleType) -> dict[str, Any]:

@@ -237,7 +237,7 @@ def _fresh_like(arg: Tensor, requires_grad: bool, mode: FakeTensorMode) -> Tenso
                                    device=arg.device).as_strided(size, stride)
     if requires_grad:
         out = out.requires_grad_(True)
-    if isinstance(arg, FakeTensor) and arg._sym_shape is not None:
+    if getattr(arg, "_sym_shape", None) is not None:  # (a mode's plain fake tensor has none)
         out = FakeTensor.symbolic(out, tuple(arg.shape), tuple(arg.stride()), 0, mode)
     return out
 
