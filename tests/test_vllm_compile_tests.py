@@ -28,9 +28,10 @@ starts for each test. Only configurations that need no inductor are selected (`-
     and equal outputs across the three.
 Each selected vLLM test must pass. Today each stops at one named blocker (issue 26): VllmBackend's
 pass manager registers its fusion patterns with torch._inductor.pattern_matcher.
-register_replacement, which traces them with fwd_only (aten-level tracing), which fake_torch
-refuses; that exact refusal, raised from vLLM's pass manager, is checked and the test reported
-as an expected failure. Any other outcome fails.
+register_replacement, which traces them with fwd_only (make_fx); vLLM's search functions call
+auto_functionalized (functionalization), which fake_torch refuses; that exact refusal, raised
+from vLLM's pass manager, is checked and the test reported as an expected failure. Any other
+outcome fails.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ class Blocker:
 # raises, and the frames (file, function) it must be raised under.
 _PASS_MANAGER = Blocker(
     "issue 26",
-    "NotImplementedError: torch._inductor.pattern_matcher.fwd_only is not emulated "
-    "by fake_torch: it does not trace functions into search/replace patterns",
+    "NotImplementedError: torch._higher_order_ops.auto_functionalize.auto_functionalized is "
+    "not emulated by fake_torch",
     # VllmBackend configuring its pass manager, whose fusion passes register their patterns
     ("vllm/compilation/backends.py\", line", "in configure_post_pass",
      "vllm/compilation/passes/pass_manager.py\", line", "in configure"))
