@@ -154,3 +154,26 @@ def test_make_fx_real_mode_runs_on_clones() -> None:
         out, L.ones(3))
     assert out.tolist() == [0.0, 0.0, 0.0]  # the op ran on a clone
     assert gm(L.zeros(3), L.full((3,), 2.0)).tolist() == [5.0, 5.0, 5.0]
+
+
+def _fwd_only_targets(L: Any) -> list[str]:
+    if L is ft:
+        from fake_torch._inductor.pattern_matcher import fwd_only
+    else:
+        from torch._inductor.pattern_matcher import fwd_only
+    rn, _ = _ops(L)
+    af = _af(L)
+
+    def search(out: Any, x: Any, w: Any) -> Any:  # a vLLM fusion pattern's shape
+        return af(rn, result=out, input=x, weight=w, epsilon=1e-6)[1]
+
+    gm = fwd_only(search, (L.zeros(4, 3), L.ones(4, 3), L.ones(3)))
+    return [n.op if n.op != "call_function" else str(n.target) for n in gm.graph.nodes]
+
+
+def test_fwd_only_traces_a_pattern_function() -> None:
+    torch = pytest.importorskip("torch")
+    ours = _fwd_only_targets(ft)
+    assert ours == _fwd_only_targets(torch)
+    assert ours == ["placeholder"] * 3 + ["auto_functionalized", str(operator.getitem),
+                                          "output"]  # the unused getitem 0 eliminated
