@@ -18,7 +18,8 @@ sees launches (views launch nothing, composites launch several) rather than aten
   - any other composite op definition (F.linear, ...) is traced through: the mode is pushed
     again while it runs, so the public calls it makes are recorded as torch records the calls
     of its CompositeImplicit kernels;
-  - a custom operator (`torch.ops.<ns>.<name>`, torch.library) is one node of its OpOverload.
+  - a custom operator (`torch.ops.<ns>.<name>`, torch.library) is one node of its OpOverload;
+    `auto_functionalized(op, **kwargs)` one node of its own (the op runs on clones).
 Tensors are tracked by identity: the node that made a tensor is its argument in later nodes;
 a tensor that no node made (a closure's constant) becomes a `get_attr` of `_tensor_constant<n>`.
 
@@ -48,6 +49,10 @@ from typing import Any
 
 from fake_torch import _opdef, _ops
 from fake_torch._dynamo.symbolic import concrete, has_symbols
+from fake_torch._higher_order_ops.auto_functionalize import (
+    AutoFunctionalized,
+    auto_functionalized_dense,
+)
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymInt
@@ -218,7 +223,8 @@ class _Tracer:
         if isinstance(result, (tuple, list)):
             for i, item in enumerate(result):
                 got = self.graph.call_function(operator.getitem, (node, i))
-                got.meta["val"] = node.meta["val"][i]
+                if node.meta["val"][i] is not None:  # torch: no "val" for a None item
+                    got.meta["val"] = node.meta["val"][i]
                 if isinstance(item, Tensor):
                     self.bind(item, got)
         elif isinstance(result, Tensor):
@@ -315,6 +321,11 @@ class _AtenMode(TorchFunctionMode):
         tr = self.tracer
         if isinstance(func, _ops.OpOverloadPacket):
             func = func._first()
+        if isinstance(func, AutoFunctionalized):  # one node: (op, **kwargs) -> its items
+            op = args[0]
+            run = op._kernel if tr.tracing_mode == "real" else _fake_body(op)
+            return tr.record(func, args, kwargs,
+                             auto_functionalized_dense(run, op, concrete(kwargs)))
         if isinstance(func, _ops.OpOverload) and func.namespace != "aten":  # a custom op
             run = func._kernel if tr.tracing_mode == "real" else _fake_body(func)
             return tr.record(func, args, kwargs, run(*concrete(args), **concrete(kwargs)))
