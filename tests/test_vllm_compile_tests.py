@@ -29,9 +29,11 @@ starts for each test. Only configurations that need no inductor are selected (`-
 Each selected vLLM test must pass. Today each stops at one named blocker (issue 26): VllmBackend's
 pass manager registers its fusion patterns with torch._inductor.pattern_matcher.
 register_replacement, which traces them with fwd_only (make_fx); vLLM's search functions call
-auto_functionalized (functionalization), which fake_torch refuses; that exact refusal, raised
-from vLLM's pass manager, is checked and the test reported as an expected failure. Any other
-outcome fails.
+auto_functionalized on its fused kernels, which tests/vllm/standins declares with a generic
+schema that writes nothing (the stand-ins only refuse to run), so auto_functionalized refuses
+them, as torch's does: that exact refusal, raised from vLLM's pass manager, is checked and the
+test reported as an expected failure. Next: stand-ins with vLLM's own schemas and plain-torch
+bodies. Any other outcome fails.
 """
 
 from __future__ import annotations
@@ -77,8 +79,9 @@ class Blocker:
 # raises, and the frames (file, function) it must be raised under.
 _PASS_MANAGER = Blocker(
     "issue 26",
-    "NotImplementedError: torch._higher_order_ops.auto_functionalize.auto_functionalized is "
-    "not emulated by fake_torch",
+    # (our stand-ins declare vLLM's fused kernels with a generic schema, `(Tensor[] tensors)
+    # -> ()`, writing nothing: auto_functionalized refuses them as torch's does)
+    "AssertionError: Cannot auto-functionalize op _C.static_scaled_fp8_quant.default",
     # VllmBackend configuring its pass manager, whose fusion passes register their patterns
     ("vllm/compilation/backends.py\", line", "in configure_post_pass",
      "vllm/compilation/passes/pass_manager.py\", line", "in configure"))
