@@ -2,5 +2,7 @@
 from fake_torch._higher_order_ops.auto_functionalize import (
     AutoFunctionalized as AutoFunctionalized,
     auto_functionalized as auto_functionalized,
+    auto_functionalized_dense as auto_functionalized_dense,
+    can_auto_functionalize as can_auto_functionalize,
 )
 from fake_torch._higher_order_ops.auto_functionalize import *
