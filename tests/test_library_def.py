@@ -418,3 +418,37 @@ def test_a_defined_op_takes_an_opaque_argument(ns: str) -> None:
 
 def test_same_error_helper_is_exercised() -> None:
     assert_same_error(None, None)
+
+
+def test_shorthand_write_and_tuple_types_as_vllm_writes_them(ns: str) -> None:
+    """`Tensor!` / `Tensor!?` (a written-to argument without a named alias set) and a tuple
+    type `(int, int)?`, as vLLM's csrc/torch_bindings.cpp declares its kernels; an unknown
+    element type in a tuple is refused."""
+
+    def program(torch: Any) -> list[Any]:
+        name = ns + torch.__name__
+        lib = torch.library.Library(name, "FRAGMENT")
+        lib.define("quant(Tensor! result, Tensor input, Tensor!? extra, "
+                   "(int, int)? group_shape=None) -> ()")
+
+        def quant(result: Any, input: Any, extra: Any, group_shape: Any = None) -> None:
+            result.copy_(input * (2 if group_shape is None else group_shape[0]))
+            if extra is not None:
+                extra.fill_(7.0)
+
+        lib.impl("quant", quant, "CPU")
+        op = getattr(torch.ops, name).quant.default
+        out, extra = torch.zeros(2), torch.zeros(1)
+        op(out, torch.ones(2), None)
+        first = out.tolist()
+        op(out, torch.ones(2), extra, (3, 1))
+        try:
+            lib.define("bad(Tensor! result, (int, nosuchtype)? shape) -> ()")
+            refused = ""
+        except RuntimeError as e:
+            refused = str(e).strip().split("\n")[0]
+        return [str(op._schema).replace(torch.__name__, ""), first, out.tolist(),
+                extra.tolist(), refused]
+
+    torch = pytest.importorskip("torch")
+    assert program(ft) == program(torch)

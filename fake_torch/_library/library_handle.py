@@ -88,7 +88,7 @@ class Library:
         entry.set_schema(parsed)
         entry.tags = tuple(tags) if isinstance(tags, (tuple, list)) else (tags,)
         overload = parsed.overload_name or "default"
-        signature = schema[schema.index("("):]
+        signature = parsed.text[parsed.text.index("("):]  # as torch prints it
         _ops.register_overload(self.ns, parsed.name, overload, signature, entry.run)
         _by_overload[_ops.ops.namespace(self.ns)._packets[parsed.name]._overloads[overload]] = \
             entry

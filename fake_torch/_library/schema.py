@@ -18,7 +18,9 @@ _BASE_TYPES = frozenset({
     "Tensor", "SymInt", "int", "float", "bool", "str", "Scalar", "ScalarType", "Device",
     "Layout", "MemoryFormat", "Generator", "Storage", "Stream", "Dimname", "Any", "complex",
     "SymFloat", "SymBool", "QScheme", "GraphModule"})
-_ARG = re.compile(r"^(?P<type>\S+(?:\s*\([^)]*\))?[\[\]\d?]*)\s+(?P<name>\w+)"
+# a type is `Tensor(a!)[]?`, `Tensor!?` (the shorthand for a fresh written-to alias set) or a
+# tuple `(int, int)?`
+_ARG = re.compile(r"^(?P<type>(?:\S+(?:\s*\([^)]*\))?|\([^)]*\))[\[\]\d?!]*)\s+(?P<name>\w+)"
                   r"(?:\s*=\s*(?P<default>.+))?$")
 _NO_DEFAULT = inspect.Parameter.empty
 
@@ -69,6 +71,9 @@ class FunctionSchema:
 def parse_schema(text: str, opaque_names: frozenset[str] = frozenset()) -> FunctionSchema:
     """Parse "name(args) -> returns" (a "ns::" prefix on the name is allowed); torch's
     RuntimeError for what its parser rejects."""
+    # `Tensor!` is short for a fresh alias set of its own; torch prints it `Tensor($0! -> )`
+    fresh = iter(range(text.count("!")))
+    text = re.sub(r"\bTensor!", lambda m: f"Tensor(${next(fresh)}! -> )", text)
     head, paren, rest = text.partition("(")
     args_text, close, after = _split_args(rest)
     returns = after.strip()
@@ -90,7 +95,7 @@ def parse_schema(text: str, opaque_names: frozenset[str] = frozenset()) -> Funct
         if match is None:
             raise RuntimeError(f"expected a type and a name but found {part!r} here:\n{text}\n")
         type_ = match["type"]
-        if _base_type(type_) not in _BASE_TYPES | opaque_names:
+        if not set(_base_types(type_)) <= _BASE_TYPES | opaque_names:
             raise RuntimeError(
                 "\nunknown type specifier. Common valid schema types include Tensor, SymInt, "
                 "int, float, bool, Scalar; for a full list, please see "
@@ -131,9 +136,12 @@ def _top_level_split(args: str) -> list[str]:
     return [*parts, last] if last else parts
 
 
-def _base_type(type_: str) -> str:
-    """"Tensor(a!)[]?" -> "Tensor"."""
-    return re.sub(r"\(.*?\)|\[\d*\]|\?", "", type_)
+def _base_types(type_: str) -> list[str]:
+    """"Tensor(a!)[]?" -> ["Tensor"], "Tensor!?" -> ["Tensor"], "(int, int)?" -> ["int", "int"]."""
+    if type_.startswith("("):  # a tuple type: its elements'
+        inner = type_[1:type_.rindex(")")]
+        return [t for part in _top_level_split(inner) for t in _base_types(part)]
+    return [re.sub(r"\(.*?\)|\[\d*\]|\?|!", "", type_)]
 
 
 def _value(text: str) -> Any:

@@ -28,7 +28,8 @@ def _install() -> None:
         sys.path.insert(0, tree)
     # the stand-ins under a private name: this folder's parent is not put on sys.path
     path = Path(__file__).resolve().parent.parent / "standins" / "__init__.py"
-    spec = importlib.util.spec_from_file_location("_fake_torch_vllm_standins", path)
+    spec = importlib.util.spec_from_file_location(  # a package: it imports its .kernels
+        "_fake_torch_vllm_standins", path, submodule_search_locations=[str(path.parent)])
     assert spec is not None and spec.loader is not None, path
     standins = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = standins

@@ -25,6 +25,8 @@ import sys
 import types
 from typing import Any
 
+from . import kernels
+
 GRAPH_POOL_IDS: list[Any] = []  # what capture handed to NCCL's allocator, in order
 
 
@@ -38,14 +40,6 @@ def _weak_ref_tensor(t: Any) -> Any:
         weak, t.storage_offset(), t.size(), t.stride())
 
 
-_PASS_KERNELS = ("dynamic_per_token_scaled_fp8_quant", "dynamic_scaled_fp8_quant",
-                 "fused_add_rms_norm", "fused_add_rms_norm_static_fp8_quant",
-                 "fused_qk_norm_rope", "rms_norm", "rms_norm_dynamic_per_token_quant",
-                 "rms_norm_per_block_quant", "rms_norm_static_fp8_quant", "rotary_embedding",
-                 "silu_and_mul", "silu_and_mul_nvfp4_quant", "silu_and_mul_per_block_quant",
-                 "silu_and_mul_quant", "static_scaled_fp8_quant")
-
-
 # vLLM's questions to its compiled CUTLASS kernels ("does this GPU's capability have kernel X?"),
 # asked when its quantization utilities are imported: none of those kernels exist here, so no
 _CAPABILITY_QUERIES = ("cutlass_group_gemm_supported", "cutlass_scaled_mm_supports_block_fp8",
@@ -56,13 +50,6 @@ def _not_supported(cuda_device_capability: int) -> bool:
     return False
 
 
-def _refused_kernel(name: str) -> Any:
-    def call(tensors: Any) -> None:
-        raise NotImplementedError(f"torch.ops._C.{name}: a kernel compiled into vLLM, not part "
-                                  "of this check")
-    return call
-
-
 def _compiled_kernels() -> types.ModuleType:
     import torch
 
@@ -70,11 +57,9 @@ def _compiled_kernels() -> types.ModuleType:
     lib = torch.library.Library("_C", "FRAGMENT")
     lib.define("weak_ref_tensor(Tensor input) -> Tensor")
     lib.impl("weak_ref_tensor", _weak_ref_tensor, "CUDA")
-    # the fused kernels vLLM's compilation passes name at import (to match patterns against):
-    # defined so that `torch.ops._C.<name>.default` exists; calling one raises
-    for name in _PASS_KERNELS:
-        lib.define(f"{name}(Tensor[] tensors) -> ()")
-        lib.impl(name, _refused_kernel(name), "CompositeExplicitAutograd")
+    # the fused kernels vLLM's compilation passes match patterns against: vLLM's schemas,
+    # plain-torch bodies (see kernels.py)
+    kernels.register(lib)
     for name in _CAPABILITY_QUERIES:
         lib.define(f"{name}(int cuda_device_capability) -> bool")
         lib.impl(name, _not_supported, "CompositeExplicitAutograd")
