@@ -177,3 +177,39 @@ def test_fwd_only_traces_a_pattern_function() -> None:
     assert ours == _fwd_only_targets(torch)
     assert ours == ["placeholder"] * 3 + ["auto_functionalized", str(operator.getitem),
                                           "output"]  # the unused getitem 0 eliminated
+
+
+@functools.cache
+def _shorthand_op(L: Any) -> Any:
+    """An op declared as vLLM's csrc/torch_bindings.cpp declares its kernels: `Tensor!`,
+    `Tensor!?` (written, no named alias set) and a tuple type `(int, int)?`."""
+    lib = L.library.Library("aftest_short", "FRAGMENT")
+    lib.define("quant(Tensor! result, Tensor input, Tensor!? residual, "
+               "(int, int)? group_shape=None) -> ()")
+
+    def quant(result: Any, input: Any, residual: Any, group_shape: Any = None) -> None:
+        result.copy_(input * 2)
+        if residual is not None:
+            residual.add_(input)
+
+    lib.impl("quant", quant, "CompositeExplicitAutograd")
+    _LIBS.append(lib)
+    return L.ops.aftest_short.quant.default
+
+
+_LIBS: list[Any] = []  # the libraries above stay alive (their ops with them)
+
+
+def _shorthand(L: Any) -> list[Any]:
+    op, af = _shorthand_op(L), _af(L)
+    x, out, res = L.arange(3.0), L.zeros(3), L.ones(3)
+    with_res = af(op, result=out, input=x, residual=res, group_shape=(1, 2))
+    without = af(op, result=out, input=x, residual=None, group_shape=None)
+    return [_values(with_res), _values(without), _values((out, res))]
+
+
+def test_shorthand_written_arguments_as_vllm_declares_them() -> None:
+    torch = pytest.importorskip("torch")
+    got, want = _shorthand(ft), _shorthand(torch)
+    assert [[None if v is None else v.tolist() for v in r] for r in got] == \
+        [[None if v is None else v.tolist() for v in r] for r in want]

@@ -16,43 +16,45 @@ functionalization), so only code that calls it (vLLM's pattern functions) makes 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from fake_torch import _torch_function
+from fake_torch._library.schema import parse_schema
 from fake_torch._ops import HigherOrderOperator, OpOverload
 from fake_torch._tensor import Tensor
 
 _BUILTIN_NAMESPACES = frozenset({"aten", "prim", "prims"})
 
 
-def _schema_parts(op: OpOverload) -> tuple[list[tuple[str, str]], str]:
-    """An op's schema as [(type, name)] for its arguments (type with its alias annotation,
-    e.g. "Tensor(a!)") and the text of its returns."""
+def _schema_parts(op: OpOverload) -> tuple[list[tuple[str, str, bool]], str]:
+    """An op's schema as [(type, name, written)] for its arguments (type with its alias
+    annotation, e.g. "Tensor(a!)", "Tensor($0! -> )?", "(int, int)?") and the text of its
+    returns."""
     schema = op._schema
-    args_text = schema[schema.index("(") + 1:schema.rindex(") ->")]
-    returns = schema[schema.rindex(") ->") + 4:].strip()
-    parts: list[tuple[str, str]] = []
-    for part in args_text.split(","):
-        words = part.split()
-        if len(words) >= 2:  # "*" (keyword-only marker) and pieces of a default list skipped
-            parts.append((words[0], words[-1].split("=")[0]))
-    return parts, returns
+    parsed = parse_schema(schema, frozenset(_base_names(schema)))
+    return [(a.type, a.name, a.is_write) for a in parsed.arguments], parsed.returns
+
+
+def _base_names(schema: str) -> list[str]:
+    """Every word of a schema: an already-registered op's types need no second check."""
+    return re.findall(r"\w+", schema)
 
 
 def mutable_arg_names(op: OpOverload) -> list[str]:
-    """The arguments `op`'s schema marks written (`Tensor(a!) x`), in schema order (torch's
-    get_mutable_args names)."""
-    return [name for kind, name in _schema_parts(op)[0] if "!)" in kind]
+    """The arguments `op`'s schema marks written (`Tensor(a!) x`, `Tensor! x`), in schema order
+    (torch's get_mutable_args names)."""
+    return [name for _, name, written in _schema_parts(op)[0] if written]
 
 
 def can_auto_functionalize(op: Any) -> bool:
-    """torch's rule: a non-builtin OpOverload that writes only Tensor / Tensor[] arguments
-    and returns nothing aliased (None, or new tensors)."""
+    """torch's rule: a non-builtin OpOverload that writes only Tensor / Tensor? / Tensor[]
+    arguments and returns nothing aliased (None, or new tensors)."""
     if not isinstance(op, OpOverload) or op.namespace in _BUILTIN_NAMESPACES:
         return False
     parts, returns = _schema_parts(op)
-    written = [kind for kind, _ in parts if "!)" in kind]
+    written = [kind for kind, _, is_written in parts if is_written]
     if not written or not all(kind.startswith("Tensor") for kind in written):
         return False
     return "(" not in returns.strip("()")  # "Tensor(a!)": a return aliasing an argument
