@@ -134,10 +134,20 @@ def silu_and_mul_quant(result: Any, input: Any, scale: Any) -> None:
 
 def static_scaled_fp8_quant(result: Any, input: Any, scale: Any,
                             group_shape: Any = None) -> None:
-    if group_shape is not None or scale.numel() != 1:
-        raise NotImplementedError("torch.ops._C.static_scaled_fp8_quant with per-group or "
-                                  "per-channel scales: not part of this check")
-    _quantize(result, input.float(), scale)
+    """One scale per (rows x cols) group of the 2-D input [M, N]: group_shape (rows, cols),
+    -1 meaning the whole extent; a one-element scale is per-tensor."""
+    if scale.numel() == 1:
+        _quantize(result, input.float(), scale)
+        return
+    if group_shape is None:
+        raise NotImplementedError("torch.ops._C.static_scaled_fp8_quant with a many-element "
+                                  "scale and no group_shape: not part of this check")
+    x = input.float().reshape(-1, input.shape[-1])
+    m, n = x.shape
+    rows, cols = (g if g > 0 else whole for g, whole in zip(group_shape, (m, n), strict=True))
+    per_group = scale.reshape(m // rows, 1, n // cols, 1)
+    full = per_group.expand(m // rows, rows, n // cols, cols).reshape(m, n)
+    _quantize(result, x.reshape(input.shape), full.reshape(input.shape))
 
 
 def dynamic_scaled_fp8_quant(result: Any, input: Any, scale: Any) -> None:
