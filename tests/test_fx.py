@@ -497,3 +497,17 @@ def _real_root(real: Any) -> Any:
             self.lin = real.nn.Linear(4, 4)
             self.register_buffer("b", real.ones(4))
     return RealRoot()
+
+
+def test_dtype_abbrs_match_torch() -> None:
+    """torch.fx.graph.dtype_abbrs (vLLM's quantization keys print dtypes with it): every
+    dtype fake_torch defines has torch's short name."""
+    torch = pytest.importorskip("torch")
+    import fake_torch.fx.graph as graph
+
+    want = {str(d): a for d, a in torch.fx.graph.dtype_abbrs.items()}
+    got = {str(d): a for d, a in graph.dtype_abbrs.items()}
+    assert got == {name: want[name] for name in got}
+    # all but torch's bits* dtypes, which fake_torch does not define
+    assert sorted(set(want) - set(got)) == ["torch.bits16", "torch.bits1x8", "torch.bits2x4",
+                                            "torch.bits4x2", "torch.bits8"]

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from fake_torch._dtype import _ABBR, dtype
 from fake_torch.fx._codegen import CodeGen, PythonCode, gen_python_code
 from fake_torch.fx.node import Argument, Node, Target, map_arg
 
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 # a name may not shadow a keyword or builtin, unless it IS that builtin
 _illegal_names: dict[str, object] = {k: object() for k in keyword.kwlist}
 _illegal_names.update(builtins.__dict__)
+# each dtype's short name as graph code prints it ("f32[4, 8]"); torch's bits* dtypes, which
+# fake_torch does not define, are absent
+dtype_abbrs: dict[dtype, str] = dict(_ABBR)
+
 _illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
 _name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
 _snake_case_sub = re.compile(r"(?<=[a-z])([A-Z])")
