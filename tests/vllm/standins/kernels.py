@@ -47,6 +47,10 @@ SCHEMAS = {
     "dynamic_per_token_scaled_fp8_quant": (
         "dynamic_per_token_scaled_fp8_quant(Tensor! result, Tensor input, Tensor! scale, "
         "Tensor? scale_ub) -> ()"),
+    "per_token_group_fp8_quant": (
+        "per_token_group_fp8_quant(Tensor input, Tensor! output_q, Tensor! output_s, "
+        "int group_size, float eps, float fp8_min, float fp8_max, bool scale_ue8m0, "
+        "bool dummy_is_scale_transposed, bool dummy_is_tma_aligned) -> ()"),
 }
 
 
@@ -163,6 +167,26 @@ def dynamic_per_token_scaled_fp8_quant(result: Any, input: Any, scale: Any,
     _quantize(result, x, scale)
 
 
+def per_token_group_fp8_quant(input: Any, output_q: Any, output_s: Any, group_size: int,
+                              eps: float, fp8_min: float, fp8_max: float, scale_ue8m0: bool,
+                              dummy_is_scale_transposed: bool,
+                              dummy_is_tma_aligned: bool) -> None:
+    """One scale per group_size consecutive features of each token: max |x| of the group
+    (at least eps) / fp8_max; output_s [..., features / group_size] (possibly a transposed
+    view: written through its logical shape)."""
+    import torch
+
+    if scale_ue8m0:
+        raise NotImplementedError("torch.ops._C.per_token_group_fp8_quant with UE8M0 scales: "
+                                  "not part of this check")
+    x = input.float()
+    groups = x.reshape(*x.shape[:-1], x.shape[-1] // group_size, group_size)
+    scale = torch.clamp(groups.abs().amax(dim=-1, keepdim=True), min=eps) / fp8_max
+    q = torch.clamp(groups / scale, fp8_min, fp8_max).reshape(x.shape)
+    output_q.copy_(q.to(output_q.dtype))
+    output_s.copy_(scale.squeeze(-1))
+
+
 def rotary_embedding(positions: Any, query: Any, key: Any, head_size: int,
                      cos_sin_cache: Any, is_neox: bool) -> None:
     """Rotate the first rot_dim features of each head of query (and key) by the angle of its
@@ -203,6 +227,7 @@ BODIES = {
     "dynamic_scaled_fp8_quant": dynamic_scaled_fp8_quant,
     "dynamic_per_token_scaled_fp8_quant": dynamic_per_token_scaled_fp8_quant,
     "rotary_embedding": rotary_embedding,
+    "per_token_group_fp8_quant": per_token_group_fp8_quant,
     "fused_qk_norm_rope": _refused("fused_qk_norm_rope"),
     "rms_norm_per_block_quant": _refused("rms_norm_per_block_quant"),
     "silu_and_mul_per_block_quant": _refused("silu_and_mul_per_block_quant"),
