@@ -176,12 +176,11 @@ def per_token_group_fp8_quant(input: Any, output_q: Any, output_s: Any, group_si
     view: written through its logical shape)."""
     import torch
 
-    if scale_ue8m0:
-        raise NotImplementedError("torch.ops._C.per_token_group_fp8_quant with UE8M0 scales: "
-                                  "not part of this check")
     x = input.float()
     groups = x.reshape(*x.shape[:-1], x.shape[-1] // group_size, group_size)
     scale = torch.clamp(groups.abs().amax(dim=-1, keepdim=True), min=eps) / fp8_max
+    if scale_ue8m0:  # an exponent-only scale: rounded up to a power of two
+        scale = torch.pow(2.0, torch.ceil(torch.log2(scale)))
     q = torch.clamp(groups / scale, fp8_min, fp8_max).reshape(x.shape)
     output_q.copy_(q.to(output_q.dtype))
     output_s.copy_(scale.squeeze(-1))
