@@ -452,3 +452,41 @@ def test_shorthand_write_and_tuple_types_as_vllm_writes_them(ns: str) -> None:
 
     torch = pytest.importorskip("torch")
     assert program(ft) == program(torch)
+
+
+def test_fake_mode_runs_the_fake_impl(ns: str) -> None:
+    """Under FakeTensorMode a defined op with a fake impl runs the fake impl, not its kernel
+    (vLLM builds its fusion patterns under FakeTensorMode with example shapes its kernels
+    would refuse); outside the mode the kernel runs."""
+
+    def program(torch: Any) -> list[Any]:
+        from importlib import import_module
+
+        fake_mode = import_module(torch.__name__ + "._subclasses.fake_tensor").FakeTensorMode
+        name = ns + torch.__name__
+        lib = torch.library.Library(name, "FRAGMENT")
+        lib.define("grp(Tensor! out, Tensor x, int group) -> ()")
+        ran: list[str] = []
+
+        def grp(out: Any, x: Any, group: int) -> None:
+            ran.append("kernel")
+            out.copy_(x.reshape(-1, group).sum(-1))  # refuses a group that does not divide
+
+        def grp_fake(out: Any, x: Any, group: int) -> None:
+            ran.append("fake")
+
+        lib.impl("grp", grp, "CompositeExplicitAutograd")
+        torch.library.register_fake(f"{name}::grp", grp_fake, lib=lib)
+        op = getattr(torch.ops, name).grp.default
+        out = torch.zeros(2)
+        op(out, torch.ones(4), 2)
+        with fake_mode():
+            op(torch.empty(5), torch.empty(16), 128)
+        _LIBS_ALIVE.append(lib)
+        return [ran, out.tolist()]
+
+    torch = pytest.importorskip("torch")
+    assert program(ft) == program(torch)
+
+
+_LIBS_ALIVE: list[Any] = []

@@ -85,6 +85,8 @@ class OperatorEntry:
         schema = self.schema
         assert schema is not None, "only a defined operator is reachable through torch.ops"
         self._bind(schema, args, kwargs)
+        if self._abstract_fn is not None and _in_fake_mode():
+            return self._run_fake(*args, **kwargs)  # as FakeTensorMode dispatches it
         tensors = _tensors((*args, *kwargs.values()))
         if not tensors:
             key = next((k for k in _COMPOSITE if k in self.kernels), None)
@@ -177,3 +179,12 @@ def defined(qualname: str) -> OperatorEntry | None:
     """The entry of a defined operator, else None."""
     entry = _entries.get(qualname.removesuffix(".default"))
     return entry if entry is not None and entry.schema is not None else None
+
+
+def _in_fake_mode() -> bool:
+    """Whether a FakeTensorMode is active here (ops then run their fake impl, as in torch;
+    one without a fake impl or Meta kernel runs its kernel on the mode's zero-filled tensors,
+    torch's fallback)."""
+    from fake_torch._subclasses.fake_tensor import active_fake_mode
+
+    return active_fake_mode() is not None
