@@ -33,9 +33,10 @@ from fake_torch._kernels._strides import (
     contiguous_strides,
     dense_strides_like,
     empty_like_format,
-    empty_strided,
     format_strides,
+    restride,
 )
+from fake_torch._kernels._strides import empty_strided as _dense_empty_strided
 from fake_torch._kernels.cast import to_meta
 from fake_torch._kernels.host import host_array
 from fake_torch._memory_format import (
@@ -302,9 +303,43 @@ def empty(*size: Any, dtype: dtype | None = None, device: DeviceLike | None = No
     else:
         fmt = memory_format_arg(memory_format, "empty")
         shape = _sizes(size, "empty")
-        out = empty_strided(shape, strides_for(shape, fmt),
+        out = _dense_empty_strided(shape, strides_for(shape, fmt),
                             _check_dtype(dtype, "empty") or get_default_dtype(), canonical(device))
     return finish(_pinned_if(out, pin_memory), requires_grad)
+
+
+@op(COMPOSITE)
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: dtype | None = None,
+                  layout: Any = None, device: DeviceLike | None = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Uninitialised memory laid out with `stride`: a fresh buffer just large enough for the
+    furthest element (gaps included), viewed with those strides. No launch."""
+    shape, strides = _strided_args(size, stride)
+    dt = _check_dtype(dtype, "empty_strided") or get_default_dtype()
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides,
+                                                                        strict=True))
+    flat = new_tensor((extent,), dt, canonical(device))
+    return finish(_pinned_if(restride(flat, shape, strides), pin_memory), requires_grad)
+
+
+def _strided_args(size: Sequence[int], stride: Sequence[int]) -> tuple[tuple[int, ...],
+                                                                        tuple[int, ...]]:
+    shape, strides = _sizes((tuple(size),), "empty_strided"), tuple(stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(strides)})")
+    return shape, strides
+
+
+@register_meta("torch.empty_strided")
+def _empty_strided_rule(size: Sequence[int], stride: Sequence[int], *,
+                        dtype: dtype | None = None, layout: Any = None,
+                        device: DeviceLike | None = None, requires_grad: bool = False,
+                        pin_memory: bool = False) -> TensorMeta:
+    """A fresh tensor with exactly the given strides."""
+    shape, strides = _strided_args(size, stride)
+    return _fresh(shape, _check_dtype(dtype, "empty_strided") or get_default_dtype(), strides,
+                  device, pin_memory, requires_grad)
 
 
 @register_meta("torch.empty")

@@ -2,6 +2,7 @@
 Interpreter), symbolic tracing into them (symbolic_trace, Tracer, Proxy, wrap), and graph
 passes (fx.passes.split_module)."""
 
+from fake_torch.fx import passes  # noqa: F401  (torch loads torch.fx.passes with torch.fx)
 from fake_torch.fx._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from fake_torch.fx.graph import Graph
 from fake_torch.fx.graph_module import GraphModule
