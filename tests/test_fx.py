@@ -511,3 +511,25 @@ def test_dtype_abbrs_match_torch() -> None:
     # all but torch's bits* dtypes, which fake_torch does not define
     assert sorted(set(want) - set(got)) == ["torch.bits16", "torch.bits1x8", "torch.bits2x4",
                                             "torch.bits4x2", "torch.bits8"]
+
+
+def test_graph_output_node_matches_torch() -> None:
+    """Graph.output_node(): the output node; a graph not ending in one is refused as torch
+    refuses it."""
+    torch = pytest.importorskip("torch")
+
+    def program(L: Any) -> list[Any]:
+        g = L.fx.Graph()
+        x = g.placeholder("x")
+        y = g.call_function(operator.add, (x, 1))
+        try:
+            g.output_node()
+            refused = ""
+        except AssertionError as e:
+            refused = str(e)
+        out = g.output(y)
+        return [refused, g.output_node() is out, g.output_node().args[0] is y]
+
+    import fake_torch
+
+    assert program(fake_torch) == program(torch)

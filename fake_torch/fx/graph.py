@@ -158,6 +158,13 @@ class Graph:
         """All nodes, in execution order."""
         return _node_list(self)
 
+    def output_node(self) -> Node:
+        """The graph's last node, which must be its output."""
+        node = next(iter(reversed(self.nodes)))
+        if node.op != "output":
+            raise AssertionError(f"Expected output node, got op={node.op}")
+        return node
+
     def find_nodes(self, *, op: str, target: Target | None = None,
                    sort: bool = True) -> list[Node]:
         """The nodes with this `op` (and `target`, if given), in graph order."""
