@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _dispatch, _generator, _opdef, library
+from fake_torch._functorch._aot_autograd import autograd_cache  # noqa: F401  (as torch's loads it)
 from fake_torch._inductor import config, cudagraph_trees
 from fake_torch._inductor.cudagraph_utils import (
     bump_counter,

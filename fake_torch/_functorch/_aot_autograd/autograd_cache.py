@@ -7,6 +7,7 @@ its `_get_shape_env` (torch's GuardedCache helper: the shape env of the tracing 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -41,4 +42,12 @@ class AOTAutogradCache:
             "emulated by fake_torch: it has no AOTAutograd")
 
 
-__all__ = ["AOTAutogradCache"]
+def autograd_cache_key(mod: Any, example_inputs: Sequence[Any], config: Any,
+                       compiler_config_extra: Any = None) -> tuple[str, list[str]]:
+    """The cache key AOTAutograd would file `mod` under; fake_torch has no AOTAutograd, so
+    nothing calls it (vLLM patches it to learn the key of a hit) and a call refuses by name."""
+    raise NotImplementedError("torch._functorch._aot_autograd.autograd_cache."
+                              "autograd_cache_key: fake_torch has no AOTAutograd")
+
+
+__all__ = ["AOTAutogradCache", "autograd_cache_key"]
