@@ -26,14 +26,14 @@ starts for each test. Only configurations that need no inductor are selected (`-
   - compile/fullgraph/test_toy_llama.py: test_toy_llama, backend eager, no inductor partition:
     vLLM's counters for no compilation, compilation without splitting and split at attention,
     and equal outputs across the three.
-Each selected vLLM test must pass. Today each stops at one named blocker (issue 26): VllmBackend's
-pass manager registers its fusion patterns with torch._inductor.pattern_matcher.
-register_replacement, which traces them with fwd_only (make_fx); vLLM's search functions call
-auto_functionalized on its fused kernels, which tests/vllm/standins declares with a generic
-schema that writes nothing (the stand-ins only refuse to run), so auto_functionalized refuses
-them, as torch's does: that exact refusal, raised from vLLM's pass manager, is checked and the
-test reported as an expected failure. Next: stand-ins with vLLM's own schemas and plain-torch
-bodies. Any other outcome fails.
+Each selected vLLM test must pass, and two do: test_simple_piecewise_compile[False-eager] and
+test_toy_llama[eager-False] run through Dynamo, VllmBackend's pass manager (whose fusion patterns
+register_replacement traces with make_fx, calling auto_functionalized on vLLM's fused kernels:
+tests/vllm/standins declares them with vLLM's own schemas and plain-torch bodies), piecewise
+splitting and CUDA-graph capture, and vLLM's own assertions of its counters and outputs hold.
+The unbacked variant stops at one named blocker (issue 25): the test's fake implementation asks
+torch.library.get_ctx() for an unbacked size; that exact error, raised from the test's fake impl,
+is checked and the test reported as an expected failure. Any other outcome fails.
 """
 
 from __future__ import annotations
@@ -75,19 +75,10 @@ class Blocker:
     frames: tuple[str, ...]
 
 
-# What each selected test stops at today, until it passes: the exception and message fake_torch
-# raises, and the frames (file, function) it must be raised under.
-_PASS_MANAGER = Blocker(
-    "issue 26",
-    # (our stand-ins declare vLLM's fused kernels with a generic schema, `(Tensor[] tensors)
-    # -> ()`, writing nothing: auto_functionalized refuses them as torch's does)
-    "AssertionError: Cannot auto-functionalize op _C.static_scaled_fp8_quant.default",
-    # VllmBackend configuring its pass manager, whose fusion passes register their patterns
-    ("vllm/compilation/backends.py\", line", "in configure_post_pass",
-     "vllm/compilation/passes/pass_manager.py\", line", "in configure"))
+# What each selected test that does not pass yet stops at: the exception and message fake_torch
+# raises, and the frames (file, function) it must be raised under. A test not named here must
+# pass.
 BLOCKERS = {
-    "test_simple_piecewise_compile[False-eager]": _PASS_MANAGER,
-    "test_toy_llama[eager-False]": _PASS_MANAGER,
     # the unbacked variant: test_simple's fake implementation of mylib::foo asks for an unbacked
     # size (torch.library.get_ctx().new_dynamic_size()) while Dynamo traces the model
     "test_simple_piecewise_compile[True-eager]": Blocker(
@@ -156,6 +147,7 @@ def test_vllm_compile_tests_pass_or_stop_at_the_named_blocker(
             continue
         assert got.outcome == "failed", f"{name}: {got.outcome}\n{got.text[-6000:]}"
         # vLLM's spawn wrapper re-raises the child's traceback as a RuntimeError's message
+        assert name in BLOCKERS, f"{name} no longer passes:\n{got.text[-6000:]}"
         blocker = BLOCKERS[name]
         assert blocker.error in got.text, f"{name} failed otherwise:\n{got.text[-6000:]}"
         missing = [frame for frame in blocker.frames if frame not in got.text]
