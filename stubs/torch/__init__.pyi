@@ -237,6 +237,7 @@ from fake_torch._kernels.join import dstack as dstack
 from fake_torch._kernels.linalg_einsum import einsum as einsum
 from fake_torch._factories import empty as empty
 from fake_torch._factories import empty_like as empty_like
+from fake_torch._factories import empty_strided as empty_strided
 from fake_torch._kernels.compare import eq as eq
 from fake_torch._kernels.closeness import equal as equal
 from fake_torch._kernels.pointwise_math import erf as erf
