@@ -72,6 +72,7 @@ GENERIC: list[Sample] = [
 _RNN_FLAGS = (True, 1, 0.0, False, False, False)  # has_biases, layers, dropout, train, bidir, bf
 
 SAMPLES: dict[str, Sample] = {
+    "torch.empty_strided": lambda p: (((2, 3), (1, 2)), {}),  # a column-major 2x3
     "Tensor.__format__": lambda p: ((p.A, ""), {}),  # format(t, ""): str(t), as torch's
     "torch.nn.functional.batch_norm": lambda p: ((p.X4, p.C2, p.C2p), {}),
     "Tensor.bitwise_and_": lambda p: ((p.I, p.I), {}),
