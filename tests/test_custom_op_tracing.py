@@ -38,7 +38,9 @@ def _custom_op(lib: Any, runs: dict[str, int]) -> Any:
     return bump
 
 
-def _library_op(lib: Any, runs: dict[str, int]) -> Any:
+def _defined_op(lib: Any, runs: dict[str, int], register_fake: Any) -> Any:
+    """Library.define + impl of a counting op; `register_fake(library, ns, fake)` gives it its
+    fake impl."""
     ns = f"tracecnt{next(_names)}"
     library = lib.library.Library(ns, "FRAGMENT")
     library.define("bump(Tensor x) -> Tensor")
@@ -52,32 +54,22 @@ def _library_op(lib: Any, runs: dict[str, int]) -> Any:
         return lib.empty_like(x)
 
     library.impl("bump", real, "CPU")
-    library._register_fake("bump", fake)
+    register_fake(library, ns, fake)
     op = getattr(lib.ops, ns).bump
     op._keep_library = library  # the registrations live as long as the Library object
     return op
 
 
+def _library_op(lib: Any, runs: dict[str, int]) -> Any:
+    return _defined_op(lib, runs, lambda library, ns, fake: library._register_fake("bump", fake))
+
+
 def _impl_abstract_op(lib: Any, runs: dict[str, int]) -> Any:
-    """Library.define + impl, the fake impl by the old name torch.library.impl_abstract."""
-    ns = f"tracecnt{next(_names)}"
-    library = lib.library.Library(ns, "FRAGMENT")
-    library.define("bump(Tensor x) -> Tensor")
-
-    def real(x: Any) -> Any:
-        runs["real"] += 1
-        return x + 1
-
-    def fake(x: Any) -> Any:
-        runs["fake"] += 1
-        return lib.empty_like(x)
-
-    library.impl("bump", real, "CPU")
-    with pytest.warns(FutureWarning, match="renamed to `torch.library.register_fake`"):
-        lib.library.impl_abstract(f"{ns}::bump", fake, lib=library)
-    op = getattr(lib.ops, ns).bump
-    op._keep_library = library
-    return op
+    """The fake impl by the old name torch.library.impl_abstract."""
+    def register(library: Any, ns: str, fake: Any) -> None:
+        with pytest.warns(FutureWarning, match="renamed to `torch.library.register_fake`"):
+            lib.library.impl_abstract(f"{ns}::bump", fake, lib=library)
+    return _defined_op(lib, runs, register)
 
 
 @pytest.mark.parametrize("make", [_custom_op, _library_op, _impl_abstract_op],

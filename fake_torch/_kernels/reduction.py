@@ -68,10 +68,8 @@ def _sum_kernel(out: np.ndarray, x: np.ndarray, *, axes: tuple[int, ...],
     out[...] = np.sum(x.astype(acc, copy=False), axis=axes, keepdims=True).reshape(out.shape)
 
 
-@op(REDUCTION, method=True)
-def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
-         dtype: dtype | None = None, out: None = None) -> Tensor:
-    """Mean over `dim`; floating dtypes only (pass `dtype=` to average an integer tensor)."""
+def _mean_dtype(input: Tensor, dim: DimArg, dtype: dtype | None, out: None) -> dtype:
+    """mean's checks (the kernel's and the rule's): the dtype it averages in."""
     check_out(out, "mean")
     check_dim_list_args("mean", dim, dtype)
     dt = dtype or input.dtype
@@ -80,6 +78,14 @@ def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
         raise RuntimeError("mean(): could not infer output dtype. "
                            f"{which} dtype must be either a floating point or complex dtype. "
                            f"Got: {SCALAR_NAME[dt]}")
+    return dt
+
+
+@op(REDUCTION, method=True)
+def mean(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
+         dtype: dtype | None = None, out: None = None) -> Tensor:
+    """Mean over `dim`; floating dtypes only (pass `dtype=` to average an integer tensor)."""
+    dt = _mean_dtype(input, dim, dtype, out)
     axes = reduce_dims(input.dim(), dim)
     return _reduce("mean", _mean_kernel, input, axes, keepdim, dt, acc=acc_np(dt),
                    count=numel_of(input.shape, axes))
@@ -375,14 +381,7 @@ def _sum_rule(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
 @register_meta("torch.mean")
 def _mean_rule(input: Tensor, dim: DimArg = None, keepdim: bool = False, *,
                dtype: dtype | None = None, out: None = None) -> TensorMeta:
-    check_out(out, "mean")
-    check_dim_list_args("mean", dim, dtype)
-    dt = dtype or input.dtype
-    if not (dt.is_floating_point or dt.is_complex):
-        which = "Optional" if dtype is not None else "Input"
-        raise RuntimeError("mean(): could not infer output dtype. "
-                           f"{which} dtype must be either a floating point or complex dtype. "
-                           f"Got: {SCALAR_NAME[dt]}")
+    dt = _mean_dtype(input, dim, dtype, out)
     return reduced_meta(input, reduce_dims(input.dim(), dim), keepdim, dt)
 
 
