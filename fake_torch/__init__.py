@@ -41,15 +41,12 @@ from fake_torch import autograd as autograd  # torch.autograd (forward only)
 from fake_torch import cpu as cpu  # torch.cpu: torch.cuda's queries for the cpu device
 from fake_torch import func as func  # torch.func.functional_call
 from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
-from fake_torch._allocator import OutOfMemoryError
 from fake_torch._build import compiled_with_cxx11_abi
 from fake_torch._checks import _check as _check
 from fake_torch._checks import _check_is_size as _check_is_size
 from fake_torch._checks import _check_with as _check_with
 from fake_torch._compile import compile
-from fake_torch._counter import LaunchCounter
 from fake_torch._default_tensor_type import set_default_tensor_type
-from fake_torch._device import device
 from fake_torch._device_module import get_device_module
 from fake_torch._dtype import (
     bfloat16,
@@ -123,8 +120,9 @@ from fake_torch._memory_format import (
 from fake_torch._opdef import exports as _exports
 from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
+from fake_torch._simulated._allocator import OutOfMemoryError
+from fake_torch._simulated._counter import LaunchCounter
 from fake_torch._storage import UntypedStorage
-from fake_torch._streams import Event, Stream
 from fake_torch._sym import (
     SymBool,
     SymFloat,
@@ -145,6 +143,8 @@ from fake_torch._threads import (
     set_num_interop_threads,
     set_num_threads,
 )
+from fake_torch._torch_device import device
+from fake_torch._torch_stream import Event, Stream
 from fake_torch.amp import autocast
 from fake_torch.amp._state import (
     autocast_decrement_nesting,

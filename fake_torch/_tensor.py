@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import numpy as np
 
 from fake_torch import _torch_function as _tf
-from fake_torch._allocator import DEVICE, Storage
-from fake_torch._device import device
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
 from fake_torch._memory_format import (
     contiguous_format,
@@ -28,7 +26,9 @@ from fake_torch._memory_format import (
     memory_format,
     memory_format_arg,
 )
+from fake_torch._simulated._allocator import DEVICE, Storage
 from fake_torch._tensor_base import TensorBase
+from fake_torch._torch_device import device
 
 if TYPE_CHECKING:
     from fake_torch._storage import UntypedStorage

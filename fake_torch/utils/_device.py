@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fake_torch import _torch_function
-from fake_torch._device import DeviceLike, device
+from fake_torch._torch_device import DeviceLike, device
 from fake_torch.overrides import TorchFunctionMode
 
 # torch's list of the factories that take the default device (torch/utils/_device.py), by

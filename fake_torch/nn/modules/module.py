@@ -13,10 +13,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
-from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import bfloat16, dtype, float16, float32, float64
 from fake_torch._factories import empty_like
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 from fake_torch.nn._names import typename
 from fake_torch.nn.modules._conversion import apply_to_tensors, parse_to
 from fake_torch.nn.modules._hooks import RemovableHandle, WrappedHook, call_with_hooks
