@@ -13,6 +13,7 @@ Events record device time: `elapsed_time` is the simulated milliseconds between 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -42,6 +43,9 @@ class SyncObserver(Protocol):
 
 
 sync_observer: SyncObserver | None = None  # None (the default): nobody listens, nothing is paid
+# torch.cuda.StreamContext, what `with stream:` enters on cuda: fake_torch/cuda/streams.py
+# registers it when imported (cuda sits above the tensor core: fake_torch/_tools/_layers.py)
+cuda_stream_context: Callable[[Stream], Any] | None = None
 
 
 class Stream:
@@ -113,9 +117,8 @@ class Stream:
 
     def __enter__(self) -> Stream:
         if self.device.type == "cuda":
-            from fake_torch.cuda.streams import StreamContext
-
-            context = StreamContext(self)
+            assert cuda_stream_context is not None, "fake_torch/cuda/streams.py registers it"
+            context = cuda_stream_context(self)
             context.__enter__()
             self._context = context
         return self

@@ -30,6 +30,7 @@ import numpy as np
 from fake_torch import _ops
 from fake_torch._dtype import dtype as DType
 from fake_torch._library import op_entry, opaque_object
+from fake_torch._library import triton as _triton
 from fake_torch._library.library_handle import Library, entry_of
 from fake_torch._library.triton import triton_op, wrap_triton
 from fake_torch._missing_names import missing_attribute
@@ -383,3 +384,6 @@ def _mutated_names(schema: str) -> tuple[str, ...]:
     args = schema[schema.index("(") + 1:schema.rindex(") ->")]
     return tuple(part.split()[-1].split("=")[0] for part in args.split(",")
                  if "!)" in part)
+
+
+_triton.library_api = (custom_op, infer_schema)  # torch.library.triton_op

@@ -17,6 +17,7 @@ from fake_torch import _torch_stream
 from fake_torch._simulated import _dispatch, _gpus
 from fake_torch._simulated._allocator import DEVICE
 from fake_torch._torch_device import device as torch_device
+from fake_torch.utils import _device as _default_device
 
 _INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
                     "CUDA kernel errors might be asynchronously reported at some other API call, "
@@ -83,6 +84,9 @@ def device_count() -> int:
 def current_device() -> int:
     init()
     return 0
+
+
+_default_device.current_device = current_device  # torch.device("cuda") as a default
 
 
 def _device_index(dev: Any, optional: bool = False) -> int:

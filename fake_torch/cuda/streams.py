@@ -123,6 +123,9 @@ class StreamContext:
             set_stream(self._prev)
 
 
+_torch_stream.cuda_stream_context = StreamContext  # `with torch.Stream("cuda"):`
+
+
 def stream(stream: _torch_stream.Stream | None) -> StreamContext:
     """Context manager: run the block's work on `stream`."""
     return StreamContext(stream)

@@ -51,10 +51,17 @@ def _tensor_list(ts: Any, name: str) -> list[Tensor]:
     return ts
 
 
+def _not_tracing() -> bool:
+    return False
+
+
+# whether torch.compile is tracing this thread: fake_torch/_compile.py registers dynamo's
+# is_tracing here when it is imported (compile sits above distributed: fake_torch/_tools/_layers.py)
+is_tracing: Callable[[], bool] = _not_tracing
+
+
 def _backend(pg: ProcessGroup, tensors: list[Tensor], fn: str) -> str:
     """The backend the tensors' device goes to; what fake_torch does not emulate raises."""
-    from fake_torch._dynamo.state import is_tracing
-
     if is_tracing():
         raise NotImplementedError(f"torch.distributed.{fn} inside torch.compile is not "
                                   "emulated by fake_torch (Dynamo would trace it as a "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fake_torch._kernels import conv as _conv
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
@@ -60,6 +61,9 @@ def constant_pad_nd(input: Tensor, pads: list[int], value: Number) -> Tensor:
     launch("constant_pad_nd", _fused_kernels.constant_pad_kernel, out, (input,),
            {"src": tuple(src), "dst": tuple(dst), "value": value})
     return out
+
+
+_conv.constant_pad_nd = constant_pad_nd  # at::convolution's 'same' padding
 
 
 def _constant_plan(input: Tensor, pads: list[int]) -> tuple[list[Any], list[slice], list[slice]]:

@@ -43,6 +43,15 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # a module's extra state, saved beside its tensors
 
+# torch.compile's in-place form (Module.compile): compile sits above nn, so fake_torch/_compile.py
+# registers it here when it is imported (imports point down: fake_torch/_tools/_layers.py)
+_compile_module: Callable[..., None] | None = None
+
+
+def set_compile_source(compile_module: Callable[..., None]) -> None:
+    global _compile_module
+    _compile_module = compile_module
+
 
 def register_module_buffer_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
     """Call hook(module, name, buffer) whenever any Module registers a buffer; a non-None
@@ -516,9 +525,8 @@ class Module:
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Compile this module's forward in place with torch.compile's keyword arguments."""
-        from fake_torch._compile import compile_module
-
-        compile_module(self, *args, **kwargs)
+        assert _compile_module is not None, "fake_torch/_compile.py registers it at import"
+        _compile_module(self, *args, **kwargs)
 
     # --- printing -----------------------------------------------------------------------------
 
