@@ -113,6 +113,14 @@ _KERNELS: dict[str, Kernel] = {
     "sym_size": _sym_size,
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
+    "alias": lambda x: x.view(x.shape),
+    "detach": lambda x: x.detach(),
+    "__lshift__": lambda x, other: x << other,
+    "__rshift__": lambda x, other: x >> other,
+    "__ilshift__": lambda x, other: x.__ilshift__(other),
+    "__irshift__": lambda x, other: x.__irshift__(other),
+    "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None:
+        fake_torch.linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype),
     "log_sigmoid_forward": lambda x: (fake_torch.nn.functional.logsigmoid(x),
                                       _factories.zeros_like(x)),  # (out, the CPU buffer)
     "rsub": lambda x, other, alpha=1: other - alpha * x,
@@ -145,7 +153,7 @@ def overload(name: str, overload_name: str = "default",
 _OVERLOADS = frozenset({"default", "Tensor", "Scalar", "Tensor_mode", "Tensor_Scalar",
                         "Tensor_Tensor", "dim", "dims", "dim_IntList", "dim_int", "correction",
                         "dtype", "int", "memory_format", "self", "src", "self_Tensor", "start",
-                        "start_step", "m"})
+                        "start_step", "m", "value", "int_Scalar", "int_Tensor", "float"})
 
 
 def _on_access(name: str, overload_name: str) -> _ops.OpOverload | None:
@@ -174,13 +182,16 @@ _SCALAR = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "eq_", "ne_", "lt_", "l
                      "masked_fill", "masked_fill_", "fill_", "remainder", "fmod", "remainder_",
                      "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor",
                      "rsub", "xlogy", "index_fill", "index_fill_", "lerp", "lerp_"})
+# in-place forms whose overloads are .Tensor / .Scalar (their functional forms may differ)
+_SCALAR_INPLACE = frozenset({"bitwise_and_", "bitwise_or_", "bitwise_xor_", "floor_divide_",
+                             "__lshift__", "__rshift__", "__ilshift__", "__irshift__"})
 _DIMMED = {"mean": "dim", "sum": "dim_IntList", "max": "dim", "min": "dim", "prod": "dim_int",
            "std": "correction", "var": "correction", "all": "dim", "any": "dim",
            "argmax": "default", "argmin": "default", "amax": "default", "amin": "default",
            "logsumexp": "default", "nansum": "default"}
 _FIXED = {"transpose": "int", "select": "int", "unbind": "int", "split": "Tensor",
-          "empty": "memory_format", "where": "self", "scatter": "src", "scatter_": "src",
-          "gather": "default", "index_select": "default", "topk": "default",
+          "empty": "memory_format", "where": "self", "gather": "default",
+          "index_select": "default", "topk": "default",
           "sort": "default", "cumsum": "default", "repeat_interleave": "self_Tensor"}
 
 
@@ -191,10 +202,16 @@ def choose(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if name.startswith("div") and kwargs.get("rounding_mode") is not None:
             return "Tensor_mode"
         return "Tensor"
-    if name in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
-        value = args[-1] if len(args) > 2 else kwargs.get("value")
-        return "Scalar" if _number(value) else "Tensor"
-    if name in _SCALAR:
+    if name in ("masked_fill", "masked_fill_", "index_fill", "index_fill_", "scatter",
+                "scatter_"):
+        value = args[-1] if len(args) > 2 else kwargs.get("value", kwargs.get("src"))
+        kind = "Scalar" if _number(value) else "Tensor"
+        if name.startswith("scatter"):  # scatter.value / scatter.src
+            return "value" if kind == "Scalar" else "src"
+        return f"int_{kind}" if name.startswith("index_fill") else kind
+    if name in _SCALAR or name in _SCALAR_INPLACE:
+        return "Scalar" if rest and _number(rest[0]) else "Tensor"
+    if name == "pow_":
         return "Scalar" if rest and _number(rest[0]) else "Tensor"
     if name in ("pow", "pow_"):
         if args and _number(args[0]):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import fake_torch
 from fake_torch import _factories
+from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_rules import rule
 
@@ -36,9 +37,10 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
         elif isinstance(item, slice):
             size = x.shape[dim]
             start, stop, step = item.start, item.stop, item.step
-            # torch skips a slice that keeps every element; not where sizes are symbolic
+            # torch skips a slice that keeps every element; not on a symbolic size (one a
+            # guard has specialised to a number is static again)
             full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size) \
-                and tr.symbolic is None
+                and not _symbolic_size(tr, x, dim)
             if not full:
                 x = tr.call("slice", "Tensor", x, dim, 0 if start is None else start,
                             2 ** 63 - 1 if stop is None else stop,
@@ -52,6 +54,13 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
             raise NotImplementedError(f"make_fx: indexing with {type(item).__name__} is not "
                                       "emulated by fake_torch")
     return x, advanced
+
+
+def _symbolic_size(tr: _Tracer, x: Tensor, dim: int) -> bool:
+    if tr.symbolic is None:
+        return False
+    size = tr.sizes(x)[dim]
+    return isinstance(size, SymInt) and not tr.symbolic.env.replace(size.node.expr).is_number
 
 
 @rule("__getitem__")

@@ -58,14 +58,20 @@ from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
-from fake_torch.fx.experimental import _aten_overloads, _aten_rules_index, _aten_rules_nn
+from fake_torch.fx.experimental import (
+    _aten_overloads,
+    _aten_rules_index,
+    _aten_rules_nn,
+    _aten_rules_operators,
+)
 from fake_torch.fx.experimental._aten_rules import RULES
 from fake_torch.fx.experimental._proxy_symbolic import PUBLIC_FORM, preorder_symbols, symints
 from fake_torch.nn.parameter import Parameter
 from fake_torch.overrides import TorchFunctionMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
-_RULE_MODULES = (_aten_rules_nn, _aten_rules_index)  # their rules join RULES on import
+# their rules join RULES on import
+_RULE_MODULES = (_aten_rules_nn, _aten_rules_index, _aten_rules_operators)
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
 # a tensor's value read by the host (torch's _local_scalar_dense)
@@ -453,11 +459,18 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
     else:
         with tr.fake_mode, mode:
             result = f(*args)
-    tr.graph.output(tr.arg(result))
+    tr.graph.output(_output_arg(tr, result))
     for node in tr.graph.nodes:  # a size expression's nodes (`mul = s75 * s96`)
         if "val" not in node.meta and "example_value" in node.meta:
             node.meta["val"] = node.meta.pop("example_value")
     return GraphModule(dict(tr.constants), tr.graph)
+
+
+def _output_arg(tr: _Tracer, value: Any) -> Any:
+    """The output node's argument: the result's structure kept (a tuple stays a tuple)."""
+    if type(value) in (tuple, list):
+        return type(value)(_output_arg(tr, v) for v in value)
+    return tr.arg(value)
 
 
 def _input_example(tr: _Tracer, t: Tensor, index: int, placeholder: Node) -> Any:
