@@ -94,6 +94,13 @@ def _log_softmax(x: Tensor, dim: int, half_to_float: bool) -> Tensor:
     return x.log_softmax(dim)
 
 
+def _scatter(x: Tensor, src: Tensor, view: Callable[[Tensor], Tensor]) -> Tensor:
+    """A copy of x with src written where `view` looks."""
+    out = x.clone()
+    view(out).copy_(src)
+    return out
+
+
 def _sym_size(x: Tensor, dim: int) -> Any:
     return x.size(dim)
 
@@ -115,6 +122,12 @@ _KERNELS: dict[str, Kernel] = {
     "lift_fresh_copy": lambda x: x.clone(),
     "alias": lambda x: x.view(x.shape),
     "detach": lambda x: x.detach(),
+    # functionalization's ops: the functional forms of copy_ and fill_, the scatters
+    "copy": lambda x, src, non_blocking=False: x.clone().copy_(src),
+    "fill": lambda x, value: x.clone().fill_(value),
+    "slice_scatter": lambda x, src, dim=0, start=None, end=None, step=1: _scatter(
+        x, src, lambda y: _slice(y, dim, start, end, step)),
+    "select_scatter": lambda x, src, dim, index: _scatter(x, src, lambda y: y.select(dim, index)),
     "__lshift__": lambda x, other: x << other,
     "__rshift__": lambda x, other: x >> other,
     "__ilshift__": lambda x, other: x.__ilshift__(other),

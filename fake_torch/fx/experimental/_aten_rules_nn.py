@@ -92,8 +92,13 @@ def _linear(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return tr.call("addmm", "default", bias, x, tr.call("t", "default", weight))
     if bias is not None and x.dim() == 3 and x.is_contiguous():
         n0, n1, k = tr.sizes(x)
-        flat = tr.call("view", "default", x, [n0 * n1, k])
-        out = tr.call("addmm", "default", bias, flat, tr.call("t", "default", weight))
+        if tr.functional is not None:  # functionalized, torch makes weight.t() first
+            wt = tr.call("t", "default", weight)
+            out = tr.call("addmm", "default", bias, tr.call("view", "default", x, [n0 * n1, k]),
+                          wt)
+        else:
+            flat = tr.call("view", "default", x, [n0 * n1, k])
+            out = tr.call("addmm", "default", bias, flat, tr.call("t", "default", weight))
         return tr.call("view", "default", out, [n0, n1, tr.sizes(out)[1]])
     out = matmul(tr, (x, tr.call("t", "default", weight)), {})
     if bias is not None:
