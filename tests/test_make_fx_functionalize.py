@@ -111,6 +111,76 @@ def test_functionalized_graph_computes_the_function(name: str) -> None:
         np.testing.assert_allclose(g.float().numpy(), w.float().numpy(), rtol=1e-5, atol=1e-5)
 
 
+def _writes(T: Any) -> dict[str, tuple[Any, tuple[Any, ...]]]:
+    """Writes through each kind of view, and in-place ops of each overload kind."""
+    def zero_fill(x: Any, y: Any) -> Any:
+        x[0].zero_()
+        y.fill_(2.0)
+        return x * y
+
+    def index_put(x: Any, i: Any, v: Any) -> Any:
+        x[i] = v
+        return x.sum()
+
+    def split_write(x: Any) -> Any:
+        x.split(2, 1)[1].mul_(3)
+        return x + 1
+
+    def unbind_write(x: Any) -> Any:
+        x.unbind(0)[1].add_(1)
+        return x.sum()
+
+    def permute_write(x: Any) -> Any:
+        x.permute(1, 0).add_(1)
+        return x
+
+    def unsqueeze_write(x: Any) -> Any:
+        x.unsqueeze(0).mul_(2)
+        return x
+
+    def alias_read_after(x: Any) -> Any:  # a view taken before its base is written
+        v = x[1:]
+        x.add_(1)
+        return v * 2
+
+    def div_floor(x: Any, y: Any) -> Any:
+        return x.div_(y, rounding_mode="floor")
+
+    def chained(x: Any, m: Any) -> Any:
+        x.clamp_(-0.1, 0.1).relu_()
+        return x.masked_fill_(m, 1.0).sigmoid_()
+
+    return {f.__name__: (f, args) for f, args in (
+        (zero_fill, (T.randn(3, 4), T.randn(3, 4))),
+        (index_put, (T.randn(5, 2), T.tensor([1, 3]), T.randn(2, 2))),
+        (split_write, (T.randn(3, 4),)), (unbind_write, (T.randn(3, 4),)),
+        (permute_write, (T.randn(3, 4),)), (unsqueeze_write, (T.randn(3, 4),)),
+        (alias_read_after, (T.randn(3, 4),)),
+        (div_floor, (T.randn(3), T.randn(3).abs() + 1)),
+        (chained, (T.randn(3), T.tensor([True, False, True]))))}
+
+
+@pytest.mark.parametrize("mode", ["real", "fake"])
+@pytest.mark.parametrize("name", sorted(_writes(ft)))
+def test_writes_match_torch_and_compute_the_function(name: str, mode: str) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    from fake_torch.fx.experimental.proxy_tensor import make_fx
+
+    ft.manual_seed(0)
+    f, args = _writes(ft)[name]
+    gm = make_fx(ft.func.functionalize(f), tracing_mode=mode)(*[_clone(a) for a in args])
+    tf, targs = _writes(torch)[name]
+    theirs = torch_make_fx(torch.func.functionalize(tf), tracing_mode=mode)(*targs)
+    assert _targets(gm) == _targets(theirs)
+    want_args, got_args = [_clone(a) for a in args], [_clone(a) for a in args]
+    want, got = f(*want_args), gm(*got_args)
+    leaves = ft.utils._pytree.tree_leaves
+    for w, g in zip(leaves((want, want_args)), leaves((got, got_args)), strict=True):
+        np.testing.assert_allclose(g.float().numpy(), w.float().numpy(), rtol=1e-5, atol=1e-5)
+
+
 def _out_and_views(T: Any) -> Any:
     def f(x: Any, y: Any, z: Any) -> Any:  # out=, a write through two views, an alias
         T.add(x, y, out=z)
@@ -137,6 +207,13 @@ def test_out_and_writes_through_views_match_torch(mode: str) -> None:
     assert ours[-2:] == ["aten.copy_.default(x_1, t_2)", "aten.copy_.default(z_1, add)"]
 
 
+def _calling(op: Any) -> Any:
+    def f(out: Any, x: Any) -> Any:
+        op(out, x)
+        return x + 1
+    return f
+
+
 def test_functionalize_refuses_a_mutating_custom_op_as_torch() -> None:
     torch = pytest.importorskip("torch")
     from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
@@ -151,11 +228,8 @@ def test_functionalize_refuses_a_mutating_custom_op_as_torch() -> None:
         scale_into = L.library.custom_op("fxfunc::scale_into", mutates_args=("out",),
                                          schema="(Tensor(a!) out, Tensor x) -> ()")(body)
 
-        def f(out: Any, x: Any) -> Any:
-            scale_into(out, x)
-            return x + 1
         with pytest.raises(RuntimeError) as caught:
-            mk(L.func.functionalize(f))(L.zeros(2), L.ones(2))
+            mk(L.func.functionalize(_calling(scale_into)))(L.zeros(2), L.ones(2))
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
     assert messages[0].startswith("Found a custom (non-ATen) operator whose output has alias")

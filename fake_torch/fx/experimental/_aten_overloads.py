@@ -125,6 +125,7 @@ _KERNELS: dict[str, Kernel] = {
     # functionalization's ops: the functional forms of copy_ and fill_, the scatters
     "copy": lambda x, src, non_blocking=False: x.clone().copy_(src),
     "fill": lambda x, value: x.clone().fill_(value),
+    "zero": lambda x: _factories.zeros_like(x),
     "slice_scatter": lambda x, src, dim=0, start=None, end=None, step=1: _scatter(
         x, src, lambda y: _slice(y, dim, start, end, step)),
     "select_scatter": lambda x, src, dim, index: _scatter(x, src, lambda y: y.select(dim, index)),

@@ -182,8 +182,9 @@ class Functionalizer:
 
     def _replay(self, step: _ViewStep, value: Node) -> Node:
         node = self.tr.emit_view(step.target, value, step.args, step.kwargs)
-        if step.index is not None:
-            return self.tr.emit_getitem(node, step.index)
+        if step.index is not None:  # a multi-output view: a getitem per item, as traced
+            items = [self.tr.emit_getitem(node, i) for i in range(len(node.meta["val"]))]
+            return items[step.index]
         return node
 
     def _reverse(self, step: _ViewStep, base: Node, value: Node) -> Node:
@@ -236,9 +237,9 @@ def _packet_name(target: Any) -> str:
 
 
 def _functional_name(name: str) -> str:
-    """add_ -> add, copy_ -> copy, __iadd__ -> add."""
+    """add_ -> add, copy_ -> copy, __ilshift__ -> __lshift__."""
     if name.startswith("__i") and name.endswith("__"):
-        return name[3:-2]
+        return f"__{name[3:]}"
     return name[:-1]
 
 
