@@ -30,7 +30,6 @@ DIFFERS: dict[tuple[str, str], str] = {
     ("normalize_clamp", "symbolic"): _SYM_NODES,
     ("rotary_neox_positions", "symbolic"): _SYM_NODES,
     ("swiglu_mlp", "symbolic"): _SYM_NODES,
-    ("rotary_complex", "symbolic"): _SPECIALISED,
     ("dropout_eval_residual", "symbolic"): _DROPOUT,
     ("linear_with_without_bias", "symbolic"): _SIZE,
 }

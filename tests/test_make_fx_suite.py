@@ -39,7 +39,6 @@ DIFFERS: dict[tuple[str, str], str] = {
     ("rotary_neox_positions", "symbolic"): _SYM_NODES,
     ("swiglu_mlp", "symbolic"): _SYM_NODES,
     ("kv_cache_slice_write", "symbolic"): _SPECIALISED,
-    ("rotary_complex", "symbolic"): _SPECIALISED,
 }
 _SYM_TARGETS = ("aten.sym_size.int", "aten.sym_numel.default", "aten.sym_stride.int")
 

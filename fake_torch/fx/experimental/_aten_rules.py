@@ -53,8 +53,31 @@ def _viewable(x: Tensor, shape: list[Any]) -> bool:
     return True
 
 
+def guard_view(tr: _Tracer, x: Tensor, shape: list[Any]) -> None:
+    """A symbolic tensor viewed as static sizes: the guards torch's view rule records as it
+    walks the dims, each input size (or run of them) compared with the target's (`s0 == 3`
+    specialises s0 to 3; a product `s0 * s1 == 6` stays a guard)."""
+    if tr.symbolic is None or not all(isinstance(n, int) and n >= 0 for n in shape):
+        return
+    sizes = tr.sizes(x)
+    if all(isinstance(n, int) for n in sizes):
+        return
+    ti = j = 0
+    while ti < len(shape) and j < len(sizes):
+        length, accum = shape[ti], sizes[j]
+        ti, j = ti + 1, j + 1
+        while not bool(accum == length):
+            if bool(accum < length) and j < len(sizes):
+                accum, j = accum * sizes[j], j + 1
+            elif ti < len(shape):
+                length, ti = length * shape[ti], ti + 1
+            else:
+                break
+
+
 def reshape_to(tr: _Tracer, x: Tensor, shape: list[Any]) -> Tensor:
     """at::reshape: a view when strides allow, else a contiguous clone viewed."""
+    guard_view(tr, x, shape)
     if _viewable(x, shape):
         return tr.call("view", "default", x, shape)  # type: ignore[no-any-return]
     copy = tr.call("clone", "default", x, memory_format=contiguous_format)
@@ -71,7 +94,9 @@ def _reshape(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _view(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if len(args) == 2 and isinstance(args[1], fake_torch.dtype):
         return tr.call("view", "dtype", args[0], args[1])
-    return tr.call("view", "default", args[0], _sizes(args[1:] or (kwargs["size"],)))
+    shape = _sizes(args[1:] or (kwargs["size"],))
+    guard_view(tr, args[0], shape)
+    return tr.call("view", "default", args[0], shape)
 
 
 @rule("flatten")
