@@ -25,10 +25,6 @@ MODES = ("real", "fake", "symbolic")
 # arithmetic on them: mul, floordiv, ...) are re-read from later tensors; fake_torch reads each
 # symbol once, from its placeholder, where an op first needs it. The aten ops are the same.
 _SYM_NODES = "sym_size nodes read once per symbol (torch: once per SymInt object)"
-# torch's meta functions guard: a copy_ that broadcasts or a view to constant sizes
-# specialises a symbol to a number, after which a full slice of that dim is skipped;
-# fake_torch records no such guard and keeps slicing the (still symbolic) dim
-_SPECIALISED = "a guard specialises a size to a number in torch, so a full slice is skipped"
 DIFFERS: dict[tuple[str, str], str] = {
     ("attention_arange_mask", "symbolic"): _SYM_NODES,
     ("attention_triu_mask", "symbolic"): _SYM_NODES,
@@ -38,7 +34,6 @@ DIFFERS: dict[tuple[str, str], str] = {
     ("normalize_clamp", "symbolic"): _SYM_NODES,
     ("rotary_neox_positions", "symbolic"): _SYM_NODES,
     ("swiglu_mlp", "symbolic"): _SYM_NODES,
-    ("kv_cache_slice_write", "symbolic"): _SPECIALISED,
 }
 _SYM_TARGETS = ("aten.sym_size.int", "aten.sym_numel.default", "aten.sym_stride.int")
 
@@ -49,11 +44,6 @@ def _targets(gm: Any) -> list[str]:
 
 def _without_sym_nodes(targets: list[str]) -> list[str]:
     return [t for t in targets if t not in _SYM_TARGETS and not t.startswith("<built-in")]
-
-
-def _without_full_slices(gm: Any) -> list[str]:
-    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"
-            and not (str(n.target) == "aten.slice.Tensor" and n.args[2:] == (0, 2 ** 63 - 1))]
 
 
 def _trace(T: Any, make_fx: Any, name: str, mode: str) -> Any:
@@ -87,10 +77,8 @@ def test_targets_match_torch(name: str, mode: str) -> None:
         assert _targets(ours) == _targets(theirs)
         return
     assert _targets(ours) != _targets(theirs), f"{name} ({mode}) now matches: off DIFFERS"
-    if reason == _SYM_NODES:
-        assert _without_sym_nodes(_targets(ours)) == _without_sym_nodes(_targets(theirs))
-    else:
-        assert _without_full_slices(ours) == _without_full_slices(theirs)
+    assert reason == _SYM_NODES
+    assert _without_sym_nodes(_targets(ours)) == _without_sym_nodes(_targets(theirs))
 
 
 def test_differs_names_cases() -> None:

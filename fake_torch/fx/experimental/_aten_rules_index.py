@@ -91,5 +91,17 @@ def _setitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     elif value.dim() == 0:  # a 0-dim value (a number's too) fills
         tr.call("fill_", "Tensor", target, value)
     else:
+        _guard_broadcast(tr, value, target)
         tr.call("copy_", "default", target, value)
     return None
+
+
+def _guard_broadcast(tr: _Tracer, src: Tensor, dst: Tensor) -> None:
+    """copy_'s check that src broadcasts to dst, with symbolic sizes: the guard torch records
+    for each aligned pair of sizes (`s0 == 2` specialises s0 where dst's size is static)."""
+    if tr.symbolic is None:
+        return
+    for a, b in zip(reversed(tr.sizes(src)), reversed(tr.sizes(dst)), strict=False):
+        if (isinstance(a, SymInt) or isinstance(b, SymInt)) and not (isinstance(a, int)
+                                                                    and a == 1):
+            bool(a == b)
