@@ -5,7 +5,7 @@ one copy_ back per written input), and the graph computing what the function com
 its outputs and the new values of the inputs it writes (the eager path is the oracle).
 
 DIFFERS: the symbolic traces that differ, each for the reason tests/test_make_fx_suite.py
-gives (where sym_size nodes are read) or its own."""
+gives (where sym_size nodes are read, chunk's guard) or its own."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from make_fx_cases import CASES
-from test_make_fx_suite import _SYM_NODES, _without_sym_nodes
+from test_make_fx_suite import _SPLIT_GUARD, _SYM_NODES, _without_full_slices, _without_sym_nodes
 
 import fake_torch as ft
 
@@ -24,10 +24,9 @@ _SIZE = "torch records aten.size nodes for linear's 3-d input under symbolic fun
 DIFFERS: dict[tuple[str, str], str] = {
     ("attention_arange_mask", "symbolic"): _SYM_NODES,
     ("attention_triu_mask", "symbolic"): _SYM_NODES,
-    ("cat_stack_split_chunk", "symbolic"): _SYM_NODES,
+    ("cat_stack_split_chunk", "symbolic"): _SPLIT_GUARD,
     ("kv_cache_flat_index_copy", "symbolic"): _SYM_NODES,
     ("matmul_broadcast", "symbolic"): _SYM_NODES,
-    ("normalize_clamp", "symbolic"): _SYM_NODES,
     ("rotary_neox_positions", "symbolic"): _SYM_NODES,
     ("swiglu_mlp", "symbolic"): _SYM_NODES,
     ("dropout_eval_residual", "symbolic"): _DROPOUT,
@@ -69,6 +68,8 @@ def test_functionalized_targets_match_torch(name: str, mode: str) -> None:
         assert _targets(ours) != _targets(theirs), f"{name} ({mode}) now matches: off DIFFERS"
         if reason == _SYM_NODES:
             assert _without_sym_nodes(_targets(ours)) == _without_sym_nodes(_targets(theirs))
+        elif reason == _SPLIT_GUARD:
+            assert _without_full_slices(ours) == _without_full_slices(theirs)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

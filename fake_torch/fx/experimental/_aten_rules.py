@@ -109,7 +109,7 @@ def _flatten(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     start, end = start % x.dim(), end % x.dim()
     if start == end:
         return x
-    shape = list(x.shape)
+    shape = tr.sizes(x)
     return reshape_to(tr, x, [*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:]])
 
 
@@ -178,7 +178,7 @@ def _reshape_as(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
 @rule("expand_as")
 def _expand_as(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
-    return tr.call("expand", "default", x, list(other.shape))
+    return tr.call("expand", "default", x, tr.sizes(other))
 
 
 @rule("T")
@@ -203,7 +203,7 @@ def _chunk(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x: Tensor = args[0]
     chunks = args[1] if len(args) > 1 else kwargs["chunks"]
     dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
-    size = -(-x.shape[dim] // chunks)
+    size = (tr.sizes(x)[dim] + chunks - 1) // chunks
     return tuple(tr.call("split", "Tensor", x, size, dim))
 
 
