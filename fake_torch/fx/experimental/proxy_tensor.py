@@ -32,14 +32,16 @@ the arguments' sizes symbols (duck-sized, named as torch names them for `input<i
 node (and the arithmetic on it), and each node's value is its op's output rule over the
 symbolic examples (where no rule fits, its sizes are taken as the symbols of equal hint).
 
-Differences from torch (tests/test_make_fx*.py list them): an op recorded as one node keeps
+Differences from torch (the DIFFERS lists of tests/test_make_fx*.py, each asserted): an op
+recorded as one node keeps
 the public call's arguments (`sum(x, -1)`; torch: the schema's `[-1]`); with grad enabled
 torch also records the `detach` of outputs autograd saves; a host read (`.item()`) refuses
 as torch's real tracing does, but with _error_on_data_dependent_ops=False its value is baked
-in (torch: a `_local_scalar_dense` node); symbolic traces make torch's
-sym_size nodes for the sizes an op is given, not for sizes read and unused, and infer
-reshape's -1 without `sym_numel`; the decompositions are those in `_aten_rules*` (other
-composites record the public calls they make).
+in (torch: a `_local_scalar_dense` node); symbolic traces read each symbol once, from the
+placeholder whose size it is, where torch reads a SymInt object from the first tensor that
+held it (more sym_size nodes, and its size arithmetic node by node), and infer reshape's -1
+without `sym_numel`; the decompositions are those in `_aten_rules*` (other composites record
+the public calls they make); make_fx(pre_dispatch=True) is not emulated.
 """
 
 from __future__ import annotations
