@@ -33,8 +33,8 @@ node (and the arithmetic on it), and each node's value is its op's output rule o
 symbolic examples (where no rule fits, its sizes are taken as the symbols of equal hint).
 
 Differences from torch (the DIFFERS lists of tests/test_make_fx*.py, each asserted): an op
-recorded as one node keeps
-the public call's arguments (`sum(x, -1)`; torch: the schema's `[-1]`); with grad enabled
+recorded as one node keeps the public call's arguments (`sum(x, -1)`; torch: the schema's
+`[-1]`); with grad enabled
 torch also records the `detach` of outputs autograd saves; a host read (`.item()`) refuses
 as torch's real tracing does, but with _error_on_data_dependent_ops=False its value is baked
 in (torch: a `_local_scalar_dense` node); symbolic traces read each symbol once, from the
