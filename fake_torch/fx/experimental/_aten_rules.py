@@ -157,7 +157,10 @@ def _tensor(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         copy = tr.call("detach", "default", data)
         return tr.call("_to_copy", "default", copy, dtype=kwargs.get("dtype", x.dtype),
                        device=kwargs.get("device", x.device))
-    return tr.call("lift_fresh_copy", "default", tr.run_public(args, kwargs))
+    lifted = tr.call("lift_fresh_copy", "default", tr.run_public(args, kwargs))
+    if tr.functional is not None:  # functionalized, torch.tensor's copy is detached too
+        return tr.call("detach", "default", lifted)
+    return lifted
 
 
 @rule("expand", "permute", "repeat")

@@ -154,7 +154,12 @@ def _rms_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     dims = [x.dim() - 1 - i for i in range(n)]
     sq = tr.call("pow", "Tensor_Scalar", xf, 2)
     mean = tr.call("mean", "dim", sq, dims, True)
-    rstd = tr.call("rsqrt", "default", tr.call("add_", "Scalar", mean, eps))
+    functional, tr.functional = tr.functional, None  # torch keeps this add_ (on its own
+    try:  # temporary) in a functionalized graph too
+        added = tr.call("add_", "Scalar", mean, eps)
+    finally:
+        tr.functional = functional
+    rstd = tr.call("rsqrt", "default", added)
     out = tr.call("mul", "Tensor", xf, rstd)
     if weight is not None:
         out = tr.call("mul", "Tensor", out, weight)

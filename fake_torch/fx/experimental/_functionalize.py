@@ -94,13 +94,6 @@ class Functionalizer:
         if name in _INPLACE_VIEWS:  # a metadata mutation: recorded as it is (torch keeps it)
             self.tr.record_node(target, args, kwargs, result, opdef)
             return result
-        if name == "lift_fresh_copy":  # torch detaches the lifted constant's copy
-            node = self.tr.record_node(target, args, kwargs, result, opdef)
-            detached = self.tr.emit_view(_aten_overloads.overload("detach", "default"), node,
-                                         (), {})
-            self.tr.rebind(result, detached)
-            self._states[id(result)] = _State(_Storage(detached))
-            return result
         out = kwargs.get("out")
         inplace = (name.endswith("_") and not name.startswith("__")) or \
             (name.startswith("__i") and name.endswith("__"))
