@@ -324,6 +324,14 @@ def dropout_eval_residual(T: Any) -> Made:
     return f, _randn(T, (2, 3), (2, 3))
 
 
+def composite_builders(T: Any) -> Made:
+    def f(a: Any, b: Any, x: Any, i: Any) -> Any:  # a: (3,), b: (2,), x: (2, 4), i: (2, 2)
+        gx, gy = T.meshgrid(a, b, indexing="xy")
+        return (T.outer(a, b) + gx.t() + gy.t(), T.isfinite(x), T.tensor_split(x, 3, 1),
+                T.take_along_dim(x, i, 1), T.diag(x[:, :2]), T.tensor(x), T.as_tensor(x))
+    return f, (T.randn(3), T.randn(2), T.randn(2, 4), T.tensor([[0, 1], [1, 0]]))
+
+
 CASES: dict[str, Case] = {c.__name__: c for c in (
     swiglu_mlp, gelu_mlp_bias, attention_triu_mask, attention_arange_mask, rmsnorm_llama,
     fused_add_rmsnorm, rotary_neox_positions, rotary_complex, kv_cache_slice_write,
@@ -333,4 +341,4 @@ CASES: dict[str, Case] = {c.__name__: c for c in (
     matmul_chains, matmul_broadcast, linear_with_without_bias, view_chain, indexing_mixed,
     dtype_conversions, reductions_keepdim, cumsum_flip_sort, expand_repeat, like_factories,
     index_select_add, normalize_clamp, silu_and_mul, masked_mean_pool, addmm_baddbmm,
-    dropout_eval_residual)}
+    dropout_eval_residual, composite_builders)}

@@ -122,6 +122,7 @@ _KERNELS: dict[str, Kernel] = {
     "lift_fresh_copy": lambda x: x.clone(),
     "alias": lambda x: x.view(x.shape),
     "detach": lambda x: x.detach(),
+    "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2).clone(),
     # functionalization's ops: the functional forms of copy_ and fill_, the scatters
     "copy": lambda x, src, non_blocking=False: x.clone().copy_(src),
     "fill": lambda x, value: x.clone().fill_(value),

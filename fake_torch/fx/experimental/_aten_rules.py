@@ -146,23 +146,6 @@ def _repeat_interleave(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any
                    [*shape[:dim], shape[dim] * repeats, *shape[dim + 1:]])
 
 
-@rule("tensor", "new_tensor")
-def _tensor(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A tensor made from Python data: a constant of the graph, copied (lift_fresh_copy);
-    `x.new_tensor(t)` of a tensor: t detached and copied to x's dtype and device."""
-    data = args[1] if tr.current == "new_tensor" and len(args) > 1 else \
-        args[0] if tr.current == "tensor" and args else None
-    if tr.current == "new_tensor" and isinstance(data, Tensor):
-        x: Tensor = args[0]
-        copy = tr.call("detach", "default", data)
-        return tr.call("_to_copy", "default", copy, dtype=kwargs.get("dtype", x.dtype),
-                       device=kwargs.get("device", x.device))
-    lifted = tr.call("lift_fresh_copy", "default", tr.run_public(args, kwargs))
-    if tr.functional is not None:  # functionalized, torch.tensor's copy is detached too
-        return tr.call("detach", "default", lifted)
-    return lifted
-
-
 @rule("expand", "permute", "repeat")
 def _listed(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     name = tr.current

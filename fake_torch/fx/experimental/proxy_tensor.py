@@ -65,6 +65,7 @@ from fake_torch.func import Functionalized
 from fake_torch.fx import Graph, GraphModule, Node
 from fake_torch.fx.experimental import (
     _aten_overloads,
+    _aten_rules_composite,
     _aten_rules_index,
     _aten_rules_nn,
     _aten_rules_operators,
@@ -77,7 +78,8 @@ from fake_torch.overrides import TorchFunctionMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
 # their rules join RULES on import
-_RULE_MODULES = (_aten_rules_nn, _aten_rules_index, _aten_rules_operators)
+_RULE_MODULES = (_aten_rules_nn, _aten_rules_index, _aten_rules_operators,
+                 _aten_rules_composite)
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
 # a tensor's value read by the host (torch's _local_scalar_dense)
