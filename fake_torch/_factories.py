@@ -47,6 +47,7 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
+from fake_torch._checks import _check
 from fake_torch._sym import SymInt, sym_max
 from fake_torch._tensor import Number, Tensor
 
@@ -77,7 +78,10 @@ def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
             raise TypeError(f"{head} failed to unpack the object at pos {i + 1} with error "
                             f"\"type must be tuple of ints,but got {type(s).__name__}\"")
     for s in size:
-        if s < 0:
+        if isinstance(s, SymInt):  # torch's TORCH_SYM_CHECK: a runtime assert when unbacked
+            _check(s >= 0, lambda s=s: f"Trying to create tensor with negative dimension {s}: "
+                                       f"{list(size)}")
+        elif s < 0:
             if fn == "zeros":  # (torch.zeros checks its sizes itself first)
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "

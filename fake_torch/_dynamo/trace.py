@@ -36,7 +36,6 @@ from fake_torch._dynamo import symbolic
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
 from fake_torch._dynamo.guards import module_tensors
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
-from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
 from fake_torch._dynamo.tracing_mode import TracingMode, builtin_watch
 from fake_torch._tensor import Tensor, base_array
 from fake_torch.fx import Graph, Node
@@ -148,8 +147,10 @@ class Segment:
         self.pending: dict[int, tuple[weakref.ref[Tensor], Node, tuple[int, ...]]] = {}
         self.inputs: list[Tensor] = []  # real values of the placeholders, in order
         self.sources: list[Source] = []
-        self.scalars: list[SymNumber] = []
         self.symbols: dict[Any, Node] = {}  # sympy symbol -> its placeholder in this graph
+        # the unbacked symbols this graph defines, in order: (symbol, its placeholder, or the
+        # node computing it: `item`, a custom op's, a `sym_size_int` of an op's output)
+        self.unbacked: list[tuple[Any, Node]] = []
         self.rng = rng  # (generator, seed, offset) when the segment began
         self.num_placeholders = 0
 
@@ -164,6 +165,7 @@ class Tracer:
         self.input_sources = inputs  # id(tensor) -> source, for the arguments' tensors
         self.fullgraph = fullgraph
         self.capture_scalars = capture_scalars
+        self.capture_dynamic = False  # capture_dynamic_output_shape_ops (set by the frame)
         self.mode = TraceMode(self)
         self.api_mode = TracingMode(self)
         self.segment: Segment | None = None
@@ -179,7 +181,6 @@ class Tracer:
         self._saved: tuple[Tracer | None, int] | None = None
         self._api_mode_on = False  # its mode is on this thread's stack (off while it handles)
         self._builtin_resumes: list[bool] = []  # one per watched builtin running eagerly
-        self._scalar_ids = 0
         self.final: FinalSegment | None = None  # set when the trace reaches the return
         self._modules: dict[int, Module] = {}  # the nn.Modules the traced code called
         self._unwalked: list[Module] = []
@@ -280,11 +281,16 @@ class Tracer:
         mapped_args = self.map_args(args if node_args is None else node_args)
         mapped_kwargs = self.map_args(kwargs)
         sym_call = self.sym is not None and self._symbolic_call(args, kwargs)
-        run_args, run_kwargs = (symbolic.concrete(args), symbolic.concrete(kwargs)) \
-            if sym_call else (args, kwargs)
+        run_args, run_kwargs = (symbolic.concrete(args, self.sym),
+                                symbolic.concrete(kwargs, self.sym)) if sym_call else (args, kwargs)
+        example = None
         _state.depth += 1
         try:
             result = fn(*run_args, **run_kwargs)
+            # (before binding: an in-place op's result is its input, whose example the rule
+            # reads)
+            if sym_call and result is not NotImplemented:
+                example = self._symbolic_example(opdef, fn, args, kwargs, result)
         except DataDependentSync as sync:
             _state.depth -= 1
             text = on_sync(sync.what) if on_sync is not None else gb.host_sync(sync.what)
@@ -295,13 +301,55 @@ class Tracer:
         _state.depth -= 1
         if result is NotImplemented:
             return result
-        # (before binding: an in-place op's result is its input, whose example the rule reads)
-        example = self._symbolic_example(opdef, fn, args, kwargs, result) if sym_call else None
         node = seg.graph.create_node(op, target, mapped_args, mapped_kwargs)
         node.meta["stack_trace"] = self._stack_trace()
         self.bind(result, node)
         if sym_call:
             node.meta["example_value"] = example
+        self.define_unbacked(node)
+        return result
+
+    def dynamic_output(self, fn: Callable[..., Any], args: tuple[Any, ...],
+                       kwargs: dict[str, Any], op: str, target: Any, name: str) -> Tensor:
+        """nonzero / masked_select under capture_dynamic_output_shape_ops: one node whose
+        output's leading size is a new unbacked symbol `u0` in [0, numel] (torch's fake
+        impls), defined by a `sym_size_int` node; the kernels run at its trace value."""
+        import sys as _sys
+
+        from fake_torch._dtype import int64
+        from fake_torch._factories import empty_strided
+        from fake_torch._subclasses.fake_tensor import FakeTensor
+
+        seg = self.segment
+        assert seg is not None
+        sym = self.ensure_sym()
+        x = args[0]
+        ex = self.symbolic_example(x)
+        numel = (ex if ex is not None else x).numel()
+        maxval = numel if isinstance(numel, int) else \
+            sym.env.bound_sympy(numel.node.expr).upper
+        if not isinstance(maxval, int) and not getattr(maxval, "is_Integer", False):
+            maxval = _sys.maxsize - 1
+        if name == "masked_select" and maxval <= 2:
+            maxval = _sys.maxsize - 1
+        nnz = sym.new_unbacked(int, min=0, max=int(maxval))
+        n = sym.value_of(nnz)
+        if name == "masked_select":
+            shape, stride, dtype = (nnz,), (1,), x.dtype
+        else:
+            shape, stride, dtype = (nnz, x.dim()), (1, nnz), int64
+        _state.depth += 1
+        try:  # the meta result, at the trace value
+            result = empty_strided(symbolic.concrete(shape, sym), symbolic.concrete(stride, sym),
+                                   dtype=dtype, device=x.device)
+        finally:
+            _state.depth -= 1
+        node = seg.graph.create_node(op, target, self.map_args(args), self.map_args(kwargs))
+        node.meta["stack_trace"] = self._stack_trace()
+        self.bind(result, node)
+        node.meta["example_value"] = FakeTensor.symbolic(fake_like(result), shape, stride, 0,
+                                                         sym.fake_mode)
+        self.define_unbacked(node)
         return result
 
     # --- symbolic sizes ------------------------------------------------------------------------
@@ -354,8 +402,6 @@ class Tracer:
         """A call's arguments with tensors (and captured scalars) replaced by their nodes."""
         if isinstance(value, Tensor):
             return self.node_of(value)
-        if isinstance(value, SymNumber):
-            return value._arg(self)
         if isinstance(value, symbolic.Sym):
             seg = self.segment
             if self.sym is None or seg is None:
@@ -441,12 +487,11 @@ class Tracer:
                         fake: Tensor) -> Any:
         """An argument tensor with dynamic dims: a placeholder for each new symbol (before the
         tensor's), and the tensor's example value with those sizes."""
-        if self.sym is None:
-            self.sym = symbolic.SymbolicTrace(self.duck)
+        sym = self.ensure_sym()
         seg = self.segment
         assert seg is not None
         leaf, name, dims = dynamic
-        sizes = self.sym.input_sizes(t, leaf, name, dims)
+        sizes = sym.input_sizes(t, leaf, name, dims)
         for d, size in enumerate(sizes):
             if not isinstance(size, symbolic.Sym) or size.node.expr in seg.symbols:
                 continue
@@ -455,10 +500,84 @@ class Tracer:
             node.meta["example_value"] = size
             node.type = type(size)
             seg.symbols[expr] = node
+            if size.node.hint is None:  # mark_unbacked
+                seg.unbacked.append((expr, node))
             seg.num_placeholders += 1
-            seg.inputs.append(size.node.hint)
+            seg.inputs.append(sym.value_of(size))
             seg.sources.append(Source(str(expr), leaf=leaf, dim=d))
-        return self.sym.example_of_input(fake, t, sizes)
+        return sym.example_of_input(fake, t, sizes)
+
+    def ensure_sym(self) -> symbolic.SymbolicTrace:
+        """The trace's symbols (made at the first symbol: a dynamic input, an `.item()`, an
+        op's data-dependent size); its ShapeEnv asks this tracer data-dependent questions."""
+        if self.sym is None:
+            self.sym = symbolic.SymbolicTrace(self.duck)
+            ref = weakref.ref(self)
+            raise_data_dependent = self.sym.env._raise_data_dependent
+
+            def on_data_dependent(expr: Any) -> dict[Any, Any]:
+                tracer = ref()  # (after a break, suspended, the symbols have values)
+                if tracer is None or tracer.sym is None or (
+                        _state.tracer is not tracer and tracer.sym.pending(expr)):
+                    raise_data_dependent(expr)
+                return tracer.data_dependent(expr)  # type: ignore[union-attr]
+            self.sym.env.data_dependent_hook = on_data_dependent
+        return self.sym
+
+    def data_dependent(self, expr: Any) -> dict[Any, Any]:
+        """Python needs the value of `expr`, over unbacked symbols: as torch's Dynamo, an error
+        under fullgraph, else a graph break (inside an op: before it), after which the
+        graph that defines them has run and they have values."""
+        sym = self.sym
+        assert sym is not None
+        if sym.pending(expr):
+            if self.fullgraph:
+                raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW,
+                                gb.scalar_guard_error(str(expr)))
+            if _state.depth:
+                raise DataDependentSync("data_dependent_guard")
+            brk = self.make_break(gb.branching([], None), gb.BRANCH_EXPLAIN, "unimplemented")
+            with self.suspended():
+                self.graph_break(brk)
+            for s in sym.pending(expr):  # an input's (mark_unbacked): its size this call
+                if s in sym.trace_values:
+                    sym.resolved[s] = sym.trace_values[s]
+        return dict(sym.resolved)
+
+    def define_unbacked(self, node: Node) -> None:
+        """Bind the new unbacked symbols of a node's example value to the node: a SymInt that
+        is one (`item`, a custom op returning a size), or an output dim that is one (through
+        a `sym_size_int` node, as torch reads it)."""
+        from fake_torch.fx.experimental._aten_overloads import overload
+        from fake_torch.fx.experimental.symbolic_shapes import _is_unbacked
+
+        seg, sym = self.segment, self.sym
+        if seg is None or sym is None:
+            return
+        value = node.meta.get("example_value")
+
+        def new(v: Any) -> Any:
+            if not isinstance(v, symbolic.Sym):
+                return None
+            e = v.node.expr
+            fresh = e.is_Symbol and _is_unbacked(e) and e not in seg.symbols \
+                and e not in sym.resolved
+            return e if fresh else None
+
+        if (e := new(value)) is not None:
+            seg.symbols[e] = node
+            seg.unbacked.append((e, node))
+        elif symbolic.is_symbolic(value):
+            after = node
+            for d, size in enumerate(value.shape):
+                if (e := new(size)) is None:
+                    continue
+                with seg.graph.inserting_after(after):
+                    after = seg.graph.call_function(overload("sym_size", "int"), (node, d),
+                                                    name="sym_size_int")
+                after.meta["example_value"] = size
+                seg.symbols[e] = after
+                seg.unbacked.append((e, after))
 
     def example_inputs(self, seg: Segment) -> list[Any]:
         """What the backend is handed: the graph's inputs, a symbol's SymInt for its value."""
@@ -511,27 +630,19 @@ class Tracer:
 
     # --- scalars captured from .item() (capture_scalar_outputs / fullgraph) --------------------
 
-    def capture_item(self, t: Tensor) -> SymNumber:
+    def capture_item(self, t: Tensor) -> Any:
+        """`.item()` captured (capture_scalar_outputs): an unbacked SymInt `u0` (SymFloat
+        `zuf0`) defined by an `item` node; the kernels run at 1 (1.0) for it."""
         seg = self.segment
         assert seg is not None
         node = seg.graph.call_method("item", (self.node_of(t),))
-        return self.new_scalar(node, 1.0 if t.dtype.is_floating_point else 1)
-
-    def new_scalar(self, node: Node, example: int | float) -> SymNumber:
-        seg = self.segment
-        assert seg is not None
-        sym: SymNumber
-        if isinstance(example, float):
-            sym = SymFloat(example)
-            sym._name = f"zuf{self._scalar_ids}"
-        else:
-            sym = SymInt(example)
-            sym._name = f"u{self._scalar_ids}"
-        self._scalar_ids += 1
-        sym._tracer, sym._node, sym._segment, sym._value = self, node, seg, None
-        node.meta["example_value"] = example
-        seg.scalars.append(sym)
-        return sym
+        node.meta["stack_trace"] = self._stack_trace()
+        floating = t.dtype.is_floating_point
+        value = self.ensure_sym().new_unbacked(float if floating else int,
+                                               1.0 if floating else 1)
+        node.meta["example_value"] = value
+        self.define_unbacked(node)
+        return value
 
     # --- breaks ------------------------------------------------------------------------------
 
@@ -566,14 +677,6 @@ class Tracer:
         with self.suspended():
             self.graph_break(brk)
 
-    def scalar_guard(self, sym: SymNumber, expr: str) -> None:
-        """Python needs a captured scalar's value: an error under fullgraph, else a break."""
-        if self.fullgraph:
-            raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW, gb.scalar_guard_error(expr))
-        brk = self.make_break(gb.branching([], None), gb.BRANCH_EXPLAIN, "unimplemented")
-        with self.suspended():
-            self.graph_break(brk)
-
     # --- closing a segment -------------------------------------------------------------------
 
     def close_segment(self, reason: gb.GraphCompileReason, *, result: Any = None,
@@ -582,9 +685,11 @@ class Tracer:
         the cache), run it for real, and rebind every pending tensor to its real value."""
         seg = self.segment
         assert seg is not None
-        holders = self._collect_outputs(seg)
+        holders = self._collect_outputs(seg, reason.graph_break)
         self.segment = None
         seg.graph.output(tuple(node for _, node in holders))
+        if self.sym is not None and seg.unbacked:
+            self.sym.assertions(seg.graph, seg.unbacked, seg.symbols.get)
         _prune(seg)
         entry, spec = self.compiler.segment(self, seg, reason, brk)
         if not reason.graph_break:
@@ -596,17 +701,19 @@ class Tracer:
             g._seed, g._offset = seed, offset
         outs = runner(*seg.inputs)
         for (holder, _), out in zip(holders, outs, strict=True):
-            if isinstance(holder, SymNumber):
-                holder._value = out
+            if isinstance(holder, _Unbacked):
+                assert self.sym is not None
+                self.sym.resolved[holder.symbol] = out
             elif out is not holder:
                 requires_grad, grad = holder.requires_grad, holder.grad
                 holder._set(out._a, out._device, out._storage)
                 holder.requires_grad, holder.grad = requires_grad, grad
 
-    def _collect_outputs(self, seg: Segment) -> list[tuple[Any, Node]]:
+    def _collect_outputs(self, seg: Segment, at_break: bool) -> list[tuple[Any, Node]]:
         """(holder, node) for every value the graph must hand back: the node-made tensors
         still alive (inputs and module tensors are real already: in-place ops on them run in
-        the graph) and the captured scalars."""
+        the graph) and, at a graph break, the unbacked symbols it defines (the Python after
+        the break runs with their values)."""
         out: list[tuple[Any, Node]] = []
         seen: set[int] = {id(t) for t in seg.inputs}
         for key, (ref, node) in list(seg.nodes.items()):
@@ -620,8 +727,17 @@ class Tracer:
             if t is not None and key not in seen:
                 seen.add(key)
                 out.append((t, self.node_of(t)))
-        out.extend((s, s._node) for s in seg.scalars)
+        if at_break:
+            out.extend((_Unbacked(symbol), node) for symbol, node in seg.unbacked
+                       if node.op != "placeholder")
         return out
+
+
+@dataclass(frozen=True)
+class _Unbacked:
+    """A graph output that is an unbacked symbol's value (a holder of close_segment)."""
+
+    symbol: Any
 
 
 def _is_impure(node: Node) -> bool:

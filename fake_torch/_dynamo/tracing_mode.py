@@ -72,8 +72,8 @@ class TracingMode(TorchFunctionMode):
         opdef = _opdef.def_of(entry)
         if opdef is None:
             if isinstance(func, (OpOverload, OpOverloadPacket)):  # one node per custom op
-                return tracer.call(_traced_body(func), args, kwargs, "call_function", func,
-                                   on_sync=on_sync)
+                return tracer.call(_traced_body(tracer, func), args, kwargs, "call_function",
+                                   func, on_sync=on_sync)
             if (tracer.sym is not None or tracer.dynamic_dims) and args \
                     and isinstance(args[0], Tensor):
                 answer = _symbolic_metadata(tracer, func, args)
@@ -83,6 +83,10 @@ class TracingMode(TorchFunctionMode):
         if opdef.kind == _opdef.HOST:
             return _host_read(tracer, opdef.name, entry, args, kwargs)
         brk = opdef.graph_break_for(args, kwargs)
+        if brk is not None and brk[0] == "dynamic_shape" and tracer.capture_dynamic \
+                and _dynamic_output_op(opdef.name, args, kwargs):
+            op, target = _node_form(entry)
+            return tracer.dynamic_output(entry, args, kwargs, op, target, opdef.name)
         if brk is not None:
             text = _BREAK_TEXT[brk[0]](brk[1])
             return tracer.breaking_call(gb.GraphBreak(text, text), entry, *args, **kwargs)
@@ -93,11 +97,23 @@ class TracingMode(TorchFunctionMode):
             node_args = (args[1], args[0]) if opdef.reflected else tuple(args)
             return tracer.call(entry, args, kwargs, "call_function", opdef.fx_target,
                                node_args=node_args, on_sync=on_sync, opdef=opdef)
-        if entry.__qualname__.startswith("TensorBase."):
-            return tracer.call(entry, args, kwargs, "call_method", entry.__name__,
-                               on_sync=on_sync, opdef=opdef)
-        return tracer.call(entry, args, kwargs, "call_function", entry, on_sync=on_sync,
-                           opdef=opdef)
+        op, target = _node_form(entry)
+        return tracer.call(entry, args, kwargs, op, target, on_sync=on_sync, opdef=opdef)
+
+
+def _node_form(entry: Any) -> tuple[str, Any]:
+    """A Tensor method is `call_method` of its name, any other entry `call_function` of it."""
+    if entry.__qualname__.startswith("TensorBase."):
+        return "call_method", entry.__name__
+    return "call_function", entry
+
+
+def _dynamic_output_op(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """The ops whose data-dependent output size the tracer gives an unbacked symbol
+    (capture_dynamic_output_shape_ops): nonzero / argwhere (not as_tuple), masked_select."""
+    if name in ("nonzero", "argwhere"):
+        return not kwargs.get("as_tuple", False) and "out" not in kwargs
+    return name == "masked_select" and "out" not in kwargs
 
 
 # --- symbolic sizes -------------------------------------------------------------------------
@@ -125,18 +141,24 @@ def _symbolic_metadata(tracer: Tracer, func: Any, args: tuple[Any, ...]) -> Any:
     return getattr(example, query)(*args[1:])
 
 
-def _traced_body(op: OpOverload | OpOverloadPacket) -> Callable[..., Any]:
+def _traced_body(tracer: Tracer, op: OpOverload | OpOverloadPacket) -> Callable[..., Any]:
     """What a custom op runs while traced: its fake impl (or Meta kernel), as torch runs it on
-    FakeTensors, so the op's real body (and its side effects) runs only when the graph does.
-    An op with none runs its body (torch runs a Composite kernel so; for other kernels it
-    raises "There was no fake impl registered")."""
+    FakeTensors, so the op's real body (and its side effects) runs only when the graph does;
+    `torch.library.get_ctx()` in it makes symbols in the trace's ShapeEnv. An op with none
+    runs its body (torch runs a Composite kernel so; for other kernels it raises "There was
+    no fake impl registered")."""
     from fake_torch import library
 
     custom = library.custom_op_def(op)
     fake = getattr(custom, "_abstract_fn", None) if custom is not None else None
     if fake is None:
         return op
-    return lambda *args, **kwargs: library.run_fake(op, args, kwargs)
+    ref = weakref.ref(tracer)
+
+    def fake_mode() -> Any:
+        t = ref()
+        return t.ensure_sym().fake_mode if t is not None else None
+    return lambda *args, **kwargs: library.run_fake(op, args, kwargs, fake_mode)
 
 
 # --- host reads -------------------------------------------------------------------------------

@@ -143,6 +143,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
         # a rule's torch.Size may hold SymInts, whose == would record a guard)
         return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
+    if any(isinstance(n, SymInt) for s in shapes for n in s):
+        return _broadcast_symbolic(shapes, ndim)
     out = [1] * ndim
     for s in shapes:
         for i in range(len(s) - 1, -1, -1):  # torch's infer_size reports the last bad dim
@@ -153,5 +155,34 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                                    f"tensor b ({size}) at non-singleton dimension {j}")
             if size != 1:
                 out[j] = size
+    return tuple(out)
+
+
+def _broadcast_symbolic(shapes: Sequence[Sequence[Any]], ndim: int) -> tuple[Any, ...]:
+    """Broadcasting with SymInts, as torch's _refs._broadcast_shapes: equal or 1 only where
+    that is known (guard_or_false, so an unbacked size needs no value); otherwise the sizes
+    are taken equal, checked by torch._check (a runtime assert for unbacked ones)."""
+    from fake_torch._checks import _check
+
+    def known(cond: Any) -> bool:
+        return cond.node.guard_or_false("", 0) if isinstance(cond, SymBool) else bool(cond)
+
+    out: list[Any] = [1] * ndim
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            size = shape[idx]
+            if known(size == out[idx]):
+                continue
+            if known(out[idx] == 1):
+                if size < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                out[idx] = size
+            if known(size == 1):
+                continue
+            _check(out[idx] == size,
+                   lambda size=size, idx=idx, arg_idx=arg_idx, shape=shape:
+                   f"Attempting to broadcast a dimension of length {size} at {idx}! Mismatching "
+                   f"argument at index {arg_idx} had {tuple(shape)}; but expected shape should "
+                   f"be broadcastable to {out}")
     return tuple(out)
 

@@ -24,7 +24,7 @@ import hashlib
 import sys
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -235,6 +235,9 @@ class ShapeEnv:
         self._static_cache: dict[tuple[Any, ...], Any] = {}
         self._static_cache_key: tuple[int, int, int] = (0, 0, 0)
         self._suppress_guards_depth = 0
+        # who answers a data-dependent question instead of GuardOnDataDependentSymNode
+        # (fake_torch's tracer: a graph break, after which the symbols have values)
+        self.data_dependent_hook: Callable[[Any], Any] | None = None
 
     @property
     def var_to_val(self) -> dict[Any, Any]:
@@ -800,7 +803,10 @@ class ShapeEnv:
             elif fallback_value is not None:
                 return sympy.true if fallback_value else sympy.false
             else:
-                self._raise_data_dependent(expr)
+                expr = self._data_dependent(expr)
+                if expr.is_number or expr in (sympy.true, sympy.false):
+                    return expr
+                hint = None
         concrete = sympy.sympify(hint) if hint is not None else \
             sympy.sympify(self.guarding_hint_or_throw(expr))
         if concrete is sympy.true:
@@ -814,6 +820,16 @@ class ShapeEnv:
             self.guards.append(ShapeGuard(g, _user_sloc(), size_oblivious))
             self._add_axioms(g)
         return concrete
+
+    def _data_dependent(self, expr: Any) -> Any:
+        """`expr` with its unbacked symbols' values, as data_dependent_hook learns them (the
+        tracer breaks the graph to run it); without a hook, GuardOnDataDependentSymNode."""
+        import sympy
+        if self.data_dependent_hook is None:
+            self._raise_data_dependent(expr)
+        assert self.data_dependent_hook is not None
+        values = self.data_dependent_hook(expr)
+        return sympy.sympify(expr.xreplace({s: sympy.sympify(v) for s, v in values.items()}))
 
     def _raise_data_dependent(self, expr: Any) -> None:
         import sympy
@@ -1191,6 +1207,18 @@ def sym_eq(x: Any, y: Any) -> Any:
             result = result & sym_eq(a, b)
         return result
     return x == y
+
+
+def _constrain_range_for_size(a: Any, min: int | None = None, max: int | None = None) -> None:
+    """Mark the unbacked SymInt `a` a size in [min or 0, max] (what new_dynamic_size does)."""
+    import sympy
+    if isinstance(a, (SymFloat, SymBool)):
+        raise ValueError("Constraining SymFloat/SymBool is nyi")
+    if not isinstance(a, SymInt):
+        raise AssertionError("can only constrain range for SymInt")
+    if not isinstance(a.node.expr, sympy.Symbol):
+        raise AssertionError("constraining non-Symbols NYI")
+    a.node.shape_env._constrain_range_for_size(a.node.expr, min, max)
 
 
 def _advise_is_size(a: Any) -> None:
