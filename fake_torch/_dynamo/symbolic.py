@@ -129,8 +129,10 @@ class SymbolicTrace:
         for s in expr.free_symbols:
             if s in self.resolved:
                 known[s] = self.resolved[s]
+            elif s in self.trace_values:
+                known[s] = self.trace_values[s]
             elif s not in known:
-                known[s] = self.trace_values.get(s, self._default_trace_value(s))
+                known[s] = self._default_trace_value(s)
         out = sympy.sympify(expr.xreplace({k: sympy.sympify(v) for k, v in known.items()}))
         if out in (sympy.true, sympy.false):
             return bool(out)
@@ -357,6 +359,8 @@ class SymbolicTrace:
             # an input's symbol is asserted after every input
             after = node if node.op != "placeholder" else \
                 next(n for n in graph.nodes if n.op != "placeholder").prev
+            stack_trace = (node if node.op != "placeholder" else after.next).meta.get(
+                "stack_trace")
             for check in checks:
                 if check in added or any(_is_unbacked(s) and symbol_node(s) is None
                                          for s in check.free_symbols):
@@ -364,12 +368,12 @@ class SymbolicTrace:
                 added.add(check)
                 with graph.inserting_before(after.next):
                     cond = self._materialize(check, graph, symbol_node)
-                    cond.meta.setdefault("stack_trace", node.meta.get("stack_trace"))
+                    cond.meta.setdefault("stack_trace", stack_trace)
                     after = graph.call_function(
                         assert_scalar, (cond, f"Runtime assertion failed for expression "
                                               f"{check} on node '{cond.name}'"),
                         name="_assert_scalar_default")
-                    after.meta["stack_trace"] = node.meta.get("stack_trace")
+                    after.meta["stack_trace"] = stack_trace
 
     # --- guards -------------------------------------------------------------------------------
 

@@ -576,6 +576,7 @@ class Tracer:
                     after = seg.graph.call_function(overload("sym_size", "int"), (node, d),
                                                     name="sym_size_int")
                 after.meta["example_value"] = size
+                after.meta["stack_trace"] = node.meta.get("stack_trace")
                 seg.symbols[e] = after
                 seg.unbacked.append((e, after))
 

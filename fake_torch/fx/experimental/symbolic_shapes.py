@@ -12,8 +12,9 @@ the ranges alone (`s77 >= 0` needs no guard); else it uses the hint and records 
 (`s77 > 8`, `Eq(s77, 5)`), learning from it: a narrower range, or a replacement for `Eq`.
 
 sympy is imported inside the functions that need it, so importing this module (which
-`import fake_torch` does not do) stays cheap. The `.item()` numbers of fake_torch's tracer
-(fake_torch._dynamo.sym_number) register themselves with `_register_symbolic_type`.
+`import fake_torch` does not do) stays cheap. A data-dependent question (no hint) raises
+GuardOnDataDependentSymNode, unless `data_dependent_hook` is set: fake_torch's tracer sets it
+to break the graph there, after which the unbacked symbols have values.
 """
 
 from __future__ import annotations
@@ -44,15 +45,6 @@ __all__ = [
 ]
 
 SymTypes = (SymInt, SymFloat, SymBool)
-# other number types counting as symbolic for is_symbolic (the tracer's `.item()` numbers,
-# which subclass int); they have no ShapeEnv, so nothing is statically known of them
-_foreign_symbolic: tuple[type, ...] = ()
-
-
-def _register_symbolic_type(cls: type) -> None:
-    """Count instances of `cls` as symbolic values (is_symbolic) that nothing is known of."""
-    global _foreign_symbolic
-    _foreign_symbolic = (*_foreign_symbolic, cls)
 
 
 class DimDynamic(Enum):
@@ -1051,10 +1043,8 @@ class ShapeEnv:
 
 # -- questions about possibly-symbolic values ---------------------------------------------
 def is_symbolic(val: Any) -> bool:
-    """True for a SymInt / SymFloat / SymBool with a symbolic expression (or the tracer's
-    `.item()` numbers); False for plain ints, floats and bools."""
-    if _foreign_symbolic and isinstance(val, _foreign_symbolic):
-        return True
+    """True for a SymInt / SymFloat / SymBool with a symbolic expression; False for plain
+    ints, floats and bools."""
     if isinstance(val, (int, float, bool)):
         return False
     return bool(val.node.is_symbolic())
@@ -1068,8 +1058,6 @@ def _require_bool(x: Any) -> bool:
 
 def statically_known_true(x: Any) -> bool:
     """True when `x` is known true without adding a guard (from the symbols' ranges)."""
-    if _foreign_symbolic and isinstance(x, _foreign_symbolic):
-        return False
     if isinstance(x, SymBool):
         if x.node._hint is False:  # the hint disproves it (torch asks no further)
             return False
@@ -1094,8 +1082,6 @@ def guard_size_oblivious(expr: Any) -> bool:
     warnings.warn("guard_size_oblivious will be removed. Consider using explicit unbacked "
                   "handling     potentially utilizing guard_or_false, guard_or_true, or "
                   "statically_known_true", FutureWarning, stacklevel=2)
-    if _foreign_symbolic and isinstance(expr, _foreign_symbolic):
-        return bool(expr)
     if isinstance(expr, SymBool):
         return expr.node.guard_size_oblivious("", 0)  # type: ignore[no-any-return]
     return _require_bool(expr)
