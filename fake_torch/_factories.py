@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from fake_torch import _dispatch, _pinned
+from fake_torch._checks import _check
 from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     SCALAR_NAME,
@@ -47,7 +48,6 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
-from fake_torch._checks import _check
 from fake_torch._sym import SymInt, sym_max
 from fake_torch._tensor import Number, Tensor
 
@@ -79,8 +79,8 @@ def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
                             f"\"type must be tuple of ints,but got {type(s).__name__}\"")
     for s in size:
         if isinstance(s, SymInt):  # torch's TORCH_SYM_CHECK: a runtime assert when unbacked
-            _check(s >= 0, lambda s=s: f"Trying to create tensor with negative dimension {s}: "
-                                       f"{list(size)}")
+            message = f"Trying to create tensor with negative dimension {s}: {list(size)}"
+            _check(s >= 0, functools.partial(str, message))
         elif s < 0:
             if fn == "zeros":  # (torch.zeros checks its sizes itself first)
                 raise RuntimeError("zeros: Dimension size must be non-negative.")

@@ -97,10 +97,11 @@ def strides_for(shape: Sequence[int], fmt: memory_format) -> Shape:
 
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """torch's rule: size-1 dims may have any stride; an empty tensor is contiguous."""
-    if any(isinstance(n, SymInt) for n in shape):
-        return _is_contiguous_symbolic(shape, strides)
-    if 0 in shape:
-        return True
+    for n in shape:  # (`0 in shape` would compare a SymInt: a guard)
+        if n.__class__ is SymInt:
+            return _is_contiguous_symbolic(shape, strides)
+        if n == 0:
+            return True
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides), strict=True):
         if size != 1 and stride != expected:

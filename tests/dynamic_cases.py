@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 Case = tuple[str, Callable[..., Any], Callable[[Any, int], tuple[Any, ...]],
-             "list[tuple[int, int]] | None", tuple[int, int, int]]
+             "list[tuple[Any, ...]] | None", tuple[int, int, int]]
 
 
 def _t(L: Any, *shape: int, seed: int = 0) -> Any:
@@ -226,7 +226,7 @@ def fake_impl_dynamic_size(L: Any) -> Callable[[Any], Any]:
         three.__annotations__ = {"x": L.Tensor, "return": int}  # (not strings: the schema)
         op = L.library.custom_op("dyncases::three", mutates_args=())(three)
 
-        @op.register_fake
+        @op.register_fake  # type: ignore[untyped-decorator]
         def _(x: Any) -> Any:
             return L.library.get_ctx().new_dynamic_size()
         _dynamic_size_ops[L.__name__] = op

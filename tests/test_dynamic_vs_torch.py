@@ -83,13 +83,13 @@ def _run(L: Any, case: Case) -> tuple[list[Seen], list[Any]]:
 
     L._dynamo.reset()
     compiled = L.compile(fn, backend=backend)
-    outs = []
+    outs: list[Any] = []
     with L._dynamo.config.patch(**CONFIGS.get(name, {})):
         for n in sizes:
             args = make(L, n)
             for i, dim, *kind in marks or ():
-                mark = L._dynamo.decorators.mark_unbacked if kind == ["unbacked"] else \
-                    L._dynamo.mark_dynamic
+                unbacked = kind == ["unbacked"]
+                mark = L._dynamo.decorators.mark_unbacked if unbacked else L._dynamo.mark_dynamic
                 mark(args[i], dim)
             try:
                 out = compiled(*args)

@@ -338,8 +338,8 @@ class SymbolicTrace:
         (`u0 >= 0`), then the torch._check conditions whose newest symbol it is."""
         import sympy
 
-        from fake_torch.fx.experimental.symbolic_shapes import _is_unbacked
         from fake_torch.fx.experimental._aten_overloads import overload
+        from fake_torch.fx.experimental.symbolic_shapes import _is_unbacked
 
         assert_scalar = overload("_assert_scalar", "default")
         added: set[Any] = set()

@@ -333,11 +333,9 @@ class Tracer:
         if name == "masked_select" and maxval <= 2:
             maxval = _sys.maxsize - 1
         nnz = sym.new_unbacked(int, min=0, max=int(maxval))
-        n = sym.value_of(nnz)
-        if name == "masked_select":
-            shape, stride, dtype = (nnz,), (1,), x.dtype
-        else:
-            shape, stride, dtype = (nnz, x.dim()), (1, nnz), int64
+        shape: tuple[Any, ...] = (nnz,) if name == "masked_select" else (nnz, x.dim())
+        stride: tuple[Any, ...] = (1,) if name == "masked_select" else (1, nnz)
+        dtype = x.dtype if name == "masked_select" else int64
         _state.depth += 1
         try:  # the meta result, at the trace value
             result = empty_strided(symbolic.concrete(shape, sym), symbolic.concrete(stride, sym),
@@ -567,7 +565,7 @@ class Tracer:
         if (e := new(value)) is not None:
             seg.symbols[e] = node
             seg.unbacked.append((e, node))
-        elif symbolic.is_symbolic(value):
+        elif value is not None and symbolic.is_symbolic(value):
             after = node
             for d, size in enumerate(value.shape):
                 if (e := new(size)) is None:

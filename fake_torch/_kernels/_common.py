@@ -3,6 +3,7 @@ and `launch`, the op modules' only way to the dispatcher."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,12 +144,12 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
         # a rule's torch.Size may hold SymInts, whose == would record a guard)
         return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
-    if any(isinstance(n, SymInt) for s in shapes for n in s):
-        return _broadcast_symbolic(shapes, ndim)
     out = [1] * ndim
     for s in shapes:
         for i in range(len(s) - 1, -1, -1):  # torch's infer_size reports the last bad dim
             size = s[i]
+            if size.__class__ is SymInt:
+                return _broadcast_symbolic(shapes, ndim)
             j = ndim - len(s) + i
             if size != 1 and out[j] != 1 and size != out[j]:
                 raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of "
@@ -179,10 +180,9 @@ def _broadcast_symbolic(shapes: Sequence[Sequence[Any]], ndim: int) -> tuple[Any
                 out[idx] = size
             if known(size == 1):
                 continue
-            _check(out[idx] == size,
-                   lambda size=size, idx=idx, arg_idx=arg_idx, shape=shape:
-                   f"Attempting to broadcast a dimension of length {size} at {idx}! Mismatching "
-                   f"argument at index {arg_idx} had {tuple(shape)}; but expected shape should "
-                   f"be broadcastable to {out}")
+            message = (f"Attempting to broadcast a dimension of length {size} at {idx}! "
+                       f"Mismatching argument at index {arg_idx} had {tuple(shape)}; but "
+                       f"expected shape should be broadcastable to {out}")
+            _check(out[idx] == size, functools.partial(str, message))
     return tuple(out)
 

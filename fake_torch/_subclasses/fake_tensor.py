@@ -207,5 +207,5 @@ def active_fake_mode() -> FakeTensorMode | None:
     return next((m for m in reversed(_dispatch.modes()) if isinstance(m, FakeTensorMode)), None)
 
 
-__all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor", "FakeTensorMode",
-           "UnsupportedFakeTensorException", "unset_fake_temporarily"]
+__all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor",
+           "FakeTensorMode", "UnsupportedFakeTensorException", "unset_fake_temporarily"]
