@@ -138,6 +138,24 @@ class SymbolicTrace:
             return bool(out)
         return float(out) if value.node.pytype is float else int(out)
 
+    def settle(self, value: Any) -> Any:
+        """A call's argument with each symbolic number whose unbacked symbols an earlier
+        graph computed replaced by its value (after a break it is a constant, as torch passes
+        it to the resumed code)."""
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+        if isinstance(value, Sym):
+            fs = free_unbacked_symbols(value.node.expr)
+            return self.value_of(value) if fs and fs <= self.resolved.keys() else value
+        if isinstance(value, (tuple, list)) and has_symbols(value):
+            items = [self.settle(v) for v in value]
+            if hasattr(value, "_fields"):
+                return type(value)(*items)
+            return tuple(items) if type(value) is tuple else type(value)(items)
+        if isinstance(value, dict) and has_symbols(value):
+            return {k: self.settle(v) for k, v in value.items()}
+        return value
+
     def _default_trace_value(self, symbol: Any) -> int:
         """The number an unbacked size runs at while traced when none was given: its
         hint_override, else 2 (not 0 or 1, which broadcast and specialise) within its range."""

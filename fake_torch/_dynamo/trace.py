@@ -166,6 +166,7 @@ class Tracer:
         self.fullgraph = fullgraph
         self.capture_scalars = capture_scalars
         self.capture_dynamic = False  # capture_dynamic_output_shape_ops (set by the frame)
+        self._sym_values: dict[int, tuple[Any, Any]] = {}  # id(returned SymInt) -> (it, value)
         self.mode = TraceMode(self)
         self.api_mode = TracingMode(self)
         self.segment: Segment | None = None
@@ -207,7 +208,26 @@ class Tracer:
                 self._exit()
         self.close_segment(gb.GraphCompileReason("return_value", [], graph_break=False),
                           result=result)
-        return result
+        return self._settled(result)
+
+    def _settled(self, value: Any) -> Any:
+        """The return value with each symbolic number its value (the graph returned it)."""
+        if isinstance(value, symbolic.Sym):
+            found = self._sym_values.get(id(value))
+            if found is not None:
+                return found[1]
+            assert self.sym is not None
+            return self.sym.value_of(value)
+        if isinstance(value, (tuple, list)):
+            items = [self._settled(v) for v in value]
+            if all(a is b for a, b in zip(items, value, strict=True)):
+                return value
+            if hasattr(value, "_fields"):
+                return type(value)(*items)
+            return type(value)(items)
+        if isinstance(value, dict) and type(value) is dict:
+            return {k: self._settled(v) for k, v in value.items()}
+        return value
 
     def _enter(self) -> None:
         self._saved = (_state.tracer, _state.depth)
@@ -278,6 +298,9 @@ class Tracer:
         example value comes from the op's output rule (`opdef`'s)."""
         seg = self.segment
         assert seg is not None
+        if self.sym is not None and self.sym.resolved:  # an earlier graph's numbers: constants
+            args, kwargs = self.sym.settle(args), self.sym.settle(kwargs)
+            node_args = None if node_args is None else self.sym.settle(node_args)
         mapped_args = self.map_args(args if node_args is None else node_args)
         mapped_kwargs = self.map_args(kwargs)
         sym_call = self.sym is not None and self._symbolic_call(args, kwargs)
@@ -685,6 +708,8 @@ class Tracer:
         seg = self.segment
         assert seg is not None
         holders = self._collect_outputs(seg, reason.graph_break)
+        if not reason.graph_break:
+            holders += self._returned_symbols(seg, result)
         self.segment = None
         seg.graph.output(tuple(node for _, node in holders))
         if self.sym is not None and seg.unbacked:
@@ -703,6 +728,8 @@ class Tracer:
             if isinstance(holder, _Unbacked):
                 assert self.sym is not None
                 self.sym.resolved[holder.symbol] = out
+            elif isinstance(holder, symbolic.Sym):
+                self._sym_values[id(holder)] = (holder, out)
             elif out is not holder:
                 requires_grad, grad = holder.requires_grad, holder.grad
                 holder._set(out._a, out._device, out._storage)
@@ -729,6 +756,23 @@ class Tracer:
         if at_break:
             out.extend((_Unbacked(symbol), node) for symbol, node in seg.unbacked
                        if node.op != "placeholder")
+        return out
+
+
+    def _returned_symbols(self, seg: Segment, result: Any) -> list[tuple[Any, Node]]:
+        """(value, node) for each number over this graph's unbacked symbols that the function
+        returns (`return x + 1, n` after `n = x.sum().item()`): the graph returns it."""
+        from fake_torch._dynamo.reconstruct import output_values
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+        sym = self.sym
+        if sym is None or not seg.unbacked:
+            return []
+        mine = {symbol for symbol, _ in seg.unbacked}
+        out = []
+        for v in output_values(result):
+            if isinstance(v, symbolic.Sym) and free_unbacked_symbols(v.node.expr) & mine:
+                out.append((v, sym.node_of(v, seg.graph, seg.symbols.get)))
         return out
 
 
