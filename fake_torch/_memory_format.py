@@ -98,7 +98,7 @@ def strides_for(shape: Sequence[int], fmt: memory_format) -> Shape:
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """torch's rule: size-1 dims may have any stride; an empty tensor is contiguous."""
     for n in shape:  # (`0 in shape` would compare a SymInt: a guard)
-        if n.__class__ is SymInt:
+        if isinstance(n, SymInt):
             return _is_contiguous_symbolic(shape, strides)
         if n == 0:
             return True

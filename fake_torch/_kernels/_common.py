@@ -148,7 +148,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     for s in shapes:
         for i in range(len(s) - 1, -1, -1):  # torch's infer_size reports the last bad dim
             size = s[i]
-            if size.__class__ is SymInt:
+            if isinstance(size, SymInt):
                 return _broadcast_symbolic(shapes, ndim)
             j = ndim - len(s) + i
             if size != 1 and out[j] != 1 and size != out[j]:
