@@ -237,9 +237,31 @@ def fake_impl_dynamic_size(L: Any) -> Callable[[Any], Any]:
     return f
 
 
+def fake_impl_nonzero(L: Any) -> Callable[[Any], Any]:
+    """torch's documented data-dependent custom op: a fake impl returning a tensor of
+    new_dynamic_size() rows."""
+    key = f"{L.__name__}:nonzero"
+    op = _dynamic_size_ops.get(key)
+    if op is None:
+        def custom_nonzero(x: Any) -> Any:
+            return L.nonzero(x)
+        custom_nonzero.__annotations__ = {"x": L.Tensor, "return": L.Tensor}
+        op = L.library.custom_op("dyncases::custom_nonzero", mutates_args=())(custom_nonzero)
+
+        @op.register_fake  # type: ignore[untyped-decorator]
+        def _(x: Any) -> Any:
+            nnz = L.library.get_ctx().new_dynamic_size()
+            return x.new_empty(nnz, x.dim(), dtype=L.int64)
+        _dynamic_size_ops[key] = op
+
+    def f(x: Any) -> Any:
+        return op(x) * 2
+    return f
+
+
 FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "nonzero_rows",
                        "masked_select_sum", "checked_item_size", "checked_unbacked_slice",
-                       "fake_impl_dynamic_size"})
+                       "fake_impl_dynamic_size", "fake_impl_nonzero"})
 # torch._dynamo.config for a case (default: none changed)
 CONFIGS: dict[str, dict[str, bool]] = {
     "item_sized_zeros": {"capture_scalar_outputs": True},
@@ -247,6 +269,7 @@ CONFIGS: dict[str, dict[str, bool]] = {
     "nonzero_rows": {"capture_dynamic_output_shape_ops": True},
     "masked_select_sum": {"capture_dynamic_output_shape_ops": True},
     "fake_impl_dynamic_size": {"capture_dynamic_output_shape_ops": True},
+    "fake_impl_nonzero": {"capture_dynamic_output_shape_ops": True},
 }
 # the cases whose graphs are compared node by node too (op, target, example value)
 UNBACKED = frozenset(CONFIGS) | {"unbacked_input_sum", "checked_unbacked_slice"}
@@ -303,4 +326,6 @@ CASES: list[Case] = [
      [(0, 0, "unbacked")], (5, 3, 12)),
     ("fake_impl_dynamic_size", fake_impl_dynamic_size, lambda L, n: (_t(L, n),), [(0, 0)],
      (8, 3, 12)),
+    ("fake_impl_nonzero", fake_impl_nonzero, lambda L, n: (_i(L, n, 3, high=2),), None,
+     (4, 4, 6)),
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fake_torch import _meta_registrations, _opdef
@@ -156,6 +156,21 @@ class SymbolicTrace:
             return {k: self.settle(v) for k, v in value.items()}
         return value
 
+    def fake_impl_value(self, symbol: Any) -> int:
+        """The trace value of a size a fake impl made (new_dynamic_size): a number unlikely
+        to be any other size of its output (997, 1009, ... within its range), so that the
+        output's dims of that size are known to be it."""
+        if symbol not in self.trace_values:
+            value = 997 + 12 * int(symbol.name[1:])
+            vr = self.env.var_to_range.get(symbol)
+            if vr is not None:
+                if vr.upper.is_Integer:
+                    value = min(value, int(vr.upper))
+                if vr.lower.is_Integer:
+                    value = max(value, int(vr.lower))
+            self.trace_values[symbol] = value
+        return int(self.trace_values[symbol])
+
     def _default_trace_value(self, symbol: Any) -> int:
         """The number an unbacked size runs at while traced when none was given: its
         hint_override, else 2 (not 0 or 1, which broadcast and specialise) within its range."""
@@ -255,12 +270,15 @@ class SymbolicTrace:
         return fake(result)
 
     def example_by_hints(self, inputs: list[Any], result: Any,
-                         fake: Callable[[Any], Any]) -> Any:
+                         fake: Callable[[Any], Any], made: Sequence[Any] = ()) -> Any:
         """The example value of a custom op's result, which its fake implementation made at
-        the hints: a size equal to the hint of a symbol among the inputs' sizes is taken as
-        that symbol (torch runs the fake on symbolic tensors instead; an op whose output has a
-        static size equal to a symbol's hint is described wrongly here)."""
+        the hints: a size equal to the hint of a symbol among the inputs' sizes, or to the
+        trace value of an unbacked size it made (`made`: get_ctx().new_dynamic_size()), is
+        taken as that symbol (torch runs the fake on symbolic tensors instead; an op whose
+        output has a static size equal to such a number is described wrongly here)."""
         by_hint: dict[int, Any] = {}
+        for u in made:
+            by_hint[self.trace_values.get(u.node.expr, -1)] = u
         for ex in inputs:
             for size in ex.shape if is_symbolic(ex) else ():
                 if isinstance(size, SymInt) and size.node.expr.is_Symbol:
@@ -272,7 +290,7 @@ class SymbolicTrace:
 
         if isinstance(result, Tensor):
             shape = tuple(by_hint.get(n, n) for n in result.shape)
-            if not by_hint or shape == tuple(result.shape):
+            if not any(isinstance(n, SymInt) for n in shape):
                 return fake(result)
             strides = contiguous_strides(shape) if result.is_contiguous() else result.stride()
             return FakeTensor.symbolic(fake(result), shape, tuple(strides),

@@ -167,6 +167,7 @@ class Tracer:
         self.capture_scalars = capture_scalars
         self.capture_dynamic = False  # capture_dynamic_output_shape_ops (set by the frame)
         self._sym_values: dict[int, tuple[Any, Any]] = {}  # id(returned SymInt) -> (it, value)
+        self._fake_from: int | None = None  # in a fake impl: the first unbacked index it makes
         self.mode = TraceMode(self)
         self.api_mode = TracingMode(self)
         self.segment: Segment | None = None
@@ -307,13 +308,16 @@ class Tracer:
         run_args, run_kwargs = (symbolic.concrete(args, self.sym),
                                 symbolic.concrete(kwargs, self.sym)) if sym_call else (args, kwargs)
         example = None
+        first = self.sym.env.unbacked_symint_counter if self.sym is not None else 0
         _state.depth += 1
         try:
             result = fn(*run_args, **run_kwargs)
+            made = self._unbacked_since(first)  # sizes a custom op's fake impl made
+            sym_call = sym_call or bool(made)
             # (before binding: an in-place op's result is its input, whose example the rule
             # reads)
             if sym_call and result is not NotImplemented:
-                example = self._symbolic_example(opdef, fn, args, kwargs, result)
+                example = self._symbolic_example(opdef, fn, args, kwargs, result, made)
         except DataDependentSync as sync:
             _state.depth -= 1
             text = on_sync(sync.what) if on_sync is not None else gb.host_sync(sync.what)
@@ -382,8 +386,33 @@ class Tracer:
         return any(isinstance(t, Tensor) and self.symbolic_example(t) is not None
                    for t in _tensors_in((args, kwargs)))
 
+    def _unbacked_since(self, first: int) -> list[Any]:
+        """SymInts of the unbacked int symbols made since the counter was `first`."""
+        from fake_torch.fx.experimental.sym_node import SymNode
+
+        if self.sym is None:
+            return []
+        env = self.sym.env
+        import sympy
+
+        return [symbolic.SymInt(SymNode(sympy.Symbol(f"u{i}", integer=True), env, int, None))
+                for i in range(first, env.unbacked_symint_counter)]
+
+    def run_fake(self, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A custom op's fake impl, traced: get_ctx() makes symbols in this trace's ShapeEnv,
+        and while it runs (on tensors at the hints) a size it made is its trace value."""
+        from fake_torch import library
+
+        prev = self._fake_from
+        self._fake_from = self.sym.env.unbacked_symint_counter if self.sym is not None else 0
+        try:
+            return library.run_fake(op, args, kwargs, lambda: self.ensure_sym().fake_mode)
+        finally:
+            self._fake_from = prev
+
     def _symbolic_example(self, opdef: _opdef.OpDef | None, fn: Callable[..., Any],
-                          args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> Any:
+                          args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
+                          made: list[Any]) -> Any:
         sym = self.sym
         assert sym is not None
         found = opdef if opdef is not None else _opdef.def_of(fn)
@@ -394,7 +423,7 @@ class Tracer:
 
         if found is None:  # a custom op: its fake ran at the hints
             inputs = [example(t) for t in _tensors_in((args, kwargs))]
-            return sym.example_by_hints(inputs, result, _example)
+            return sym.example_by_hints(inputs, result, _example, made)
         return sym.output_example(found, args, kwargs, result, example, _example)
 
     def symbolic_example(self, t: Tensor) -> Any:
@@ -551,7 +580,13 @@ class Tracer:
         graph that defines them has run and they have values."""
         sym = self.sym
         assert sym is not None
-        if sym.pending(expr):
+        pending = sym.pending(expr)
+        start = self._fake_from
+        if pending and start is not None and all(
+                s.name[0] == "u" and int(s.name[1:]) >= start for s in pending):
+            # inside a fake impl, a size it made: its trace value, for now (not cached)
+            return {**sym.resolved, **{s: sym.fake_impl_value(s) for s in pending}}
+        if pending:
             if self.fullgraph:
                 raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW,
                                 gb.scalar_guard_error(str(expr)))

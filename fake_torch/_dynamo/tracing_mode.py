@@ -153,12 +153,7 @@ def _traced_body(tracer: Tracer, op: OpOverload | OpOverloadPacket) -> Callable[
     fake = getattr(custom, "_abstract_fn", None) if custom is not None else None
     if fake is None:
         return op
-    ref = weakref.ref(tracer)
-
-    def fake_mode() -> Any:
-        t = ref()
-        return t.ensure_sym().fake_mode if t is not None else None
-    return lambda *args, **kwargs: library.run_fake(op, args, kwargs, fake_mode)
+    return lambda *args, **kwargs: tracer.run_fake(op, args, kwargs)
 
 
 # --- host reads -------------------------------------------------------------------------------

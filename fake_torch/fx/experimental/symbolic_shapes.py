@@ -230,6 +230,7 @@ class ShapeEnv:
         # who answers a data-dependent question instead of GuardOnDataDependentSymNode
         # (fake_torch's tracer: a graph break, after which the symbols have values)
         self.data_dependent_hook: Callable[[Any], Any] | None = None
+        self._data_dependent_answers = 0
 
     @property
     def var_to_val(self) -> dict[Any, Any]:
@@ -770,7 +771,10 @@ class ShapeEnv:
         if key in self._evaluate_cache:
             self._evaluate_cache.move_to_end(key)
             return self._evaluate_cache[key]
+        asked = self._data_dependent_answers
         r = self._evaluate_expr(orig_expr, hint, size_oblivious, fallback_value)
+        if asked != self._data_dependent_answers:
+            return r  # the hook's answer holds for now only (a fake impl's trace values)
         self._evaluate_cache[key] = r
         if len(self._evaluate_cache) > 256:
             self._evaluate_cache.popitem(last=False)
@@ -821,6 +825,7 @@ class ShapeEnv:
             self._raise_data_dependent(expr)
         assert self.data_dependent_hook is not None
         values = self.data_dependent_hook(expr)
+        self._data_dependent_answers += 1
         return sympy.sympify(expr.xreplace({s: sympy.sympify(v) for s, v in values.items()}))
 
     def _raise_data_dependent(self, expr: Any) -> None:
