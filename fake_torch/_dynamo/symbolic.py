@@ -278,7 +278,7 @@ class SymbolicTrace:
         output has a static size equal to such a number is described wrongly here)."""
         by_hint: dict[int, Any] = {}
         for u in made:
-            by_hint[self.trace_values.get(u.node.expr, -1)] = u
+            by_hint[int(self.trace_values.get(u.node.expr, -1))] = u
         for ex in inputs:
             for size in ex.shape if is_symbolic(ex) else ():
                 if isinstance(size, SymInt) and size.node.expr.is_Symbol:

@@ -388,14 +388,15 @@ class Tracer:
 
     def _unbacked_since(self, first: int) -> list[Any]:
         """SymInts of the unbacked int symbols made since the counter was `first`."""
-        from fake_torch.fx.experimental.sym_node import SymNode
-
-        if self.sym is None:
+        if self.sym is None or self.sym.env.unbacked_symint_counter == first:
             return []
-        env = self.sym.env
         import sympy
 
-        return [symbolic.SymInt(SymNode(sympy.Symbol(f"u{i}", integer=True), env, int, None))
+        from fake_torch._sym import SymInt
+        from fake_torch.fx.experimental.sym_node import SymNode
+
+        env = self.sym.env
+        return [SymInt(SymNode(sympy.Symbol(f"u{i}", integer=True), env, int, None))
                 for i in range(first, env.unbacked_symint_counter)]
 
     def run_fake(self, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
