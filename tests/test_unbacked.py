@@ -137,3 +137,33 @@ def test_branch_on_an_unbacked_number_under_fullgraph_is_torchs_error() -> None:
     assert kind == their_kind == "UserError"
     assert "Could not guard on data-dependent expression u0 > 2" in first
     assert "Could not guard on data-dependent expression u0 > 2" in their_first
+
+
+@pytest.mark.parametrize("hint_override", [None, 64])
+def test_mark_unbacked_hands_the_backend_u0_with_its_hint_override(
+        hint_override: int | None) -> None:
+    """mark_unbacked: the backend's first example input is the SymInt u0 (no hint), of range
+    [0, int_oo], whose optimization_hint is hint_override (else torch's 8192 fallback)."""
+    torch = pytest.importorskip("torch")
+    from importlib import import_module
+
+    def run(L: Any) -> list[Any]:
+        symbolic_shapes = import_module(f"{L.__name__}.fx.experimental.symbolic_shapes")
+        seen: list[Any] = []
+
+        def backend(gm: Any, example_inputs: Any) -> Any:
+            u = example_inputs[0]
+            env = u.node.shape_env
+            seen.extend([type(u).__name__, str(u), symbolic_shapes.optimization_hint(u),
+                         symbolic_shapes.optimization_hint(u * 2 + 1), str(env.var_to_range),
+                         str(env.var_to_hint_override)])
+            return gm.forward
+
+        L._dynamo.reset()
+        x = L.ones(5, 3)
+        L._dynamo.decorators.mark_unbacked(x, 0, hint_override=hint_override)
+        out = L.compile(lambda t: t * 2, backend=backend)(x)
+        seen.append(out.tolist())
+        return seen
+
+    assert run(fake_torch) == run(torch)

@@ -10,7 +10,10 @@ patched. A call is
     entry the code called, `Tensor.__add__`, is `called_entry()`), `getattr(x, "T")` for a
     property; a custom op (`torch.ops.<ns>.<name>`) is one node, whatever its body launches;
   - a graph break, when the definition says so (`nonzero`: a dynamic shape) or the op reads
-    the host (`item`, `tolist`, `bool(t)`, `repr`), in torch's words (graph_breaks.py);
+    the host (`item`, `tolist`, `bool(t)`, `repr`), in torch's words (graph_breaks.py); with
+    capture_scalar_outputs `.item()` is a node giving an unbacked SymInt (`u0`), with
+    capture_dynamic_output_shape_ops nonzero / masked_select are nodes whose output has an
+    unbacked size (trace.py's capture_item, dynamic_output);
   - neither, for metadata (`x.shape`, `x.size(0)`): it runs as it is.
 `print(...)` is a C call, seen by a profile function (`sys.setprofile`, this thread only)
 while the trace runs: a graph break before it, as Dynamo's.
