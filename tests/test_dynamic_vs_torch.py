@@ -26,7 +26,7 @@ class Seen:
 
     placeholders: list[tuple[str, str, str]]  # (name, kind, example size)
     table: dict[tuple[tuple[str, int], ...], bool]  # symbol values -> all guards hold
-    nodes: list[tuple[str, str, str]]  # (op, target, example value) of every node
+    nodes: list[tuple[str, str, str, str]]  # (op, target, arguments, example) of every node
 
 
 def _placeholders(gm: Any, L: Any) -> list[tuple[str, str, str]]:
@@ -42,18 +42,31 @@ def _placeholders(gm: Any, L: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def _nodes(gm: Any, L: Any) -> list[tuple[str, str, str]]:
-    """Every node as (op, target, example value: a tensor's size, a SymInt's expression), the
-    runtime asserts' messages as their example values."""
+def _nodes(gm: Any, L: Any) -> list[tuple[str, str, str, str]]:
+    """Every node as (op, target, arguments with each node as `%<its index>`, example value: a
+    tensor's size, a SymInt's expression); a runtime assert's message names its condition's
+    node, whose name is Dynamo's choice: that name is left out."""
+    index = {node: i for i, node in enumerate(gm.graph.nodes)}
+
+    def arg(a: Any) -> str:
+        if isinstance(a, L.fx.Node):
+            return f"%{index[a]}"
+        if isinstance(a, (tuple, list)):
+            return f"({', '.join(arg(x) for x in a)})"
+        if isinstance(a, dict):
+            return "{" + ", ".join(f"{k}: {arg(v)}" for k, v in a.items()) + "}"
+        if isinstance(a, str) and a.startswith("Runtime assertion failed"):
+            return a.rsplit(" on node ", 1)[0]
+        return repr(a)
+
     out = []
     for node in gm.graph.nodes:
-        target = node.target if isinstance(node.target, str) else \
-            str(getattr(node.target, "__name__", node.target))
+        target = node.target if isinstance(node.target, str) and node.op != "placeholder" \
+            else str(getattr(node.target, "__name__", node.target))
         value = node.meta.get("example_value")
         shown = str(tuple(value.shape)) if isinstance(value, L.Tensor) else str(value)
-        if "_assert_scalar" in target:
-            shown = node.args[1]
-        out.append((node.op, target, shown if node.op != "output" else ""))
+        out.append((node.op, target, arg(node.args) + arg(node.kwargs),
+                    shown if node.op != "output" else ""))
     return out
 
 
