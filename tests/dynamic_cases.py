@@ -182,6 +182,19 @@ def item_sized_zeros(L: Any) -> Callable[[Any], Any]:
     return f
 
 
+def item_arith(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        m = n * 2 + 1
+        return L.full((3,), 1.0) * m
+    return f
+
+
+def float_item_scale(x: Any) -> Any:
+    v = x.sum().item()
+    return x * (v * 2 + 1)
+
+
 def nonzero_rows(L: Any) -> Callable[[Any], Any]:
     def f(x: Any) -> Any:
         return L.nonzero(x > 0) * 2
@@ -259,12 +272,14 @@ def fake_impl_nonzero(L: Any) -> Callable[[Any], Any]:
     return f
 
 
-FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "nonzero_rows",
+FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "item_arith", "nonzero_rows",
                        "masked_select_sum", "checked_item_size", "checked_unbacked_slice",
                        "fake_impl_dynamic_size", "fake_impl_nonzero"})
 # torch._dynamo.config for a case (default: none changed)
 CONFIGS: dict[str, dict[str, bool]] = {
     "item_sized_zeros": {"capture_scalar_outputs": True},
+    "item_arith": {"capture_scalar_outputs": True},
+    "float_item_scale": {"capture_scalar_outputs": True},
     "checked_item_size": {"capture_scalar_outputs": True},
     "nonzero_rows": {"capture_dynamic_output_shape_ops": True},
     "masked_select_sum": {"capture_dynamic_output_shape_ops": True},
@@ -317,6 +332,8 @@ CASES: list[Case] = [
     ("automatic_branch", branch_on_size, lambda L, n: (_t(L, n, 4),), None, (3, 4, 12)),
     # unbacked (a mark (argument, dim, "unbacked") is mark_unbacked)
     ("item_sized_zeros", item_sized_zeros, lambda L, n: (_i(L, n),), [(0, 0)], (5, 3, 12)),
+    ("item_arith", item_arith, lambda L, n: (_i(L, n),), None, (5, 3, 12)),
+    ("float_item_scale", float_item_scale, lambda L, n: (_t(L, n, 2),), [(0, 0)], (5, 3, 12)),
     ("nonzero_rows", nonzero_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
     ("masked_select_sum", masked_select_sum, lambda L, n: (_t(L, n, 2),), None, (4, 4, 6)),
     ("checked_item_size", checked_item_size, lambda L, n: (_i(L, n) + 1,), None, (5, 3, 12)),

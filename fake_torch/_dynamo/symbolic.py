@@ -355,6 +355,11 @@ class SymbolicTrace:
         self._expr_nodes[key] = node
         return node
 
+    def remember(self, graph: Graph, expr: Any, node: Node) -> None:
+        """`node` computes `expr` in `graph` (the traced code's own arithmetic): a SymInt of
+        that expression given to an op is that node."""
+        self._expr_nodes[(id(graph), expr)] = node
+
     def _symint(self, expr: Any) -> Any:
         """A SymInt (SymBool for a relation) for `expr`: what a size node's example value is."""
         from fake_torch.fx.experimental.sym_node import SymNode
@@ -379,6 +384,8 @@ class SymbolicTrace:
 
         assert_scalar = overload("_assert_scalar", "default")
         added: set[Any] = set()
+        # (fresh nodes: one the traced code made may come after the definition)
+        saved, self._expr_nodes = self._expr_nodes, {}
         for symbol, node in defined:
             checks = []
             vr = self.env.var_to_range.get(symbol)
@@ -410,6 +417,7 @@ class SymbolicTrace:
                                               f"{check} on node '{cond.name}'"),
                         name="_assert_scalar_default")
                     after.meta["stack_trace"] = stack_trace
+        self._expr_nodes = saved
 
     # --- guards -------------------------------------------------------------------------------
 

@@ -197,13 +197,17 @@ class Tracer:
 
     def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call fn under tracing; every segment is compiled and run before this returns."""
+        from fake_torch.fx.experimental import sym_node
+
         self._enter()
         self._open_segment()
         profile = sys.getprofile()
         sys.setprofile(builtin_watch(self))
+        hook = sym_node.set_tracing_hook(self._sym_arithmetic)
         try:
             result = fn(*args, **kwargs)
         finally:
+            sym_node.set_tracing_hook(hook)
             sys.setprofile(profile)
             if _state.tracer is self:
                 self._exit()
@@ -558,6 +562,34 @@ class Tracer:
             seg.sources.append(Source(str(expr), leaf=leaf, dim=d))
         return sym.example_of_input(fake, t, sizes)
 
+    def _sym_arithmetic(self, op: str, inputs: tuple[Any, ...], result: Any) -> Any:
+        """The traced code's arithmetic on a number over this graph's unbacked symbols, as a
+        node where it happens (`mul = item * 2`), as Dynamo records it; what an op is later
+        given reuses it. Other arithmetic (sizes, inside ops) is left to the op's use."""
+        from fake_torch.fx.experimental.sym_node import wrap_node
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+        seg, sym, fn = self.segment, self.sym, _SYM_OPS.get(op)
+        if seg is None or sym is None or fn is None or _state.tracer is not self \
+                or _state.depth or not seg.unbacked:
+            return None
+        mine = {symbol for symbol, _ in seg.unbacked}
+        if not any(free_unbacked_symbols(i.expr) & mine for i in inputs if i.constant is None):
+            return None
+        args = []
+        for i in inputs:
+            if i.constant is not None:  # (as written: `v * 2` of a float v is `mul(v, 2)`)
+                args.append(i.fx_node if isinstance(i.fx_node, (int, float)) else i.constant)
+            elif isinstance(i.fx_node, Node) and i.fx_node.graph is seg.graph:
+                args.append(i.fx_node)
+            else:
+                args.append(sym.node_of(wrap_node(i), seg.graph, seg.symbols.get))
+        node = seg.graph.call_function(fn, tuple(args))
+        node.meta["example_value"] = wrap_node(result)
+        node.meta["stack_trace"] = self._stack_trace()
+        sym.remember(seg.graph, result.expr, node)
+        return node
+
     def ensure_sym(self) -> symbolic.SymbolicTrace:
         """The trace's symbols (made at the first symbol: a dynamic input, an `.item()`, an
         op's data-dependent size); its ShapeEnv asks this tracer data-dependent questions."""
@@ -817,6 +849,15 @@ class _Unbacked:
     """A graph output that is an unbacked symbol's value (a holder of close_segment)."""
 
     symbol: Any
+
+
+# SymNode methods -> the operator Dynamo records for them (comparisons are not recorded: a
+# torch._check's condition becomes its runtime assert, placed as torch places it)
+_SYM_OPS: dict[str, Callable[..., Any]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "int_floordiv": operator.floordiv, "int_truediv": operator.truediv,
+    "float_truediv": operator.truediv, "mod": operator.mod, "pow_by_natural": operator.pow,
+    "float_pow": operator.pow, "neg": operator.neg}
 
 
 def _is_impure(node: Node) -> bool:
