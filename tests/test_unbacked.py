@@ -167,3 +167,24 @@ def test_mark_unbacked_hands_the_backend_u0_with_its_hint_override(
         return seen
 
     assert run(fake_torch) == run(torch)
+
+
+def test_print_after_the_break_shows_the_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    """`print(n, x.size(0))` in traced code breaks the graph, and prints the numbers' values
+    (torch's resumed code is given ints), for an unbacked `.item()` and a dynamic size."""
+    torch = pytest.importorskip("torch")
+
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        print("n =", n, x.size(0))
+        return x + n
+
+    def run(L: Any) -> tuple[str, list[int]]:
+        with L._dynamo.config.patch(capture_scalar_outputs=True):
+            compiled, _ = _compile(L, f)
+            x = L.tensor([1, 2, 3])
+            L._dynamo.mark_dynamic(x, 0)
+            out = compiled(x).tolist()
+        return capsys.readouterr().out, out
+
+    assert run(fake_torch) == run(torch) == ("n = 6 3\n", [7, 8, 9])

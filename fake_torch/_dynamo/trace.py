@@ -183,6 +183,7 @@ class Tracer:
         self._saved: tuple[Tracer | None, int] | None = None
         self._api_mode_on = False  # its mode is on this thread's stack (off while it handles)
         self._builtin_resumes: list[bool] = []  # one per watched builtin running eagerly
+        self._display_hooks: list[Any] = []  # the display hooks those replaced
         self.final: FinalSegment | None = None  # set when the trace reaches the return
         self._modules: dict[int, Module] = {}  # the nn.Modules the traced code called
         self._unwalked: list[Module] = []
@@ -278,13 +279,27 @@ class Tracer:
             brk = self.make_break(brk.text, brk.explain_reason, brk.counter)
         if self.fullgraph:
             raise Unsupported(brk.error_message(), brk.text.split("\n", 1)[0])
+        from fake_torch.fx.experimental import sym_node
+
         self._exit()
         self._builtin_resumes.append(self._api_mode_on)
         self.graph_break(brk)
+        # the numbers print as their values, as the ints torch's resumed code prints
+        self._display_hooks.append(sym_node.set_display_hook(self._display_value))
 
     def end_builtin_break(self) -> None:
         """The builtin returned: trace on, in a new segment."""
+        from fake_torch.fx.experimental import sym_node
+
+        sym_node.set_display_hook(self._display_hooks.pop())
         self._resume(0, self._builtin_resumes.pop())
+
+    def _display_value(self, node: Any) -> Any:
+        from fake_torch.fx.experimental.sym_node import wrap_node
+
+        if self.sym is None or node.shape_env is not self.sym.env:
+            return None
+        return self.sym.value_of(wrap_node(node))
 
     def _open_segment(self) -> None:
         gens = [_generator.default_generator, *_generator.cuda_default_generators]
