@@ -207,6 +207,10 @@ def masked_select_sum(L: Any) -> Callable[[Any], Any]:
     return f
 
 
+def bool_mask_rows(x: Any) -> Any:
+    return x[x[:, 0] > 0] + 1
+
+
 def checked_item_size(L: Any) -> Callable[[Any], Any]:
     def f(x: Any) -> Any:
         n = x.sum().item()
@@ -283,6 +287,7 @@ CONFIGS: dict[str, dict[str, bool]] = {
     "checked_item_size": {"capture_scalar_outputs": True},
     "nonzero_rows": {"capture_dynamic_output_shape_ops": True},
     "masked_select_sum": {"capture_dynamic_output_shape_ops": True},
+    "bool_mask_rows": {"capture_dynamic_output_shape_ops": True},
     "fake_impl_dynamic_size": {"capture_dynamic_output_shape_ops": True},
     "fake_impl_nonzero": {"capture_dynamic_output_shape_ops": True},
 }
@@ -336,6 +341,7 @@ CASES: list[Case] = [
     ("float_item_scale", float_item_scale, lambda L, n: (_t(L, n, 2),), [(0, 0)], (5, 3, 12)),
     ("nonzero_rows", nonzero_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
     ("masked_select_sum", masked_select_sum, lambda L, n: (_t(L, n, 2),), None, (4, 4, 6)),
+    ("bool_mask_rows", bool_mask_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
     ("checked_item_size", checked_item_size, lambda L, n: (_i(L, n) + 1,), None, (5, 3, 12)),
     ("unbacked_input_sum", unbacked_input_sum, lambda L, n: (_t(L, n, 3),),
      [(0, 0, "unbacked")], (5, 3, 12)),

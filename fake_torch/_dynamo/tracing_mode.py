@@ -88,7 +88,8 @@ class TracingMode(TorchFunctionMode):
         brk = opdef.graph_break_for(args, kwargs)
         if brk is not None and brk[0] == "dynamic_shape" and tracer.capture_dynamic \
                 and _dynamic_output_op(opdef.name, args, kwargs):
-            op, target = _node_form(entry)
+            op, target = ("call_function", opdef.fx_target) if opdef.fx_target is not None \
+                else _node_form(entry)
             return tracer.dynamic_output(entry, args, kwargs, op, target, opdef.name)
         if brk is not None:
             text = _BREAK_TEXT[brk[0]](brk[1])
@@ -113,9 +114,14 @@ def _node_form(entry: Any) -> tuple[str, Any]:
 
 def _dynamic_output_op(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """The ops whose data-dependent output size the tracer gives an unbacked symbol
-    (capture_dynamic_output_shape_ops): nonzero / argwhere (not as_tuple), masked_select."""
+    (capture_dynamic_output_shape_ops): nonzero / argwhere (not as_tuple), masked_select,
+    and indexing by one bool mask (`x[x > 0]`)."""
     if name in ("nonzero", "argwhere"):
         return not kwargs.get("as_tuple", False) and "out" not in kwargs
+    if name == "__getitem__":
+        mask = args[1] if len(args) > 1 else None
+        return isinstance(mask, Tensor) and mask.dtype is bool_ and 0 < mask.dim() <= \
+            args[0].dim() and not kwargs
     return name == "masked_select" and "out" not in kwargs
 
 

@@ -86,14 +86,16 @@ class UnbackedTracing:
 
     def dynamic_output(self, fn: Callable[..., Any], args: tuple[Any, ...],
                        kwargs: dict[str, Any], op: str, target: Any, name: str) -> Tensor:
-        """nonzero / masked_select under capture_dynamic_output_shape_ops: one node whose
-        output's leading size is a new unbacked symbol `u0` in [0, numel] (torch's fake
-        impls), defined by a `sym_size_int` node; the kernels run at its trace value."""
+        """nonzero / masked_select / `x[mask]` under capture_dynamic_output_shape_ops: one
+        node whose output's leading size is a new unbacked symbol `u0` in [0, numel of the
+        input or mask] (torch's fake impls), defined by a `sym_size_int` node; the kernels
+        run at its trace value."""
         import sys as _sys
 
         from fake_torch._dtype import int64
         from fake_torch._dynamo.trace import fake_like
         from fake_torch._factories import empty_strided
+        from fake_torch._memory_format import contiguous_strides
         from fake_torch._subclasses.fake_tensor import FakeTensor
 
         seg = self.segment
@@ -101,7 +103,10 @@ class UnbackedTracing:
         sym = self.ensure_sym()
         x = args[0]
         ex = self.symbolic_example(x)
-        numel = (ex if ex is not None else x).numel()
+        x_shape = tuple((ex if ex is not None else x).shape)
+        counted = args[1] if name == "__getitem__" else x  # a mask counts its true elements
+        counted_ex = self.symbolic_example(counted)
+        numel = (counted_ex if counted_ex is not None else counted).numel()
         maxval = numel if isinstance(numel, int) else \
             sym.env.bound_sympy(numel.node.expr).upper
         if not isinstance(maxval, int) and not getattr(maxval, "is_Integer", False):
@@ -109,9 +114,15 @@ class UnbackedTracing:
         if name == "masked_select" and maxval <= 2:
             maxval = _sys.maxsize - 1
         nnz = sym.new_unbacked(int, min=0, max=int(maxval))
-        shape: tuple[Any, ...] = (nnz,) if name == "masked_select" else (nnz, x.dim())
-        stride: tuple[Any, ...] = (1,) if name == "masked_select" else (1, nnz)
-        dtype = x.dtype if name == "masked_select" else int64
+        shape: tuple[Any, ...]
+        if name == "__getitem__":  # x[mask]: the mask's dims become one
+            shape = (nnz, *x_shape[counted.dim():])
+            stride: tuple[Any, ...] = contiguous_strides(shape)
+        elif name == "masked_select":
+            shape, stride = (nnz,), (1,)
+        else:
+            shape, stride = (nnz, x.dim()), (1, nnz)
+        dtype = int64 if name in ("nonzero", "argwhere") else x.dtype
         _state.depth += 1
         try:  # the meta result, at the trace value
             result = empty_strided(symbolic.concrete(shape, sym), symbolic.concrete(stride, sym),
