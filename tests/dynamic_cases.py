@@ -207,6 +207,19 @@ def masked_select_sum(L: Any) -> Callable[[Any], Any]:
     return f
 
 
+def item_reshape_cat(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        return L.cat([x.new_zeros(n, 2).reshape(-1), x])
+    return f
+
+
+def masked_mean(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        return L.masked_select(x, x > 0).mean()
+    return f
+
+
 def bool_mask_rows(x: Any) -> Any:
     return x[x[:, 0] > 0] + 1
 
@@ -276,13 +289,16 @@ def fake_impl_nonzero(L: Any) -> Callable[[Any], Any]:
     return f
 
 
-FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "item_arith", "nonzero_rows",
-                       "masked_select_sum", "checked_item_size", "checked_unbacked_slice",
-                       "fake_impl_dynamic_size", "fake_impl_nonzero"})
+FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "item_arith",
+                       "item_reshape_cat", "masked_mean", "nonzero_rows", "masked_select_sum",
+                       "checked_item_size", "checked_unbacked_slice", "fake_impl_dynamic_size",
+                       "fake_impl_nonzero"})
 # torch._dynamo.config for a case (default: none changed)
 CONFIGS: dict[str, dict[str, bool]] = {
     "item_sized_zeros": {"capture_scalar_outputs": True},
     "item_arith": {"capture_scalar_outputs": True},
+    "item_reshape_cat": {"capture_scalar_outputs": True},
+    "masked_mean": {"capture_dynamic_output_shape_ops": True},
     "float_item_scale": {"capture_scalar_outputs": True},
     "checked_item_size": {"capture_scalar_outputs": True},
     "nonzero_rows": {"capture_dynamic_output_shape_ops": True},
@@ -341,6 +357,8 @@ CASES: list[Case] = [
     ("float_item_scale", float_item_scale, lambda L, n: (_t(L, n, 2),), [(0, 0)], (5, 3, 12)),
     ("nonzero_rows", nonzero_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
     ("masked_select_sum", masked_select_sum, lambda L, n: (_t(L, n, 2),), None, (4, 4, 6)),
+    ("item_reshape_cat", item_reshape_cat, lambda L, n: (_i(L, n),), [(0, 0)], (5, 3, 12)),
+    ("masked_mean", masked_mean, lambda L, n: (_t(L, n, 2),), [(0, 0)], (5, 3, 12)),
     ("bool_mask_rows", bool_mask_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
     ("checked_item_size", checked_item_size, lambda L, n: (_i(L, n) + 1,), None, (5, 3, 12)),
     ("unbacked_input_sum", unbacked_input_sum, lambda L, n: (_t(L, n, 3),),

@@ -138,6 +138,20 @@ class SymbolicTrace:
             return bool(out)
         return float(out) if value.node.pytype is float else int(out)
 
+    def oblivious(self, expr: Any) -> Any:
+        """`expr` decided with each unbacked symbol of range [0 or more, ...] taken as at
+        least 2 (torch's size-oblivious reasoning: an empty or size-1 dim is not assumed),
+        or None when that does not decide it."""
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+
+        ranges = dict(self.env.var_to_range)
+        for s in free_unbacked_symbols(expr):
+            vr = ranges.get(s)
+            if vr is not None and vr.lower >= 0 and vr.upper >= 2:
+                ranges[s] = ValueRanges(max(2, vr.lower), vr.upper)
+        return self.env._maybe_evaluate_static(expr, var_to_range=tuple(ranges.items()))
+
     def settle(self, value: Any) -> Any:
         """A call's argument with each symbolic number whose unbacked symbols an earlier
         graph computed replaced by its value (after a break it is a constant, as torch passes

@@ -198,7 +198,7 @@ class UnbackedTracing:
             ref = weakref.ref(self)
             raise_data_dependent = self.sym.env._raise_data_dependent
 
-            def on_data_dependent(expr: Any) -> dict[Any, Any]:
+            def on_data_dependent(expr: Any) -> Any:
                 tracer = ref()  # (after a break, suspended, the symbols have values)
                 if tracer is None or tracer.sym is None or (
                         _state.tracer is not tracer and tracer.sym.pending(expr)):
@@ -207,7 +207,7 @@ class UnbackedTracing:
             self.sym.env.data_dependent_hook = on_data_dependent
         return self.sym
 
-    def data_dependent(self, expr: Any) -> dict[Any, Any]:
+    def data_dependent(self, expr: Any) -> Any:
         """Python needs the value of `expr`, over unbacked symbols: as torch's Dynamo, an error
         under fullgraph, else a graph break (inside an op: before it), after which the
         graph that defines them has run and they have values."""
@@ -219,6 +219,13 @@ class UnbackedTracing:
                 s.name[0] == "u" and int(s.name[1:]) >= start for s in pending):
             # inside a fake impl, a size it made: its trace value, for now (not cached)
             return {**sym.resolved, **{s: sym.fake_impl_value(s) for s in pending}}
+        if pending and _state.depth:
+            # inside an op (its output rule, its kernel): as torch's meta functions ask with
+            # guard_size_oblivious / guard_or_false, a size that cannot be negative is taken
+            # as neither 0 nor 1 (`numel == 0` is False); what that does not decide breaks
+            decided = sym.oblivious(expr)
+            if decided is not None:
+                return decided
         if pending:
             if self.fullgraph:
                 raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW,

@@ -819,13 +819,16 @@ class ShapeEnv:
 
     def _data_dependent(self, expr: Any) -> Any:
         """`expr` with its unbacked symbols' values, as data_dependent_hook learns them (the
-        tracer breaks the graph to run it); without a hook, GuardOnDataDependentSymNode."""
+        tracer breaks the graph to run it), or the hook's own answer (a sympy boolean or
+        number); without a hook, GuardOnDataDependentSymNode."""
         import sympy
         if self.data_dependent_hook is None:
             self._raise_data_dependent(expr)
         assert self.data_dependent_hook is not None
         values = self.data_dependent_hook(expr)
         self._data_dependent_answers += 1
+        if not isinstance(values, Mapping):  # the hook decided the expression itself
+            return sympy.sympify(values)
         return sympy.sympify(expr.xreplace({s: sympy.sympify(v) for s, v in values.items()}))
 
     def _raise_data_dependent(self, expr: Any) -> None:
