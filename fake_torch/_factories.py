@@ -12,6 +12,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from fake_torch._checks import _check
 from fake_torch._dtype import (
     SCALAR_NAME,
     bool_,
@@ -77,7 +78,10 @@ def _sizes(size: tuple[Any, ...], fn: str) -> tuple[int, ...]:
             raise TypeError(f"{head} failed to unpack the object at pos {i + 1} with error "
                             f"\"type must be tuple of ints,but got {type(s).__name__}\"")
     for s in size:
-        if s < 0:
+        if isinstance(s, SymInt):  # torch's TORCH_SYM_CHECK: a runtime assert when unbacked
+            message = f"Trying to create tensor with negative dimension {s}: {list(size)}"
+            _check(s >= 0, functools.partial(str, message))
+        elif s < 0:
             if fn == "zeros":  # (torch.zeros checks its sizes itself first)
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fake_torch._sym import SymBool, SymInt, sym_max
+
 
 class memory_format:
     """A torch memory format (compare with `is` or `==`); torch makes the four, none else."""
@@ -63,12 +65,14 @@ def memory_format_arg(value: Any, fn: str, *, optional: bool = True) -> memory_f
 
 
 def contiguous_strides(shape: Sequence[int]) -> Shape:
-    """Row-major strides; a size-0 dim counts as 1, as in torch."""
+    """Row-major strides; a size-0 dim counts as 1, as in torch (for a symbolic size,
+    `Max(1, u0)`: torch's sym_max, no guard)."""
     strides = [0] * len(shape)
     acc = 1
     for i in range(len(shape) - 1, -1, -1):
         strides[i] = acc
-        acc *= max(shape[i], 1)
+        n = shape[i]
+        acc *= sym_max(n, 1) if isinstance(n, SymInt) else max(n, 1)
     return tuple(strides)
 
 
@@ -93,13 +97,34 @@ def strides_for(shape: Sequence[int], fmt: memory_format) -> Shape:
 
 def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """torch's rule: size-1 dims may have any stride; an empty tensor is contiguous."""
-    if 0 in shape:
-        return True
+    for n in shape:  # (`0 in shape` would compare a SymInt: a guard)
+        if isinstance(n, SymInt):
+            return _is_contiguous_symbolic(shape, strides)
+        if n == 0:
+            return True
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides), strict=True):
         if size != 1 and stride != expected:
             return False
         expected *= size
+    return True
+
+
+def _is_contiguous_symbolic(shape: Sequence[Any], strides: Sequence[Any]) -> bool:
+    """is_contiguous over SymInts as c10 computes it: what is not known without a value (an
+    unbacked size) is taken the general way (not empty, not 1, strides checked)."""
+    def known(cond: Any) -> bool:
+        return cond.node.guard_or_false("", 0) if isinstance(cond, SymBool) else bool(cond)
+
+    if any(known(n == 0) for n in shape):
+        return True
+    expected: Any = 1
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if known(size == 1):
+            continue
+        if not known(stride == expected):
+            return False
+        expected = expected * size
     return True
 
 

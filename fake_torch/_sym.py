@@ -391,6 +391,11 @@ def _binary(method: str, self: Any, other: Any, reflected: bool = False) -> Any:
         if f_self != f_other:
             if not f_self:
                 return _binary(method, sym_float(self), other, reflected)
+            if type(other) is builtins.int:  # a number as written (a traced node's argument)
+                other_node = self.node.wrap_float(builtins.float(other))
+                other_node.fx_node = other
+                a, b = (other_node, self.node) if reflected else (self.node, other_node)
+                return wrap_node(getattr(a, method)(b))
             other = sym_float(other)
     other_node = to_node(self.node, other)
     if other_node is NotImplemented:

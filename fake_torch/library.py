@@ -29,7 +29,7 @@ import numpy as np
 
 from fake_torch import _ops
 from fake_torch._dtype import dtype as DType
-from fake_torch._library import op_entry, opaque_object
+from fake_torch._library import fake_impl, op_entry, opaque_object
 from fake_torch._library import triton as _triton
 from fake_torch._library.library_handle import Library, entry_of
 from fake_torch._library.triton import triton_op, wrap_triton
@@ -38,7 +38,7 @@ from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
 from fake_torch._torch_device import device as Device
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "impl_abstract", "infer_schema",
+__all__ = ["CustomOpDef", "Library", "custom_op", "get_ctx", "impl_abstract", "infer_schema",
            "register_autograd", "register_fake", "triton_op", "wrap_triton"]
 
 
@@ -121,7 +121,7 @@ _NOT_EMULATED_METHODS = frozenset({"register_kernel", "register_autocast",
 _NOT_EMULATED = frozenset({"define", "impl", "register_kernel",
                            "register_torch_dispatch", "register_vmap",
                            "register_autocast", "opcheck", "triton_op", "wrap_triton",
-                           "get_ctx", "fallthrough_kernel"})
+                           "fallthrough_kernel"})
 
 
 def __getattr__(name: str) -> Any:
@@ -264,13 +264,24 @@ def custom_op_def(op: object) -> CustomOpDef | op_entry.OperatorEntry | None:
     return None
 
 
+def get_ctx() -> fake_impl.FakeImplCtx:
+    """The context of the fake implementation running now (None outside one): its
+    `new_dynamic_size()` makes an unbacked SymInt for a data-dependent output size."""
+    return fake_impl.global_ctx_getter()  # type: ignore[no-any-return]
+
+
 def run_fake(op: OpOverload | OpOverloadPacket, args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> Any:
+             kwargs: dict[str, Any], fake_mode: Callable[[], Any] | None = None) -> Any:
     """fake_torch only: what tracing uses for a custom op's output: its fake impl, or torch's
-    RuntimeError when none was registered."""
+    RuntimeError when none was registered. `fake_mode()` gives the FakeTensorMode whose
+    ShapeEnv get_ctx() makes symbols in (asked only when the fake impl calls get_ctx)."""
     custom = custom_op_def(op)
     assert custom is not None, f"{op} is not a custom operator"
-    return custom._run_fake(*args, **kwargs)
+    if fake_mode is None:
+        return custom._run_fake(*args, **kwargs)
+    mode = fake_mode
+    with fake_impl.set_ctx_getter(lambda: fake_impl.FakeImplCtx(mode(), op)):
+        return custom._run_fake(*args, **kwargs)
 
 
 def mutated_arg_names(op: OpOverload | OpOverloadPacket) -> tuple[str, ...]:

@@ -1,12 +1,14 @@
 """Functions traced with symbolic sizes, for tests/test_dynamic_vs_torch.py: each is compiled by
 real torch 2.13 and by fake_torch with the same marks, called at three sizes, and what Dynamo
-hands the backend is compared (graphs, placeholders, guards, outputs).
+hands the backend is compared (graphs, placeholders, guards, outputs; for the UNBACKED cases,
+every node too).
 
 A case is (name, fn, make, marks, sizes): `fn` the function, or a factory `fn(L)` of it for
 those that call the library's functions (in FACTORIES); `make(L, n)` builds the arguments at
 size `n` from a seeded numpy generator (the same values for both libraries); `marks` lists
-(argument, dim) to `mark_dynamic`, or None for torch's default (automatic dynamic: the first
-call static, the first size change recompiles with the changed dims symbolic).
+(argument, dim) to `mark_dynamic` ((argument, dim, "unbacked") to `mark_unbacked`), or None
+for torch's default (automatic dynamic: the first call static, the first size change
+recompiles with the changed dims symbolic). CONFIGS holds a case's torch._dynamo.config.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 
 Case = tuple[str, Callable[..., Any], Callable[[Any, int], tuple[Any, ...]],
-             "list[tuple[int, int]] | None", tuple[int, int, int]]
+             "list[tuple[Any, ...]] | None", tuple[int, int, int]]
 
 
 def _t(L: Any, *shape: int, seed: int = 0) -> Any:
@@ -171,7 +173,142 @@ def unflatten_heads(x: Any) -> Any:
     return x.unflatten(1, (2, 2)).transpose(0, 1).reshape(2, -1)
 
 
-FACTORIES = frozenset({"cat_self", "stack_pair"})
+# --- unbacked sizes: data-dependent numbers and shapes (u0), as torch's Dynamo makes them ---
+
+def item_sized_zeros(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        return L.zeros(n) + 1
+    return f
+
+
+def item_arith(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        m = n * 2 + 1
+        return L.full((3,), 1.0) * m
+    return f
+
+
+def float_item_scale(x: Any) -> Any:
+    v = x.sum().item()
+    return x * (v * 2 + 1)
+
+
+def nonzero_rows(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        return L.nonzero(x > 0) * 2
+    return f
+
+
+def masked_select_sum(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        return L.masked_select(x, x > 0) + 1
+    return f
+
+
+def item_reshape_cat(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        return L.cat([x.new_zeros(n, 2).reshape(-1), x])
+    return f
+
+
+def masked_mean(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        return L.masked_select(x, x > 0).mean()
+    return f
+
+
+def bool_mask_rows(x: Any) -> Any:
+    return x[x[:, 0] > 0] + 1
+
+
+def checked_item_size(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        n = x.sum().item()
+        L._check(n >= 3)
+        return L.ones(n, 2)
+    return f
+
+
+def unbacked_input_sum(x: Any) -> Any:
+    return (x * 2).sum(0)
+
+
+def checked_unbacked_slice(L: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        L._check(x.size(0) >= 3)
+        return x[2:] + 1
+    return f
+
+
+_dynamic_size_ops: dict[str, Any] = {}
+
+
+def fake_impl_dynamic_size(L: Any) -> Callable[[Any], Any]:
+    """vLLM's test_simple pattern: a custom op whose fake implementation returns
+    torch.library.get_ctx().new_dynamic_size(), used as a size."""
+    op = _dynamic_size_ops.get(L.__name__)
+    if op is None:
+        def three(x: Any) -> int:
+            return 3
+        three.__annotations__ = {"x": L.Tensor, "return": int}  # (not strings: the schema)
+        op = L.library.custom_op("dyncases::three", mutates_args=())(three)
+
+        @op.register_fake  # type: ignore[untyped-decorator]
+        def _(x: Any) -> Any:
+            return L.library.get_ctx().new_dynamic_size()
+        _dynamic_size_ops[L.__name__] = op
+
+    def f(x: Any) -> Any:
+        u = op(x)
+        return x * (x.new_ones(x.shape[0], u).sum(-1) / 3)
+    return f
+
+
+def fake_impl_nonzero(L: Any) -> Callable[[Any], Any]:
+    """torch's documented data-dependent custom op: a fake impl returning a tensor of
+    new_dynamic_size() rows."""
+    key = f"{L.__name__}:nonzero"
+    op = _dynamic_size_ops.get(key)
+    if op is None:
+        def custom_nonzero(x: Any) -> Any:
+            return L.nonzero(x)
+        custom_nonzero.__annotations__ = {"x": L.Tensor, "return": L.Tensor}
+        op = L.library.custom_op("dyncases::custom_nonzero", mutates_args=())(custom_nonzero)
+
+        @op.register_fake  # type: ignore[untyped-decorator]
+        def _(x: Any) -> Any:
+            nnz = L.library.get_ctx().new_dynamic_size()
+            return x.new_empty(nnz, x.dim(), dtype=L.int64)
+        _dynamic_size_ops[key] = op
+
+    def f(x: Any) -> Any:
+        return op(x) * 2
+    return f
+
+
+FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "item_arith",
+                       "item_reshape_cat", "masked_mean", "nonzero_rows", "masked_select_sum",
+                       "checked_item_size", "checked_unbacked_slice", "fake_impl_dynamic_size",
+                       "fake_impl_nonzero"})
+# torch._dynamo.config for a case (default: none changed)
+CONFIGS: dict[str, dict[str, bool]] = {
+    "item_sized_zeros": {"capture_scalar_outputs": True},
+    "item_arith": {"capture_scalar_outputs": True},
+    "item_reshape_cat": {"capture_scalar_outputs": True},
+    "masked_mean": {"capture_dynamic_output_shape_ops": True},
+    "float_item_scale": {"capture_scalar_outputs": True},
+    "checked_item_size": {"capture_scalar_outputs": True},
+    "nonzero_rows": {"capture_dynamic_output_shape_ops": True},
+    "masked_select_sum": {"capture_dynamic_output_shape_ops": True},
+    "bool_mask_rows": {"capture_dynamic_output_shape_ops": True},
+    "fake_impl_dynamic_size": {"capture_dynamic_output_shape_ops": True},
+    "fake_impl_nonzero": {"capture_dynamic_output_shape_ops": True},
+}
+# the cases whose graphs are compared node by node too (op, target, example value)
+UNBACKED = frozenset(CONFIGS) | {"unbacked_input_sum", "checked_unbacked_slice"}
 
 CASES: list[Case] = [
     ("view_chain", view_chain, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
@@ -214,4 +351,22 @@ CASES: list[Case] = [
     ("unflatten_heads", unflatten_heads, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
     ("automatic_dynamic", size_in_arith, lambda L, n: (_t(L, n, 4),), None, (3, 4, 5)),
     ("automatic_branch", branch_on_size, lambda L, n: (_t(L, n, 4),), None, (3, 4, 12)),
+    # unbacked (a mark (argument, dim, "unbacked") is mark_unbacked)
+    ("item_sized_zeros", item_sized_zeros, lambda L, n: (_i(L, n),), [(0, 0)], (5, 3, 12)),
+    ("item_arith", item_arith, lambda L, n: (_i(L, n),), None, (5, 3, 12)),
+    ("float_item_scale", float_item_scale, lambda L, n: (_t(L, n, 2),), [(0, 0)], (5, 3, 12)),
+    ("nonzero_rows", nonzero_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
+    ("masked_select_sum", masked_select_sum, lambda L, n: (_t(L, n, 2),), None, (4, 4, 6)),
+    ("item_reshape_cat", item_reshape_cat, lambda L, n: (_i(L, n),), [(0, 0)], (5, 3, 12)),
+    ("masked_mean", masked_mean, lambda L, n: (_t(L, n, 2),), [(0, 0)], (5, 3, 12)),
+    ("bool_mask_rows", bool_mask_rows, lambda L, n: (_t(L, n, 3),), [(0, 0)], (5, 3, 12)),
+    ("checked_item_size", checked_item_size, lambda L, n: (_i(L, n) + 1,), None, (5, 3, 12)),
+    ("unbacked_input_sum", unbacked_input_sum, lambda L, n: (_t(L, n, 3),),
+     [(0, 0, "unbacked")], (5, 3, 12)),
+    ("checked_unbacked_slice", checked_unbacked_slice, lambda L, n: (_t(L, n, 3),),
+     [(0, 0, "unbacked")], (5, 3, 12)),
+    ("fake_impl_dynamic_size", fake_impl_dynamic_size, lambda L, n: (_t(L, n),), [(0, 0)],
+     (8, 3, 12)),
+    ("fake_impl_nonzero", fake_impl_nonzero, lambda L, n: (_i(L, n, 3, high=2),), None,
+     (4, 4, 6)),
 ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from dynamic_cases import CASES, FACTORIES, Case
+from dynamic_cases import CASES, CONFIGS, FACTORIES, UNBACKED, Case
 
 import fake_torch
 
@@ -26,6 +26,7 @@ class Seen:
 
     placeholders: list[tuple[str, str, str]]  # (name, kind, example size)
     table: dict[tuple[tuple[str, int], ...], bool]  # symbol values -> all guards hold
+    nodes: list[tuple[str, str, str, str]]  # (op, target, arguments, example) of every node
 
 
 def _placeholders(gm: Any, L: Any) -> list[tuple[str, str, str]]:
@@ -38,6 +39,34 @@ def _placeholders(gm: Any, L: Any) -> list[tuple[str, str, str]]:
             out.append((node.name, "Tensor", str(tuple(value.shape))))
         else:
             out.append((node.name, type(value).__name__, str(value)))
+    return out
+
+
+def _nodes(gm: Any, L: Any) -> list[tuple[str, str, str, str]]:
+    """Every node as (op, target, arguments with each node as `%<its index>`, example value: a
+    tensor's size, a SymInt's expression); a runtime assert's message names its condition's
+    node, whose name is Dynamo's choice: that name is left out."""
+    index = {node: i for i, node in enumerate(gm.graph.nodes)}
+
+    def arg(a: Any) -> str:
+        if isinstance(a, L.fx.Node):
+            return f"%{index[a]}"
+        if isinstance(a, (tuple, list)):
+            return f"({', '.join(arg(x) for x in a)})"
+        if isinstance(a, dict):
+            return "{" + ", ".join(f"{k}: {arg(v)}" for k, v in a.items()) + "}"
+        if isinstance(a, str) and a.startswith("Runtime assertion failed"):
+            return a.rsplit(" on node ", 1)[0]
+        return repr(a)
+
+    out = []
+    for node in gm.graph.nodes:
+        target = node.target if isinstance(node.target, str) and node.op != "placeholder" \
+            else str(getattr(node.target, "__name__", node.target))
+        value = node.meta.get("example_value")
+        shown = str(tuple(value.shape)) if isinstance(value, L.Tensor) else str(value)
+        out.append((node.op, target, arg(node.args) + arg(node.kwargs),
+                    shown if node.op != "output" else ""))
     return out
 
 
@@ -61,22 +90,26 @@ def _run(L: Any, case: Case) -> tuple[list[Seen], list[Any]]:
     def backend(gm: Any, example_inputs: Any) -> Any:
         ctx = L._guards.TracingContext.try_get()
         env = ctx.fake_mode.shape_env if ctx is not None and ctx.fake_mode is not None else None
-        seen.append(Seen(_placeholders(gm, L), _table(list(env.guards) if env else [])))
+        seen.append(Seen(_placeholders(gm, L), _table(list(env.guards) if env else []),
+                         _nodes(gm, L)))
         return gm.forward
 
     L._dynamo.reset()
     compiled = L.compile(fn, backend=backend)
-    outs = []
-    for n in sizes:
-        args = make(L, n)
-        for i, dim in marks or ():
-            L._dynamo.mark_dynamic(args[i], dim)
-        try:
-            out = compiled(*args)
-        except Exception as e:  # torch's error, e.g. a marked dim that the code specialised
-            outs.append((type(e).__name__, str(e).split("\n")[0]))
-            break
-        outs.append(np.asarray(out.tolist()))
+    outs: list[Any] = []
+    with L._dynamo.config.patch(**CONFIGS.get(name, {})):
+        for n in sizes:
+            args = make(L, n)
+            for i, dim, *kind in marks or ():
+                unbacked = kind == ["unbacked"]
+                mark = L._dynamo.decorators.mark_unbacked if unbacked else L._dynamo.mark_dynamic
+                mark(args[i], dim)
+            try:
+                out = compiled(*args)
+            except Exception as e:  # torch's error, e.g. a marked dim that the code specialised
+                outs.append((type(e).__name__, str(e).split("\n")[0]))
+                break
+            outs.append(np.asarray(out.tolist()))
     return seen, outs
 
 
@@ -103,6 +136,8 @@ def test_dynamo_hands_the_backend_what_torchs_does(case: Case) -> None:
         return
     assert [s.placeholders for s in ours] == [s.placeholders for s in theirs]
     assert [s.table for s in ours] == [s.table for s in theirs]
+    if case[0] in UNBACKED:  # the symbols' nodes and runtime asserts, as torch places them
+        assert [s.nodes for s in ours] == [s.nodes for s in theirs]
     assert len(our_outs) == len(their_outs)
     for mine, want in zip(our_outs, their_outs, strict=True):
         if isinstance(want, tuple):  # torch raised: the same exception, the same first line

@@ -720,14 +720,6 @@ def test_bitwise_ops_refuse_by_name(op: str) -> None:
         getattr(operator, op)(a, 3)
 
 
-def test_item_numbers_still_symbolic() -> None:
-    """The tracer's `.item()` numbers (int subclasses) count as symbolic, and nothing is
-    statically known of them."""
-    from fake_torch._dynamo.sym_number import SymNumber
-    x: Any = int.__new__(type("N", (SymNumber, int), {}), 3)
-    assert ft_ss.is_symbolic(x) and not ft_ss.statically_known_true(x)
-
-
 def test_import_does_not_load_sympy() -> None:
     code = "import sys, fake_torch; print('sympy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -26,14 +26,15 @@ starts for each test. Only configurations that need no inductor are selected (`-
   - compile/fullgraph/test_toy_llama.py: test_toy_llama, backend eager, no inductor partition:
     vLLM's counters for no compilation, compilation without splitting and split at attention,
     and equal outputs across the three.
-Each selected vLLM test must pass, and two do: test_simple_piecewise_compile[False-eager] and
-test_toy_llama[eager-False] run through Dynamo, VllmBackend's pass manager (whose fusion patterns
-register_replacement traces with make_fx, calling auto_functionalized on vLLM's fused kernels:
-tests/vllm/standins declares them with vLLM's own schemas and plain-torch bodies), piecewise
-splitting and CUDA-graph capture, and vLLM's own assertions of its counters and outputs hold.
-The unbacked variant stops at one named blocker (issue 25): the test's fake implementation asks
-torch.library.get_ctx() for an unbacked size; that exact error, raised from the test's fake impl,
-is checked and the test reported as an expected failure. Any other outcome fails.
+Each selected vLLM test must pass, and all three do: they run through Dynamo, VllmBackend's
+pass manager (whose fusion patterns register_replacement traces with make_fx, calling
+auto_functionalized on vLLM's fused kernels: tests/vllm/standins declares them with vLLM's own
+schemas and plain-torch bodies), piecewise splitting and CUDA-graph capture, and vLLM's own
+assertions of its counters and outputs hold. In the unbacked variant the test's fake
+implementation of mylib::foo asks torch.library.get_ctx() for a new dynamic size: an unbacked
+symbol u0 of the trace's ShapeEnv, which the graph carries as torch's does (the op's node,
+its range asserted, `new_ones(s77, u0)`). BLOCKERS names where a selected test stops while an
+issue is open (none today); any other outcome fails.
 """
 
 from __future__ import annotations
@@ -78,15 +79,7 @@ class Blocker:
 # What each selected test that does not pass yet stops at: the exception and message fake_torch
 # raises, and the frames (file, function) it must be raised under. A test not named here must
 # pass.
-BLOCKERS = {
-    # the unbacked variant: test_simple's fake implementation of mylib::foo asks for an unbacked
-    # size (torch.library.get_ctx().new_dynamic_size()) while Dynamo traces the model
-    "test_simple_piecewise_compile[True-eager]": Blocker(
-        "issue 25 (unbacked sizes from a fake implementation)",
-        "NotImplementedError: torch.library.get_ctx is not emulated by fake_torch",
-        ("compile/fullgraph/test_simple.py\", line 37, in _",
-         "return torch.library.get_ctx().new_dynamic_size()")),
-}
+BLOCKERS: dict[str, Blocker] = {}
 
 
 @dataclass

@@ -16,7 +16,7 @@ accumulated_recompile_limit: int = 256
 automatic_dynamic_shapes: bool = True  # a dim (or int) that changed becomes dynamic
 assume_static_by_default: bool = True  # dynamic=None: start static, go dynamic on a change
 capture_scalar_outputs: bool = False  # `.item()` becomes a graph node, not a graph break
-capture_dynamic_output_shape_ops: bool = False  # (read only by torch; fake_torch breaks)
+capture_dynamic_output_shape_ops: bool = False  # nonzero/masked_select: an unbacked size
 suppress_errors: bool = False
 verbose: bool = False
 

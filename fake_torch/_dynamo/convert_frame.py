@@ -483,6 +483,7 @@ class CompiledFrame:
                         self.options.fullgraph, capture)
         tracer.spec = spec
         tracer.leaves = leaves
+        tracer.capture_dynamic = config.capture_dynamic_output_shape_ops
         tracer.duck = self.options.dynamic is True
         for i, leaf in enumerate(leaves):
             dims = self.state.dims(leaf)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from types import FunctionType, MethodType, ModuleType
 from typing import Any
 
-from fake_torch._dynamo.sym_number import SymNumber
+from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.nn.modules.module import Module
 
@@ -37,6 +37,7 @@ _OPAQUE = (type, FunctionType, MethodType, ModuleType, Module, str, bytes, int, 
            bool, type(None))
 
 
+_SYM = (SymInt, SymFloat, SymBool)
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class written in Python
 
 
@@ -63,7 +64,7 @@ def own_attributes(value: Any) -> dict[str, Any]:
 
 def children(value: Any) -> Iterator[Any]:
     """What an output value holds that may itself hold tensors (the walk of `template`)."""
-    if isinstance(value, (Tensor, SymNumber)) or isinstance(value, _OPAQUE):
+    if isinstance(value, (Tensor, *_SYM)) or isinstance(value, _OPAQUE):
         return
     if isinstance(value, dict):
         yield from value.values()
@@ -72,7 +73,7 @@ def children(value: Any) -> Iterator[Any]:
     yield from own_attributes(value).values()
 
 
-def output_values(value: Any) -> Iterator[Tensor | SymNumber]:
+def output_values(value: Any) -> Iterator[Any]:
     """Every tensor and captured scalar a return value holds, in any container or object."""
     seen: set[int] = set()
     stack = [value]
@@ -81,7 +82,7 @@ def output_values(value: Any) -> Iterator[Tensor | SymNumber]:
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, (Tensor, SymNumber)):
+        if isinstance(v, (Tensor, *_SYM)):
             yield v
         else:
             stack.extend(children(v))
@@ -106,7 +107,7 @@ class _Templater:
             return self.done[key]
         if key in self.sources:
             return ("source", self.sources[key])
-        if isinstance(value, (Tensor, SymNumber)):
+        if isinstance(value, (Tensor, *_SYM)):
             return ("out", self.outs[key]) if key in self.outs else ("const", value)
         if isinstance(value, _OPAQUE) or key in self.open:
             return ("const", value)

@@ -19,7 +19,8 @@ placeholders (`mul = s77 * 4`), made once per graph.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fake_torch import _meta_registrations, _opdef
@@ -46,21 +47,24 @@ def has_symbols(value: Any) -> bool:
     return False
 
 
-def concrete(value: Any) -> Any:
-    """A call's argument with every SymInt replaced by its hint (what the kernels run at)."""
+def concrete(value: Any, trace: SymbolicTrace | None = None) -> Any:
+    """A call's argument with every SymInt replaced by its hint (what the kernels run at);
+    an unbacked one (no hint) by its value in `trace` (SymbolicTrace.value_of)."""
     if isinstance(value, Sym):
-        return value.node.hint
+        hint = value.node.hint
+        return hint if hint is not None or trace is None else trace.value_of(value)
     if isinstance(value, tuple):
-        items = [concrete(v) for v in value]
+        items = [concrete(v, trace) for v in value]
         if hasattr(value, "_fields"):
             return type(value)(*items)
         return tuple(items) if type(value) is tuple else type(value)(items)  # torch.Size
     if isinstance(value, list):
-        return [concrete(v) for v in value]
+        return [concrete(v, trace) for v in value]
     if isinstance(value, dict):
-        return {k: concrete(v) for k, v in value.items()}
+        return {k: concrete(v, trace) for k, v in value.items()}
     if isinstance(value, slice):
-        return slice(concrete(value.start), concrete(value.stop), concrete(value.step))
+        return slice(concrete(value.start, trace), concrete(value.stop, trace),
+                     concrete(value.step, trace))
     return value
 
 
@@ -91,6 +95,114 @@ class SymbolicTrace:
         self.places: dict[Any, list[tuple[int, int]]] = {}
         self.marked: dict[Any, str] = {}  # symbol -> source, for dims mark_dynamic marked
         self._expr_nodes: dict[tuple[int, Any], Any] = {}  # (id(graph), expr) -> node
+        # unbacked symbols (u0, zuf0): the number the kernels run at while tracing (they have
+        # no hint), and, once a graph break ran the graph that defines one, its real value
+        self.trace_values: dict[Any, int | float] = {}
+        self.resolved: dict[Any, int | float] = {}
+
+    # --- unbacked symbols ---------------------------------------------------------------------
+
+    def new_unbacked(self, pytype: type, trace_value: int | float | None = None,
+                     min: int | None = None, max: int | None = None) -> Any:
+        """A fresh unbacked SymInt (a size in [min, max] when min is given) or SymFloat."""
+        from fake_torch.fx.experimental.symbolic_shapes import _constrain_range_for_size
+
+        if pytype is float:
+            value: Any = self.env.create_unbacked_symfloat()
+        else:
+            value = self.env.create_unbacked_symint()
+            if min is not None:
+                _constrain_range_for_size(value, min=min, max=max)
+        if trace_value is not None:
+            self.trace_values[value.node.expr] = trace_value
+        return value
+
+    def value_of(self, value: Any) -> Any:
+        """A symbolic value's number: its hint, else with each unbacked symbol at its real
+        value (after a break) or its trace value (while its graph is open)."""
+        import sympy
+
+        if value.node.hint is not None:
+            return value.node.hint
+        expr = self.env.replace(value.node.expr)
+        known = {**self.env.backed_var_to_val}
+        for s in expr.free_symbols:
+            if s in self.resolved:
+                known[s] = self.resolved[s]
+            elif s in self.trace_values:
+                known[s] = self.trace_values[s]
+            elif s not in known:
+                known[s] = self._default_trace_value(s)
+        out = sympy.sympify(expr.xreplace({k: sympy.sympify(v) for k, v in known.items()}))
+        if out in (sympy.true, sympy.false):
+            return bool(out)
+        return float(out) if value.node.pytype is float else int(out)
+
+    def oblivious(self, expr: Any) -> Any:
+        """`expr` decided with each unbacked symbol of range [0 or more, ...] taken as at
+        least 2 (torch's size-oblivious reasoning: an empty or size-1 dim is not assumed),
+        or None when that does not decide it."""
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+        from fake_torch.utils._sympy.value_ranges import ValueRanges
+
+        ranges = dict(self.env.var_to_range)
+        for s in free_unbacked_symbols(expr):
+            vr = ranges.get(s)
+            if vr is not None and vr.lower >= 0 and vr.upper >= 2:
+                ranges[s] = ValueRanges(max(2, vr.lower), vr.upper)
+        return self.env._maybe_evaluate_static(expr, var_to_range=tuple(ranges.items()))
+
+    def settle(self, value: Any) -> Any:
+        """A call's argument with each symbolic number whose unbacked symbols an earlier
+        graph computed replaced by its value (after a break it is a constant, as torch passes
+        it to the resumed code)."""
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+        if isinstance(value, Sym):
+            fs = free_unbacked_symbols(value.node.expr)
+            return self.value_of(value) if fs and fs <= self.resolved.keys() else value
+        if isinstance(value, (tuple, list)) and has_symbols(value):
+            items = [self.settle(v) for v in value]
+            if hasattr(value, "_fields"):
+                return type(value)(*items)
+            return tuple(items) if type(value) is tuple else type(value)(items)
+        if isinstance(value, dict) and has_symbols(value):
+            return {k: self.settle(v) for k, v in value.items()}
+        return value
+
+    def fake_impl_value(self, symbol: Any) -> int:
+        """The trace value of a size a fake impl made (new_dynamic_size): a number unlikely
+        to be any other size of its output (997, 1009, ... within its range), so that the
+        output's dims of that size are known to be it."""
+        if symbol not in self.trace_values:
+            value = 997 + 12 * int(symbol.name[1:])
+            vr = self.env.var_to_range.get(symbol)
+            if vr is not None:
+                if vr.upper.is_Integer:
+                    value = min(value, int(vr.upper))
+                if vr.lower.is_Integer:
+                    value = max(value, int(vr.lower))
+            self.trace_values[symbol] = value
+        return int(self.trace_values[symbol])
+
+    def _default_trace_value(self, symbol: Any) -> int:
+        """The number an unbacked size runs at while traced when none was given: its
+        hint_override, else 2 (not 0 or 1, which broadcast and specialise) within its range."""
+        value = self.env.var_to_hint_override.get(symbol, 2)
+        vr = self.env.var_to_range.get(symbol)
+        if vr is not None:
+            if vr.lower.is_Integer:
+                value = max(value, int(vr.lower))
+            if vr.upper.is_Integer:
+                value = min(value, int(vr.upper))
+        self.trace_values[symbol] = value
+        return value
+
+    def pending(self, expr: Any) -> list[Any]:
+        """The unbacked symbols of `expr` whose values are not known yet."""
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+        return [s for s in free_unbacked_symbols(expr) if s not in self.resolved]
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -105,6 +217,10 @@ class SymbolicTrace:
                 sizes.append(n)
                 continue
             source = _source(leaf_name, d)
+            if d in getattr(t, "_dynamo_unbacked_indices", ()):  # mark_unbacked: no hint
+                sizes.append(self._unbacked_input(t, d, n, source))
+                self.places.setdefault(sizes[-1].node.expr, []).append((leaf, d))
+                continue
             expr = self.env.create_symbol(n, source, dynamic_dim=self._dynamic)
             if isinstance(expr, sympy.Symbol):
                 self.places.setdefault(expr, []).append((leaf, d))
@@ -114,6 +230,26 @@ class SymbolicTrace:
             else:  # specialised (a 0/1 size)
                 sizes.append(n)
         return sizes
+
+    def _unbacked_input(self, t: Tensor, d: int, n: int, source: str) -> Any:
+        """mark_unbacked's dim: an unbacked size symbol (`u0`) whose optimization hint is
+        hint_override, with its min/max and shape_id checks; the kernels run at `n`."""
+        from fake_torch.fx.experimental.symbolic_shapes import (
+            DimDynamic,
+            StatelessSymbolicContext,
+        )
+
+        expr = self.env.create_symbol(n, source, dynamic_dim=DimDynamic.UNBACKED)
+        override = getattr(t, "_dynamo_hint_overrides", {}).get(d)
+        if override is not None:
+            self.env.var_to_hint_override[expr] = override
+        ctx = StatelessSymbolicContext(
+            [DimDynamic.UNBACKED] * t.dim(),
+            shape_ids=getattr(t, "_dynamo_shape_ids", None),
+            unbacked_bounds=getattr(t, "_dynamo_unbacked_bounds", None))
+        self.env._unbacked_dim_checks(expr, ctx, d)
+        self.trace_values[expr] = n
+        return self.env.create_symintnode(expr, hint=None)
 
     def example_of_input(self, fake: Tensor, t: Tensor, sizes: list[Any]) -> FakeTensor:
         """The example value of an argument tensor with symbolic `sizes` (over `fake`'s zeros):
@@ -148,12 +284,15 @@ class SymbolicTrace:
         return fake(result)
 
     def example_by_hints(self, inputs: list[Any], result: Any,
-                         fake: Callable[[Any], Any]) -> Any:
+                         fake: Callable[[Any], Any], made: Sequence[Any] = ()) -> Any:
         """The example value of a custom op's result, which its fake implementation made at
-        the hints: a size equal to the hint of a symbol among the inputs' sizes is taken as
-        that symbol (torch runs the fake on symbolic tensors instead; an op whose output has a
-        static size equal to a symbol's hint is described wrongly here)."""
+        the hints: a size equal to the hint of a symbol among the inputs' sizes, or to the
+        trace value of an unbacked size it made (`made`: get_ctx().new_dynamic_size()), is
+        taken as that symbol (torch runs the fake on symbolic tensors instead; an op whose
+        output has a static size equal to such a number is described wrongly here)."""
         by_hint: dict[int, Any] = {}
+        for u in made:
+            by_hint[int(self.trace_values.get(u.node.expr, -1))] = u
         for ex in inputs:
             for size in ex.shape if is_symbolic(ex) else ():
                 if isinstance(size, SymInt) and size.node.expr.is_Symbol:
@@ -165,7 +304,7 @@ class SymbolicTrace:
 
         if isinstance(result, Tensor):
             shape = tuple(by_hint.get(n, n) for n in result.shape)
-            if not by_hint or shape == tuple(result.shape):
+            if not any(isinstance(n, SymInt) for n in shape):
                 return fake(result)
             strides = contiguous_strides(shape) if result.is_contiguous() else result.stride()
             return FakeTensor.symbolic(fake(result), shape, tuple(strides),
@@ -185,7 +324,7 @@ class SymbolicTrace:
         try:
             return self._materialize(value.node.expr, graph, symbol_node)
         except _NoPlaceholder:
-            return value.node.hint
+            return self.value_of(value)
 
     def _materialize(self, expr: Any, graph: Graph,
                      symbol_node: Callable[[Any], Node | None]) -> Any:
@@ -195,6 +334,8 @@ class SymbolicTrace:
 
         if expr.is_Integer:
             return int(expr)
+        if expr.is_Float:
+            return float(expr)
         key = (id(graph), expr)
         found = self._expr_nodes.get(key)
         if found is not None and found.graph is graph:
@@ -219,6 +360,8 @@ class SymbolicTrace:
             node = _fold(graph, sym_max, args)
         elif isinstance(expr, sympy.Min):
             node = _fold(graph, sym_min, args)
+        elif type(expr) in _RELATIONS:
+            node = _compare(graph, type(expr), args)
         else:
             raise NotImplementedError(f"fake_torch.compile: no graph node for the size "
                                       f"expression {expr} ({type(expr).__name__})")
@@ -226,11 +369,69 @@ class SymbolicTrace:
         self._expr_nodes[key] = node
         return node
 
-    def _symint(self, expr: Any) -> SymInt:
-        """A SymInt for `expr` (what a size node's example value is)."""
-        from fake_torch.fx.experimental.sym_node import SymNode
+    def remember(self, graph: Graph, expr: Any, node: Node) -> None:
+        """`node` computes `expr` in `graph` (the traced code's own arithmetic): a SymInt of
+        that expression given to an op is that node."""
+        self._expr_nodes[(id(graph), expr)] = node
 
-        return SymInt(SymNode(expr, self.env, int, self.env.optimization_hint(expr)))
+    def _symint(self, expr: Any) -> Any:
+        """A SymInt (SymBool for a relation) for `expr`: what a size node's example value is."""
+        from fake_torch.fx.experimental.sym_node import SymNode
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+        if type(expr) in _RELATIONS:
+            return SymBool(SymNode(expr, self.env, bool, None))
+        hint = None if free_unbacked_symbols(expr) else self.env.optimization_hint(expr)
+        if not expr.is_integer:
+            return SymFloat(SymNode(expr, self.env, float, hint))
+        return SymInt(SymNode(expr, self.env, int, hint))
+
+    def assertions(self, graph: Graph, defined: list[tuple[Any, Node]],
+                   symbol_node: Callable[[Any], Node | None]) -> None:
+        """torch's runtime asserts for the unbacked symbols a graph defines (`defined`, in
+        order: symbol, defining node), each right after its definition: the symbol's range
+        (`u0 >= 0`), then the torch._check conditions whose newest symbol it is."""
+        import sympy
+
+        from fake_torch.fx.experimental._aten_overloads import overload
+        from fake_torch.fx.experimental.symbolic_shapes import _is_unbacked
+
+        assert_scalar = overload("_assert_scalar", "default")
+        added: set[Any] = set()
+        # (fresh nodes: one the traced code made may come after the definition)
+        saved, self._expr_nodes = self._expr_nodes, {}
+        for symbol, node in defined:
+            checks = []
+            vr = self.env.var_to_range.get(symbol)
+            if vr is not None and vr.is_int:
+                if vr.lower.is_Integer:
+                    checks.append(sympy.Ge(symbol, vr.lower))
+                if vr.upper.is_Integer and vr.upper != sys.maxsize - 1:  # (that is no bound)
+                    checks.append(sympy.Le(symbol, vr.upper))
+            for ra in self.env.deferred_runtime_asserts.get(symbol, []):
+                bound = len(ra.expr.free_symbols) == 1 and isinstance(ra.expr, sympy.Rel) \
+                    and any(side.is_number for side in ra.expr.args)
+                if not bound:
+                    checks.append(ra.expr)
+            # an input's symbol is asserted after every input
+            after = node if node.op != "placeholder" else \
+                next(n for n in graph.nodes if n.op != "placeholder").prev
+            stack_trace = (node if node.op != "placeholder" else after.next).meta.get(
+                "stack_trace")
+            for check in checks:
+                if check in added or any(_is_unbacked(s) and symbol_node(s) is None
+                                         for s in check.free_symbols):
+                    continue
+                added.add(check)
+                with graph.inserting_before(after.next):
+                    cond = self._materialize(check, graph, symbol_node)
+                    cond.meta.setdefault("stack_trace", stack_trace)
+                    after = graph.call_function(
+                        assert_scalar, (cond, f"Runtime assertion failed for expression "
+                                              f"{check} on node '{cond.name}'"),
+                        name="_assert_scalar_default")
+                    after.meta["stack_trace"] = stack_trace
+        self._expr_nodes = saved
 
     # --- guards -------------------------------------------------------------------------------
 
@@ -274,11 +475,45 @@ class _NoPlaceholder(Exception):
     pass
 
 
+def _relations() -> dict[type, tuple[Callable[..., Any], Callable[..., Any]]]:
+    import sympy
+
+    return {sympy.GreaterThan: (operator.ge, operator.le),
+            sympy.StrictGreaterThan: (operator.gt, operator.lt),
+            sympy.LessThan: (operator.le, operator.ge),
+            sympy.StrictLessThan: (operator.lt, operator.gt),
+            sympy.Equality: (operator.eq, operator.eq),
+            sympy.Unequality: (operator.ne, operator.ne)}
+
+
+class _LazyRelations(dict):  # type: ignore[type-arg]
+    """sympy's relation classes -> (operator, its mirror), filled at first use (no sympy
+    import when this module is)."""
+
+    def __contains__(self, key: object) -> bool:
+        if not self:
+            self.update(_relations())
+        return super().__contains__(key)
+
+
+_RELATIONS = _LazyRelations()
+
+
+def _compare(graph: Graph, rel: type, args: list[Any]) -> Any:
+    """`u0 >= 0` as a node; a number on the left is turned round, as Python reflects
+    `0 <= u0` to `u0.__ge__(0)`."""
+    op, mirror = _RELATIONS[rel]
+    lhs, rhs = args
+    if isinstance(lhs, (int, float)) and not isinstance(rhs, (int, float)):
+        return graph.call_function(mirror, (rhs, lhs))
+    return graph.call_function(op, (lhs, rhs))
+
+
 def _ordered(expr: Any, args: list[Any]) -> list[Any]:
     """A sum or product's operands as torch writes them: the symbolic ones first, then the
     number (`s77 * 4`, `s77 + 1`)."""
-    nodes = [a for a in args if not isinstance(a, int)]
-    numbers = [a for a in args if isinstance(a, int)]
+    nodes = [a for a in args if not isinstance(a, (int, float))]
+    numbers = [a for a in args if isinstance(a, (int, float))]
     return nodes + numbers
 
 

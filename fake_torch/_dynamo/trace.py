@@ -14,6 +14,8 @@ A host read (`.item()`, `print`, `if tensor:`, ...) is a GRAPH BREAK: the graph 
 every pending tensor object is rebound to its real value; then the read runs eagerly and
 tracing goes on in a new graph (a new "segment"). The tracer knows nothing of the frame that
 made it: the frame reads what the trace found (`breaks`, `final`) when `run` returns.
+Symbolic sizes are symbolic.py's; unbacked ones (`.item()` captured, data-dependent output
+sizes, a fake impl's new_dynamic_size) and the breaks their values cause are unbacked.py's.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ import numpy as np
 from fake_torch import _generator, _opdef, _ops, _torch_function
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo import symbolic
-from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
+from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported
 from fake_torch._dynamo.guards import module_tensors
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
-from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
 from fake_torch._dynamo.tracing_mode import TracingMode, builtin_watch
+from fake_torch._dynamo.unbacked import UnbackedTracing, UnbackedValue
 from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor, base_array
 from fake_torch.fx import Graph, Node
@@ -149,13 +151,15 @@ class Segment:
         self.pending: dict[int, tuple[weakref.ref[Tensor], Node, tuple[int, ...]]] = {}
         self.inputs: list[Tensor] = []  # real values of the placeholders, in order
         self.sources: list[Source] = []
-        self.scalars: list[SymNumber] = []
         self.symbols: dict[Any, Node] = {}  # sympy symbol -> its placeholder in this graph
+        # the unbacked symbols this graph defines, in order: (symbol, its placeholder, or the
+        # node computing it: `item`, a custom op's, a `sym_size_int` of an op's output)
+        self.unbacked: list[tuple[Any, Node]] = []
         self.rng = rng  # (generator, seed, offset) when the segment began
         self.num_placeholders = 0
 
 
-class Tracer:
+class Tracer(UnbackedTracing):
     """One run of a compiled function's Python under tracing: its segments and breaks."""
 
     def __init__(self, code: CodeType | None, compiler: SegmentCompiler,
@@ -165,6 +169,9 @@ class Tracer:
         self.input_sources = inputs  # id(tensor) -> source, for the arguments' tensors
         self.fullgraph = fullgraph
         self.capture_scalars = capture_scalars
+        self.capture_dynamic = False  # capture_dynamic_output_shape_ops (set by the frame)
+        self._sym_values: dict[int, tuple[Any, Any]] = {}  # id(returned SymInt) -> (it, value)
+        self._fake_from: int | None = None  # in a fake impl: the first unbacked index it makes
         self.mode = TraceMode(self)
         self.api_mode = TracingMode(self)
         self.segment: Segment | None = None
@@ -180,7 +187,7 @@ class Tracer:
         self._saved: tuple[Tracer | None, int] | None = None
         self._api_mode_on = False  # its mode is on this thread's stack (off while it handles)
         self._builtin_resumes: list[bool] = []  # one per watched builtin running eagerly
-        self._scalar_ids = 0
+        self._display_hooks: list[Any] = []  # the display hooks those replaced
         self.final: FinalSegment | None = None  # set when the trace reaches the return
         self._modules: dict[int, Module] = {}  # the nn.Modules the traced code called
         self._unwalked: list[Module] = []
@@ -195,19 +202,23 @@ class Tracer:
 
     def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Call fn under tracing; every segment is compiled and run before this returns."""
+        from fake_torch.fx.experimental import sym_node
+
         self._enter()
         self._open_segment()
         profile = sys.getprofile()
         sys.setprofile(builtin_watch(self))
+        hook = sym_node.set_tracing_hook(self._sym_arithmetic)
         try:
             result = fn(*args, **kwargs)
         finally:
+            sym_node.set_tracing_hook(hook)
             sys.setprofile(profile)
             if _state.tracer is self:
                 self._exit()
         self.close_segment(gb.GraphCompileReason("return_value", [], graph_break=False),
                           result=result)
-        return result
+        return self._settled(result)
 
     def _enter(self) -> None:
         self._saved = (_state.tracer, _state.depth)
@@ -253,12 +264,19 @@ class Tracer:
             brk = self.make_break(brk.text, brk.explain_reason, brk.counter)
         if self.fullgraph:
             raise Unsupported(brk.error_message(), brk.text.split("\n", 1)[0])
+        from fake_torch.fx.experimental import sym_node
+
         self._exit()
         self._builtin_resumes.append(self._api_mode_on)
         self.graph_break(brk)
+        # the numbers print as their values, as the ints torch's resumed code prints
+        self._display_hooks.append(sym_node.set_display_hook(self._display_value))
 
     def end_builtin_break(self) -> None:
         """The builtin returned: trace on, in a new segment."""
+        from fake_torch.fx.experimental import sym_node
+
+        sym_node.set_display_hook(self._display_hooks.pop())
         self._resume(0, self._builtin_resumes.pop())
 
     def _open_segment(self) -> None:
@@ -278,14 +296,25 @@ class Tracer:
         example value comes from the op's output rule (`opdef`'s)."""
         seg = self.segment
         assert seg is not None
+        if self.sym is not None and self.sym.resolved:  # an earlier graph's numbers: constants
+            args, kwargs = self.sym.settle(args), self.sym.settle(kwargs)
+            node_args = None if node_args is None else self.sym.settle(node_args)
         mapped_args = self.map_args(args if node_args is None else node_args)
         mapped_kwargs = self.map_args(kwargs)
         sym_call = self.sym is not None and self._symbolic_call(args, kwargs)
-        run_args, run_kwargs = (symbolic.concrete(args), symbolic.concrete(kwargs)) \
-            if sym_call else (args, kwargs)
+        run_args, run_kwargs = (symbolic.concrete(args, self.sym),
+                                symbolic.concrete(kwargs, self.sym)) if sym_call else (args, kwargs)
+        example = None
+        first = self.sym.env.unbacked_symint_counter if self.sym is not None else 0
         _state.depth += 1
         try:
             result = fn(*run_args, **run_kwargs)
+            made = self._unbacked_since(first)  # sizes a custom op's fake impl made
+            sym_call = sym_call or bool(made)
+            # (before binding: an in-place op's result is its input, whose example the rule
+            # reads)
+            if sym_call and result is not NotImplemented:
+                example = self._symbolic_example(opdef, fn, args, kwargs, result, made)
         except DataDependentSync as sync:
             _state.depth -= 1
             text = on_sync(sync.what) if on_sync is not None else gb.host_sync(sync.what)
@@ -296,13 +325,12 @@ class Tracer:
         _state.depth -= 1
         if result is NotImplemented:
             return result
-        # (before binding: an in-place op's result is its input, whose example the rule reads)
-        example = self._symbolic_example(opdef, fn, args, kwargs, result) if sym_call else None
         node = seg.graph.create_node(op, target, mapped_args, mapped_kwargs)
         node.meta["stack_trace"] = self._stack_trace()
         self.bind(result, node)
         if sym_call:
             node.meta["example_value"] = example
+        self.define_unbacked(node)
         return result
 
     # --- symbolic sizes ------------------------------------------------------------------------
@@ -315,7 +343,8 @@ class Tracer:
                    for t in _tensors_in((args, kwargs)))
 
     def _symbolic_example(self, opdef: _opdef.OpDef | None, fn: Callable[..., Any],
-                          args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> Any:
+                          args: tuple[Any, ...], kwargs: dict[str, Any], result: Any,
+                          made: list[Any]) -> Any:
         sym = self.sym
         assert sym is not None
         found = opdef if opdef is not None else _opdef.def_of(fn)
@@ -326,7 +355,7 @@ class Tracer:
 
         if found is None:  # a custom op: its fake ran at the hints
             inputs = [example(t) for t in _tensors_in((args, kwargs))]
-            return sym.example_by_hints(inputs, result, _example)
+            return sym.example_by_hints(inputs, result, _example, made)
         return sym.output_example(found, args, kwargs, result, example, _example)
 
     def symbolic_example(self, t: Tensor) -> Any:
@@ -355,8 +384,6 @@ class Tracer:
         """A call's arguments with tensors (and captured scalars) replaced by their nodes."""
         if isinstance(value, Tensor):
             return self.node_of(value)
-        if isinstance(value, SymNumber):
-            return value._arg(self)
         if isinstance(value, symbolic.Sym):
             seg = self.segment
             if self.sym is None or seg is None:
@@ -442,12 +469,11 @@ class Tracer:
                         fake: Tensor) -> Any:
         """An argument tensor with dynamic dims: a placeholder for each new symbol (before the
         tensor's), and the tensor's example value with those sizes."""
-        if self.sym is None:
-            self.sym = symbolic.SymbolicTrace(self.duck)
+        sym = self.ensure_sym()
         seg = self.segment
         assert seg is not None
         leaf, name, dims = dynamic
-        sizes = self.sym.input_sizes(t, leaf, name, dims)
+        sizes = sym.input_sizes(t, leaf, name, dims)
         for d, size in enumerate(sizes):
             if not isinstance(size, symbolic.Sym) or size.node.expr in seg.symbols:
                 continue
@@ -456,10 +482,12 @@ class Tracer:
             node.meta["example_value"] = size
             node.type = type(size)
             seg.symbols[expr] = node
+            if size.node.hint is None:  # mark_unbacked
+                seg.unbacked.append((expr, node))
             seg.num_placeholders += 1
-            seg.inputs.append(size.node.hint)
+            seg.inputs.append(sym.value_of(size))
             seg.sources.append(Source(str(expr), leaf=leaf, dim=d))
-        return self.sym.example_of_input(fake, t, sizes)
+        return sym.example_of_input(fake, t, sizes)
 
     def example_inputs(self, seg: Segment) -> list[Any]:
         """What the backend is handed: the graph's inputs, a symbol's SymInt for its value."""
@@ -510,30 +538,6 @@ class Tracer:
             elif isinstance(r, (tuple, list)):
                 self._bind_elements(r, node, (*path, i))
 
-    # --- scalars captured from .item() (capture_scalar_outputs / fullgraph) --------------------
-
-    def capture_item(self, t: Tensor) -> SymNumber:
-        seg = self.segment
-        assert seg is not None
-        node = seg.graph.call_method("item", (self.node_of(t),))
-        return self.new_scalar(node, 1.0 if t.dtype.is_floating_point else 1)
-
-    def new_scalar(self, node: Node, example: int | float) -> SymNumber:
-        seg = self.segment
-        assert seg is not None
-        sym: SymNumber
-        if isinstance(example, float):
-            sym = SymFloat(example)
-            sym._name = f"zuf{self._scalar_ids}"
-        else:
-            sym = SymInt(example)
-            sym._name = f"u{self._scalar_ids}"
-        self._scalar_ids += 1
-        sym._tracer, sym._node, sym._segment, sym._value = self, node, seg, None
-        node.meta["example_value"] = example
-        seg.scalars.append(sym)
-        return sym
-
     # --- breaks ------------------------------------------------------------------------------
 
     def make_break(self, text: str, explain_reason: str | None = None,
@@ -567,14 +571,6 @@ class Tracer:
         with self.suspended():
             self.graph_break(brk)
 
-    def scalar_guard(self, sym: SymNumber, expr: str) -> None:
-        """Python needs a captured scalar's value: an error under fullgraph, else a break."""
-        if self.fullgraph:
-            raise UserError(UserErrorType.DYNAMIC_CONTROL_FLOW, gb.scalar_guard_error(expr))
-        brk = self.make_break(gb.branching([], None), gb.BRANCH_EXPLAIN, "unimplemented")
-        with self.suspended():
-            self.graph_break(brk)
-
     # --- closing a segment -------------------------------------------------------------------
 
     def close_segment(self, reason: gb.GraphCompileReason, *, result: Any = None,
@@ -583,9 +579,13 @@ class Tracer:
         the cache), run it for real, and rebind every pending tensor to its real value."""
         seg = self.segment
         assert seg is not None
-        holders = self._collect_outputs(seg)
+        holders = self._collect_outputs(seg, reason.graph_break)
+        if not reason.graph_break:
+            holders += self._returned_symbols(seg, result)
         self.segment = None
         seg.graph.output(tuple(node for _, node in holders))
+        if self.sym is not None and seg.unbacked:
+            self.sym.assertions(seg.graph, seg.unbacked, seg.symbols.get)
         _prune(seg)
         entry, spec = self.compiler.segment(self, seg, reason, brk)
         if not reason.graph_break:
@@ -597,17 +597,21 @@ class Tracer:
             g._seed, g._offset = seed, offset
         outs = runner(*seg.inputs)
         for (holder, _), out in zip(holders, outs, strict=True):
-            if isinstance(holder, SymNumber):
-                holder._value = out
+            if isinstance(holder, UnbackedValue):
+                assert self.sym is not None
+                self.sym.resolved[holder.symbol] = out
+            elif isinstance(holder, symbolic.Sym):
+                self._sym_values[id(holder)] = (holder, out)
             elif out is not holder:
                 requires_grad, grad = holder.requires_grad, holder.grad
                 holder._set(out._a, out._device, out._storage)
                 holder.requires_grad, holder.grad = requires_grad, grad
 
-    def _collect_outputs(self, seg: Segment) -> list[tuple[Any, Node]]:
+    def _collect_outputs(self, seg: Segment, at_break: bool) -> list[tuple[Any, Node]]:
         """(holder, node) for every value the graph must hand back: the node-made tensors
         still alive (inputs and module tensors are real already: in-place ops on them run in
-        the graph) and the captured scalars."""
+        the graph) and, at a graph break, the unbacked symbols it defines (the Python after
+        the break runs with their values)."""
         out: list[tuple[Any, Node]] = []
         seen: set[int] = {id(t) for t in seg.inputs}
         for key, (ref, node) in list(seg.nodes.items()):
@@ -621,8 +625,12 @@ class Tracer:
             if t is not None and key not in seen:
                 seen.add(key)
                 out.append((t, self.node_of(t)))
-        out.extend((s, s._node) for s in seg.scalars)
+        if at_break:
+            out.extend((UnbackedValue(symbol), node) for symbol, node in seg.unbacked
+                       if node.op != "placeholder")
         return out
+
+
 
 
 def _is_impure(node: Node) -> bool:

@@ -10,7 +10,10 @@ patched. A call is
     entry the code called, `Tensor.__add__`, is `called_entry()`), `getattr(x, "T")` for a
     property; a custom op (`torch.ops.<ns>.<name>`) is one node, whatever its body launches;
   - a graph break, when the definition says so (`nonzero`: a dynamic shape) or the op reads
-    the host (`item`, `tolist`, `bool(t)`, `repr`), in torch's words (graph_breaks.py);
+    the host (`item`, `tolist`, `bool(t)`, `repr`), in torch's words (graph_breaks.py); with
+    capture_scalar_outputs `.item()` is a node giving an unbacked SymInt (`u0`), with
+    capture_dynamic_output_shape_ops nonzero / masked_select are nodes whose output has an
+    unbacked size (trace.py's capture_item, dynamic_output);
   - neither, for metadata (`x.shape`, `x.size(0)`): it runs as it is.
 `print(...)` is a C call, seen by a profile function (`sys.setprofile`, this thread only)
 while the trace runs: a graph break before it, as Dynamo's.
@@ -72,8 +75,8 @@ class TracingMode(TorchFunctionMode):
         opdef = _opdef.def_of(entry)
         if opdef is None:
             if isinstance(func, (OpOverload, OpOverloadPacket)):  # one node per custom op
-                return tracer.call(_traced_body(func), args, kwargs, "call_function", func,
-                                   on_sync=on_sync)
+                return tracer.call(_traced_body(tracer, func), args, kwargs, "call_function",
+                                   func, on_sync=on_sync)
             if (tracer.sym is not None or tracer.dynamic_dims) and args \
                     and isinstance(args[0], Tensor):
                 answer = _symbolic_metadata(tracer, func, args)
@@ -83,6 +86,11 @@ class TracingMode(TorchFunctionMode):
         if opdef.kind == _opdef.HOST:
             return _host_read(tracer, opdef.name, entry, args, kwargs)
         brk = opdef.graph_break_for(args, kwargs)
+        if brk is not None and brk[0] == "dynamic_shape" and tracer.capture_dynamic \
+                and _dynamic_output_op(opdef.name, args, kwargs):
+            op, target = ("call_function", opdef.fx_target) if opdef.fx_target is not None \
+                else _node_form(entry)
+            return tracer.dynamic_output(entry, args, kwargs, op, target, opdef.name)
         if brk is not None:
             text = _BREAK_TEXT[brk[0]](brk[1])
             return tracer.breaking_call(gb.GraphBreak(text, text), entry, *args, **kwargs)
@@ -93,11 +101,28 @@ class TracingMode(TorchFunctionMode):
             node_args = (args[1], args[0]) if opdef.reflected else tuple(args)
             return tracer.call(entry, args, kwargs, "call_function", opdef.fx_target,
                                node_args=node_args, on_sync=on_sync, opdef=opdef)
-        if entry.__qualname__.startswith("TensorBase."):
-            return tracer.call(entry, args, kwargs, "call_method", entry.__name__,
-                               on_sync=on_sync, opdef=opdef)
-        return tracer.call(entry, args, kwargs, "call_function", entry, on_sync=on_sync,
-                           opdef=opdef)
+        op, target = _node_form(entry)
+        return tracer.call(entry, args, kwargs, op, target, on_sync=on_sync, opdef=opdef)
+
+
+def _node_form(entry: Any) -> tuple[str, Any]:
+    """A Tensor method is `call_method` of its name, any other entry `call_function` of it."""
+    if entry.__qualname__.startswith("TensorBase."):
+        return "call_method", entry.__name__
+    return "call_function", entry
+
+
+def _dynamic_output_op(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """The ops whose data-dependent output size the tracer gives an unbacked symbol
+    (capture_dynamic_output_shape_ops): nonzero / argwhere (not as_tuple), masked_select,
+    and indexing by one bool mask (`x[x > 0]`)."""
+    if name in ("nonzero", "argwhere"):
+        return not kwargs.get("as_tuple", False) and "out" not in kwargs
+    if name == "__getitem__":
+        mask = args[1] if len(args) > 1 else None
+        return isinstance(mask, Tensor) and mask.dtype is bool_ and 0 < mask.dim() <= \
+            args[0].dim() and not kwargs
+    return name == "masked_select" and "out" not in kwargs
 
 
 # --- symbolic sizes -------------------------------------------------------------------------
@@ -125,18 +150,19 @@ def _symbolic_metadata(tracer: Tracer, func: Any, args: tuple[Any, ...]) -> Any:
     return getattr(example, query)(*args[1:])
 
 
-def _traced_body(op: OpOverload | OpOverloadPacket) -> Callable[..., Any]:
+def _traced_body(tracer: Tracer, op: OpOverload | OpOverloadPacket) -> Callable[..., Any]:
     """What a custom op runs while traced: its fake impl (or Meta kernel), as torch runs it on
-    FakeTensors, so the op's real body (and its side effects) runs only when the graph does.
-    An op with none runs its body (torch runs a Composite kernel so; for other kernels it
-    raises "There was no fake impl registered")."""
+    FakeTensors, so the op's real body (and its side effects) runs only when the graph does;
+    `torch.library.get_ctx()` in it makes symbols in the trace's ShapeEnv. An op with none
+    runs its body (torch runs a Composite kernel so; for other kernels it raises "There was
+    no fake impl registered")."""
     from fake_torch import library
 
     custom = library.custom_op_def(op)
     fake = getattr(custom, "_abstract_fn", None) if custom is not None else None
     if fake is None:
         return op
-    return lambda *args, **kwargs: library.run_fake(op, args, kwargs)
+    return lambda *args, **kwargs: tracer.run_fake(op, args, kwargs)
 
 
 # --- host reads -------------------------------------------------------------------------------

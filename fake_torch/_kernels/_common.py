@@ -3,6 +3,7 @@ and `launch`, the op modules' only way to the dispatcher."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,11 +149,41 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     for s in shapes:
         for i in range(len(s) - 1, -1, -1):  # torch's infer_size reports the last bad dim
             size = s[i]
+            if isinstance(size, SymInt):
+                return _broadcast_symbolic(shapes, ndim)
             j = ndim - len(s) + i
             if size != 1 and out[j] != 1 and size != out[j]:
                 raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of "
                                    f"tensor b ({size}) at non-singleton dimension {j}")
             if size != 1:
                 out[j] = size
+    return tuple(out)
+
+
+def _broadcast_symbolic(shapes: Sequence[Sequence[Any]], ndim: int) -> tuple[Any, ...]:
+    """Broadcasting with SymInts, as torch's _refs._broadcast_shapes: equal or 1 only where
+    that is known (guard_or_false, so an unbacked size needs no value); otherwise the sizes
+    are taken equal, checked by torch._check (a runtime assert for unbacked ones)."""
+    from fake_torch._checks import _check
+
+    def known(cond: Any) -> bool:
+        return cond.node.guard_or_false("", 0) if isinstance(cond, SymBool) else bool(cond)
+
+    out: list[Any] = [1] * ndim
+    for arg_idx, shape in enumerate(shapes):
+        for idx in range(-1, -1 - len(shape), -1):
+            size = shape[idx]
+            if known(size == out[idx]):
+                continue
+            if known(out[idx] == 1):
+                if size < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                out[idx] = size
+            if known(size == 1):
+                continue
+            message = (f"Attempting to broadcast a dimension of length {size} at {idx}! "
+                       f"Mismatching argument at index {arg_idx} had {tuple(shape)}; but "
+                       f"expected shape should be broadcastable to {out}")
+            _check(out[idx] == size, functools.partial(str, message))
     return tuple(out)
 

@@ -51,7 +51,7 @@ from fake_torch._memory_format import contiguous_strides, is_contiguous
 from fake_torch._meta_registrations import TensorMeta, register_kind
 from fake_torch._opdef import POINTWISE
 from fake_torch._simulated import _dispatch
-from fake_torch._sym import SymBool, SymFloat, SymInt
+from fake_torch._sym import SymBool, SymFloat, SymInt, sym_max
 from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
 
@@ -200,18 +200,20 @@ def output_perm(shape: Sequence[Size], operands: Sequence[tuple[Sequence[Size], 
     strides = []
     for a_shape, a_strides in operands:
         lead = ndim - len(a_shape)
-        st = [0] * lead + [0 if a_shape[i] == 1 and shape[lead + i] != 1 else a_strides[i]
-                           for i in range(len(a_shape))]
+        st = [0] * lead + [0 if _known(a_shape[i] == 1) and _known(shape[lead + i] != 1)
+                           else a_strides[i] for i in range(len(a_shape))]
         strides.append(st)
 
     def should_swap(d0: int, d1: int) -> int:
         for st in strides:
             s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
+            if _known(s0 == 0) or _known(s1 == 0):
                 continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
+            if _known(s0 < s1):
+                return -1
+            if _known(s0 > s1):
+                return 1
+            if _known(shape[d0] > shape[d1]):
                 return 1
         return 0
 
@@ -229,6 +231,12 @@ def output_perm(shape: Sequence[Size], operands: Sequence[tuple[Sequence[Size], 
     return None if perm == list(range(ndim)) else perm
 
 
+def _known(cond: Any) -> bool:
+    """A comparison of sizes or strides; over SymInts, true only where known without a value
+    (guard_or_false: an unbacked size takes the general path)."""
+    return cond.node.guard_or_false("", 0) if isinstance(cond, SymBool) else bool(cond)
+
+
 def perm_strides(shape: Sequence[Size], perm: Sequence[int]) -> tuple[Size, ...]:
     """Dense strides laying `shape` out in dim order `perm` (slowest first); a size-0 dim
     counts as 1."""
@@ -236,7 +244,7 @@ def perm_strides(shape: Sequence[Size], perm: Sequence[int]) -> tuple[Size, ...]
     acc: Size = 1
     for d in reversed(perm):
         strides[d] = acc
-        acc *= max(shape[d], 1)
+        acc *= sym_max(shape[d], 1) if isinstance(shape[d], SymInt) else max(shape[d], 1)
     return tuple(strides)
 
 

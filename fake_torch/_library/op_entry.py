@@ -85,8 +85,12 @@ class OperatorEntry:
         schema = self.schema
         assert schema is not None, "only a defined operator is reachable through torch.ops"
         self._bind(schema, args, kwargs)
-        if self._abstract_fn is not None and _in_fake_mode():
-            return self._run_fake(*args, **kwargs)  # as FakeTensorMode dispatches it
+        if self._abstract_fn is not None and _in_fake_mode():  # as FakeTensorMode dispatches it
+            from fake_torch._library.fake_impl import FakeImplCtx, set_ctx_getter
+            from fake_torch._subclasses.fake_tensor import active_fake_mode
+
+            with set_ctx_getter(lambda: FakeImplCtx(active_fake_mode(), self.qualname)):
+                return self._run_fake(*args, **kwargs)
         tensors = _tensors((*args, *kwargs.values()))
         if not tensors:
             key = next((k for k in _COMPOSITE if k in self.kernels), None)

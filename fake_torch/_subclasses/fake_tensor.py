@@ -34,6 +34,15 @@ class DataDependentOutputException(RuntimeError):
     """A fake tensor's value was needed (`.item()`, control flow on a tensor)."""
 
 
+class DynamicOutputShapeException(RuntimeError):
+    """An op whose output size depends on data, run where no symbol can stand for it (no
+    ShapeEnv, or allow_dynamic_output_shape_ops=False)."""
+
+    def __init__(self, func: Any) -> None:
+        super().__init__(func)
+        self.func = func
+
+
 class UnsupportedFakeTensorException(RuntimeError):
     """An op that fake tensors cannot run."""
 
@@ -198,5 +207,5 @@ def active_fake_mode() -> FakeTensorMode | None:
     return next((m for m in reversed(_dispatch.modes()) if isinstance(m, FakeTensorMode)), None)
 
 
-__all__ = ["DataDependentOutputException", "FakeTensor", "FakeTensorMode",
-           "UnsupportedFakeTensorException", "unset_fake_temporarily"]
+__all__ = ["DataDependentOutputException", "DynamicOutputShapeException", "FakeTensor",
+           "FakeTensorMode", "UnsupportedFakeTensorException", "unset_fake_temporarily"]

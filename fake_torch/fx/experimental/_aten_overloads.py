@@ -105,6 +105,12 @@ def _sym_size(x: Tensor, dim: int) -> Any:
     return x.size(dim)
 
 
+def _assert_scalar(cond: Any, msg: str) -> None:
+    """A runtime assert of a traced graph (an unbacked symbol's range, torch._check)."""
+    if not cond:
+        raise RuntimeError(msg)
+
+
 # the aten ops no public op of that name runs
 _KERNELS: dict[str, Kernel] = {
     "_unsafe_view": lambda x, size: x.reshape(size),
@@ -118,6 +124,7 @@ _KERNELS: dict[str, Kernel] = {
     "embedding": _embedding,
     "empty": lambda size, **kw: _factories.empty(size, **kw),
     "sym_size": _sym_size,
+    "_assert_scalar": _assert_scalar,
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
     "alias": lambda x: x.view(x.shape),

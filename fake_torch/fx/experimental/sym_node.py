@@ -22,7 +22,8 @@ from fake_torch import _sym
 if TYPE_CHECKING:
     from fake_torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-__all__ = ["SymNode", "get_tracing_hook", "set_tracing_hook", "to_node", "wrap_node"]
+__all__ = ["SymNode", "get_tracing_hook", "set_display_hook", "set_tracing_hook", "to_node",
+           "wrap_node"]
 
 # hook(op_name, inputs, result) -> the fx node standing for `result` (or None); op_name is
 # the SymNode method ("add", "sym_max", "eq", ...), inputs the operand SymNodes
@@ -40,6 +41,19 @@ def set_tracing_hook(hook: TracingHook | None) -> TracingHook | None:
 
 def get_tracing_hook() -> TracingHook | None:
     return _tracing_hook
+
+
+# hook(node) -> the value str() shows instead of the expression (or None): a tracer's, while
+# the traced code's print runs after a graph break (the numbers have values then, as the
+# ints torch's resumed code is given)
+_display_hook: Callable[[SymNode], Any] | None = None
+
+
+def set_display_hook(hook: Callable[[SymNode], Any] | None) -> Callable[[SymNode], Any] | None:
+    """Install `hook` for str()/repr() of symbolic numbers; returns the previous one."""
+    global _display_hook
+    previous, _display_hook = _display_hook, hook
+    return previous
 
 
 class SymNode:
@@ -117,6 +131,10 @@ class SymNode:
         return self
 
     def str(self) -> builtins.str:
+        if _display_hook is not None:
+            shown = _display_hook(self)
+            if shown is not None:
+                return f"{shown}"
         return f"{self.expr}"
 
     def __str__(self) -> builtins.str:

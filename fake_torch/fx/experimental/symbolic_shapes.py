@@ -12,8 +12,9 @@ the ranges alone (`s77 >= 0` needs no guard); else it uses the hint and records 
 (`s77 > 8`, `Eq(s77, 5)`), learning from it: a narrower range, or a replacement for `Eq`.
 
 sympy is imported inside the functions that need it, so importing this module (which
-`import fake_torch` does not do) stays cheap. The `.item()` numbers of fake_torch's tracer
-(fake_torch._dynamo.sym_number) register themselves with `_register_symbolic_type`.
+`import fake_torch` does not do) stays cheap. A data-dependent question (no hint) raises
+GuardOnDataDependentSymNode, unless `data_dependent_hook` is set: fake_torch's tracer sets it
+to break the graph there, after which the unbacked symbols have values.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import hashlib
 import sys
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -45,15 +46,6 @@ __all__ = [
 ]
 
 SymTypes = (SymInt, SymFloat, SymBool)
-# other number types counting as symbolic for is_symbolic (the tracer's `.item()` numbers,
-# which subclass int); they have no ShapeEnv, so nothing is statically known of them
-_foreign_symbolic: tuple[type, ...] = ()
-
-
-def _register_symbolic_type(cls: type) -> None:
-    """Count instances of `cls` as symbolic values (is_symbolic) that nothing is known of."""
-    global _foreign_symbolic
-    _foreign_symbolic = (*_foreign_symbolic, cls)
 
 
 class DimDynamic(Enum):
@@ -236,6 +228,10 @@ class ShapeEnv:
         self._static_cache: dict[tuple[Any, ...], Any] = {}
         self._static_cache_key: tuple[int, int, int] = (0, 0, 0)
         self._suppress_guards_depth = 0
+        # who answers a data-dependent question instead of GuardOnDataDependentSymNode
+        # (fake_torch's tracer: a graph break, after which the symbols have values)
+        self.data_dependent_hook: Callable[[Any], Any] | None = None
+        self._data_dependent_answers = 0
 
     @property
     def var_to_val(self) -> dict[Any, Any]:
@@ -776,7 +772,10 @@ class ShapeEnv:
         if key in self._evaluate_cache:
             self._evaluate_cache.move_to_end(key)
             return self._evaluate_cache[key]
+        asked = self._data_dependent_answers
         r = self._evaluate_expr(orig_expr, hint, size_oblivious, fallback_value)
+        if asked != self._data_dependent_answers:
+            return r  # the hook's answer holds for now only (a fake impl's trace values)
         self._evaluate_cache[key] = r
         if len(self._evaluate_cache) > 256:
             self._evaluate_cache.popitem(last=False)
@@ -801,7 +800,10 @@ class ShapeEnv:
             elif fallback_value is not None:
                 return sympy.true if fallback_value else sympy.false
             else:
-                self._raise_data_dependent(expr)
+                expr = self._data_dependent(expr)
+                if expr.is_number or expr in (sympy.true, sympy.false):
+                    return expr
+                hint = None
         concrete = sympy.sympify(hint) if hint is not None else \
             sympy.sympify(self.guarding_hint_or_throw(expr))
         if concrete is sympy.true:
@@ -815,6 +817,20 @@ class ShapeEnv:
             self.guards.append(ShapeGuard(g, _user_sloc(), size_oblivious))
             self._add_axioms(g)
         return concrete
+
+    def _data_dependent(self, expr: Any) -> Any:
+        """`expr` with its unbacked symbols' values, as data_dependent_hook learns them (the
+        tracer breaks the graph to run it), or the hook's own answer (a sympy boolean or
+        number); without a hook, GuardOnDataDependentSymNode."""
+        import sympy
+        if self.data_dependent_hook is None:
+            self._raise_data_dependent(expr)
+        assert self.data_dependent_hook is not None
+        values = self.data_dependent_hook(expr)
+        self._data_dependent_answers += 1
+        if not isinstance(values, Mapping):  # the hook decided the expression itself
+            return sympy.sympify(values)
+        return sympy.sympify(expr.xreplace({s: sympy.sympify(v) for s, v in values.items()}))
 
     def _raise_data_dependent(self, expr: Any) -> None:
         import sympy
@@ -1036,10 +1052,8 @@ class ShapeEnv:
 
 # -- questions about possibly-symbolic values ---------------------------------------------
 def is_symbolic(val: Any) -> bool:
-    """True for a SymInt / SymFloat / SymBool with a symbolic expression (or the tracer's
-    `.item()` numbers); False for plain ints, floats and bools."""
-    if _foreign_symbolic and isinstance(val, _foreign_symbolic):
-        return True
+    """True for a SymInt / SymFloat / SymBool with a symbolic expression; False for plain
+    ints, floats and bools."""
     if isinstance(val, (int, float, bool)):
         return False
     return bool(val.node.is_symbolic())
@@ -1053,8 +1067,6 @@ def _require_bool(x: Any) -> bool:
 
 def statically_known_true(x: Any) -> bool:
     """True when `x` is known true without adding a guard (from the symbols' ranges)."""
-    if _foreign_symbolic and isinstance(x, _foreign_symbolic):
-        return False
     if isinstance(x, SymBool):
         if x.node._hint is False:  # the hint disproves it (torch asks no further)
             return False
@@ -1079,8 +1091,6 @@ def guard_size_oblivious(expr: Any) -> bool:
     warnings.warn("guard_size_oblivious will be removed. Consider using explicit unbacked "
                   "handling     potentially utilizing guard_or_false, guard_or_true, or "
                   "statically_known_true", FutureWarning, stacklevel=2)
-    if _foreign_symbolic and isinstance(expr, _foreign_symbolic):
-        return bool(expr)
     if isinstance(expr, SymBool):
         return expr.node.guard_size_oblivious("", 0)  # type: ignore[no-any-return]
     return _require_bool(expr)
@@ -1192,6 +1202,18 @@ def sym_eq(x: Any, y: Any) -> Any:
             result = result & sym_eq(a, b)
         return result
     return x == y
+
+
+def _constrain_range_for_size(a: Any, min: int | None = None, max: int | None = None) -> None:
+    """Mark the unbacked SymInt `a` a size in [min or 0, max] (what new_dynamic_size does)."""
+    import sympy
+    if isinstance(a, (SymFloat, SymBool)):
+        raise ValueError("Constraining SymFloat/SymBool is nyi")
+    if not isinstance(a, SymInt):
+        raise AssertionError("can only constrain range for SymInt")
+    if not isinstance(a.node.expr, sympy.Symbol):
+        raise AssertionError("constraining non-Symbols NYI")
+    a.node.shape_env._constrain_range_for_size(a.node.expr, min, max)
 
 
 def _advise_is_size(a: Any) -> None:
