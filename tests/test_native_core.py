@@ -1,5 +1,5 @@
-"""The native block book (fake_torch/_native.c) against the pure-Python one, its oracle
-(fake_torch/_allocator_book.py).
+"""The native block book (fake_torch/_simulated/_native.c) against the pure-Python one, its oracle
+(fake_torch/_simulated/_allocator_book.py).
 
 The same random event sequences (allocations of every size class on three streams, frees,
 record_stream, empty_cache, captures into private pools, under several allocator settings, on
@@ -23,16 +23,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fake_torch import _allocator, _allocator_book, _allocator_capture
-from fake_torch._allocator import CachingAllocator, OutOfMemoryError
-from fake_torch._allocator_blocks import DEFAULT_POOL, MB, Segment
-from fake_torch._allocator_config import AllocatorConfig, parse
-from fake_torch._allocator_stats import EVENT_STATS
+from fake_torch._simulated import _allocator, _allocator_book, _allocator_capture
+from fake_torch._simulated._allocator import CachingAllocator, OutOfMemoryError
+from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, MB, Segment
+from fake_torch._simulated._allocator_config import AllocatorConfig, parse
+from fake_torch._simulated._allocator_stats import EVENT_STATS
 
-NATIVE = _allocator_book.NATIVE
+NATIVE, WHY_NOT = _allocator_book.built_native()  # (both books, whichever is in use)
 PURE = _allocator_book.PURE
-pytestmark = pytest.mark.skipif(NATIVE is None,
-                                reason=f"no native core: {_allocator_book.CORE_WHY}")
+pytestmark = pytest.mark.skipif(NATIVE is None, reason=f"no native core: {WHY_NOT}")
 
 SETTINGS = ["", "max_split_size_mb:20", "roundup_power2_divisions:4",
             "garbage_collection_threshold:0.5", "max_split_size_mb:24,max_non_split_rounding_mb:20",
@@ -104,15 +103,16 @@ def _run(book: Any, events: list[tuple[Any, ...]], conf: str, fraction: float | 
     def layout(a: CachingAllocator) -> list[Any]:
         out: list[Any] = []
         for pool_id, pool in sorted(a.pools.items()):
-            segs = []
+            segs: list[Any] = []
             for seg in pool.segments:
-                blocks, b = [], seg.head
+                blocks: list[Any] = []
+                b: Any = seg.head  # (a native or a pure Block)
                 while b is not None:
                     blocks.append((b.address - seg.base, b.size, b.allocated, b.requested,
                                    b.pending, b.gc_base))
                     b = b.next
                 segs.append((seg.base - ARENA_BASE, seg.size, seg.stream, blocks))
-            free = [[(s, z, number(b.segment), addr - b.segment.base) for s, z, addr, b in lst]
+            free = [[(s, z, number(e.segment), addr - e.segment.base) for s, z, addr, e in lst]
                     for lst in (pool.free_small, pool.free_large)]
             out.append((pool_id, segs, free, pool.searches))
         return out
@@ -231,8 +231,16 @@ def test_native_block_is_a_block() -> None:
 def test_core_selection(pure: str) -> None:
     """FAKE_TORCH_PURE=1 selects the pure book; unset, the native one (built here)."""
     env = {**os.environ, "FAKE_TORCH_PURE": pure}
-    out = subprocess.run([sys.executable, "-c", "from fake_torch import _allocator_book as b; "
-                          "from fake_torch._allocator import DEVICE; "
-                          "print(b.CORE, DEVICE._book is b.BOOK)"],
+    code = ("from fake_torch._simulated import _allocator_book as b; "
+            "from fake_torch._simulated._allocator import DEVICE; "
+            "print(b.CORE, DEVICE._book is b.BOOK)")
+    out = subprocess.run([sys.executable, "-c", code],
                          env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out == (["pure", "Python", "True"] if pure else ["native", "True"])
+
+
+def test_in_use() -> None:
+    """The allocator runs the book selected at import (CI runs the suite on both)."""
+    assert _allocator.DEVICE._book is _allocator_book.BOOK
+    assert (_allocator_book.BOOK is NATIVE) == (os.environ.get("FAKE_TORCH_PURE", "") in
+                                                ("", "0"))

@@ -1,5 +1,5 @@
-# The native block book (fake_torch/_native.c); the pure book's signatures
-# (fake_torch/_allocator_book.py) are its documentation.
+# The native block book (fake_torch/_simulated/_native.c); the pure book's signatures
+# (fake_torch/_simulated/_allocator_book.py) are its documentation.
 from typing import Any
 
 FOLD_AT: int

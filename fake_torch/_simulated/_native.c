@@ -1,7 +1,7 @@
-/* fake_torch._native: the caching allocator's block book as native code.
+/* fake_torch._simulated._native: the caching allocator's block book as native code.
  *
  * The same operations, on the same objects, as the pure-Python book in
- * fake_torch/_allocator_book.py (which stays the oracle: tests/test_native_core.py runs both on
+ * fake_torch/_simulated/_allocator_book.py (which stays the oracle: tests/test_native_core.py runs both on
  * the same event sequences and compares addresses and statistics):
  *   Block            a piece of a segment (the attributes of _allocator_blocks.Block)
  *   take             the best-fitting free block of a stream (c10's get_free_block)
@@ -152,7 +152,7 @@ static PyMemberDef Block_members[] = {
 
 static PyTypeObject BlockType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "fake_torch._native.Block",
+    .tp_name = "fake_torch._simulated._native.Block",
     .tp_doc = "A piece of a segment; a segment's blocks tile it as a list linked in address "
               "order (c10's Block::prev / Block::next).",
     .tp_basicsize = sizeof(Block),
@@ -294,7 +294,7 @@ fail:
 
 static int check_block(PyObject *o) {
     if (!PyObject_TypeCheck(o, &BlockType)) {
-        PyErr_Format(PyExc_TypeError, "expected a fake_torch._native.Block, got %s",
+        PyErr_Format(PyExc_TypeError, "expected a fake_torch._simulated._native.Block, got %s",
                      Py_TYPE(o)->tp_name);
         return -1;
     }
@@ -611,7 +611,7 @@ static PyMethodDef module_methods[] = {
     {"apply_rows", py_apply_rows, METH_VARARGS, "apply_rows(v, rows, event_stats) -> None"},
     {NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fake_torch._native",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fake_torch._simulated._native",
                                     "The caching allocator's block book, native.", -1,
                                     module_methods};
 

@@ -1,9 +1,10 @@
 """The caching allocator's block book: the operations every allocation and free pays, on the
-blocks, free lists and statistics rows of fake_torch/_allocator_blocks.py.
+blocks, free lists and statistics rows of fake_torch/_simulated/_allocator_blocks.py.
 
 Two implementations with one interface: this module's pure Python (the oracle), and the native
-core fake_torch._native (fake_torch/_native.c) when it was built. `BOOK` is the one in use: the
-native core unless it is absent or FAKE_TORCH_PURE=1 (`CORE` names it, `CORE_WHY` says why).
+core fake_torch._simulated._native (its source: _native.c here) when it was built. `BOOK` is the
+one in use: the native core unless it is absent or FAKE_TORCH_PURE=1 (`CORE` names it,
+`CORE_WHY` says why).
 tests/test_native_core.py runs both on the same event sequences and compares them.
 
   take(free, size, stream, max_split_size, max_non_split_rounding_size) -> Block | None
@@ -22,8 +23,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from fake_torch._allocator_blocks import MIN_BLOCK, SMALL_SIZE, Block, FreeEntry
-from fake_torch._allocator_stats import FOLD_AT, DeviceStats, Event
+from fake_torch._simulated._allocator_blocks import MIN_BLOCK, SMALL_SIZE, Block, FreeEntry
+from fake_torch._simulated._allocator_stats import FOLD_AT, DeviceStats, Event
 
 
 def take(free: list[FreeEntry], size: int, stream: int, max_split_size: int,
@@ -152,18 +153,23 @@ def apply_rows(v: list[int], rows: list[Event], event_stats: tuple[int, ...]) ->
 PURE: Any = sys.modules[__name__]  # this module is the pure book
 
 
-def _native() -> tuple[ModuleType | None, str]:
-    """The native core, or None and why not."""
-    if os.environ.get("FAKE_TORCH_PURE", "") not in ("", "0"):
-        return None, "FAKE_TORCH_PURE is set"
+def built_native() -> tuple[ModuleType | None, str]:
+    """The native core if it was built (whatever FAKE_TORCH_PURE says), or None and why not."""
     try:
-        from fake_torch import _native as native
+        from fake_torch._simulated import _native as native
     except ImportError:
-        return None, "fake_torch._native was not built (no C compiler at install)"
+        return None, "fake_torch._simulated._native was not built (no C compiler at install)"
     if native.FOLD_AT != FOLD_AT or native.MIN_BLOCK != MIN_BLOCK or (
             native.SMALL_SIZE != SMALL_SIZE):
-        return None, "fake_torch._native is stale (its constants differ): reinstall"
+        return None, "fake_torch._simulated._native is stale (its constants differ): reinstall"
     return native, "built at install"
+
+
+def _native() -> tuple[ModuleType | None, str]:
+    """The native core to use, or None and why not."""
+    if os.environ.get("FAKE_TORCH_PURE", "") not in ("", "0"):
+        return None, "FAKE_TORCH_PURE is set"
+    return built_native()
 
 
 NATIVE, CORE_WHY = _native()
