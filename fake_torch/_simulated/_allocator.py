@@ -381,7 +381,11 @@ class CachingAllocator:
             if found is None or found is storage:
                 del self._by_root[key]
         if block is not None and self.pools.get(block.segment.pool.id) is block.segment.pool:
-            self._free(block)
+            if block.stream_uses or block.size >= (self._config or self.config).max_split_size:
+                self._free(block)
+            else:  # `_free` without its rare cases, written out: this runs once per op output
+                block.allocated = False
+                self._book.free_block(block, True, self.memory_fraction is not None, self.stats)
 
     def _free(self, block: Block) -> None:
         """c10's free: no longer allocated; back to the pool now, or after the events of the
