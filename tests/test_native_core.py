@@ -173,7 +173,8 @@ def _numpy_is(shim: Any) -> Iterator[None]:
         _allocator.np = saved  # type: ignore[attr-defined]
 
 
-@settings(max_examples=300, deadline=None)
+# (FAKE_TORCH_DIFF_EXAMPLES=5000 for a longer run than the suite's)
+@settings(max_examples=int(os.environ.get("FAKE_TORCH_DIFF_EXAMPLES", "300")), deadline=None)
 # the edges random sequences rarely hit: a rest of exactly kMinBlockSize (split), a cached block
 # of exactly max_split_size (never serves a smaller request), an oversize block just within
 # max_non_split_rounding_size of the request, a pending block (record_stream) next to a free one
