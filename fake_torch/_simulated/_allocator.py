@@ -41,6 +41,7 @@ from fake_torch._simulated._allocator_blocks import (
     GB,
     KB,
     MB,
+    MIN_BLOCK,
     SMALL_SIZE,
     Block,
     Pool,
@@ -243,7 +244,9 @@ class CachingAllocator:
                 self._process_events()
         elif config.graph_capture_record_stream_reuse and self._free_markers:
             self._free_safe_blocks_in_capture(stream)
-        size = round_size(nbytes, config)
+        # round_size, its commonest case (no roundup_power2_divisions) written out
+        size = (-(-nbytes // MIN_BLOCK) * MIN_BLOCK if not config.rounds_up
+                else round_size(nbytes, config))
         pool = self.pools.get(pool_id) or self._use_pool(pool_id)
         small = size <= SMALL_SIZE
         if not small and self.memory_fraction is not None:
@@ -259,7 +262,9 @@ class CachingAllocator:
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
         seg = block.segment
         root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
-        return self._register(Storage(block, root, self._release))
+        storage = Storage(block, root, self._release)
+        self._by_root[id(root)] = weakref.ref(storage)  # (`_register`, written out)
+        return storage
 
     def _alloc_block(self, pool: Pool, size: int, small: bool, stream: int,
                      config: AllocatorConfig) -> Block:
