@@ -1,15 +1,47 @@
-"""torch.func: function transforms. fake_torch has functional_call (no grad or vmap: it
-emulates no autograd and no batching transforms)."""
+"""torch.func: function transforms. fake_torch has functional_call and functionalize (no grad
+or vmap: it emulates no autograd and no batching transforms)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fake_torch._tensor import Tensor
 from fake_torch.nn.modules.module import Module
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "functionalize"]
+
+
+class Functionalized:
+    """What functionalize(f) returns: called, it runs `func` (the values and the written
+    inputs are those of its functional program); traced by make_fx, the graph has no
+    mutation (fake_torch/fx/experimental/_functionalize.py)."""
+
+    def __init__(self, func: Callable[..., Any], remove: str) -> None:
+        self.func = func
+        self.remove = remove
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.func(*args, **kwargs)
+
+
+def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
+    """torch.func.functionalize: `func` with its mutations removed (in-place ops become
+    functional ops and copies back to the inputs they wrote) when make_fx traces it."""
+    if remove == "mutations_and_views":
+        raise NotImplementedError("torch.func.functionalize(remove='mutations_and_views') is "
+                                  "not emulated by fake_torch")
+    if remove != "mutations":
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument "
+                           f"for remove={remove}. Valid options are:\n     remove='mutations': "
+                           "all inplace and out= operators will be removed from the program, "
+                           "and replaced with their out-of-place equivalents.\n     "
+                           "remove='mutations_and_views': In addition to the above, all aliasing "
+                           "operators {view} will be replaced with their non-aliasing "
+                           "counterparts, {view}_copy.\n")
+    return Functionalized(func, remove)
 
 
 def functional_call(module: Module,

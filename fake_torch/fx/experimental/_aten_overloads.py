@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from fake_torch import _dtype, _factories, _namespace, _ops
+from fake_torch import _dtype, _factories, _namespace, _ops, linalg
 from fake_torch._opdef import aten_callable, aten_names
 from fake_torch._tensor import Tensor
 from fake_torch.nn import functional
@@ -94,6 +94,13 @@ def _log_softmax(x: Tensor, dim: int, half_to_float: bool) -> Tensor:
     return x.log_softmax(dim)
 
 
+def _scatter(x: Tensor, src: Tensor, view: Callable[[Tensor], Tensor]) -> Tensor:
+    """A copy of x with src written where `view` looks."""
+    out = x.clone()
+    view(out).copy_(src)
+    return out
+
+
 def _sym_size(x: Tensor, dim: int) -> Any:
     return x.size(dim)
 
@@ -113,6 +120,22 @@ _KERNELS: dict[str, Kernel] = {
     "sym_size": _sym_size,
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
+    "alias": lambda x: x.view(x.shape),
+    "detach": lambda x: x.detach(),
+    "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2).clone(),
+    # functionalization's ops: the functional forms of copy_ and fill_, the scatters
+    "copy": lambda x, src, non_blocking=False: x.clone().copy_(src),
+    "fill": lambda x, value: x.clone().fill_(value),
+    "zero": lambda x: _factories.zeros_like(x),
+    "slice_scatter": lambda x, src, dim=0, start=None, end=None, step=1: _scatter(
+        x, src, lambda y: _slice(y, dim, start, end, step)),
+    "select_scatter": lambda x, src, dim, index: _scatter(x, src, lambda y: y.select(dim, index)),
+    "__lshift__": lambda x, other: x << other,
+    "__rshift__": lambda x, other: x >> other,
+    "__ilshift__": lambda x, other: x.__ilshift__(other),
+    "__irshift__": lambda x, other: x.__irshift__(other),
+    "linalg_vector_norm": lambda x, ord=2, dim=None, keepdim=False, *, dtype=None:
+        linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype),
     "log_sigmoid_forward": lambda x: (functional.logsigmoid(x),
                                       _factories.zeros_like(x)),  # (out, the CPU buffer)
     "rsub": lambda x, other, alpha=1: other - alpha * x,
@@ -145,7 +168,7 @@ def overload(name: str, overload_name: str = "default",
 _OVERLOADS = frozenset({"default", "Tensor", "Scalar", "Tensor_mode", "Tensor_Scalar",
                         "Tensor_Tensor", "dim", "dims", "dim_IntList", "dim_int", "correction",
                         "dtype", "int", "memory_format", "self", "src", "self_Tensor", "start",
-                        "start_step", "m"})
+                        "start_step", "m", "value", "int_Scalar", "int_Tensor", "float"})
 
 
 def _on_access(name: str, overload_name: str) -> _ops.OpOverload | None:
@@ -174,13 +197,16 @@ _SCALAR = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "eq_", "ne_", "lt_", "l
                      "masked_fill", "masked_fill_", "fill_", "remainder", "fmod", "remainder_",
                      "fmod_", "bitwise_and", "bitwise_or", "bitwise_xor",
                      "rsub", "xlogy", "index_fill", "index_fill_", "lerp", "lerp_"})
+# in-place forms whose overloads are .Tensor / .Scalar (their functional forms may differ)
+_SCALAR_INPLACE = frozenset({"bitwise_and_", "bitwise_or_", "bitwise_xor_", "floor_divide_",
+                             "__lshift__", "__rshift__", "__ilshift__", "__irshift__"})
 _DIMMED = {"mean": "dim", "sum": "dim_IntList", "max": "dim", "min": "dim", "prod": "dim_int",
            "std": "correction", "var": "correction", "all": "dim", "any": "dim",
            "argmax": "default", "argmin": "default", "amax": "default", "amin": "default",
            "logsumexp": "default", "nansum": "default"}
 _FIXED = {"transpose": "int", "select": "int", "unbind": "int", "split": "Tensor",
-          "empty": "memory_format", "where": "self", "scatter": "src", "scatter_": "src",
-          "gather": "default", "index_select": "default", "topk": "default",
+          "empty": "memory_format", "where": "self", "gather": "default",
+          "index_select": "default", "topk": "default",
           "sort": "default", "cumsum": "default", "repeat_interleave": "self_Tensor"}
 
 
@@ -191,10 +217,16 @@ def choose(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if name.startswith("div") and kwargs.get("rounding_mode") is not None:
             return "Tensor_mode"
         return "Tensor"
-    if name in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
-        value = args[-1] if len(args) > 2 else kwargs.get("value")
-        return "Scalar" if _number(value) else "Tensor"
-    if name in _SCALAR:
+    if name in ("masked_fill", "masked_fill_", "index_fill", "index_fill_", "scatter",
+                "scatter_"):
+        value = args[-1] if len(args) > 2 else kwargs.get("value", kwargs.get("src"))
+        kind = "Scalar" if _number(value) else "Tensor"
+        if name.startswith("scatter"):  # scatter.value / scatter.src
+            return "value" if kind == "Scalar" else "src"
+        return f"int_{kind}" if name.startswith("index_fill") else kind
+    if name in _SCALAR or name in _SCALAR_INPLACE:
+        return "Scalar" if rest and _number(rest[0]) else "Tensor"
+    if name == "pow_":
         return "Scalar" if rest and _number(rest[0]) else "Tensor"
     if name in ("pow", "pow_"):
         if args and _number(args[0]):

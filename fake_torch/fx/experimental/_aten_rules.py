@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from fake_torch import _dtype
+from fake_torch import _dtype, _opdef
 from fake_torch._dynamo.symbolic import concrete
 from fake_torch._kernels.expand import broadcast_shapes
 from fake_torch._memory_format import contiguous_format
@@ -53,8 +53,31 @@ def _viewable(x: Tensor, shape: list[Any]) -> bool:
     return True
 
 
+def guard_view(tr: _Tracer, x: Tensor, shape: list[Any]) -> None:
+    """A symbolic tensor viewed as static sizes: the guards torch's view rule records as it
+    walks the dims, each input size (or run of them) compared with the target's (`s0 == 3`
+    specialises s0 to 3; a product `s0 * s1 == 6` stays a guard)."""
+    if tr.symbolic is None or not all(isinstance(n, int) and n >= 0 for n in shape):
+        return
+    sizes = tr.sizes(x)
+    if all(isinstance(n, int) for n in sizes):
+        return
+    ti = j = 0
+    while ti < len(shape) and j < len(sizes):
+        length, accum = shape[ti], sizes[j]
+        ti, j = ti + 1, j + 1
+        while not bool(accum == length):
+            if bool(accum < length) and j < len(sizes):
+                accum, j = accum * sizes[j], j + 1
+            elif ti < len(shape):
+                length, ti = length * shape[ti], ti + 1
+            else:
+                break
+
+
 def reshape_to(tr: _Tracer, x: Tensor, shape: list[Any]) -> Tensor:
     """at::reshape: a view when strides allow, else a contiguous clone viewed."""
+    guard_view(tr, x, shape)
     if _viewable(x, shape):
         return tr.call("view", "default", x, shape)  # type: ignore[no-any-return]
     copy = tr.call("clone", "default", x, memory_format=contiguous_format)
@@ -71,7 +94,9 @@ def _reshape(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _view(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if len(args) == 2 and isinstance(args[1], _dtype.dtype):
         return tr.call("view", "dtype", args[0], args[1])
-    return tr.call("view", "default", args[0], _sizes(args[1:] or (kwargs["size"],)))
+    shape = _sizes(args[1:] or (kwargs["size"],))
+    guard_view(tr, args[0], shape)
+    return tr.call("view", "default", args[0], shape)
 
 
 @rule("flatten")
@@ -84,8 +109,41 @@ def _flatten(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     start, end = start % x.dim(), end % x.dim()
     if start == end:
         return x
-    shape = list(x.shape)
+    shape = tr.sizes(x)
     return reshape_to(tr, x, [*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:]])
+
+
+@rule("unflatten")
+def _unflatten(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """at::unflatten: one view, a -1 among the sizes inferred."""
+    x: Tensor = args[0]
+    given = dict(zip(("dim", "sizes"), args[1:], strict=False)) | kwargs
+    dim, sizes = given["dim"] % x.dim(), list(given["sizes"])
+    shape = tr.sizes(x)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = shape[dim] // known
+    return tr.call("view", "default", x, [*shape[:dim], *sizes, *shape[dim + 1:]])
+
+
+@rule("repeat_interleave")
+def _repeat_interleave(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """An int `repeats`: at::repeat_interleave's unsqueeze, expand, contiguous clone, view
+    (flattened first when no dim is given); tensor repeats: one op of its own."""
+    given = dict(zip(("input", "repeats", "dim"), args, strict=False)) | kwargs
+    x, repeats, dim = given["input"], given["repeats"], given.get("dim")
+    if isinstance(repeats, Tensor):
+        return tr.record_as("repeat_interleave", "self_Tensor", args, kwargs,
+                            tr.run_public(args, kwargs))
+    if dim is None:
+        x, dim = reshape_to(tr, x, [math.prod(tr.sizes(x))]), 0
+    dim %= x.dim()
+    shape = tr.sizes(x)
+    wide = tr.call("expand", "default", tr.call("unsqueeze", "default", x, dim + 1),
+                   [*shape[:dim + 1], repeats, *shape[dim + 1:]])
+    copy = tr.call("clone", "default", wide, memory_format=contiguous_format)
+    return tr.call("view", "default", copy,
+                   [*shape[:dim], shape[dim] * repeats, *shape[dim + 1:]])
 
 
 @rule("expand", "permute", "repeat")
@@ -95,10 +153,18 @@ def _listed(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tr.call(name, "default", args[0], sizes)
 
 
+@rule("reshape_as", "view_as")
+def _reshape_as(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    if tr.current == "view_as":
+        return tr.call("view", "default", x, tr.sizes(other))
+    return reshape_to(tr, x, tr.sizes(other))
+
+
 @rule("expand_as")
 def _expand_as(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
-    return tr.call("expand", "default", x, list(other.shape))
+    return tr.call("expand", "default", x, tr.sizes(other))
 
 
 @rule("T")
@@ -123,7 +189,7 @@ def _chunk(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x: Tensor = args[0]
     chunks = args[1] if len(args) > 1 else kwargs["chunks"]
     dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
-    size = -(-x.shape[dim] // chunks)
+    size = (tr.sizes(x)[dim] + chunks - 1) // chunks
     return tuple(tr.call("split", "Tensor", x, size, dim))
 
 
@@ -152,8 +218,10 @@ def _contiguous(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     return tr.call("clone", "default", x, memory_format=contiguous_format)
 
 
-@rule("swapaxes", "swapdims")
+@rule("swapaxes", "swapdims", "swapaxes_", "swapdims_")
 def _swap(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if tr.current.endswith("_"):
+        return tr.call("transpose_", "default", *args, *kwargs.values())
     return tr.call("transpose", "int", *args, *kwargs.values())
 
 
@@ -179,7 +247,9 @@ def _flip(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 @rule("tile")
 def _tile(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x: Tensor = args[0]
-    dims = list(args[1] if len(args) > 1 else kwargs["dims"])
+    given = args[1:] if len(args) > 1 else (kwargs["dims"],)
+    dims = list(given[0]) if len(given) == 1 and isinstance(given[0], (tuple, list)) \
+        else list(given)
     dims = [1] * (x.dim() - len(dims)) + dims
     return tr.call("repeat", "default", x, dims)
 
@@ -248,9 +318,10 @@ def _square(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tr.call("pow", "Tensor_Scalar", args[0], 2)
 
 
-@rule("true_divide")
+@rule("true_divide", "true_divide_")
 def _true_divide(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return tr.call("div", "Tensor", *args, *kwargs.values())
+    return tr.call("div_" if tr.current.endswith("_") else "div", "Tensor", *args,
+                   *kwargs.values())
 
 
 @rule("argsort")
@@ -273,7 +344,7 @@ def to_copy(tr: _Tracer, x: Tensor, result: Tensor) -> Tensor:
 
 
 @rule("to", "type", "type_as", "float", "half", "double", "bfloat16", "int", "long", "bool",
-      "short", "char", "byte", "cuda", "cpu")
+      "short", "char", "byte", "cuda", "cpu", "cfloat", "cdouble", "chalf")
 def _to(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     result = tr.run_public(args, kwargs)
     if not isinstance(result, Tensor):  # x.type() -> 'torch.FloatTensor'
@@ -295,6 +366,26 @@ def _reflected(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> An
     return tr.call("add" if tr.current == "__radd__" else "mul", "Tensor", x, other)
 
 
+@rule("norm")
+def _norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """torch.norm of a vector norm ('fro' over at most 2 dims, or a number p):
+    linalg_vector_norm(x, ord, [dims], keepdim), trailing defaults left off as torch leaves
+    them; a matrix norm ('nuc') one op of its name."""
+    given = dict(zip(("input", "p", "dim", "keepdim", "out", "dtype"), args, strict=False))
+    given |= kwargs
+    x, p, dim = given["input"], given.get("p", "fro"), given.get("dim")
+    keepdim, dtype = given.get("keepdim", False), given.get("dtype")
+    dims = [dim] if isinstance(dim, int) else None if dim is None else list(dim)
+    if p == "nuc" or (p == "fro" and dims is not None and len(dims) > 2):
+        return tr.record_as("norm", "default", args, kwargs, tr.run_public(args, kwargs))
+    ordinal = 2 if p in ("fro", None) else p
+    call: list[Any] = [x, ordinal, dims, keepdim]
+    while len(call) > 1 and call[-1] == (2, None, False)[len(call) - 2]:
+        call.pop()  # the schema's defaults, as torch's graph leaves them off
+    extra = {} if dtype is None else {"dtype": dtype}
+    return tr.call("linalg_vector_norm", "default", *call, **extra)
+
+
 @rule("softmax", "log_softmax")
 def _softmax(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x: Tensor = args[0]
@@ -311,6 +402,9 @@ def _softmax(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _where(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1:
         return tr.run_public(args, kwargs)
+    opdef = _opdef.def_of(tr.public)
+    if opdef is not None and opdef.namespace is None:  # x.where(condition, y)
+        args = (args[1], args[0], *args[2:])
     cond, *values = args
     dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _dtype.float32)
     made = [v if isinstance(v, Tensor) else

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fake_torch import _dtype, _factories
+from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_rules import rule
 
@@ -35,9 +36,10 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
         elif isinstance(item, slice):
             size = x.shape[dim]
             start, stop, step = item.start, item.stop, item.step
-            # torch skips a slice that keeps every element; not where sizes are symbolic
+            # torch skips a slice that keeps every element; not on a symbolic size (one a
+            # guard has specialised to a number is static again)
             full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size) \
-                and tr.symbolic is None
+                and not _symbolic_size(tr, x, dim)
             if not full:
                 x = tr.call("slice", "Tensor", x, dim, 0 if start is None else start,
                             2 ** 63 - 1 if stop is None else stop,
@@ -51,6 +53,13 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
             raise NotImplementedError(f"make_fx: indexing with {type(item).__name__} is not "
                                       "emulated by fake_torch")
     return x, advanced
+
+
+def _symbolic_size(tr: _Tracer, x: Tensor, dim: int) -> bool:
+    if tr.symbolic is None:
+        return False
+    size = tr.sizes(x)[dim]
+    return isinstance(size, SymInt) and not tr.symbolic.env.replace(size.node.expr).is_number
 
 
 @rule("__getitem__")
@@ -81,5 +90,17 @@ def _setitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     elif value.dim() == 0:  # a 0-dim value (a number's too) fills
         tr.call("fill_", "Tensor", target, value)
     else:
+        _guard_broadcast(tr, value, target)
         tr.call("copy_", "default", target, value)
     return None
+
+
+def _guard_broadcast(tr: _Tracer, src: Tensor, dst: Tensor) -> None:
+    """copy_'s check that src broadcasts to dst, with symbolic sizes: the guard torch records
+    for each aligned pair of sizes (`s0 == 2` specialises s0 where dst's size is static)."""
+    if tr.symbolic is None:
+        return
+    for a, b in zip(reversed(tr.sizes(src)), reversed(tr.sizes(dst)), strict=False):
+        if (isinstance(a, SymInt) or isinstance(b, SymInt)) and not (isinstance(a, int)
+                                                                    and a == 1):
+            bool(a == b)

@@ -12,6 +12,7 @@ import numpy as np
 
 from fake_torch import _dtype
 from fake_torch._kernels.expand import broadcast_shapes
+from fake_torch._memory_format import contiguous_strides
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_rules import reshape_to, rule
 
@@ -28,20 +29,25 @@ def _embedding(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> An
 # --- matmul: at::native::_matmul_impl -----------------------------------------------------------
 
 @rule("matmul", "__matmul__")
-def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     a, b = args[0], args[1] if len(args) > 1 else kwargs["other"]
     d1, d2 = a.dim(), b.dim()
     if d1 == 1 and d2 == 1:
         return tr.call("dot", "default", a, b)
     if d1 == 2 and d2 == 1:
         return tr.call("mv", "default", a, b)
-    if d1 == 1 and d2 == 2:
+    # symbolic tracing runs torch's Python decomposition of matmul, real and fake its C++
+    python = tr.symbolic is not None
+    if d1 == 1 and d2 == 2:  # the row's dim squeezed off the result (in place in C++)
         row = tr.call("unsqueeze", "default", a, 0)
-        return tr.call("squeeze", "dim", tr.call("mm", "default", row, b), 0)
+        return tr.call("squeeze" if python else "squeeze_", "dim",
+                       tr.call("mm", "default", row, b), 0)
     if d1 == 2 and d2 == 2:
         return tr.call("mm", "default", a, b)
     sa, sb = tr.sizes(a), tr.sizes(b)  # SymInts where the trace is symbolic
-    if d1 >= 3 and d2 in (1, 2):  # fold a's batch into its rows: one mm
+    if d1 < d2 and not python:  # C++ should_fold orders the pair: b's mT, made and unused
+        tr.call("transpose", "int", b, -2, -1)
+    if d1 >= 3 and d2 in (1, 2) and _foldable(a, python):  # a's batch into its rows: one mm
         flat = reshape_to(tr, a, [math.prod(sa[:-1]), sa[-1]])
         if d2 == 1:
             out = tr.call("mv", "default", flat, b)
@@ -64,6 +70,18 @@ def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tr.call("view" if tr.symbolic is not None else "_unsafe_view", "default", out, shape)
 
 
+def _foldable(a: Tensor, python: bool) -> bool:
+    """should_fold for a (>= 3-d) @ b (1-d or 2-d): C++ asks that a's leading dims merge
+    without a copy; the Python decomposition that a be contiguous (size-1 dims aside)."""
+    shape, strides = a.shape, a.stride()
+    if a.numel() == 0:
+        return True
+    if python:
+        return all(n == 1 or s == c for n, s, c in
+                   zip(shape, strides, contiguous_strides(shape), strict=True))
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(a.dim() - 2))
+
+
 @rule("linear")
 def _linear(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """at::linear: addmm for a 2-d input with a bias, a 3-d contiguous one folded into its
@@ -75,13 +93,36 @@ def _linear(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return tr.call("addmm", "default", bias, x, tr.call("t", "default", weight))
     if bias is not None and x.dim() == 3 and x.is_contiguous():
         n0, n1, k = tr.sizes(x)
-        flat = tr.call("view", "default", x, [n0 * n1, k])
-        out = tr.call("addmm", "default", bias, flat, tr.call("t", "default", weight))
+        if tr.functional is not None:  # functionalized, torch makes weight.t() first
+            wt = tr.call("t", "default", weight)
+            out = tr.call("addmm", "default", bias, tr.call("view", "default", x, [n0 * n1, k]),
+                          wt)
+        else:
+            flat = tr.call("view", "default", x, [n0 * n1, k])
+            out = tr.call("addmm", "default", bias, flat, tr.call("t", "default", weight))
         return tr.call("view", "default", out, [n0, n1, tr.sizes(out)[1]])
-    out = _matmul(tr, (x, tr.call("t", "default", weight)), {})
+    out = matmul(tr, (x, tr.call("t", "default", weight)), {})
     if bias is not None:
         out = tr.call("add_", "Tensor", out, bias)
     return out
+
+
+@rule("dropout")
+def _dropout(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Not training (or p == 0): nothing recorded (torch's C++ returns the input), a clone
+    where sizes are symbolic (its Python decomposition). Training: native_dropout, or where
+    torch's C++ takes its unfused path (real and fake tracing, in place) the bernoulli noise."""
+    given = dict(zip(("input", "p", "training", "inplace"), args, strict=False)) | kwargs
+    x, p = given["input"], given.get("p", 0.5)
+    training, inplace = given.get("training", True), given.get("inplace", False)
+    if not training or p == 0:
+        tr.run_public(args, kwargs)  # its checks of p
+        return tr.call("clone", "default", x) if tr.symbolic is not None and not inplace else x
+    if tr.symbolic is not None and not inplace:
+        return tr.call("native_dropout", "default", x, p, True)[0]
+    noise = tr.call("empty_like", "default", x)
+    noise = tr.call("div_", "Scalar", tr.call("bernoulli_", "float", noise, 1 - p), 1 - p)
+    return tr.call("mul_" if inplace else "mul", "Tensor", x, noise)
 
 
 # --- normalisation and attention as torch's CPU build dispatches them ----------------------------
@@ -114,7 +155,12 @@ def _rms_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     dims = [x.dim() - 1 - i for i in range(n)]
     sq = tr.call("pow", "Tensor_Scalar", xf, 2)
     mean = tr.call("mean", "dim", sq, dims, True)
-    rstd = tr.call("rsqrt", "default", tr.call("add_", "Scalar", mean, eps))
+    functional, tr.functional = tr.functional, None  # torch keeps this add_ (on its own
+    try:  # temporary) in a functionalized graph too
+        added = tr.call("add_", "Scalar", mean, eps)
+    finally:
+        tr.functional = functional
+    rstd = tr.call("rsqrt", "default", added)
     out = tr.call("mul", "Tensor", xf, rstd)
     if weight is not None:
         out = tr.call("mul", "Tensor", out, weight)

@@ -23,6 +23,8 @@ sees launches (views launch nothing, composites launch several) rather than aten
 Tensors are tracked by identity: the node that made a tensor is its argument in later nodes;
 a tensor that no node made (a closure's constant) becomes a `get_attr` of `_tensor_constant<n>`.
 
+`make_fx(torch.func.functionalize(f))` records no mutation: see _functionalize.
+
 tracing_mode: "real" runs the kernels on the arguments; "fake" runs `f` on fake copies under a
 FakeTensorMode (no kernel runs; a custom op runs its fake impl); "symbolic" as "fake", with
 the arguments' sizes symbols (duck-sized, named as torch names them for `input<i>.size()[d]`:
@@ -30,14 +32,16 @@ the arguments' sizes symbols (duck-sized, named as torch names them for `input<i
 node (and the arithmetic on it), and each node's value is its op's output rule over the
 symbolic examples (where no rule fits, its sizes are taken as the symbols of equal hint).
 
-Differences from torch (tests/test_make_fx*.py list them): an op recorded as one node keeps
-the public call's arguments (`sum(x, -1)`; torch: the schema's `[-1]`); with grad enabled
+Differences from torch (the DIFFERS lists of tests/test_make_fx*.py, each asserted): an op
+recorded as one node keeps the public call's arguments (`sum(x, -1)`; torch: the schema's
+`[-1]`); with grad enabled
 torch also records the `detach` of outputs autograd saves; a host read (`.item()`) refuses
 as torch's real tracing does, but with _error_on_data_dependent_ops=False its value is baked
-in (torch: a `_local_scalar_dense` node); no functionalization; symbolic traces make torch's
-sym_size nodes for the sizes an op is given, not for sizes read and unused, and infer
-reshape's -1 without `sym_numel`; the decompositions are those in `_aten_rules*` (other
-composites record the public calls they make).
+in (torch: a `_local_scalar_dense` node); symbolic traces read each symbol once, from the
+placeholder whose size it is, where torch reads a SymInt object from the first tensor that
+held it (more sym_size nodes, and its size arithmetic node by node), and infer reshape's -1
+without `sym_numel`; the decompositions are those in `_aten_rules*` (other composites record
+the public calls they make); make_fx(pre_dispatch=True) is not emulated.
 """
 
 from __future__ import annotations
@@ -57,15 +61,25 @@ from fake_torch._memory_format import contiguous_strides
 from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
+from fake_torch.func import Functionalized
 from fake_torch.fx import Graph, GraphModule, Node
-from fake_torch.fx.experimental import _aten_overloads, _aten_rules_index, _aten_rules_nn
+from fake_torch.fx.experimental import (
+    _aten_overloads,
+    _aten_rules_composite,
+    _aten_rules_index,
+    _aten_rules_nn,
+    _aten_rules_operators,
+)
 from fake_torch.fx.experimental._aten_rules import RULES
+from fake_torch.fx.experimental._functionalize import Functionalizer
 from fake_torch.fx.experimental._proxy_symbolic import PUBLIC_FORM, preorder_symbols, symints
 from fake_torch.nn.parameter import Parameter
 from fake_torch.overrides import TorchFunctionMode
 
 _TRACING_MODES = ("real", "fake", "symbolic")
-_RULE_MODULES = (_aten_rules_nn, _aten_rules_index)  # their rules join RULES on import
+# their rules join RULES on import
+_RULE_MODULES = (_aten_rules_nn, _aten_rules_index, _aten_rules_operators,
+                 _aten_rules_composite)
 _SHAPE = inspect.getattr_static(Tensor, "shape")
 _NOT_SYMBOLIC = object()
 # a tensor's value read by the host (torch's _local_scalar_dense)
@@ -79,6 +93,20 @@ _DIM_LISTS = frozenset({"sum", "mean", "amax", "amin", "var", "std", "var_mean",
                         "logsumexp", "nansum"})
 # aten ops whose arguments are not those of the public op of their name
 _ATEN_ORDER = frozenset({"embedding", "rsub", "convolution"})
+
+
+# torch.func.functionalize refuses a custom op that writes its arguments (only torch.compile's
+# functionalization turns it into auto_functionalized)
+_MUTATING_CUSTOM_OP = (
+    "Found a custom (non-ATen) operator whose output has alias annotations: {schema}. We only "
+    "support functionalizing operators whose outputs do not have alias annotations (e.g. "
+    "'Tensor(a)' is a Tensor with an alias annotation whereas 'Tensor' is a Tensor without. "
+    "The '(a)' is the alias annotation). The alias annotation specifies that the output Tensor "
+    "shares storage with an input that has the same annotation. Please check if (1) the output "
+    "needs to be an output (if not, don't return it), (2) if the output doesn't share storage "
+    "with any inputs, then delete the alias annotation. (3) if the output indeed shares storage "
+    "with an input, then add a .clone() before returning it to prevent storage sharing and then "
+    "delete the alias annotation. Otherwise, please file an issue on GitHub.")
 
 
 class _Tracer:
@@ -98,6 +126,7 @@ class _Tracer:
         self.public: Callable[..., Any] = _no_call  # the public op whose rule is running
         self.error_on_data_dependent_ops = True
         self.symbol_places: dict[Any, tuple[Node, int]] = {}  # symbol -> (placeholder, dim)
+        self.functional: Functionalizer | None = None  # make_fx(functionalize(f))
         self._symbol_nodes: dict[Any, Node] = {}
 
     # --- values -------------------------------------------------------------------------------
@@ -202,7 +231,17 @@ class _Tracer:
     def record(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                result: Any, opdef: _opdef.OpDef | None = None) -> Any:
         """One node calling `target` that returned `result`; `opdef`: the public op whose
-        output rule describes it (symbolic sizes), when its arguments are the op's own."""
+        output rule describes it (symbolic sizes), when its arguments are the op's own.
+        Functionalizing, an in-place op is recorded as its functional op (_functionalize)."""
+        if self.functional is not None:
+            return self.functional.record(target, args, kwargs, result, opdef)
+        self.record_node(target, args, kwargs, result, opdef)
+        return result
+
+    def record_node(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    result: Any, opdef: _opdef.OpDef | None = None, bind: bool = True) -> Node:
+        """The node of `record` (its items' getitem nodes after it); `bind`: the tensors of
+        `result` are the node's (not for a functionalized in-place op's target)."""
         inputs = [self.example(a) for a in _tensors((args, kwargs))]
         if self.symbolic is not None:  # every size read first, then the arithmetic on them
             for size in symints((args, kwargs)):
@@ -225,11 +264,40 @@ class _Tracer:
                 got = self.graph.call_function(operator.getitem, (node, i))
                 if node.meta["val"][i] is not None:  # torch: no "val" for a None item
                     got.meta["val"] = node.meta["val"][i]
-                if isinstance(item, Tensor):
+                if isinstance(item, Tensor) and bind:
                     self.bind(item, got)
-        elif isinstance(result, Tensor):
+        elif isinstance(result, Tensor) and bind:
             self.bind(result, node)
-        return result
+        return node
+
+    # --- functionalization's own nodes (_functionalize) -----------------------------------------
+
+    def node_of(self, t: Tensor) -> Node:
+        return self.arg(t)  # type: ignore[no-any-return]
+
+    def rebind(self, t: Tensor, node: Node) -> None:
+        self._nodes[id(t)] = node
+
+    def emit(self, target: Any, args: tuple[Any, ...], val: Any) -> Node:
+        """A node of functionalization's (a scatter, a copy back) whose value is like `val`."""
+        name = getattr(getattr(target, "overloadpacket", None), "__name__", None)
+        node = self.graph.create_node("call_function", target, args, {}, name=name)
+        node.meta["val"] = val
+        return node
+
+    def emit_view(self, target: Any, source: Node, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Node:
+        """A view of `source`'s value replayed (its value the view of source's example)."""
+        with self.fake_mode:
+            val = target._kernel(source.meta["val"], *concrete(args), **concrete(kwargs))
+        node = self.emit(target, (source, *args), val)
+        node.kwargs = dict(kwargs)
+        return node
+
+    def emit_getitem(self, node: Node, index: int) -> Node:
+        got = self.graph.call_function(operator.getitem, (node, index))
+        got.meta["val"] = node.meta["val"][index]
+        return got
 
     def _value(self, result: Any, inputs: list[Any], opdef: _opdef.OpDef | None,
                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -327,6 +395,8 @@ class _AtenMode(TorchFunctionMode):
             return tr.record(func, args, kwargs,
                              auto_functionalized_dense(run, op, concrete(kwargs)))
         if isinstance(func, _ops.OpOverload) and func.namespace != "aten":  # a custom op
+            if tr.functional is not None and "!" in str(func._schema):
+                raise RuntimeError(_MUTATING_CUSTOM_OP.format(schema=func._schema))
             run = func._kernel if tr.tracing_mode == "real" else _fake_body(func)
             return tr.record(func, args, kwargs, run(*concrete(args), **concrete(kwargs)))
         opdef = _opdef.def_of(func)
@@ -421,16 +491,19 @@ def make_fx(f: Callable[..., Any],
         raise NotImplementedError("make_fx(pre_dispatch=True) is not emulated by fake_torch")
 
     def wrapped(*args: Any) -> GraphModule:
-        return _trace(f, args, tracing_mode, decomposition_table or {},
-                      _error_on_data_dependent_ops)
+        functional = isinstance(f, Functionalized)
+        return _trace(f.func if isinstance(f, Functionalized) else f, args, tracing_mode,
+                      decomposition_table or {}, _error_on_data_dependent_ops, functional)
 
     return wrapped
 
 
 def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
            decompositions: Mapping[Any, Callable[..., Any]],
-           error_on_data_dependent_ops: bool = True) -> GraphModule:
+           error_on_data_dependent_ops: bool = True, functional: bool = False) -> GraphModule:
     tr = _Tracer(tracing_mode, decompositions)
+    if functional:
+        tr.functional = Functionalizer(tr)
     tr.error_on_data_dependent_ops = error_on_data_dependent_ops
     mode = _AtenMode(tr)
     if tracing_mode != "real":
@@ -445,6 +518,8 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
         if isinstance(value, Tensor):
             node.meta["val"] = _input_example(tr, value, i, node)
             tr.bind(value, node)
+            if tr.functional is not None:
+                tr.functional.add_input(node, value)
         else:
             node.meta["val"] = value
     if tracing_mode == "real":
@@ -453,11 +528,20 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
     else:
         with tr.fake_mode, mode:
             result = f(*args)
-    tr.graph.output(tr.arg(result))
+    if tr.functional is not None:
+        tr.functional.finish(_tensors(result))
+    tr.graph.output(_output_arg(tr, result))
     for node in tr.graph.nodes:  # a size expression's nodes (`mul = s75 * s96`)
         if "val" not in node.meta and "example_value" in node.meta:
             node.meta["val"] = node.meta.pop("example_value")
     return GraphModule(dict(tr.constants), tr.graph)
+
+
+def _output_arg(tr: _Tracer, value: Any) -> Any:
+    """The output node's argument: the result's structure kept (a tuple stays a tuple)."""
+    if type(value) in (tuple, list):
+        return type(value)(_output_arg(tr, v) for v in value)
+    return tr.arg(value)
 
 
 def _input_example(tr: _Tracer, t: Tensor, index: int, placeholder: Node) -> Any:
