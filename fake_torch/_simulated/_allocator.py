@@ -51,10 +51,10 @@ from fake_torch._simulated._allocator_blocks import (
 )
 from fake_torch._simulated._allocator_blocks import PoolId as PoolId
 from fake_torch._simulated._allocator_blocks import Storage as Storage
+from fake_torch._simulated._allocator_book import BOOK, PURE
 from fake_torch._simulated._allocator_config import SIZE_MAX, AllocatorConfig, from_environment
 from fake_torch._simulated._allocator_stats import (
     ALLOCATED_BYTES,
-    FOLD_AT,
     RESERVED_BYTES,
     SEGMENT,
     DeviceStats,
@@ -127,9 +127,11 @@ class CachingAllocator:
     """One simulated device's memory: a default pool plus graph pools. Safe to use from
     several threads (see _Guard)."""
 
-    def __init__(self, total_bytes: int | None = None) -> None:
+    def __init__(self, total_bytes: int | None = None, book: Any = None) -> None:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
-        self.stats = DeviceStats()
+        # the block book (fake_torch/_allocator_book.py): the native core or the pure one
+        self._book = BOOK if book is None else book
+        self.stats = DeviceStats(None if self._book is PURE else self._book.apply_rows)
         self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL)}
         # id(root) -> its live Storage, weakly (the tensors own a Storage, not this map); a
         # Storage takes its entry out when it dies (`_release`)
@@ -242,36 +244,27 @@ class CachingAllocator:
                 self._process_events()
         elif config.graph_capture_record_stream_reuse and self._free_markers:
             self._free_safe_blocks_in_capture(stream)
-        size = round_size(nbytes, config)
+        # round_size, its commonest case (no roundup_power2_divisions) written out
+        size = (-(-nbytes // MIN_BLOCK) * MIN_BLOCK if not config.rounds_up
+                else round_size(nbytes, config))
         pool = self.pools.get(pool_id) or self._use_pool(pool_id)
         small = size <= SMALL_SIZE
-        block = (self._free_block_for(pool, size, small, stream, config)
+        if not small and self.memory_fraction is not None:
+            pool.searches += 1  # (c10's get_free_blocks_call_count, for garbage collection)
+        book, limit = self._book, config.max_split_size
+        # the smallest free block of this stream that fits (c10's get_free_block), else a new
+        # segment; then c10's alloc_found_block: split off the rest when worth it, count it
+        block = (book.take(pool.free_small if small else pool.free_large, size, stream, limit,
+                           config.max_non_split_rounding_size)
                  or self._alloc_block(pool, size, small, stream, config))
-        self._hand_out(block, size, nbytes, config)
+        book.hand_out(block, size, nbytes, limit, self.memory_fraction is not None, self.stats)
         # a root whose base is a memoryview, not the segment array: numpy then keeps views'
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
         seg = block.segment
         root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
-        return self._register(Storage(block, root, self._release))
-
-    def _free_block_for(self, pool: Pool, size: int, small: bool, stream: int,
-                        config: AllocatorConfig) -> Block | None:
-        """The smallest free block of this stream that fits, the lowest address among equals
-        (c10's get_free_block), unless max_split_size rules it out."""
-        if not small and self.memory_fraction is not None:
-            pool.searches += 1
-        free = pool.free_small if small else pool.free_large
-        i = bisect.bisect_left(free, (stream, size, -1))
-        if i == len(free) or free[i][0] != stream:
-            return None
-        block = free[i][3]
-        limit = config.max_split_size
-        if size < limit <= block.size:  # an oversize block never serves a small request
-            return None
-        if size >= limit and block.size >= size + config.max_non_split_rounding_size:
-            return None  # ... nor a large one it would waste too much of
-        del free[i]
-        return block
+        storage = Storage(block, root, self._release)
+        self._by_root[id(root)] = weakref.ref(storage)  # (`_register`, written out)
+        return storage
 
     def _alloc_block(self, pool: Pool, size: int, small: bool, stream: int,
                      config: AllocatorConfig) -> Block:
@@ -309,7 +302,7 @@ class CachingAllocator:
         buf = (np.empty(seg_bytes, np.uint8) if pool.id == DEFAULT_POOL
                else np.full(seg_bytes, 0xFF, np.uint8))
         seg = Segment(buf, pool, small, stream)
-        block = Block(seg, seg.base, seg_bytes)  # the segment's only block, for now
+        block: Block = self._book.Block(seg, seg.base, seg_bytes)  # its only block, for now
         seg.head = block
         pool.segments.append(seg)
         stats = self.stats
@@ -321,39 +314,6 @@ class CachingAllocator:
             stats.add_oversize(4, 1)
         stats.num_device_alloc += 1
         return block
-
-    def _hand_out(self, block: Block, size: int, nbytes: int, config: AllocatorConfig) -> None:
-        """c10's alloc_found_block: split off the rest when worth it; count the block."""
-        seg = block.segment
-        small = seg.is_small
-        stats = self.stats
-        already_split = block.is_split()
-        rest = block.size - size
-        split = rest >= MIN_BLOCK if small else (size < config.max_split_size
-                                                  and rest > SMALL_SIZE)
-        splits = split_bytes = 0  # the change in inactive splits (free pieces of split segments)
-        if split:
-            tail = Block(seg, block.address + size, rest, prev=block, next=block.next)
-            if tail.next is not None:
-                tail.next.prev = tail
-            block.next = tail
-            block.size = size
-            self._push_free(tail)
-            if already_split:  # a free piece of a split segment shrinks by `size`
-                split_bytes = -size
-            else:  # the segment is split from now on: its free rest is an inactive split
-                splits, split_bytes = 1, rest
-        elif already_split:  # a free piece of a split segment becomes active, whole
-            splits, split_bytes = -1, -block.size
-        block.allocated, block.requested = True, nbytes
-        size = block.size
-        # one more allocation and active block, their bytes, the requested bytes
-        events = stats.events
-        events.append((0 if small else 4, 1, 1, size, size, nbytes, splits, split_bytes))
-        if len(events) >= FOLD_AT:
-            stats.fold()
-        if size >= config.max_split_size:
-            stats.add_oversize(0, 1)
 
     @_locked
     def raw_alloc(self, nbytes: int, stream: int) -> int:
@@ -426,7 +386,11 @@ class CachingAllocator:
             if found is None or found is storage:
                 del self._by_root[key]
         if block is not None and self.pools.get(block.segment.pool.id) is block.segment.pool:
-            self._free(block)
+            if block.stream_uses or block.size >= (self._config or self.config).max_split_size:
+                self._free(block)
+            else:  # `_free` without its rare cases, written out: this runs once per op output
+                block.allocated = False
+                self._book.free_block(block, True, self.memory_fraction is not None, self.stats)
 
     def _free(self, block: Block) -> None:
         """c10's free: no longer allocated; back to the pool now, or after the events of the
@@ -451,58 +415,15 @@ class CachingAllocator:
                 if markers:  # (none: a stream that used it is not capturing)
                     self._free_markers[block] = markers
         else:
-            self._free_block(block, True)
+            self._book.free_block(block, True, self.memory_fraction is not None, self.stats)
 
     def _free_block(self, block: Block, freed: bool = False) -> None:
         """c10's free_block: merged with free neighbours, back on its pool's free list.
         `freed`: the block's tensor died just now (its allocation is counted off here too)."""
-        seg = block.segment
-        small = seg.is_small
-        size, requested = block.size, block.requested
-        net_blocks = net_bytes = 0
-        after, before = block.next, block.prev
-        if after is not None and not after.allocated and not after.pending:
-            self._remove_free(after)  # block absorbs its free neighbours
-            block.size += after.size
-            block.next = after.next
-            if block.next is not None:
-                block.next.prev = block
-            net_blocks, net_bytes = net_blocks - 1, net_bytes - after.size
-        if before is not None and not before.allocated and not before.pending:
-            self._remove_free(before)
-            block.address = before.address
-            block.size += before.size
-            block.prev = before.prev
-            if block.prev is not None:
-                block.prev.next = block
-            else:
-                seg.head = block
-            net_blocks, net_bytes = net_blocks - 1, net_bytes - before.size
-        block.pending = False
-        self._push_free(block)
-        if block.is_split():
-            net_blocks, net_bytes = net_blocks + 1, net_bytes + block.size
-        # one active block fewer (and, when `freed`, one allocation), their bytes, the
-        # requested bytes; the inactive splits' change
-        stats = self.stats
-        events = stats.events
-        events.append((0 if small else 4, -1 if freed else 0, -1, -size if freed else 0, -size,
-                       -requested, net_blocks, net_bytes))
-        if len(events) >= FOLD_AT:
-            stats.fold()
-
-    def _push_free(self, block: Block) -> None:
-        seg = block.segment
-        if self.memory_fraction is not None:  # only garbage collection reads the ages
-            block.gc_base = seg.pool.searches
-        bisect.insort(seg.free, (seg.stream, block.size, block.address, block))
+        self._book.free_block(block, freed, self.memory_fraction is not None, self.stats)
 
     def _remove_free(self, block: Block) -> None:
-        seg = block.segment
-        free = seg.free
-        i = bisect.bisect_left(free, (seg.stream, block.size, block.address))
-        assert i < len(free) and free[i][3] is block, "a free block is not on its free list"
-        del free[i]
+        self._book.remove_free(block)
 
     # --- events of other streams ----------------------------------------------------------------
 
@@ -649,7 +570,8 @@ class CachingAllocator:
         keep their memory but the fresh device does not count them, and blocks freed inside the
         block never reach the old state; after it the old state is back, as it was."""
         saved = dict(self.__dict__)
-        new = CachingAllocator(self.total_bytes if total_bytes is None else total_bytes)
+        new = CachingAllocator(self.total_bytes if total_bytes is None else total_bytes,
+                               self._book)
         self.__dict__.update(new.__dict__)  # one swap: a storage dying meanwhile finds a map
         try:
             with _allocator_capture.fresh():

@@ -20,6 +20,7 @@ numpy's cumsum and max over many.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,9 @@ def _apply_each(v: list[int], rows: list[Event]) -> None:
         k = row[0]
         for j, stat in enumerate(EVENT_STATS):
             _change(v, stat, k, row[j + 1])
+RowFolder = Callable[[list[int], list[Event], tuple[int, ...]], None]  # (v, rows, EVENT_STATS)
+
+
 _COUNTS = ("num_alloc_retries", "num_ooms", "num_oom_rejections", "num_sync_all_streams",
            "num_device_alloc", "num_device_free")
 
@@ -84,7 +88,10 @@ def _single(o: list[int], i: int) -> dict[str, int]:
 class DeviceStats:
     """Everything torch.cuda.memory_stats() reports for one device."""
 
-    def __init__(self) -> None:
+    def __init__(self, fold_rows: RowFolder | None = None) -> None:
+        # the native core's row folder (fake_torch/_allocator_book.py) folds any number of rows
+        # faster than numpy; None: rows one by one in Python, or numpy's over many
+        self._fold_rows = fold_rows
         self._v = [0] * (9 * len(ARRAYS))  # the nine statistics, as of the last fold
         # block events not folded in yet (the allocator appends them under its lock)
         self.events: list[Event] = []
@@ -114,6 +121,9 @@ class DeviceStats:
                 return
             taken = queued[:n]
             del queued[:n]
+            if self._fold_rows is not None:
+                self._fold_rows(self._v, taken, EVENT_STATS)
+                return
             if n < _FOLD_IN_NUMPY:
                 _apply_each(self._v, taken)
                 return

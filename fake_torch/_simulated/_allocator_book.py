@@ -1,0 +1,177 @@
+"""The caching allocator's block book: the operations every allocation and free pays, on the
+blocks, free lists and statistics rows of fake_torch/_simulated/_allocator_blocks.py.
+
+Two implementations with one interface: this module's pure Python (the oracle), and the native
+core fake_torch._simulated._native (its source: _native.c here) when it was built. `BOOK` is the
+one in use: the native core unless it is absent or FAKE_TORCH_PURE=1 (`CORE` names it,
+`CORE_WHY` says why).
+tests/test_native_core.py runs both on the same event sequences and compares them.
+
+  take(free, size, stream, max_split_size, max_non_split_rounding_size) -> Block | None
+  push_free(block, track_age), remove_free(block)
+  hand_out(block, size, nbytes, max_split_size, track_age, stats)
+  free_block(block, freed, track_age, stats)
+  apply_rows(v, rows, event_stats)   (the statistics fold's row-by-row step)
+`track_age`: a memory fraction is set, so garbage collection reads the free blocks' ages.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+from fake_torch._simulated._allocator_blocks import MIN_BLOCK, SMALL_SIZE, Block, FreeEntry
+from fake_torch._simulated._allocator_stats import FOLD_AT, DeviceStats, Event
+
+
+def take(free: list[FreeEntry], size: int, stream: int, max_split_size: int,
+         max_non_split_rounding_size: int) -> Block | None:
+    """The smallest free block of this stream that fits, the lowest address among equals
+    (c10's get_free_block), off its free list; None when there is none or max_split_size rules
+    it out."""
+    i = bisect.bisect_left(free, (stream, size, -1))
+    if i == len(free) or free[i][0] != stream:
+        return None
+    block = free[i][3]
+    if size < max_split_size <= block.size:  # an oversize block never serves a small request
+        return None
+    if size >= max_split_size and block.size >= size + max_non_split_rounding_size:
+        return None  # ... nor a large one it would waste too much of
+    del free[i]
+    return block
+
+
+def push_free(block: Block, track_age: bool) -> None:
+    seg = block.segment
+    if track_age:  # only garbage collection reads the ages
+        block.gc_base = seg.pool.searches
+    bisect.insort(seg.free, (seg.stream, block.size, block.address, block))
+
+
+def remove_free(block: Block) -> None:
+    seg = block.segment
+    free = seg.free
+    i = bisect.bisect_left(free, (seg.stream, block.size, block.address))
+    assert i < len(free) and free[i][3] is block, "a free block is not on its free list"
+    del free[i]
+
+
+def hand_out(block: Block, size: int, nbytes: int, max_split_size: int, track_age: bool,
+             stats: DeviceStats) -> None:
+    """c10's alloc_found_block: split off the rest when worth it; count the block."""
+    seg = block.segment
+    small = seg.is_small
+    already_split = block.is_split()
+    rest = block.size - size
+    split = rest >= MIN_BLOCK if small else (size < max_split_size and rest > SMALL_SIZE)
+    splits = split_bytes = 0  # the change in inactive splits (free pieces of split segments)
+    if split:
+        tail = Block(seg, block.address + size, rest, prev=block, next=block.next)
+        if tail.next is not None:
+            tail.next.prev = tail
+        block.next = tail
+        block.size = size
+        push_free(tail, track_age)
+        if already_split:  # a free piece of a split segment shrinks by `size`
+            split_bytes = -size
+        else:  # the segment is split from now on: its free rest is an inactive split
+            splits, split_bytes = 1, rest
+    elif already_split:  # a free piece of a split segment becomes active, whole
+        splits, split_bytes = -1, -block.size
+    block.allocated, block.requested = True, nbytes
+    size = block.size
+    # one more allocation and active block, their bytes, the requested bytes
+    events = stats.events
+    events.append((0 if small else 4, 1, 1, size, size, nbytes, splits, split_bytes))
+    if len(events) >= FOLD_AT:
+        stats.fold()
+    if size >= max_split_size:
+        stats.add_oversize(0, 1)
+
+
+def free_block(block: Block, freed: bool, track_age: bool, stats: DeviceStats) -> None:
+    """c10's free_block: merged with free neighbours, back on its pool's free list.
+    `freed`: the block's tensor died just now (its allocation is counted off here too)."""
+    seg = block.segment
+    small = seg.is_small
+    size, requested = block.size, block.requested
+    net_blocks = net_bytes = 0
+    after, before = block.next, block.prev
+    if after is not None and not after.allocated and not after.pending:
+        remove_free(after)  # block absorbs its free neighbours
+        block.size += after.size
+        block.next = after.next
+        if block.next is not None:
+            block.next.prev = block
+        net_blocks, net_bytes = net_blocks - 1, net_bytes - after.size
+    if before is not None and not before.allocated and not before.pending:
+        remove_free(before)
+        block.address = before.address
+        block.size += before.size
+        block.prev = before.prev
+        if block.prev is not None:
+            block.prev.next = block
+        else:
+            seg.head = block
+        net_blocks, net_bytes = net_blocks - 1, net_bytes - before.size
+    block.pending = False
+    push_free(block, track_age)
+    if block.is_split():
+        net_blocks, net_bytes = net_blocks + 1, net_bytes + block.size
+    # one active block fewer (and, when `freed`, one allocation), their bytes, the
+    # requested bytes; the inactive splits' change
+    events = stats.events
+    events.append((0 if small else 4, -1 if freed else 0, -1, -size if freed else 0, -size,
+                   -requested, net_blocks, net_bytes))
+    if len(events) >= FOLD_AT:
+        stats.fold()
+
+
+def apply_rows(v: list[int], rows: list[Event], event_stats: tuple[int, ...]) -> None:
+    """Apply statistics rows to v one at a time, in order (see _allocator_stats)."""
+    for row in rows:
+        k = row[0]
+        for j, stat in enumerate(event_stats):
+            n = row[j + 1]
+            i = stat + k
+            if n > 0:  # a rise: current, allocated, maybe the peaks (this pool type's, all's)
+                c = v[i] = v[i] + n
+                v[i + 2] += n
+                if c > v[i + 1]:
+                    v[i + 1] = c
+                c = v[stat] + v[stat + 4]
+                if c > v[stat + 8]:
+                    v[stat + 8] = c
+            elif n < 0:  # a fall: current, freed
+                v[i] += n
+                v[i + 3] -= n
+
+
+PURE: Any = sys.modules[__name__]  # this module is the pure book
+
+
+def built_native() -> tuple[ModuleType | None, str]:
+    """The native core if it was built (whatever FAKE_TORCH_PURE says), or None and why not."""
+    try:
+        from fake_torch._simulated import _native as native
+    except ImportError:
+        return None, "fake_torch._simulated._native was not built (no C compiler at install)"
+    if native.FOLD_AT != FOLD_AT or native.MIN_BLOCK != MIN_BLOCK or (
+            native.SMALL_SIZE != SMALL_SIZE):
+        return None, "fake_torch._simulated._native is stale (its constants differ): reinstall"
+    return native, "built at install"
+
+
+def _native() -> tuple[ModuleType | None, str]:
+    """The native core to use, or None and why not."""
+    if os.environ.get("FAKE_TORCH_PURE", "") not in ("", "0"):
+        return None, "FAKE_TORCH_PURE is set"
+    return built_native()
+
+
+NATIVE, CORE_WHY = _native()
+BOOK: Any = NATIVE if NATIVE is not None else PURE
+CORE = "native" if NATIVE is not None else "pure Python"

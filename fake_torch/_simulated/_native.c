@@ -1,0 +1,643 @@
+/* fake_torch._simulated._native: the caching allocator's block book as native code.
+ *
+ * The same operations, on the same objects, as the pure-Python book in
+ * fake_torch/_simulated/_allocator_book.py (which stays the oracle: tests/test_native_core.py runs both on
+ * the same event sequences and compares addresses and statistics):
+ *   Block            a piece of a segment (the attributes of _allocator_blocks.Block)
+ *   take             the best-fitting free block of a stream (c10's get_free_block)
+ *   push_free        a block onto its segment's free list, in (stream, size, address) order
+ *   remove_free      ... and off it
+ *   hand_out         c10's alloc_found_block: split off the rest, queue the statistics row
+ *   free_block       c10's free_block: merge with free neighbours, back on the free list
+ *   apply_rows       the statistics fold: queued rows applied in order
+ * Free lists stay Python lists of (stream, size, address, block) tuples and statistics rows
+ * stay tuples on DeviceStats.events, so the Python code that reads them (snapshots, empty_cache,
+ * garbage collection, the fold) sees one representation whichever book runs.
+ *
+ * Sizes and addresses are C long long (a user-space address and any simulated device fit);
+ * the limits from the allocator settings may be SIZE_MAX, so they are unsigned long long.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#define MIN_BLOCK 512LL         /* kMinBlockSize */
+#define SMALL_SIZE (1LL << 20)  /* kSmallSize */
+#define FOLD_AT 4096            /* _allocator_stats.FOLD_AT */
+#define NSTATS 81               /* nine statistics, nine numbers each */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *segment;
+    long long address;
+    long long size;
+    char allocated;
+    long long requested;
+    PyObject *prev;          /* Block or None (NULL reads as None) */
+    PyObject *next;
+    PyObject *stream_uses;   /* set or None */
+    char pending;
+    long long gc_base;
+} Block;
+
+static PyTypeObject BlockType;
+static PyObject *s_free, *s_stream, *s_is_small, *s_head, *s_pool, *s_searches, *s_events,
+    *s_fold;
+
+#define IS_NONE(o) ((o) == NULL || (o) == Py_None)
+#define AS_BLOCK(o) ((Block *)(o))
+
+/* --- the Block type ------------------------------------------------------------------------ */
+
+static int Block_traverse(Block *self, visitproc visit, void *arg) {
+    Py_VISIT(self->segment);
+    Py_VISIT(self->prev);
+    Py_VISIT(self->next);
+    Py_VISIT(self->stream_uses);
+    return 0;
+}
+
+static int Block_clear(Block *self) {
+    Py_CLEAR(self->segment);
+    Py_CLEAR(self->prev);
+    Py_CLEAR(self->next);
+    Py_CLEAR(self->stream_uses);
+    return 0;
+}
+
+static void Block_dealloc(Block *self) {
+    PyObject_GC_UnTrack(self);
+    Block_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Block_init(Block *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"segment", "address", "size", "allocated", "requested", "prev",
+                             "next", "stream_uses", "pending", "gc_base", NULL};
+    PyObject *segment, *prev = Py_None, *next = Py_None, *uses = Py_None;
+    long long address, size, requested = 0, gc_base = 0;
+    int allocated = 0, pending = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OLL|pLOOOpL", kwlist, &segment, &address,
+                                     &size, &allocated, &requested, &prev, &next, &uses,
+                                     &pending, &gc_base))
+        return -1;
+    Py_INCREF(segment);
+    Py_XSETREF(self->segment, segment);
+    Py_INCREF(prev);
+    Py_XSETREF(self->prev, prev);
+    Py_INCREF(next);
+    Py_XSETREF(self->next, next);
+    Py_INCREF(uses);
+    Py_XSETREF(self->stream_uses, uses);
+    self->address = address;
+    self->size = size;
+    self->allocated = (char)allocated;
+    self->requested = requested;
+    self->pending = (char)pending;
+    self->gc_base = gc_base;
+    return 0;
+}
+
+/* A new free block of `segment` (the tail a split cuts off), linked between prev and next. */
+static Block *new_block(PyObject *segment, long long address, long long size, PyObject *prev,
+                        PyObject *next) {
+    Block *b = PyObject_GC_New(Block, &BlockType);
+    if (b == NULL)
+        return NULL;
+    Py_INCREF(segment);
+    b->segment = segment;
+    b->address = address;
+    b->size = size;
+    b->allocated = 0;
+    b->requested = 0;
+    Py_INCREF(prev);
+    b->prev = prev;
+    Py_INCREF(next);
+    b->next = next;
+    Py_INCREF(Py_None);
+    b->stream_uses = Py_None;
+    b->pending = 0;
+    b->gc_base = 0;
+    PyObject_GC_Track(b);
+    return b;
+}
+
+static PyObject *Block_is_split(Block *self, PyObject *Py_UNUSED(ignored)) {
+    return PyBool_FromLong(!IS_NONE(self->prev) || !IS_NONE(self->next));
+}
+
+static PyObject *Block_repr(Block *self) {
+    return PyUnicode_FromFormat("Block(address=%lld, size=%lld, allocated=%s, requested=%lld)",
+                                self->address, self->size, self->allocated ? "True" : "False",
+                                self->requested);
+}
+
+static PyMethodDef Block_methods[] = {
+    {"is_split", (PyCFunction)Block_is_split, METH_NOARGS,
+     "Whether the block is a piece of a split segment (it has a neighbour)."},
+    {NULL}};
+
+static PyMemberDef Block_members[] = {
+    {"segment", T_OBJECT, offsetof(Block, segment), 0, NULL},
+    {"address", T_LONGLONG, offsetof(Block, address), 0, NULL},
+    {"size", T_LONGLONG, offsetof(Block, size), 0, NULL},
+    {"allocated", T_BOOL, offsetof(Block, allocated), 0, NULL},
+    {"requested", T_LONGLONG, offsetof(Block, requested), 0, NULL},
+    {"prev", T_OBJECT, offsetof(Block, prev), 0, NULL},
+    {"next", T_OBJECT, offsetof(Block, next), 0, NULL},
+    {"stream_uses", T_OBJECT, offsetof(Block, stream_uses), 0, NULL},
+    {"pending", T_BOOL, offsetof(Block, pending), 0, NULL},
+    {"gc_base", T_LONGLONG, offsetof(Block, gc_base), 0, NULL},
+    {NULL}};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fake_torch._simulated._native.Block",
+    .tp_doc = "A piece of a segment; a segment's blocks tile it as a list linked in address "
+              "order (c10's Block::prev / Block::next).",
+    .tp_basicsize = sizeof(Block),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Block_init,
+    .tp_dealloc = (destructor)Block_dealloc,
+    .tp_traverse = (traverseproc)Block_traverse,
+    .tp_clear = (inquiry)Block_clear,
+    .tp_repr = (reprfunc)Block_repr,
+    .tp_methods = Block_methods,
+    .tp_members = Block_members,
+};
+
+/* --- free lists: sorted lists of (stream, size, address, block) ------------------------------ */
+
+/* An entry's key; -1 with an exception set when it is not such a tuple. */
+static int entry_key(PyObject *entry, long long key[3]) {
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
+        PyErr_SetString(PyExc_TypeError, "a free list entry is a (stream, size, address, block)");
+        return -1;
+    }
+    for (int k = 0; k < 3; k++) {
+        key[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(entry, k));
+        if (key[k] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
+static int key_less(const long long a[3], const long long b[3]) {
+    for (int k = 0; k < 3; k++)
+        if (a[k] != b[k])
+            return a[k] < b[k];
+    return 0;
+}
+
+/* The first index whose entry's key is not less than `key` (bisect_left); -1 on error. */
+static Py_ssize_t lower_bound(PyObject *list, const long long key[3]) {
+    Py_ssize_t lo = 0, hi = PyList_GET_SIZE(list);
+    long long k[3];
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (entry_key(PyList_GET_ITEM(list, mid), k) < 0)
+            return -1;
+        if (key_less(k, key))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The segment's free list and stream (new references); -1 on error. */
+static int segment_list(PyObject *segment, PyObject **list, long long *stream) {
+    PyObject *s = PyObject_GetAttr(segment, s_stream);
+    if (s == NULL)
+        return -1;
+    *stream = PyLong_AsLongLong(s);
+    Py_DECREF(s);
+    if (*stream == -1 && PyErr_Occurred())
+        return -1;
+    *list = PyObject_GetAttr(segment, s_free);
+    if (*list == NULL)
+        return -1;
+    if (!PyList_Check(*list)) {
+        Py_CLEAR(*list);
+        PyErr_SetString(PyExc_TypeError, "a segment's free list is a list");
+        return -1;
+    }
+    return 0;
+}
+
+static int push_free(Block *b, int track_age) {
+    PyObject *list, *entry;
+    long long stream;
+    if (segment_list(b->segment, &list, &stream) < 0)
+        return -1;
+    if (track_age) { /* only garbage collection reads the ages */
+        PyObject *pool = PyObject_GetAttr(b->segment, s_pool), *n = NULL;
+        if (pool != NULL) {
+            n = PyObject_GetAttr(pool, s_searches);
+            Py_DECREF(pool);
+        }
+        if (n == NULL)
+            goto fail;
+        b->gc_base = PyLong_AsLongLong(n);
+        Py_DECREF(n);
+        if (b->gc_base == -1 && PyErr_Occurred())
+            goto fail;
+    }
+    long long key[3] = {stream, b->size, b->address}, k[3];
+    /* bisect.insort (insort_right): after every entry not greater than the key */
+    Py_ssize_t lo = 0, hi = PyList_GET_SIZE(list);
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (entry_key(PyList_GET_ITEM(list, mid), k) < 0)
+            goto fail;
+        if (key_less(key, k))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    entry = Py_BuildValue("(LLLO)", stream, b->size, b->address, (PyObject *)b);
+    if (entry == NULL || PyList_Insert(list, lo, entry) < 0) {
+        Py_XDECREF(entry);
+        goto fail;
+    }
+    Py_DECREF(entry);
+    Py_DECREF(list);
+    return 0;
+fail:
+    Py_DECREF(list);
+    return -1;
+}
+
+static int remove_free(Block *b) {
+    PyObject *list;
+    long long stream;
+    if (segment_list(b->segment, &list, &stream) < 0)
+        return -1;
+    long long key[3] = {stream, b->size, b->address};
+    Py_ssize_t i = lower_bound(list, key);
+    if (i < 0)
+        goto fail;
+    if (i >= PyList_GET_SIZE(list) ||
+        PyTuple_GET_ITEM(PyList_GET_ITEM(list, i), 3) != (PyObject *)b) {
+        PyErr_SetString(PyExc_AssertionError, "a free block is not on its free list");
+        goto fail;
+    }
+    if (PyList_SetSlice(list, i, i + 1, NULL) < 0)
+        goto fail;
+    Py_DECREF(list);
+    return 0;
+fail:
+    Py_DECREF(list);
+    return -1;
+}
+
+static int check_block(PyObject *o) {
+    if (!PyObject_TypeCheck(o, &BlockType)) {
+        PyErr_Format(PyExc_TypeError, "expected a fake_torch._simulated._native.Block, got %s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_push_free(PyObject *m, PyObject *args) {
+    PyObject *b;
+    int track_age;
+    if (!PyArg_ParseTuple(args, "O!p", &BlockType, &b, &track_age) ||
+        push_free(AS_BLOCK(b), track_age) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_remove_free(PyObject *m, PyObject *b) {
+    if (check_block(b) < 0 || remove_free(AS_BLOCK(b)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* take(free, size, stream, max_split_size, max_non_split_rounding_size): the smallest free
+ * block of `stream` that fits, the lowest address among equals, off the list; None when there
+ * is none or max_split_size rules it out. */
+static PyObject *py_take(PyObject *m, PyObject *args) {
+    PyObject *list;
+    long long size, stream;
+    unsigned long long limit, rounding;
+    if (!PyArg_ParseTuple(args, "O!LLKK", &PyList_Type, &list, &size, &stream, &limit,
+                          &rounding))
+        return NULL;
+    long long key[3] = {stream, size, -1}, k[3];
+    Py_ssize_t i = lower_bound(list, key);
+    if (i < 0)
+        return NULL;
+    if (i == PyList_GET_SIZE(list))
+        Py_RETURN_NONE;
+    PyObject *entry = PyList_GET_ITEM(list, i);
+    if (entry_key(entry, k) < 0)
+        return NULL;
+    if (k[0] != stream)
+        Py_RETURN_NONE;
+    PyObject *b = PyTuple_GET_ITEM(entry, 3);
+    if (check_block(b) < 0)
+        return NULL;
+    unsigned long long want = (unsigned long long)size, have = (unsigned long long)AS_BLOCK(b)->size;
+    if (want < limit && limit <= have) /* an oversize block never serves a small request */
+        Py_RETURN_NONE;
+    if (want >= limit && have - want >= rounding) /* ... nor a large one it would waste */
+        Py_RETURN_NONE;
+    Py_INCREF(b);
+    if (PyList_SetSlice(list, i, i + 1, NULL) < 0) {
+        Py_DECREF(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* --- statistics rows ------------------------------------------------------------------------ */
+
+static int segment_is_small(PyObject *segment) {
+    PyObject *o = PyObject_GetAttr(segment, s_is_small);
+    if (o == NULL)
+        return -1;
+    int r = PyObject_IsTrue(o);
+    Py_DECREF(o);
+    return r;
+}
+
+/* Append one block event row to stats.events; fold them in past FOLD_AT. */
+static int queue_row(PyObject *stats, int small, long long allocs, long long active,
+                     long long alloc_bytes, long long active_bytes, long long requested,
+                     long long splits, long long split_bytes) {
+    PyObject *events = PyObject_GetAttr(stats, s_events);
+    if (events == NULL)
+        return -1;
+    if (!PyList_Check(events)) {
+        Py_DECREF(events);
+        PyErr_SetString(PyExc_TypeError, "DeviceStats.events is a list");
+        return -1;
+    }
+    PyObject *row = Py_BuildValue("(iLLLLLLL)", small ? 0 : 4, allocs, active, alloc_bytes,
+                                  active_bytes, requested, splits, split_bytes);
+    int r = row == NULL ? -1 : PyList_Append(events, row);
+    Py_XDECREF(row);
+    if (r == 0 && PyList_GET_SIZE(events) >= FOLD_AT) {
+        PyObject *res = PyObject_CallMethodNoArgs(stats, s_fold);
+        r = res == NULL ? -1 : 0;
+        Py_XDECREF(res);
+    }
+    Py_DECREF(events);
+    return r;
+}
+
+/* hand_out(block, size, nbytes, max_split_size, track_age, stats): c10's alloc_found_block. */
+static PyObject *py_hand_out(PyObject *m, PyObject *args) {
+    PyObject *bo, *stats;
+    long long size, nbytes;
+    unsigned long long limit;
+    int track_age;
+    if (!PyArg_ParseTuple(args, "O!LLKpO", &BlockType, &bo, &size, &nbytes, &limit,
+                          &track_age, &stats))
+        return NULL;
+    Block *b = AS_BLOCK(bo);
+    int small = segment_is_small(b->segment);
+    if (small < 0)
+        return NULL;
+    int already_split = !IS_NONE(b->prev) || !IS_NONE(b->next);
+    long long rest = b->size - size, splits = 0, split_bytes = 0;
+    int split = small ? rest >= MIN_BLOCK
+                      : ((unsigned long long)size < limit && rest > SMALL_SIZE);
+    if (split) {
+        PyObject *after = b->next == NULL ? Py_None : b->next;
+        if (after != Py_None && check_block(after) < 0)
+            return NULL;
+        Block *tail = new_block(b->segment, b->address + size, rest, bo, after);
+        if (tail == NULL)
+            return NULL;
+        if (after != Py_None) {
+            Py_INCREF(tail);
+            Py_XSETREF(AS_BLOCK(after)->prev, (PyObject *)tail);
+        }
+        Py_XSETREF(b->next, (PyObject *)tail); /* (takes new_block's reference) */
+        b->size = size;
+        if (push_free(tail, track_age) < 0)
+            return NULL;
+        if (already_split) /* a free piece of a split segment shrinks by `size` */
+            split_bytes = -size;
+        else { /* the segment is split from now on: its free rest is an inactive split */
+            splits = 1;
+            split_bytes = rest;
+        }
+    } else if (already_split) { /* a free piece of a split segment becomes active, whole */
+        splits = -1;
+        split_bytes = -b->size;
+    }
+    b->allocated = 1;
+    b->requested = nbytes;
+    size = b->size;
+    /* one more allocation and active block, their bytes, the requested bytes */
+    if (queue_row(stats, small, 1, 1, size, size, nbytes, splits, split_bytes) < 0)
+        return NULL;
+    if ((unsigned long long)size >= limit) {
+        PyObject *r = PyObject_CallMethod(stats, "add_oversize", "ii", 0, 1);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+/* Whether a neighbour is a free block to merge with: 1 yes, 0 no, -1 not a Block. */
+static int absorbable(PyObject *o) {
+    if (IS_NONE(o))
+        return 0;
+    if (check_block(o) < 0)
+        return -1;
+    return !AS_BLOCK(o)->allocated && !AS_BLOCK(o)->pending;
+}
+
+/* free_block(block, freed, track_age, stats): c10's free_block (see the pure book). */
+static PyObject *py_free_block(PyObject *m, PyObject *args) {
+    PyObject *bo, *stats;
+    int freed, track_age;
+    if (!PyArg_ParseTuple(args, "O!ppO", &BlockType, &bo, &freed, &track_age, &stats))
+        return NULL;
+    Block *b = AS_BLOCK(bo);
+    int small = segment_is_small(b->segment);
+    if (small < 0)
+        return NULL;
+    long long size = b->size, requested = b->requested, net_blocks = 0, net_bytes = 0;
+    int merge = absorbable(b->next);
+    if (merge < 0)
+        return NULL;
+    if (merge) { /* the block absorbs its free neighbours */
+        Block *after = AS_BLOCK(b->next);
+        if (remove_free(after) < 0)
+            return NULL;
+        long long after_size = after->size;
+        b->size += after_size;
+        PyObject *beyond = IS_NONE(after->next) ? Py_None : after->next;
+        Py_INCREF(beyond);
+        Py_SETREF(b->next, beyond); /* (drops the last reference to `after` but its list's) */
+        if (beyond != Py_None) {
+            if (check_block(beyond) < 0)
+                return NULL;
+            Py_INCREF(bo);
+            Py_XSETREF(AS_BLOCK(beyond)->prev, bo);
+        }
+        net_blocks -= 1;
+        net_bytes -= after_size;
+    }
+    merge = absorbable(b->prev);
+    if (merge < 0)
+        return NULL;
+    if (merge) {
+        Block *before = AS_BLOCK(b->prev);
+        Py_INCREF(before); /* (kept alive until its fields are read) */
+        if (remove_free(before) < 0) {
+            Py_DECREF(before);
+            return NULL;
+        }
+        b->address = before->address;
+        b->size += before->size;
+        PyObject *first = IS_NONE(before->prev) ? Py_None : before->prev;
+        Py_INCREF(first);
+        Py_SETREF(b->prev, first);
+        if (first != Py_None) {
+            if (check_block(first) < 0) {
+                Py_DECREF(before);
+                return NULL;
+            }
+            Py_INCREF(bo);
+            Py_XSETREF(AS_BLOCK(first)->next, bo);
+        } else if (PyObject_SetAttr(b->segment, s_head, bo) < 0) {
+            Py_DECREF(before);
+            return NULL;
+        }
+        net_blocks -= 1;
+        net_bytes -= before->size;
+        Py_DECREF(before);
+    }
+    b->pending = 0;
+    if (push_free(b, track_age) < 0)
+        return NULL;
+    if (!IS_NONE(b->prev) || !IS_NONE(b->next)) {
+        net_blocks += 1;
+        net_bytes += b->size;
+    }
+    /* one active block fewer (and, when `freed`, one allocation), their bytes, the requested
+     * bytes; the inactive splits' change */
+    if (queue_row(stats, small, freed ? -1 : 0, -1, freed ? -size : 0, -size, -requested,
+                  net_blocks, net_bytes) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* apply_rows(v, rows, event_stats): fold statistics rows into v, in order (the pure book's
+ * _apply_each: a rise adds to current and allocated and may raise the peaks, this pool type's
+ * and all pools'; a fall takes from current and adds to freed). */
+static PyObject *py_apply_rows(PyObject *m, PyObject *args) {
+    PyObject *vl, *rows, *stats_t;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &vl, &PyList_Type, &rows,
+                          &PyTuple_Type, &stats_t))
+        return NULL;
+    Py_ssize_t nv = PyList_GET_SIZE(vl), ns = PyTuple_GET_SIZE(stats_t);
+    if (nv != NSTATS || ns != 7) {
+        PyErr_SetString(PyExc_ValueError, "apply_rows: 81 numbers and 7 statistics expected");
+        return NULL;
+    }
+    long long v[NSTATS], st[7];
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        v[i] = PyLong_AsLongLong(PyList_GET_ITEM(vl, i));
+        if (v[i] == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        st[j] = PyLong_AsLongLong(PyTuple_GET_ITEM(stats_t, j));
+        if (st[j] < 0 || st[j] + 8 >= NSTATS) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "apply_rows: a statistic out of range");
+            return NULL;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(rows);
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *row = PyList_GET_ITEM(rows, r);
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 8) {
+            PyErr_SetString(PyExc_TypeError, "a statistics row is a tuple of 8 ints");
+            return NULL;
+        }
+        long long k = PyLong_AsLongLong(PyTuple_GET_ITEM(row, 0));
+        if (k != 0 && k != 4) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a row's pool type is 0 or 4");
+            return NULL;
+        }
+        for (int j = 0; j < 7; j++) {
+            long long c = PyLong_AsLongLong(PyTuple_GET_ITEM(row, j + 1));
+            if (c == -1 && PyErr_Occurred())
+                return NULL;
+            long long s = st[j], i = s + k;
+            if (c > 0) {
+                v[i] += c;
+                v[i + 2] += c;
+                if (v[i] > v[i + 1])
+                    v[i + 1] = v[i];
+                if (v[s] + v[s + 4] > v[s + 8])
+                    v[s + 8] = v[s] + v[s + 4];
+            } else if (c < 0) {
+                v[i] += c;
+                v[i + 3] -= c;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        PyObject *o = PyLong_FromLongLong(v[i]);
+        if (o == NULL)
+            return NULL;
+        PyList_SetItem(vl, i, o); /* (steals o) */
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"take", py_take, METH_VARARGS,
+     "take(free, size, stream, max_split_size, max_non_split_rounding_size) -> Block | None"},
+    {"push_free", py_push_free, METH_VARARGS, "push_free(block, track_age) -> None"},
+    {"remove_free", py_remove_free, METH_O, "remove_free(block) -> None"},
+    {"hand_out", py_hand_out, METH_VARARGS,
+     "hand_out(block, size, nbytes, max_split_size, track_age, stats) -> None"},
+    {"free_block", py_free_block, METH_VARARGS,
+     "free_block(block, freed, track_age, stats) -> None"},
+    {"apply_rows", py_apply_rows, METH_VARARGS, "apply_rows(v, rows, event_stats) -> None"},
+    {NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fake_torch._simulated._native",
+                                    "The caching allocator's block book, native.", -1,
+                                    module_methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    if (PyType_Ready(&BlockType) < 0)
+        return NULL;
+#define INTERN(var, text) \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL;
+    INTERN(s_free, "free")
+    INTERN(s_stream, "stream")
+    INTERN(s_is_small, "is_small")
+    INTERN(s_head, "head")
+    INTERN(s_pool, "pool")
+    INTERN(s_searches, "searches")
+    INTERN(s_events, "events")
+    INTERN(s_fold, "fold")
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&BlockType);
+    if (PyModule_AddObject(m, "Block", (PyObject *)&BlockType) < 0 ||
+        PyModule_AddIntConstant(m, "FOLD_AT", FOLD_AT) < 0 ||
+        PyModule_AddIntConstant(m, "MIN_BLOCK", MIN_BLOCK) < 0 ||
+        PyModule_AddIntConstant(m, "SMALL_SIZE", SMALL_SIZE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,12 @@
+"""The optional native core (fake_torch/_simulated/_native.c: the allocator's block book).
+
+Everything else about the package is in pyproject.toml. The extension is `optional`: without a
+C compiler (or Python's headers) the build warns and goes on, and fake_torch runs its
+pure-Python book (fake_torch/_simulated/_allocator_book.py); `python -m fake_torch bench` says
+which.
+"""
+
+from setuptools import Extension, setup  # type: ignore[import-untyped]
+
+setup(ext_modules=[Extension("fake_torch._simulated._native", ["fake_torch/_simulated/_native.c"],
+                             optional=True)])
