@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
+from fake_torch import _machine
 from fake_torch import _torch_function as _tf
-from fake_torch._allocator import DEVICE, Storage
+from fake_torch._allocator import Storage
 from fake_torch._device import device
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
 from fake_torch._memory_format import (
@@ -99,7 +100,7 @@ class Tensor(TensorBase):
         # cuda memory belongs to a block of the caching allocator; holding its Storage keeps the
         # block allocated, and views find their base's Storage through their numpy bases
         if storage is None and dev.type == "cuda":
-            storage = DEVICE.storage_of(a)
+            storage = _machine.MACHINE.storage_of(a)
         self._storage = storage
         self._requires_grad = False
         self.grad = None

@@ -275,7 +275,17 @@ class Timeline:
             finally:
                 self.host_ns = saved
 
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(span)` for every host launch call and device kernel from now on;
+        returns the function that removes it."""
+        with self.lock:
+            self.listeners.append(listener)
 
+        def remove() -> None:
+            with self.lock:
+                if listener in self.listeners:
+                    self.listeners.remove(listener)
+        return remove
 
     def _emit(self, span: Span) -> None:
         for listener in list(self.listeners):
@@ -296,18 +306,3 @@ def _run(work: Work) -> None:
     for kernel, args, params in work.calls:
         kernel(*args, **params)
 
-
-TIMELINE = Timeline()
-
-
-def add_listener(listener: Listener) -> Callable[[], None]:
-    """Call `listener(span)` for every host launch call and device kernel from now on;
-    returns the function that removes it."""
-    with TIMELINE.lock:
-        TIMELINE.listeners.append(listener)
-
-    def remove() -> None:
-        with TIMELINE.lock:
-            if listener in TIMELINE.listeners:
-                TIMELINE.listeners.remove(listener)
-    return remove

@@ -1,9 +1,11 @@
-"""torch.cuda for the one simulated GPU: device queries and the random generator state.
+"""torch.cuda for the simulated GPUs: device queries and the random generator state.
 Streams and events (streams.py), memory statistics (memory.py) and CUDA graphs (graphs.py,
 graphed_callables.py, _sanitizer.py) live in their own modules."""
 
+from typing import Any
+
+from fake_torch import _generator
 from fake_torch._allocator import OutOfMemoryError
-from fake_torch._generator import cuda_default_generators as default_generators
 from fake_torch._legacy_types import cuda_BFloat16Tensor as BFloat16Tensor
 from fake_torch._legacy_types import cuda_BoolTensor as BoolTensor
 from fake_torch._legacy_types import cuda_ByteTensor as ByteTensor
@@ -31,6 +33,7 @@ from fake_torch.cuda._device_queries import (
     is_bf16_supported,
     is_initialized,
     set_device,
+    set_simulated_devices,
     set_simulated_gpu,
     synchronize,
 )
@@ -92,6 +95,15 @@ from fake_torch.cuda.streams import (
     stream,
 )
 
+
+def __getattr__(name: str) -> Any:
+    """torch.cuda.default_generators: the default generator of each simulated device (the
+    machine in use decides how many)."""
+    if name == "default_generators":
+        return _generator.cuda_default_generators()
+    raise AttributeError(f"module 'torch.cuda' has no attribute '{name}'")
+
+
 _HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)
 
 __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
@@ -113,6 +125,7 @@ __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types
     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
     "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed",
     "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
-    "set_rng_state_all", "set_simulated_device_memory", "set_simulated_gpu", "set_stream",
+    "set_rng_state_all", "set_simulated_device_memory", "set_simulated_devices",
+    "set_simulated_gpu", "set_stream",
     "stream", "synchronize",
 ]

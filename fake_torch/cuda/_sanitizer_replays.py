@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _tensor
-from fake_torch._allocator import DEVICE, Storage
+from fake_torch import _dispatch, _machine, _tensor
+from fake_torch._allocator import Storage
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor
@@ -127,7 +127,7 @@ def capture_ended(graph: CUDAGraph) -> None:
     for k in graph._kernels:
         for x in k.inputs:
             if isinstance(x, np.ndarray):
-                storage = DEVICE.storage_of(x)
+                storage = _machine.MACHINE.storage_of(x)
                 if storage is not None and id(storage) in keys:
                     keys[id(storage)].add((x.shape, x.dtype))
     state.watches[graph] = _Watch(
@@ -161,14 +161,15 @@ def eager_launched(op: str, kind: str, outs: tuple[np.ndarray, ...],
         return
     if state.unread:
         for x in inputs:
-            if isinstance(x, np.ndarray) and (storage := DEVICE.storage_of(x)) is not None:
+            storage = _machine.MACHINE.storage_of(x) if isinstance(x, np.ndarray) else None
+            if storage is not None:
                 state.unread.pop(storage, None)
     if not outs:
         return
     state.writes += 1
     new_data = kind == "memcpy_h2d" or op in _DRAWS
     for out in outs:
-        storage = DEVICE.storage_of(out)
+        storage = _machine.MACHINE.storage_of(out)
         if storage is None:
             continue
         if storage in state.input_writes:
