@@ -107,7 +107,7 @@ def canonical(d: DeviceLike | None) -> device:
         machine = _machine.MACHINE
         index = dev.index
         if index is None:
-            index = machine._local.index
+            index = machine.thread.index
         elif index >= len(machine.devices):
             raise RuntimeError(_machine.INVALID_ORDINAL)
         return _CUDA[index] if index < len(_CUDA) else cuda(index)

@@ -286,7 +286,7 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
         local.correlation = machine.timeline.launch_kernel(
             op, _cost.EAGER_LAUNCH_NS, kernel, (*outs, *inputs), params,
             _cost.kernel_ns(op, kind, outs, inputs, params),
-            machine.devices[machine._local.index]._current.handle, _cost.STREAM_QUEUE_GAP_NS)
+            machine.devices[machine.thread.index]._current.handle, _cost.STREAM_QUEUE_GAP_NS)
         return
     if outs and outs[0].size == 0 and mode.counts_launches and _all_empty(outs):
         return

@@ -53,6 +53,8 @@ class _CurrentStream(threading.local):
 
 
 class _CurrentDevice(threading.local):
+    """The machine's current device on each thread (`Machine.thread.index`)."""
+
     index = 0  # a new thread starts on cuda:0, as CUDA's
 
 
@@ -113,8 +115,8 @@ class Machine:
                              f"{num_devices!r}")
         self.timeline = Timeline()
         self.counter = LaunchCounter
-        self._local = _CurrentDevice()
-        self.devices = tuple(SimulatedDevice(i, self.timeline, total_bytes, self._local)
+        self.thread = _CurrentDevice()
+        self.devices = tuple(SimulatedDevice(i, self.timeline, total_bytes, self.thread)
                              for i in range(num_devices))
         self.host = CachingHostAllocator(self)
         self.graph_debug_mode = False  # CUDAGraph.enable_debug_mode(): c10's one static flag
@@ -122,22 +124,22 @@ class Machine:
     @property
     def current(self) -> SimulatedDevice:
         """The calling thread's current device."""
-        return self.devices[self._local.index]
+        return self.devices[self.thread.index]
 
     @property
     def current_index(self) -> int:
-        return self._local.index
+        return self.thread.index
 
     def set_current(self, index: int) -> None:
         """cudaSetDevice: make cuda:`index` current on this thread."""
         if not 0 <= index < len(self.devices):
             raise RuntimeError(INVALID_ORDINAL)
-        self._local.index = index
+        self.thread.index = index
 
     def device(self, index: int | None = None) -> SimulatedDevice:
         """cuda:`index` (None: the current device); CUDA's invalid-ordinal error past them."""
         if index is None:
-            return self.devices[self._local.index]
+            return self.devices[self.thread.index]
         if not 0 <= index < len(self.devices):
             raise RuntimeError(INVALID_ORDINAL)
         return self.devices[index]
@@ -205,7 +207,20 @@ def fresh(total_bytes: int | None = None) -> Iterator[Machine]:
 def current_device() -> SimulatedDevice:
     """The calling thread's current device of the machine in use."""
     machine = MACHINE
-    return machine.devices[machine._local.index]
+    return machine.devices[machine.thread.index]
+
+
+@contextmanager
+def device_guard(index: int) -> Iterator[None]:
+    """c10's DeviceGuard: cuda:`index` is this thread's current device inside the block (an op
+    on a tensor of that device allocates from its allocator and launches on its current
+    stream), the device before it after."""
+    local = MACHINE.thread
+    previous, local.index = local.index, index
+    try:
+        yield
+    finally:
+        local.index = previous
 
 
 def add_listener(listener: Callable[[Any], None]) -> Callable[[], None]:

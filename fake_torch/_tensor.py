@@ -295,7 +295,8 @@ class Tensor(TensorBase):
         return int(self._a.nbytes)
 
     def get_device(self) -> int:
-        return 0 if self.is_cuda else -1
+        """The cuda device index (-1 for a cpu tensor)."""
+        return (self._device.index or 0) if self.is_cuda else -1
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if _TF.enabled:
