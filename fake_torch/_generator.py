@@ -343,7 +343,8 @@ def generator_for(generator: Generator | None, dev: device) -> Generator:
         return Generator()  # a given one): a meta draw draws nothing, no stream advances
     if generator is None:
         if dev.type == "cuda":
-            return _machine.MACHINE.device(dev.index).generator
+            cuda_default: Generator = _machine.MACHINE.device(dev.index).generator
+            return cuda_default
         return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"expected a torch.Generator, got {type(generator).__name__}")

@@ -152,10 +152,11 @@ class Machine:
                 return found
         return None
 
-    def fresh(self, total_bytes: int | None = None) -> Machine:
-        """A new machine of as many devices, each of this machine's memory size unless told."""
+    def fresh(self, total_bytes: int | None = None, num_devices: int | None = None) -> Machine:
+        """A new machine of as many devices (unless told), each of this machine's memory size
+        (unless told)."""
         size = self.devices[0].allocator.total_bytes if total_bytes is None else total_bytes
-        return Machine(len(self.devices), size)
+        return Machine(len(self.devices) if num_devices is None else num_devices, size)
 
 
 def _no_generator(index: int) -> Any:
@@ -194,10 +195,11 @@ def swap(new: Machine) -> Machine:
 
 
 @contextmanager
-def fresh(total_bytes: int | None = None) -> Iterator[Machine]:
+def fresh(total_bytes: int | None = None, num_devices: int | None = None) -> Iterator[Machine]:
     """Inside the block, a new machine (as a new process finds it: empty memory, pool ids
-    from 1, the default streams current, cuda:0 current, clocks at 0); the old one after."""
-    old = swap(MACHINE.fresh(total_bytes))
+    from 1, the default streams current, cuda:0 current, clocks at 0), of `num_devices` GPUs
+    unless it keeps the number; the old machine after."""
+    old = swap(MACHINE.fresh(total_bytes, num_devices))
     try:
         yield MACHINE
     finally:

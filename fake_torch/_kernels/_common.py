@@ -27,7 +27,7 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
         if not on_cuda and dev.type == "meta":
             return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
         if on_cuda and dev.index != _machine.MACHINE.thread.index:
-            with _machine.device_guard(dev.index):  # (c10's DeviceGuard: its allocator)
+            with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its allocator)
                 a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
         else:
             a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
@@ -72,7 +72,7 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
     else:
         arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
     if on_cuda and dev.index != _machine.MACHINE.thread.index:
-        with _machine.device_guard(dev.index):  # (c10's DeviceGuard: its current stream)
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
             _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
         return
     _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
