@@ -132,8 +132,9 @@ class GraphCapture(_dispatch.Mode):
         _dispatch.watch_other_threads(self)
 
     def end(self) -> list[int]:
-        """cudaStreamEndCapture: everything `begin` registered, taken back; returns the
-        streams forked from the capture that never joined back (read before it ends)."""
+        """cudaStreamEndCapture: everything `begin` registered, taken back, and each generator
+        state the graph drives told how far one replay moves it; returns the streams forked
+        from the capture that never joined back (read before it ends)."""
         device = self.device
         _dispatch.exit_mode(self)
         _dispatch.watch_other_threads(self, False)
@@ -141,6 +142,9 @@ class GraphCapture(_dispatch.Mode):
         device.allocator.end_allocate_to_pool(self.stream.handle)
         self.machine.host.end_allocate_to_pool(self.pool_id)
         device.capturing.discard(self.stream.stream_id)
+        states = self.graph._generator_states
+        for state in states:
+            states[state] = state.capture_epilogue()
         return forks
 
     # --- the door's mode meanwhile ------------------------------------------------------------
@@ -318,8 +322,6 @@ class CUDAGraph:
         self._mode = None
         forks = mode.end()
         self._made = mode.storages
-        for state in self._generator_states:
-            self._generator_states[state] = state.capture_epilogue()
         if mode.error is not None:
             self._release_pool()
             self._kernels = []
