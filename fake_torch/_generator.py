@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _device, _dispatch, _machine
-from fake_torch._allocator import Storage
-from fake_torch._device import DeviceLike, canonical, device
+from fake_torch import _torch_device
 from fake_torch._dtype import uint8
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import Storage
+from fake_torch._torch_device import DeviceLike, canonical, device
 
 if TYPE_CHECKING:  # _tensor imports the op modules, which import this module
     from fake_torch._tensor import Tensor
@@ -323,7 +324,7 @@ default_generator = _nondeterministic("cpu")  # torch seeds its default generato
 def _new_cuda_default(index: int) -> Generator:
     """A simulated device's default generator, made when the device first draws: seeded as
     `manual_seed` last seeded every device (or as the cpu generator was at start-up)."""
-    g = Generator(_device.cuda(index))
+    g = Generator(_torch_device.cuda(index))
     g.manual_seed(default_generator.initial_seed())
     return g
 

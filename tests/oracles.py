@@ -108,7 +108,7 @@ import numpy as np
 import pytest
 
 import fake_torch as ft
-from fake_torch import _dispatch, _machine
+from fake_torch._simulated import _dispatch, _machine
 
 # --- launches -----------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from oracles import NoHostSync
 
 import fake_torch as ft
 import fake_torch.cuda as cuda
-from fake_torch import _dispatch, _machine
+from fake_torch._simulated import _dispatch, _machine
 
 
 def test_availability_and_counts() -> None:

@@ -14,7 +14,7 @@ import gc
 import pytest
 
 import fake_torch as torch
-from fake_torch import _machine
+from fake_torch._simulated import _machine
 from fake_torch.cuda import CUDAGraph
 
 pytestmark = pytest.mark.usefixtures("fresh_device")

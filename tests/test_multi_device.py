@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import fake_torch as torch
-from fake_torch import _cost, _gpus, _machine
+from fake_torch._simulated import _cost, _gpus, _machine
 
 SAME_DEVICE = ("Expected all tensors to be on the same device, but found at least two devices, "
                "{} and {}!")

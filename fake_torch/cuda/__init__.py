@@ -5,7 +5,6 @@ graphed_callables.py, _sanitizer.py) live in their own modules."""
 from typing import Any
 
 from fake_torch import _generator
-from fake_torch._allocator import OutOfMemoryError
 from fake_torch._legacy_types import cuda_BFloat16Tensor as BFloat16Tensor
 from fake_torch._legacy_types import cuda_BoolTensor as BoolTensor
 from fake_torch._legacy_types import cuda_ByteTensor as ByteTensor
@@ -16,6 +15,7 @@ from fake_torch._legacy_types import cuda_HalfTensor as HalfTensor
 from fake_torch._legacy_types import cuda_IntTensor as IntTensor
 from fake_torch._legacy_types import cuda_LongTensor as LongTensor
 from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
+from fake_torch._simulated._allocator import OutOfMemoryError
 from fake_torch.cuda import _sanitizer
 from fake_torch.cuda import amp as amp
 from fake_torch.cuda import nvtx as nvtx

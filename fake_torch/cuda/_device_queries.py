@@ -1,7 +1,7 @@
 """torch.cuda device queries for the simulated GPUs, cuda:0 .. cuda:n-1 (one unless
 FAKE_TORCH_DEVICES or `set_simulated_devices` says more), and which one is current.
 
-The device reports itself as the simulated GPU (fake_torch/_gpus.py: an H100 80GB unless
+The device reports itself as the simulated GPU (fake_torch/_simulated/_gpus.py: an H100 80GB unless
 FAKE_TORCH_GPU or `set_simulated_gpu` names another): its name, compute capability, SMs and L2;
 its memory size is the simulated allocator's (the GPU's, unless FAKE_TORCH_DEVICE_MEMORY or
 `set_simulated_device_memory` says otherwise).
@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fake_torch import _dispatch, _gpus, _machine, _streams
-from fake_torch._device import device as torch_device
+from fake_torch import _torch_stream
+from fake_torch._simulated import _dispatch, _gpus, _machine
+from fake_torch._torch_device import device as torch_device
+from fake_torch.utils import _device as _default_device
 
 _INVALID_ORDINAL = _machine.INVALID_ORDINAL
 
@@ -80,6 +82,9 @@ def current_device() -> int:
     """This thread's current device (cuda:0 until set_device chooses another)."""
     init()
     return _machine.MACHINE.current_index
+
+
+_default_device.current_device = current_device  # torch.device("cuda") as a default
 
 
 def _device_index(dev: Any, optional: bool = False) -> int:
@@ -182,8 +187,8 @@ def synchronize(device: Any = None) -> None:
     init()
     with _DeviceGuard(device):
         _dispatch.host_sync("synchronize", device=True)
-    if _streams.sync_observer is not None:
-        _streams.sync_observer.synchronize()
+    if _torch_stream.sync_observer is not None:
+        _torch_stream.sync_observer.synchronize()
 
 
 class device:

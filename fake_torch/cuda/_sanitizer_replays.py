@@ -44,8 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _machine, _tensor
-from fake_torch._allocator import Storage
+from fake_torch import _tensor
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import Storage
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor

@@ -32,11 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator_capture, _cost, _dispatch, _machine, _pinned, _streams
-from fake_torch._allocator import PoolId, Storage
-from fake_torch._allocator_blocks import DEFAULT_POOL, Segment
+from fake_torch import _torch_stream
 from fake_torch._generator import Generator, PhiloxState
-from fake_torch._timeline import Work
+from fake_torch._simulated import _allocator_capture, _cost, _dispatch, _machine, _pinned
+from fake_torch._simulated._allocator import PoolId, Storage
+from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Segment
+from fake_torch._simulated._timeline import Work
 from fake_torch.cuda import _sanitizer, streams
 
 _ERROR_MODES = ("global", "thread_local", "relaxed")
@@ -600,8 +601,8 @@ class graph:  # lower case: torch's name
 
     def __enter__(self) -> None:
         _dispatch.host_sync("synchronize", device=True)  # torch.cuda.synchronize()
-        if _streams.sync_observer is not None:
-            _streams.sync_observer.synchronize()
+        if _torch_stream.sync_observer is not None:
+            _torch_stream.sync_observer.synchronize()
         _machine.current_device().allocator.empty_cache()
         _machine.MACHINE.host.empty_cache()  # torch._C._host_emptyCache()
         self.stream_ctx.__enter__()

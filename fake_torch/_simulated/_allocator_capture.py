@@ -67,7 +67,7 @@ class StreamCaptures:
         self._captures[stream] = Capture(pool_id, terminals={stream: frozenset()},
                                          global_thread=global_thread)
         if self._observer is None:
-            from fake_torch import _dispatch  # (the door imports the allocator, which this)
+            from fake_torch._simulated import _dispatch  # (the door imports the allocator)
 
             device = self.device
             self._observer = _dispatch.add_observer(

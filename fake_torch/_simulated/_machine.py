@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._allocator import CachingAllocator, Storage
-from fake_torch._allocator_capture import StreamCaptures
-from fake_torch._counter import LaunchCounter
-from fake_torch._host_allocator import CachingHostAllocator
-from fake_torch._timeline import Timeline
+from fake_torch._simulated._allocator import CachingAllocator, Storage
+from fake_torch._simulated._allocator_capture import StreamCaptures
+from fake_torch._simulated._counter import LaunchCounter
+from fake_torch._simulated._host_allocator import CachingHostAllocator
+from fake_torch._simulated._timeline import Timeline
 
 INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
                    "CUDA kernel errors might be asynchronously reported at some other API call, "
@@ -227,5 +227,6 @@ def device_guard(index: int) -> Iterator[None]:
 
 def add_listener(listener: Callable[[Any], None]) -> Callable[[], None]:
     """Call `listener(span)` for every host launch call and device kernel of the machine in
-    use from now on (fake_torch/_timeline.py's Span); returns the function that removes it."""
+    use from now on (a Span of fake_torch/_simulated/_timeline.py); returns the function that
+    removes it."""
     return MACHINE.timeline.add_listener(listener)
