@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,7 +105,8 @@ def test_device_objects_name_any_index_as_torch_does(four: _machine.Machine) -> 
 
 def test_fake_torch_devices_environment_variable_sets_the_count() -> None:
     code = "import fake_torch as t; print(t.cuda.device_count(), len(t.cuda.default_generators))"
-    env = {**os.environ, "FAKE_TORCH_DEVICES": "3", "PYTHONPATH": os.getcwd()}
+    root = str(Path(torch.__file__).resolve().parents[1])  # this checkout's fake_torch
+    env = {**os.environ, "FAKE_TORCH_DEVICES": "3", "PYTHONPATH": root}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["3", "3"]
@@ -343,3 +345,18 @@ def test_a_fresh_machine_is_one_swap_and_old_tensors_free_into_their_own() -> No
         assert torch.cuda.memory_allocated() == 0
     assert _machine.MACHINE is outer
     assert torch.cuda.memory_allocated() == before - 1024
+
+
+def test_host_copies_run_on_the_cuda_sides_device(four: _machine.Machine) -> None:
+    side = torch.cuda.Stream(device=2)
+    torch.cuda.set_stream(side)  # cuda:2's current stream: `side`
+    torch.cuda.set_device(0)  # ... while cuda:0 is current
+    pinned = torch.arange(4.0).pin_memory()
+    y = pinned.to("cuda:2", non_blocking=True)  # on cuda:2's current stream, not cuda:0's
+    timeline = four.timeline
+    end = timeline.ready.get(side.handle, 0.0)
+    assert end > 0.0 and timeline.ready.get(torch.cuda.current_stream(0).handle, 0.0) == 0.0
+    assert y.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]  # blocking: the host waited for `side`
+    assert timeline.host_ns >= timeline.ready[side.handle] > end
+    torch.cuda.set_stream(torch.cuda.default_stream(2))
+    torch.cuda.set_device(0)

@@ -148,7 +148,18 @@ def _peer_copy(op: str, src: Tensor, dst: Tensor, kind: str) -> None:
 
 def _host_copy(op: str, src: Tensor, dst: Tensor, kind: str, non_blocking: bool) -> None:
     """One host<->device copy launch, through a host temporary when torch uses one; then,
-    unless non_blocking, the host waits for the copy (a stream synchronize)."""
+    unless non_blocking, the host waits for the copy (a stream synchronize). All of it on the
+    cuda side's device (its current stream), as copy_kernel_cuda's device guard has it."""
+    index = (dst if kind == "memcpy_h2d" else src)._device.index
+    if index is not None and index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(index):
+            _host_copy_here(op, src, dst, kind, non_blocking)
+        return
+    _host_copy_here(op, src, dst, kind, non_blocking)
+
+
+def _host_copy_here(op: str, src: Tensor, dst: Tensor, kind: str, non_blocking: bool) -> None:
+    """`_host_copy` on the current device."""
     h2d = kind == "memcpy_h2d"
     host, other = (src, dst) if h2d else (dst, src)
     counts = _dispatch.current_mode().counts_launches

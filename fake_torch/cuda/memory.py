@@ -305,12 +305,14 @@ def set_simulated_device_memory(total_bytes: int) -> None:
 
 
 @contextmanager
-def fresh_simulated_device(total_bytes: int | None = None) -> Iterator[None]:
+def fresh_simulated_device(total_bytes: int | None = None,
+                           num_devices: int | None = None) -> Iterator[None]:
     """fake_torch only: inside the block the simulated machine is as a new process finds it
     (empty memory, graph pool ids from 1, no graphs, cuda:0 and the default streams current,
-    the clocks at 0), so memory figures and addresses follow from the block alone; the
-    machine before it comes back after (one swap: fake_torch/_simulated/_machine.py). For tests."""
-    with _machine.fresh(total_bytes):
+    the clocks at 0), of `num_devices` GPUs unless it keeps the number, so memory figures and
+    addresses follow from the block alone; the machine before it comes back after (one swap:
+    fake_torch/_simulated/_machine.py). For tests."""
+    with _machine.fresh(total_bytes, num_devices):
         yield
 
 
