@@ -360,3 +360,30 @@ def test_host_copies_run_on_the_cuda_sides_device(four: _machine.Machine) -> Non
     assert timeline.host_ns >= timeline.ready[side.handle] > end
     torch.cuda.set_stream(torch.cuda.default_stream(2))
     torch.cuda.set_device(0)
+
+
+def _reduce_overhead_on(index: int) -> tuple[list[int], dict[str, int], list[float]]:
+    """A Linear compiled with mode="reduce-overhead" and called four times on cuda:`index`:
+    the launches of each call, the device's memory statistics, the last output."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 8).to(f"cuda:{index}")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.ones(4, 8, device=f"cuda:{index}")
+    counts = []
+    for _ in range(4):
+        before = torch.LaunchCounter.n
+        out = compiled(x)
+        counts.append(torch.LaunchCounter.n - before)
+    assert out.device.index == index
+    return counts, torch.cuda.memory_stats(index), out.flatten().tolist()
+
+
+def test_reduce_overhead_on_cuda_1_keeps_its_trees_there(four: _machine.Machine) -> None:
+    torch._dynamo.reset()
+    got = _reduce_overhead_on(1)
+    assert four.devices[1].trees_manager is not None and four.devices[0].trees_manager is None
+    assert torch.cuda.memory_reserved(0) == 0
+    torch._dynamo.reset()
+    with _machine.fresh(num_devices=1):  # the oracle: the same program on a one-GPU machine
+        assert _reduce_overhead_on(0) == got
+    torch._dynamo.reset()

@@ -523,16 +523,28 @@ def cudagraphify(model: Model, static_input_idxs: Sequence[int] = (), *,
     """Run `model(inputs) -> outputs` through the trees: one function (warmup, record,
     replay) per distinct input size, with torch's warning past
     config.triton.cudagraph_dynamic_shape_warn_limit sizes."""
-    fn_cache: dict[tuple[Any, ...], int] = {}
+    # per device: its manager, and the ids of this model's functions in it
+    caches: dict[int, tuple[CUDAGraphTreeManager, dict[tuple[Any, ...], int]]] = {}
     has_warn = False
-    owner: list[CUDAGraphTreeManager] = []  # the manager fn_cache's ids belong to
 
     def run(inputs: list[Any]) -> Sequence[Any]:
+        # the trees of the inputs' device, run with that device current (torch's trees are
+        # one container per device index, and warm up and record under its device guard)
+        index = next((t.device.index for t in inputs if isinstance(t, Tensor) and t.is_cuda),
+                     None)
+        if index is None or index == _machine.MACHINE.thread.index:
+            return run_here(inputs)
+        with _machine.device_guard(index):
+            return run_here(inputs)
+
+    def run_here(inputs: list[Any]) -> Sequence[Any]:
         nonlocal has_warn
         manager = get_manager()
-        if owner != [manager]:  # first call, or the trees were reset since
-            owner[:] = [manager]
-            fn_cache.clear()
+        index = _machine.MACHINE.thread.index
+        owner, fn_cache = caches.get(index, (None, {}))
+        if owner is not manager:  # first call, or the trees were reset since
+            fn_cache = {}
+            caches[index] = (manager, fn_cache)
         key = tuple((t.shape, t.stride(), t.dtype, t.device) if isinstance(t, Tensor) else t
                     for t in inputs)
         function_id = fn_cache.get(key)
