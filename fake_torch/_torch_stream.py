@@ -135,10 +135,10 @@ class Stream:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Stream) and other.stream_id == self.stream_id
-                and other.device.type == self.device.type)
+                and other.device == self.device)
 
     def __hash__(self) -> int:
-        return hash((self.device.type, self.stream_id))
+        return hash((self.device.type, self.device.index, self.stream_id))
 
     def __repr__(self) -> str:
         return (f"torch.Stream device_type={self.device.type}, device_index={self.device_index}, "
