@@ -13,17 +13,15 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import fake_torch as torch
 from fake_torch._simulated import _cost, _gpus, _machine
-
-SAME_DEVICE = ("Expected all tensors to be on the same device, but found at least two devices, "
-               "{} and {}!")
 
 
 @pytest.fixture
@@ -143,22 +141,30 @@ def test_an_op_runs_on_its_tensors_device_whatever_device_is_current(
     assert (a + s).device.index == 2
 
 
-@pytest.mark.parametrize(("make", "devices"), [
-    (lambda a, b: a + b, ("cuda:0", "cuda:1")),
-    (lambda a, b: b + a, ("cuda:1", "cuda:0")),
-    (lambda a, b: torch.cat([a, b]), ("cuda:0", "cuda:1")),
-    (lambda a, b: a @ b.reshape(2, 1), ("cuda:0", "cuda:1")),
-    (lambda a, b: a.add_(b), ("cuda:0", "cuda:1")),
-    (lambda a, b: torch.add(a, a, out=b), ("cuda:1", "cuda:0")),
-    (lambda a, b: a + b.cpu(), ("cuda:0", "cpu")),
-])
-def test_mixing_devices_in_one_op_raises_torchs_error(
-        four: _machine.Machine, make: object, devices: tuple[str, str]) -> None:
-    a = torch.ones(2, device="cuda:0")
-    b = torch.ones(2, device="cuda:1")
+MIXED = [
+    lambda lib, a, b: a + b,
+    lambda lib, a, b: b + a,
+    lambda lib, a, b: lib.cat([a, b]),
+    lambda lib, a, b: a.reshape(1, 2) @ b.reshape(2, 1),
+    lambda lib, a, b: a.add_(b),
+    lambda lib, a, b: lib.where(a > 0, a, b),
+    lambda lib, a, b: a + lib.ones(2),  # a cpu tensor that is not a 0-dim scalar
+]
+
+
+@pytest.mark.parametrize("make", MIXED)
+def test_mixing_devices_in_one_op_raises_torchs_error(four: _machine.Machine,
+                                                      make: Callable[..., Any]) -> None:
+    # the oracle: real torch's fake tensors on cuda:0 and cuda:1 (its CPU build makes them
+    # without a GPU) raise the same "found at least two devices" error, first device first
+    real = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(), pytest.raises(RuntimeError) as expected:
+        make(real, real.ones(2, device="cuda:0"), real.ones(2, device="cuda:1"))
     with pytest.raises(RuntimeError) as raised:
-        make(a, b)  # type: ignore[operator]
-    assert str(raised.value) == SAME_DEVICE.format(*devices)
+        make(torch, torch.ones(2, device="cuda:0"), torch.ones(2, device="cuda:1"))
+    assert str(raised.value) == str(expected.value)
 
 
 def test_indices_on_another_gpu_are_refused(four: _machine.Machine) -> None:
