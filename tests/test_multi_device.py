@@ -1,10 +1,12 @@
 """Several simulated GPUs: PyTorch-style multi-device code on a machine of 4 devices.
 
-Real torch's CPU build cannot make cuda tensors, so the oracles here are torch's documented
+Real torch's CPU build makes cuda tensors only as fake tensors (FakeTensorMode): they are the
+oracle for the errors of mixing devices in one op. Otherwise the oracles are torch's documented
 semantics and error texts (the current device per thread, `torch.cuda.device` restoring it,
-`set_stream` switching to the stream's device, TensorIterator's "found at least two devices"
-error, CUDA's invalid device ordinal), numpy for values, the cost model's own formula for the
-time of a peer copy, and the single-device machine for everything that must not change.
+`set_stream` switching to the stream's device, CUDA's invalid device ordinal), numpy for
+values, the cost model's own formula for the time of a peer copy, and the same program on a
+one-GPU machine for everything that must not change (a graph captured on cuda:1, reduce-overhead
+on cuda:1: the same launches, memory statistics and values as on cuda:0 alone).
 """
 
 from __future__ import annotations
