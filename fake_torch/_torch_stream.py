@@ -62,6 +62,8 @@ class Stream:
         # stream's is 0 on cuda:0 and -i on cuda:i (its cudaStream_t, `cuda_stream`, is 0)
         self.handle = (0x7F0000 + self.stream_id if self.stream_id
                        else -(self.device.index or 0))
+        if self.device.type == "cuda":
+            _machine.register_stream(self.handle, self.device.index or 0)
 
     @property
     def device_index(self) -> int:

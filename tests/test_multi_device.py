@@ -395,3 +395,14 @@ def test_reduce_overhead_on_cuda_1_keeps_its_trees_there(four: _machine.Machine)
     with _machine.fresh(num_devices=1):  # the oracle: the same program on a one-GPU machine
         assert _reduce_overhead_on(0) == got
     torch._dynamo.reset()
+
+
+def test_synchronize_waits_for_one_devices_streams(four: _machine.Machine) -> None:
+    side = torch.cuda.Stream(device=3)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(1_000_000)  # cuda:3's side stream busy for half a millisecond
+    busy_until = four.timeline.ready[side.handle]
+    torch.cuda.synchronize(0)  # cudaDeviceSynchronize on cuda:0: nothing of cuda:3's
+    assert four.timeline.host_ns < busy_until
+    torch.cuda.synchronize(3)
+    assert four.timeline.host_ns >= busy_until

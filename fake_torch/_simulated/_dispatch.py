@@ -394,12 +394,17 @@ def host_sync(what: str, *, stream: int | None = None, device: bool = False,
         for watcher in list(_watchers):
             if watcher is not mine:
                 watcher.host_sync_elsewhere(what, device)
-    timeline = _machine.MACHINE.timeline
+    machine = _machine.MACHINE
+    timeline = machine.timeline
     if event is not None:
         timeline.wait_event_on_host(event, _cost.SYNC_NS)
+    elif device:  # cudaDeviceSynchronize: every stream of the current device
+        index = machine.thread.index
+        timeline.synchronize(None, _cost.SYNC_NS, None if len(machine.devices) == 1 else
+                             lambda s: _machine.stream_device(s) == index)
     else:
-        timeline.synchronize(None if device else _machine.current_device().current_stream()
-                             if stream is None else stream, _cost.SYNC_NS)
+        timeline.synchronize(machine.current.current_stream() if stream is None else stream,
+                             _cost.SYNC_NS)
 
 
 def record_event(event: Any, stream: int) -> None:

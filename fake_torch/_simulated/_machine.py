@@ -173,6 +173,22 @@ def set_generator_factory(factory: Callable[[int], Any]) -> None:
     _generator_factory = factory
 
 
+# every stream handle but the default streams' (0 and -i, on cuda:i) -> its device's index;
+# handles are unique in the process (torch.Stream numbers them), so this names them all
+_stream_devices: dict[int, int] = {}
+
+
+def register_stream(handle: int, index: int) -> None:
+    """A stream of cuda:`index` was made (fake_torch/_torch_stream.py tells)."""
+    if handle > 0:
+        _stream_devices[handle] = index
+
+
+def stream_device(handle: int) -> int:
+    """The index of the device a stream handle belongs to."""
+    return -handle if handle <= 0 else _stream_devices.get(handle, 0)
+
+
 def _devices_from_environment() -> int:
     env = os.environ.get("FAKE_TORCH_DEVICES", "1")
     try:

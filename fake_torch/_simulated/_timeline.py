@@ -91,10 +91,13 @@ class Timeline:
         finally:
             lock.release()
 
-    def synchronize(self, stream: int | None = None, cost_ns: float = 0.0) -> None:
-        """The host waits until `stream` (None: every stream) has finished its queued work."""
+    def synchronize(self, stream: int | None = None, cost_ns: float = 0.0,
+                    among: Callable[[int], bool] | None = None) -> None:
+        """The host waits until `stream` (None: every stream `among` accepts, all unless
+        given) has finished its queued work."""
         with self.lock:
-            ends = [self.ready.get(stream, 0.0)] if stream is not None else self.ready.values()
+            ends = ([self.ready.get(stream, 0.0)] if stream is not None else self.ready.values()
+                    if among is None else [t for s, t in self.ready.items() if among(s)])
             self.host_ns = max([self.host_ns, *ends]) + cost_ns
             self._drain()
 
