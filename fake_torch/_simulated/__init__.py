@@ -8,6 +8,6 @@ model (_cost.py) with the GPU table it reads (_gpus.py), the launch counter (_co
 kernel door every would-be launch passes (_dispatch.py).
 
 The lowest layer (fake_torch/_tools/_layers.py): nothing here imports anything of fake_torch
-outside this package. What it needs from above (a device's default generator) is registered
-into it by the layers above.
+outside this package. What it needs from above (a device's default generator, which device a
+stream belongs to) is registered into it by the layers above.
 """
