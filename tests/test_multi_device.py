@@ -320,6 +320,11 @@ def test_a_graph_captured_on_cuda_1_replays_there(four: _machine.Machine) -> Non
     assert pool == (1, 0)  # the first private pool of cuda:1's allocator
     assert four.devices[0].graphs_by_pool == {}
     assert list(four.devices[1].graphs_by_pool) == [(1, 0)]
+    side = torch.cuda.current_stream(1).handle
+    before = four.timeline.ready.get(side, 0.0)
+    with torch.cuda.device(0):  # replayed from cuda:0: on cuda:1's current stream all the same
+        g.replay()
+    assert four.timeline.ready[side] > before and torch.cuda.memory_reserved(0) == 0
     # the oracle: the same program on the one device of a single-GPU machine
     with _machine.fresh(num_devices=1):
         g0, values0, stats0 = _capture_and_replay(0)

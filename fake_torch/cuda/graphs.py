@@ -366,16 +366,25 @@ class CUDAGraph:
                                "capture.")
         if not self._has_graph_exec:
             self.instantiate()
+        index = self._device.index if self._device is not None else 0
+        if index != _machine.MACHINE.thread.index:  # (c10: a device guard of the capture's)
+            with _machine.device_guard(index):
+                self._launch()
+        else:
+            self._launch()
+        self.num_replays += 1
+        self._replayed_at = next(_replays)
+        assert self._pool_id is not None
+        _sanitizer.after_replay(self, self._made, self._written)
+
+    def _launch(self) -> None:
+        """A replay's work, on the current stream of the device it was captured on."""
         _sanitizer.before_replay(self, self._inputs, self._check_liveness)
         for state, increment in self._generator_states.items():
             state.replay_prologue(increment)  # the graph's draws continue the eager stream
         # ONE launch through the door: the graph (its kernels are bound to their buffers)
         _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._nodes,), on_cuda=True,
                          kind="graph", source=self)
-        self.num_replays += 1
-        self._replayed_at = next(_replays)
-        assert self._pool_id is not None
-        _sanitizer.after_replay(self, self._made, self._written)
 
     def _peers(self) -> list[CUDAGraph]:
         """The other live graphs of this graph's pool (the sanitizer's, after a replay)."""
