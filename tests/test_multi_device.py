@@ -89,8 +89,10 @@ def test_the_current_device_is_per_thread(four: _machine.Machine) -> None:
 ])
 def test_an_index_past_the_devices_is_cudas_invalid_device_ordinal(
         four: _machine.Machine, call: object) -> None:
-    with pytest.raises(RuntimeError, match=r"^CUDA error: invalid device ordinal"):
+    with pytest.raises(torch.AcceleratorError, match=r"^CUDA error: invalid device ordinal"):
         call()  # type: ignore[operator]
+    assert issubclass(torch.AcceleratorError, RuntimeError)
+    assert torch.cuda.AcceleratorError is torch.AcceleratorError  # as in torch
     assert torch.cuda.current_device() == 0
 
 

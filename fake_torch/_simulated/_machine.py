@@ -36,6 +36,11 @@ from fake_torch._simulated._counter import LaunchCounter
 from fake_torch._simulated._host_allocator import CachingHostAllocator
 from fake_torch._simulated._timeline import Timeline
 
+
+class AcceleratorError(RuntimeError):
+    """torch.AcceleratorError: an error the accelerator's runtime returned (C10_CUDA_CHECK)."""
+
+
 INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
                    "CUDA kernel errors might be asynchronously reported at some other API call, "
                    "so the stacktrace below might be incorrect.\n"
@@ -133,7 +138,7 @@ class Machine:
     def set_current(self, index: int) -> None:
         """cudaSetDevice: make cuda:`index` current on this thread."""
         if not 0 <= index < len(self.devices):
-            raise RuntimeError(INVALID_ORDINAL)
+            raise AcceleratorError(INVALID_ORDINAL)
         self.thread.index = index
 
     def device(self, index: int | None = None) -> SimulatedDevice:
@@ -141,7 +146,7 @@ class Machine:
         if index is None:
             return self.devices[self.thread.index]
         if not 0 <= index < len(self.devices):
-            raise RuntimeError(INVALID_ORDINAL)
+            raise AcceleratorError(INVALID_ORDINAL)
         return self.devices[index]
 
     def storage_of(self, a: np.ndarray) -> Storage | None:

@@ -16,6 +16,7 @@ from fake_torch._legacy_types import cuda_IntTensor as IntTensor
 from fake_torch._legacy_types import cuda_LongTensor as LongTensor
 from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
 from fake_torch._simulated._allocator import OutOfMemoryError
+from fake_torch._simulated._machine import AcceleratorError
 from fake_torch.cuda import _sanitizer
 from fake_torch.cuda import amp as amp
 from fake_torch.cuda import nvtx as nvtx
@@ -107,7 +108,7 @@ def __getattr__(name: str) -> Any:
 _HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)
 
 __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
-    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CUDAPluggableAllocator",
+    "AcceleratorError", "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CUDAPluggableAllocator",
     "CharTensor", "DoubleTensor",
     "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
     "ShortTensor", "Stream", "StreamContext", "_lazy_call", "_sanitizer", "_sleep",

@@ -19,8 +19,6 @@ from fake_torch._simulated import _dispatch, _gpus, _machine
 from fake_torch._torch_device import device as torch_device
 from fake_torch.utils import _device as _default_device
 
-_INVALID_ORDINAL = _machine.INVALID_ORDINAL
-
 _initialized = False
 
 
