@@ -108,8 +108,8 @@ def __getattr__(name: str) -> Any:
 _HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)
 
 __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
-    "AcceleratorError", "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CUDAPluggableAllocator",
-    "CharTensor", "DoubleTensor",
+    "AcceleratorError", "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph",
+    "CUDAPluggableAllocator", "CharTensor", "DoubleTensor",
     "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
     "ShortTensor", "Stream", "StreamContext", "_lazy_call", "_sanitizer", "_sleep",
     "caching_allocator_alloc", "caching_allocator_delete", "current_device",
