@@ -7,7 +7,7 @@ import types
 import numpy as np
 
 from fake_torch import _torch_device
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _machine
 from fake_torch._storage import UntypedStorage
 from fake_torch._tensor_base import TensorBase as TensorBase
 from fake_torch._torch_function import DisableTorchFunction as DisableTorchFunction
@@ -52,14 +52,15 @@ def _construct_storage_from_data_pointer(data_ptr: int, device: _torch_device.de
             "torch._C._construct_storage_from_data_pointer on cpu is not emulated by fake_torch: "
             "it keeps no registry of host buffers to alias safely; cuda memory is supported")
     end = data_ptr + size_bytes
-    for pool in DEVICE.pools.values():
+    pools = [p for d in _machine.MACHINE.devices for p in d.allocator.pools.values()]
+    for pool in pools:
         for seg in pool.segments:
             if seg.base <= data_ptr and end <= seg.base + seg.size:
                 data = np.frombuffer(seg.mem, np.uint8, size_bytes, data_ptr - seg.base)
                 return UntypedStorage._wrap(data, dev, None, resizable=False)
     if size_bytes == 0:  # torch's null pointer of an empty storage: nothing to alias
         return UntypedStorage._wrap(np.empty(0, np.uint8), dev, None, resizable=False)
-    spans = sorted((s.base, s.base + s.size) for p in DEVICE.pools.values() for s in p.segments)
+    spans = sorted((s.base, s.base + s.size) for p in pools for s in p.segments)
     seen = ", ".join(f"[{lo:#x}, {hi:#x})" for lo, hi in spans[:8]) or "none"
     raise RuntimeError(
         f"_construct_storage_from_data_pointer: [{data_ptr:#x}, {end:#x}) is not memory of the "

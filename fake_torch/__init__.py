@@ -124,6 +124,7 @@ from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
 from fake_torch._simulated._allocator import OutOfMemoryError
 from fake_torch._simulated._counter import LaunchCounter
+from fake_torch._simulated._machine import AcceleratorError
 from fake_torch._storage import UntypedStorage
 from fake_torch._sym import (
     SymBool,
@@ -186,6 +187,7 @@ int = int32
 short = int16
 
 __all__ = [
+    "AcceleratorError",
     "BFloat16Tensor",
     "BoolTensor",
     "ByteTensor",

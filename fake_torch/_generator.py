@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fake_torch import _torch_device
 from fake_torch._dtype import uint8
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import Storage
 from fake_torch._torch_device import DeviceLike, canonical, device
 
 if TYPE_CHECKING:  # _tensor imports the op modules, which import this module
@@ -75,7 +76,8 @@ class Extragraph:
     (each a 512-byte block of the caching allocator, as in torch). Indexing reads them now."""
 
     def __init__(self) -> None:
-        self._storages: tuple[Storage, Storage] = (DEVICE.allocate(8), DEVICE.allocate(8))
+        allocator = _machine.current_device().allocator  # (at::empty on the current device)
+        self._storages: tuple[Storage, Storage] = (allocator.allocate(8), allocator.allocate(8))
         self.seed, self.offset = (np.ndarray((1,), np.uint64, buffer=s.root)
                                   for s in self._storages)
 
@@ -317,7 +319,22 @@ def _nondeterministic(dev: str) -> Generator:
 
 
 default_generator = _nondeterministic("cpu")  # torch seeds its default generators at start-up
-cuda_default_generators: tuple[Generator, ...] = (_nondeterministic("cuda"),)
+
+
+def _new_cuda_default(index: int) -> Generator:
+    """A simulated device's default generator, made when the device first draws: seeded as
+    `manual_seed` last seeded every device (or as the cpu generator was at start-up)."""
+    g = Generator(_torch_device.cuda(index))
+    g.manual_seed(default_generator.initial_seed())
+    return g
+
+
+_machine.set_generator_factory(_new_cuda_default)
+
+
+def cuda_default_generators() -> tuple[Generator, ...]:
+    """torch.cuda.default_generators: the default generator of each simulated device."""
+    return tuple(dev.generator for dev in _machine.MACHINE.devices)
 
 
 def generator_for(generator: Generator | None, dev: device) -> Generator:
@@ -326,7 +343,10 @@ def generator_for(generator: Generator | None, dev: device) -> Generator:
     if dev.type == "meta":  # a throwaway (torch's meta kernels read no generator, not even
         return Generator()  # a given one): a meta draw draws nothing, no stream advances
     if generator is None:
-        return cuda_default_generators[0] if dev.type == "cuda" else default_generator
+        if dev.type == "cuda":
+            cuda_default: Generator = _machine.MACHINE.device(dev.index).generator
+            return cuda_default
+        return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"expected a torch.Generator, got {type(generator).__name__}")
     if generator.device.type != dev.type:
@@ -338,7 +358,7 @@ def generator_for(generator: Generator | None, dev: device) -> Generator:
 def manual_seed(seed: int) -> Generator:
     """Seed every device's default generator (cpu and cuda); return the cpu one."""
     seed = int(seed)
-    for g in cuda_default_generators:
+    for g in cuda_default_generators():
         g.manual_seed(seed)
     return default_generator.manual_seed(seed)
 
@@ -346,7 +366,7 @@ def manual_seed(seed: int) -> Generator:
 def seed() -> int:
     """Seed every default generator from a non-deterministic source; return the seed."""
     s = default_generator.seed()
-    for g in cuda_default_generators:
+    for g in cuda_default_generators():
         g.manual_seed(s)
     return s
 

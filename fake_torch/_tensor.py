@@ -26,7 +26,8 @@ from fake_torch._memory_format import (
     memory_format,
     memory_format_arg,
 )
-from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._simulated import _machine
+from fake_torch._simulated._allocator import Storage
 from fake_torch._tensor_base import TensorBase
 from fake_torch._torch_device import device
 
@@ -113,7 +114,7 @@ class Tensor(TensorBase):
         # cuda memory belongs to a block of the caching allocator; holding its Storage keeps the
         # block allocated, and views find their base's Storage through their numpy bases
         if storage is None and dev.type == "cuda":
-            storage = DEVICE.storage_of(a)
+            storage = _machine.MACHINE.storage_of(a)
         self._storage = storage
         self._requires_grad = False
         self.grad = None
@@ -308,7 +309,8 @@ class Tensor(TensorBase):
         return int(self._a.nbytes)
 
     def get_device(self) -> int:
-        return 0 if self.is_cuda else -1
+        """The cuda device index (-1 for a cpu tensor)."""
+        return (self._device.index or 0) if self.is_cuda else -1
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if _TF.enabled:

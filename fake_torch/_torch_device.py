@@ -1,6 +1,6 @@
-"""torch.device: "cpu", a simulated "cuda" (index 0 only) and "meta" (tensors with shape, dtype
-and strides but no data: fake_torch/_meta.py); a context manager that sets the default device of
-a block."""
+"""torch.device: "cpu", the simulated "cuda" devices (cuda:0 .. cuda:n-1) and "meta"
+(tensors with shape, dtype and strides but no data: fake_torch/_meta.py); a context manager that
+sets the default device of a block."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fake_torch import _torch_function
+from fake_torch._simulated import _machine
 
 _KNOWN = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
           "vulkan, mps, meta, hpu, mtia, privateuseone")
@@ -93,16 +94,29 @@ DeviceLike = device | str | int
 CPU = device("cpu")
 CUDA0 = device("cuda", 0)
 META = device("meta")
+_CUDA = [CUDA0]  # the one device object of each cuda:i (tensors compare devices by identity)
+
+
+def cuda(index: int) -> device:
+    """The device object of cuda:`index` (one per index, as CPU and META are one)."""
+    while len(_CUDA) <= index:
+        _CUDA.append(device("cuda", len(_CUDA)))
+    return _CUDA[index]
 
 
 def canonical(d: DeviceLike | None) -> device:
-    """The device a tensor lives on: 'cuda' means the current device, cuda:0."""
+    """The device a tensor lives on: 'cuda' means the current device (cuda:0 unless
+    torch.cuda.set_device chose another); an index past the simulated devices is CUDA's
+    invalid device ordinal."""
     dev = CPU if d is None else device(d)
     if dev.type == "cuda":
-        if dev.index not in (None, 0):
-            raise RuntimeError("CUDA error: invalid device ordinal (fake_torch simulates one "
-                               f"device, cuda:0; got {dev})")
-        return CUDA0
+        machine = _machine.MACHINE
+        index = dev.index
+        if index is None:
+            index = machine.thread.index
+        elif index >= len(machine.devices):
+            raise _machine.AcceleratorError(_machine.INVALID_ORDINAL)
+        return _CUDA[index] if index < len(_CUDA) else cuda(index)
     if dev.type == "meta":  # torch's meta tensors report "meta" whatever index was asked
         return META
     return CPU

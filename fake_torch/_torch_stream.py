@@ -18,14 +18,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from fake_torch._simulated import _allocator, _allocator_capture, _dispatch
-from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._torch_device import DeviceLike, canonical
 
 _stream_ids = itertools.count(1)
 _event_ids = itertools.count(1)
 _DEVICE_TYPES = {"cpu": 0, "cuda": 1}  # c10::DeviceType values, as Stream.device_type reads
-capturing: set[int] = set()  # cuda stream ids a capture is underway on (cuda/graphs.py)
 
 
 class SyncObserver(Protocol):
@@ -59,9 +57,13 @@ class Stream:
         default_id = 0 if self.device.type == "cpu" else next(_stream_ids)
         self.stream_id: int = kwargs.get("stream_id", default_id)
         self._context: Any = None  # the cuda StreamContext of a `with`
-        # the stream's handle (a cudaStream_t on a GPU): 0 for the default stream, else a
-        # stable fake one; the caching allocator reads it at every allocation
-        self.handle = 0 if self.stream_id == 0 else 0x7F0000 + self.stream_id
+        # the stream's handle (a cudaStream_t on a GPU): a stable fake one, unique on the
+        # machine, which keys the stream in the allocator and on the timeline; the default
+        # stream's is 0 on cuda:0 and -i on cuda:i (its cudaStream_t, `cuda_stream`, is 0)
+        self.handle = (0x7F0000 + self.stream_id if self.stream_id
+                       else -(self.device.index or 0))
+        if self.device.type == "cuda":
+            _machine.register_stream(self.handle, self.device.index or 0)
 
     @property
     def device_index(self) -> int:
@@ -72,22 +74,27 @@ class Stream:
         return _DEVICE_TYPES[self.device.type]
 
     def native_handle(self) -> int:
-        return self.handle
+        return max(self.handle, 0)
+
+    def _device_state(self) -> _machine.SimulatedDevice:
+        """The simulated device this (cuda) stream belongs to."""
+        return _machine.MACHINE.device(self.device.index)
 
     def wait_event(self, event: Event) -> None:
         """Later work on this stream waits for `event` (during a capture the wait is an edge
         of the graph)."""
         if self.device.type == "cuda":
-            _allocator_capture.wait(self.handle, event)
-            TIMELINE.wait_event(self.handle, event)
+            self._device_state().captures.wait(self.handle, event)
+            _machine.MACHINE.timeline.wait_event(self.handle, event)
             if sync_observer is not None:
                 sync_observer.stream_wait_event(self.handle, event)
 
     def wait_stream(self, stream: Stream) -> None:
         """Later work on this stream waits for the work queued so far on `stream`."""
         if self.device.type == "cuda" and stream.device.type == "cuda":
-            _allocator_capture.wait_stream(self.handle, stream.handle)
-            TIMELINE.wait_stream(self.handle, stream.handle)
+            if stream.device == self.device:  # (a capture joins only its own device's streams)
+                self._device_state().captures.wait_stream(self.handle, stream.handle)
+            _machine.MACHINE.timeline.wait_stream(self.handle, stream.handle)
             if sync_observer is not None:
                 sync_observer.stream_wait_stream(self.handle, stream.handle)
 
@@ -104,7 +111,7 @@ class Stream:
         if self.device.type != "cuda":
             return True
         _refuse_in_capture("stream query")
-        return TIMELINE.stream_idle(self.handle)
+        return _machine.MACHINE.timeline.stream_idle(self.handle)
 
     def synchronize(self) -> None:
         _dispatch.host_sync("stream synchronize", stream=self.handle)
@@ -113,7 +120,7 @@ class Stream:
 
     def is_capturing(self) -> bool:
         """True while a CUDA graph capture is underway on this stream."""
-        return self.device.type == "cuda" and self.stream_id in capturing
+        return self.device.type == "cuda" and self.stream_id in self._device_state().capturing
 
     def __enter__(self) -> Stream:
         if self.device.type == "cuda":
@@ -130,10 +137,10 @@ class Stream:
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Stream) and other.stream_id == self.stream_id
-                and other.device.type == self.device.type)
+                and other.device == self.device)
 
     def __hash__(self) -> int:
-        return hash((self.device.type, self.stream_id))
+        return hash((self.device.type, self.device.index, self.stream_id))
 
     def __repr__(self) -> str:
         return (f"torch.Stream device_type={self.device.type}, device_index={self.device_index}, "
@@ -155,15 +162,31 @@ class Event:
         self._recorded = False
 
     def record(self, stream: Stream | None = None) -> None:
+        if self.device.type == "cuda":  # (a capture notes the stream's work so far)
+            self._check_stream_device(stream)
         if not self._recorded:
             self.event_id = next(_event_ids)
         self._recorded = True
-        if self.device.type == "cuda":  # (a capture notes the stream's work so far)
-            handle = _allocator._current_stream() if stream is None else stream.handle
-            _allocator_capture.record(self, handle)
+        if self.device.type == "cuda":
+            state = (_machine.current_device() if stream is None
+                     else _machine.MACHINE.device(stream.device.index))
+            handle = state.current_stream() if stream is None else stream.handle
+            state.captures.record(self, handle)
             _dispatch.record_event(self, handle)
             if sync_observer is not None:
                 sync_observer.event_record(self, handle)
+
+    def _check_stream_device(self, stream: Stream | None) -> None:
+        """c10's CUDAEvent: an event belongs to the device of the stream it was first recorded
+        on (a cuda event made before any record takes that device) and refuses another."""
+        index = (_machine.MACHINE.current_index if stream is None
+                 else stream.device_index)
+        mine = self.device.index
+        if self._recorded and mine is not None and mine != index:
+            raise RuntimeError(f"Event device {mine} does not match recording stream's device "
+                               f"{index}.")
+        if not self._recorded:
+            self.device = canonical(f"cuda:{index}")
 
     def wait(self, stream: Stream | None = None) -> None:
         if stream is not None:
@@ -176,7 +199,7 @@ class Event:
             return True
         if self.device.type == "cuda":
             _refuse_in_capture("event query")
-        return TIMELINE.event_done(self)
+        return _machine.MACHINE.timeline.event_done(self)
 
     def synchronize(self) -> None:
         """The host waits until the device reaches the event (an unrecorded one: at once)."""
@@ -190,7 +213,8 @@ class Event:
         """Milliseconds of simulated device time from this event to `end_event`."""
         if not (self.enable_timing and end_event.enable_timing):
             raise ValueError("Both events must be created with argument 'enable_timing=True'.")
-        start, end = TIMELINE.event_time(self), TIMELINE.event_time(end_event)
+        timeline = _machine.MACHINE.timeline
+        start, end = timeline.event_time(self), timeline.event_time(end_event)
         if not (self._recorded and end_event._recorded) or start is None or end is None:
             raise ValueError("Both events must be recorded before calculating elapsed time.")
         if not (self.query() and end_event.query()):

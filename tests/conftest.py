@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 
 import fake_torch as ft
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._allocator import DEVICE, CachingAllocator
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import CachingAllocator
 from fake_torch.cuda import _sanitizer, fresh_simulated_device, streams
 
 _TESTS = str(Path(__file__).resolve().parent)
@@ -52,7 +52,7 @@ if os.environ.get("FAKE_TORCH_TEST_MKLDNN") == "0":
 def fresh_device() -> Iterator[CachingAllocator]:
     with fresh_simulated_device():
         try:
-            yield DEVICE
+            yield _machine.MACHINE.devices[0].allocator
         finally:
             leaked_modes = _dispatch.reset_modes()  # never poison later tests
             leaked_stream = streams.current_stream()

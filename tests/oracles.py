@@ -108,8 +108,7 @@ import numpy as np
 import pytest
 
 import fake_torch as ft
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._simulated import _dispatch, _machine
 
 # --- launches -----------------------------------------------------------------------------------
 
@@ -666,7 +665,7 @@ def cuda_event_time(fn: Callable[[], object]) -> tuple[float, float]:
     between two CUDA events around `fn`, the fraction of them some kernel ran). It synchronizes
     first, so that earlier work does not delay the start event."""
     ft.cuda.synchronize()
-    busy = TIMELINE.busy_ns
+    busy = _machine.MACHINE.timeline.busy_ns
     start = ft.cuda.Event(enable_timing=True)
     end = ft.cuda.Event(enable_timing=True)
     start.record()
@@ -674,5 +673,5 @@ def cuda_event_time(fn: Callable[[], object]) -> tuple[float, float]:
     end.record()
     ft.cuda.synchronize()
     ms = start.elapsed_time(end)
-    return ms, (TIMELINE.busy_ns - busy) * 1e-6 / ms
+    return ms, (_machine.MACHINE.timeline.busy_ns - busy) * 1e-6 / ms
 

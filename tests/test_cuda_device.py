@@ -12,8 +12,7 @@ from oracles import NoHostSync
 
 import fake_torch as ft
 import fake_torch.cuda as cuda
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _dispatch, _machine
 
 
 def test_availability_and_counts() -> None:
@@ -32,7 +31,8 @@ def test_device_properties() -> None:
     assert props.name == cuda.get_device_name() == cuda.get_device_name(0)
     assert "fake_torch simulated" in props.name
     assert (props.major, props.minor) == cuda.get_device_capability() == (9, 0)
-    assert props.total_memory == DEVICE.total_bytes  # the simulated allocator's capacity
+    # the simulated allocator's capacity
+    assert props.total_memory == _machine.current_device().allocator.total_bytes
     assert props.multi_processor_count == 132 and props.warp_size == 32
     assert repr(props).startswith(f"_CudaDeviceProperties(name='{props.name}', major=9, minor=0")
     for spelled in ("cuda", "cuda:0", ft.device("cuda", 0), ft.device("cuda")):

@@ -14,8 +14,8 @@ import gc
 import pytest
 
 import fake_torch as torch
-from fake_torch._simulated._allocator import DEVICE
-from fake_torch.cuda import CUDAGraph, graphs
+from fake_torch._simulated import _machine
+from fake_torch.cuda import CUDAGraph
 
 pytestmark = pytest.mark.usefixtures("fresh_device")
 
@@ -41,16 +41,16 @@ def _registries() -> tuple[int, ...]:
     """The sizes of what records graphs: the pools' graph sets, the default generator state's
     registered graphs."""
     state = torch.cuda.default_generators[0]._state
-    return len(graphs._graphs_by_pool), len(state.graphs)
+    return len(_machine.current_device().graphs_by_pool), len(state.graphs)
 
 
 def _drop_released_pools() -> None:
     """What c10's release_cached_blocks erases and fake_torch's allocator still keeps: a
     released pool with no segment left, and its statistics."""
-    for pool_id, pool in list(DEVICE.pools.items()):
+    for pool_id, pool in list(_machine.current_device().allocator.pools.items()):
         if pool.released and not pool.segments:
-            del DEVICE.pools[pool_id]
-            DEVICE.stats.private_pools.pop(pool_id, None)
+            del _machine.current_device().allocator.pools[pool_id]
+            _machine.current_device().allocator.stats.private_pools.pop(pool_id, None)
 
 
 @pytest.mark.parametrize("shared_pool", [False, True])

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fake_torch._simulated import _allocator, _allocator_book, _allocator_capture
+from fake_torch._simulated import _allocator, _allocator_book, _machine
 from fake_torch._simulated._allocator import CachingAllocator, OutOfMemoryError
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, MB, Segment
 from fake_torch._simulated._allocator_config import AllocatorConfig, parse
@@ -118,8 +118,10 @@ def _run(book: Any, events: list[tuple[Any, ...]], conf: str, fraction: float | 
         return out
 
     ARENA.top = 0
-    with _allocator_capture.fresh(), _numpy_is(ARENA):
-        a = CachingAllocator(total, book=book)
+    with _machine.fresh(total) as machine, _numpy_is(ARENA):
+        dev = machine.devices[0]  # (the clocks, captures and current stream of a new device)
+        a = CachingAllocator(total, timeline=dev.timeline, captures=dev.captures,
+                             current_stream=dev.current_stream, book=book)
         config = AllocatorConfig()
         parse(conf, config)
         a._config = config
@@ -233,8 +235,8 @@ def test_core_selection(pure: str) -> None:
     """FAKE_TORCH_PURE=1 selects the pure book; unset, the native one (built here)."""
     env = {**os.environ, "FAKE_TORCH_PURE": pure}
     code = ("from fake_torch._simulated import _allocator_book as b; "
-            "from fake_torch._simulated._allocator import DEVICE; "
-            "print(b.CORE, DEVICE._book is b.BOOK)")
+            "from fake_torch._simulated._machine import MACHINE; "
+            "print(b.CORE, MACHINE.devices[0].allocator._book is b.BOOK)")
     out = subprocess.run([sys.executable, "-c", code],
                          env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out == (["pure", "Python", "True"] if pure else ["native", "True"])
@@ -242,6 +244,6 @@ def test_core_selection(pure: str) -> None:
 
 def test_in_use() -> None:
     """The allocator runs the book selected at import (CI runs the suite on both)."""
-    assert _allocator.DEVICE._book is _allocator_book.BOOK
+    assert _machine.MACHINE.devices[0].allocator._book is _allocator_book.BOOK
     assert (_allocator_book.BOOK is NATIVE) == (os.environ.get("FAKE_TORCH_PURE", "") in
                                                 ("", "0"))

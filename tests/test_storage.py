@@ -17,7 +17,7 @@ import pytest
 from oracles import assert_same_error, assert_same_tensor, launches, outcome
 
 import fake_torch as ft
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _machine
 from fake_torch.cuda import CUDAGraph
 
 Lib = Any  # fake_torch or torch: the programs below run unchanged on either
@@ -264,7 +264,8 @@ def test_a_weak_ref_holds_no_block_and_launches_nothing() -> None:
         w = weak_ref_tensor(t)
     assert names == [] and ft.LaunchCounter.n == 0
     assert ft.cuda.memory_allocated() == 4096
-    assert DEVICE.storage_of(w._a) is None  # no Storage found for it through its numpy bases
+    # no Storage found for it through its numpy bases
+    assert _machine.current_device().allocator.storage_of(w._a) is None
     del t
     assert ft.cuda.memory_allocated() == 0  # the block is free though w still lives
     strong = ft.ones(1024, device="cuda")

@@ -280,7 +280,7 @@ class Tracer(UnbackedTracing):
         self._resume(0, self._builtin_resumes.pop())
 
     def _open_segment(self) -> None:
-        gens = [_generator.default_generator, *_generator.cuda_default_generators]
+        gens = [_generator.default_generator, *_generator.cuda_default_generators()]
         self.segment = Segment(self.num_segments, [(g, g._seed, g._offset) for g in gens])
         self.num_segments += 1
 

@@ -159,12 +159,12 @@ def analyze(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphInfo:
     mode = _ProbeMode()
     prober = _Prober(gm, mode)
     states = [g.get_state() for g in (_generator.default_generator,
-                                      *_generator.cuda_default_generators)]
+                                      *_generator.cuda_default_generators())]
     try:
         with _dispatch.push_mode(mode):
             prober.run(*example_inputs)
     finally:  # a probed draw advanced the generators: put them back
-        for g, state in zip((_generator.default_generator, *_generator.cuda_default_generators),
+        for g, state in zip((_generator.default_generator, *_generator.cuda_default_generators()),
                             states, strict=True):
             g.set_state(state)
     nodes = list(gm.graph.nodes)

@@ -51,8 +51,8 @@ from fake_torch._inductor.cudagraph_utils import (
 )
 from fake_torch._kernels._strides import empty_like_preserve
 from fake_torch._opdef import POINTWISE, aten_op
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._allocator import DEVICE, PoolId, Storage
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import CachingAllocator, PoolId, Storage
 from fake_torch._tensor import Tensor
 from fake_torch.cuda import graphs, streams
 
@@ -148,13 +148,15 @@ class _PoolMode(_dispatch.Mode):
 
     def __init__(self, pool: PoolId) -> None:
         self.pool = pool
+        self.allocator: CachingAllocator = _machine.current_device().allocator  # the trees'
 
     def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
         if not on_cuda:
             return super().allocate(shape, np_dtype, on_cuda)
         nbytes = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
-        return _dispatch.device_buffer(DEVICE.allocate(nbytes, self.pool), shape, np_dtype)
+        return _dispatch.device_buffer(self.allocator.allocate(nbytes, self.pool), shape,
+                                       np_dtype)
 
 
 @dataclass
@@ -345,8 +347,9 @@ class CUDAGraphTreeManager:
         self.non_cudagraph_managed_mutation_hint: dict[int | None, dict[int, bool]] = \
             defaultdict(dict)
         self.stream = streams.Stream()
+        self.allocator = _machine.current_device().allocator
         self.pool = graphs.graph_pool_handle()
-        DEVICE.use_pool(self.pool)  # the trees keep their pool alive
+        self.allocator.use_pool(self.pool)  # the trees keep their pool alive
         self.graph_counter = itertools.count(0)
         self.func_counter = itertools.count(0)
         self.warmup_node_counter = itertools.count(-1, -1)
@@ -493,23 +496,23 @@ class CUDAGraphTreeManager:
                 get_mutation_stack_trace(mutated, fn.input_stack_traces))
 
 
-_manager: CUDAGraphTreeManager | None = None
-
-
 def get_manager() -> CUDAGraphTreeManager:
-    """The tree manager of the (one) cuda device, made on first use."""
-    global _manager
-    if _manager is None:
-        _manager = CUDAGraphTreeManager()
-    return _manager
+    """The tree manager of the current cuda device (the simulated machine keeps it), made on
+    first use."""
+    device = _machine.current_device()
+    manager: CUDAGraphTreeManager | None = device.trees_manager
+    if manager is None:
+        manager = device.trees_manager = CUDAGraphTreeManager()
+    return manager
 
 
 def reset_cudagraph_trees() -> None:
     """Clear all cudagraph trees (torch.compiler.reset does)."""
-    global _manager
-    if _manager is not None:
-        DEVICE.release_pool(_manager.pool)
-    _manager = None
+    for device in _machine.MACHINE.devices:
+        manager: CUDAGraphTreeManager | None = device.trees_manager
+        if manager is not None:
+            manager.allocator.release_pool(manager.pool)
+        device.trees_manager = None
     MarkStepBox.mark_step_counter = 0
 
 
@@ -520,16 +523,28 @@ def cudagraphify(model: Model, static_input_idxs: Sequence[int] = (), *,
     """Run `model(inputs) -> outputs` through the trees: one function (warmup, record,
     replay) per distinct input size, with torch's warning past
     config.triton.cudagraph_dynamic_shape_warn_limit sizes."""
-    fn_cache: dict[tuple[Any, ...], int] = {}
+    # per device: its manager, and the ids of this model's functions in it
+    caches: dict[int, tuple[CUDAGraphTreeManager, dict[tuple[Any, ...], int]]] = {}
     has_warn = False
-    owner: list[CUDAGraphTreeManager] = []  # the manager fn_cache's ids belong to
 
     def run(inputs: list[Any]) -> Sequence[Any]:
+        # the trees of the inputs' device, run with that device current (torch's trees are
+        # one container per device index, and warm up and record under its device guard)
+        index = next((t.device.index for t in inputs if isinstance(t, Tensor) and t.is_cuda),
+                     None)
+        if index is None or index == _machine.MACHINE.thread.index:
+            return run_here(inputs)
+        with _machine.device_guard(index):
+            return run_here(inputs)
+
+    def run_here(inputs: list[Any]) -> Sequence[Any]:
         nonlocal has_warn
         manager = get_manager()
-        if owner != [manager]:  # first call, or the trees were reset since
-            owner[:] = [manager]
-            fn_cache.clear()
+        index = _machine.MACHINE.thread.index
+        owner, fn_cache = caches.get(index, (None, {}))
+        if owner is not manager:  # first call, or the trees were reset since
+            fn_cache = {}
+            caches[index] = (manager, fn_cache)
         key = tuple((t.shape, t.stride(), t.dtype, t.device) if isinstance(t, Tensor) else t
                     for t in inputs)
         function_id = fn_cache.get(key)

@@ -9,7 +9,7 @@ from typing import Any
 
 from fake_torch import _meta, _opdef
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
-from fake_torch._simulated import _dispatch
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
@@ -28,7 +28,11 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
         on_cuda = dev.type == "cuda"
         if not on_cuda and dev.type == "meta":
             return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
-        a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
+        if on_cuda and dev.index != _machine.MACHINE.thread.index:
+            with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its allocator)
+                a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
+        else:
+            a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
     except AttributeError:  # complex32 has no numpy dtype (`np` unset): no check to pay
         if dt.is_complex:
             raise complex32_refused() from None
@@ -69,6 +73,10 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
                         if isinstance(x, Tensor) else x for x in inputs])
     else:
         arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
+    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
+            _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
+        return
     _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
 
 
@@ -100,9 +108,18 @@ def common_device(*tensors: Tensor) -> device:
         seen = next(t.device for t in tensors if t.device in devices and t.device != expected)
         raise RuntimeError(f"Tensor on device {seen} is not on the expected device {expected}!")
     if len(devices) > 1:
-        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                           "two devices, cuda:0 and cpu!")
+        raise mixed_devices_error([t._device for t in tensors if not (
+            t._device.type == "cpu" and t.dim() == 0)])
     return devices.pop() if devices else tensors[0].device
+
+
+def mixed_devices_error(devices: Sequence[device]) -> RuntimeError:
+    """TensorIterator's error (compute_types): the first non-cpu device of the operands
+    (outputs first) is the common device; the first operand on another device is named."""
+    common = next((d for d in devices if d.type != "cpu"), CPU)
+    other = next((d for d in devices if d != common), CPU)
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                        f"devices, {common} and {other}!")
 
 
 def scalar_dtype(value: Scalar) -> dtype:

@@ -34,6 +34,7 @@ from fake_torch._kernels._common import (
     broadcast_shapes,
     common_device,
     launch,
+    mixed_devices_error,
     new_tensor,
     new_tensor_exact,
     result_type,
@@ -116,9 +117,10 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     return not (from_ is not bool_ and to is bool_)
 
 
-def device_error() -> RuntimeError:
-    return RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                        "devices, cuda:0 and cpu!")
+def device_error(*devices: device) -> RuntimeError:
+    """TensorIterator's error for operands on two devices (`devices` in operand order, outputs
+    first): the first non-cpu device is the common one, the first other device is named."""
+    return mixed_devices_error(devices)
 
 
 # --- operands ---------------------------------------------------------------------------------
@@ -449,7 +451,7 @@ def pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand | None
         res = new_output(shape, result, dev, tensors)
     else:
         if out.device != dev:
-            raise device_error()
+            raise device_error(out._device, dev)
         check_out(out, shape, result, tensors)
         res = out
     cdt = opmath(promo)

@@ -56,7 +56,7 @@ class Plan:
             if idx.dtype not in (int64, int32, uint8, bool_):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
-            if t.device.type == "cpu" and idx.device.type != "cpu":
+            if idx.device.type != "cpu" and idx.device != t.device:  # (cpu indices: moved)
                 raise RuntimeError("indices should be either on cpu or on the same device as the "
                                    f"indexed tensor ({t.device})")
             is_mask = idx.dtype in (bool_, uint8)

@@ -69,7 +69,7 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, method, op
-from fake_torch._simulated import _dispatch, _pinned
+from fake_torch._simulated import _dispatch, _machine, _pinned
 from fake_torch._tensor import Number, Scalar, Tensor
 from fake_torch._torch_device import CPU, DeviceLike, canonical, device
 
@@ -99,6 +99,10 @@ def _copy_kind(src: Tensor, dst: Tensor) -> str:
             return "kernel"
         if src._device.type == "meta":
             raise NotImplementedError(_meta.NO_DATA)
+        if src.is_cuda and dst.is_cuda:  # GPU to GPU: a peer memcpy, else the copy kernel
+            return ("memcpy_p2p" if src.dtype is dst.dtype and src.shape == dst.shape
+                    and src.stride() == dst.stride()
+                    and is_non_overlapping_and_dense(dst.shape, dst.stride()) else "kernel")
         return "memcpy_h2d" if dst.is_cuda else "memcpy_d2h"
     if src.dtype is dst.dtype and src.shape == dst.shape and src.stride() == dst.stride():
         return "memcpy_d2d"
@@ -117,13 +121,45 @@ def _to_copy(x: Tensor, dt: dtype, dev: device, non_blocking: bool,
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         _host_copy("_to_copy", x, out, kind, non_blocking)
         return out
+    if x._device is not out._device and x.is_cuda and out.is_cuda:
+        _peer_copy("_to_copy", x, out, kind)
+        return out
     _common.launch("_to_copy", copy_kernel, out, (x,), kind=kind, dev=dev)
     return out
 
 
+def _peer_copy(op: str, src: Tensor, dst: Tensor, kind: str) -> None:
+    """A copy between two GPUs, as ATen's copy_device_to_device makes it: ONE launch (a peer
+    cudaMemcpyAsync when both sides have one dtype and layout, else the copy kernel) on the
+    SOURCE device's current stream, behind a two-way barrier: the copy waits for the work
+    queued so far on the destination's current stream, and that stream's later work waits
+    for the copy."""
+    machine = _machine.MACHINE
+    timeline = machine.timeline
+    barrier = _dispatch.current_mode().name == "eager"  # (a capture records no clock)
+    src_stream = machine.device(src._device.index).current_stream()
+    dst_stream = machine.device(dst._device.index).current_stream()
+    if barrier:
+        timeline.wait_stream(src_stream, dst_stream)
+    _common.launch(op, copy_kernel, dst, (src,), kind=kind, dev=src._device)
+    if barrier:
+        timeline.wait_stream(dst_stream, src_stream)
+
+
 def _host_copy(op: str, src: Tensor, dst: Tensor, kind: str, non_blocking: bool) -> None:
     """One host<->device copy launch, through a host temporary when torch uses one; then,
-    unless non_blocking, the host waits for the copy (a stream synchronize)."""
+    unless non_blocking, the host waits for the copy (a stream synchronize). All of it on the
+    cuda side's device (its current stream), as copy_kernel_cuda's device guard has it."""
+    index = (dst if kind == "memcpy_h2d" else src)._device.index
+    if index is not None and index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(index):
+            _host_copy_here(op, src, dst, kind, non_blocking)
+        return
+    _host_copy_here(op, src, dst, kind, non_blocking)
+
+
+def _host_copy_here(op: str, src: Tensor, dst: Tensor, kind: str, non_blocking: bool) -> None:
+    """`_host_copy` on the current device."""
     h2d = kind == "memcpy_h2d"
     host, other = (src, dst) if h2d else (dst, src)
     counts = _dispatch.current_mode().counts_launches
@@ -388,6 +424,9 @@ def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Ten
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         _host_copy("copy_", s, self, kind, non_blocking)
         return self
+    if s._device is not self._device and s.is_cuda and self.is_cuda:
+        _peer_copy("copy_", s, self, kind)
+        return self
     _common.launch("copy_", copy_kernel, self, (s,), kind=kind, dev=self.device)
     return self
 
@@ -462,7 +501,7 @@ def fill_(self: Tensor, value: Tensor | Number | complex) -> Tensor:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         if value.device != self.device and not value.is_cpu:
-            raise device_error()
+            raise device_error(self._device, value._device)
         _common.launch("fill_", fill_kernel, self, (value,))
         return self
     if not is_number(value):

@@ -48,7 +48,7 @@ from fake_torch._kernels.sampling import random_
 from fake_torch._kernels.shape import transpose
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, RANDOM, op
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _machine
 from fake_torch._tensor import Tensor
 from fake_torch._torch_device import DeviceLike, canonical, device
 from fake_torch.backends import cudnn
@@ -215,8 +215,9 @@ def get_dropout_state(dropout_p: float, train: bool, dev: device) -> Tensor | No
     """torch's get_dropout_state: the device's cached state, made (or made again, after the
     generator was re-seeded) when a training call with dropout needs it."""
     state = _dropout_states.setdefault(dev.index or 0, _DropoutState())
-    if state.device_stats is not DEVICE.stats:  # a fresh simulated device: a new process
-        state.buffer, state.device_stats = None, DEVICE.stats
+    stats = _machine.MACHINE.device(dev.index).allocator.stats
+    if state.device_stats is not stats:  # a fresh simulated machine: a new process
+        state.buffer, state.device_stats = None, stats
     if train and dropout_p > 0:
         gen = generator_for(None, dev)
         # torch's reset_rnn_state: set by manual_seed. fake_torch's generator keeps no flag, so

@@ -29,13 +29,11 @@ import itertools
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
 
-from fake_torch._simulated import _allocator_capture
 from fake_torch._simulated._allocator_blocks import (
     DEFAULT_POOL,
     GB,
@@ -52,6 +50,7 @@ from fake_torch._simulated._allocator_blocks import (
 from fake_torch._simulated._allocator_blocks import PoolId as PoolId
 from fake_torch._simulated._allocator_blocks import Storage as Storage
 from fake_torch._simulated._allocator_book import BOOK, PURE
+from fake_torch._simulated._allocator_capture import CAPTURE_UNSUPPORTED_ERROR, StreamCaptures
 from fake_torch._simulated._allocator_config import SIZE_MAX, AllocatorConfig, from_environment
 from fake_torch._simulated._allocator_stats import (
     ALLOCATED_BYTES,
@@ -59,7 +58,7 @@ from fake_torch._simulated._allocator_stats import (
     SEGMENT,
     DeviceStats,
 )
-from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._simulated._timeline import Timeline
 
 
 class OutOfMemoryError(RuntimeError):
@@ -73,20 +72,6 @@ def _default_device_bytes() -> int:
     from fake_torch._simulated import _gpus  # (a leaf module: the simulated GPU's published size)
 
     return _gpus.current().total_memory
-
-
-def _default_stream() -> int:
-    return 0
-
-
-# the cuda_stream handle of the calling thread's current stream (cuda/streams.py installs it)
-_current_stream: Callable[[], int] = _default_stream
-
-
-def set_stream_source(source: Callable[[], int]) -> None:
-    """Tell the allocator how to read the current stream (called once by cuda/streams.py)."""
-    global _current_stream
-    _current_stream = source
 
 
 # One lock for the device's allocator state, as c10 guards its own with a mutex: tensors made
@@ -125,14 +110,21 @@ def _free_late() -> None:
 
 class CachingAllocator:
     """One simulated device's memory: a default pool plus graph pools. Safe to use from
-    several threads (see _Guard)."""
+    several threads (see _LOCK). Its device gives it the clocks (`timeline`), the captures
+    underway on its streams, and how to read the calling thread's current stream."""
 
-    def __init__(self, total_bytes: int | None = None, book: Any = None) -> None:
+    def __init__(self, total_bytes: int | None = None, *, timeline: Timeline,
+                 captures: StreamCaptures, current_stream: Callable[[], int],
+                 index: int = 0, book: Any = None) -> None:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
-        # the block book (fake_torch/_allocator_book.py): the native core or the pure one
+        self.index = index  # cuda:index
+        self.timeline = timeline
+        self.captures = captures
+        self.current_stream = current_stream
+        # the block book (_allocator_book.py): the native core or the pure one
         self._book = BOOK if book is None else book
         self.stats = DeviceStats(None if self._book is PURE else self._book.apply_rows)
-        self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL)}
+        self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL, device=index)}
         # id(root) -> its live Storage, weakly (the tensors own a Storage, not this map); a
         # Storage takes its entry out when it dies (`_release`)
         self._by_root: dict[int, weakref.ref[Storage]] = {}
@@ -185,7 +177,9 @@ class CachingAllocator:
         return self._use_pool(pool_id)
 
     def _use_pool(self, pool_id: PoolId) -> Pool:
-        pool = self.pools.setdefault(pool_id, Pool(pool_id))
+        pool = self.pools.get(pool_id)
+        if pool is None:
+            pool = self.pools[pool_id] = Pool(pool_id, device=self.index)
         pool.use_count += 1
         pool.released = False
         return pool
@@ -198,12 +192,12 @@ class CachingAllocator:
         `global_thread`: the capturing thread, in capture_error_mode "global"."""
         self._use_pool(pool_id)
         self.captures_underway += 1
-        _allocator_capture.begin(stream, pool_id, global_thread)
+        self.captures.begin(stream, pool_id, global_thread)
 
     @_locked
     def end_allocate_to_pool(self, stream: int) -> None:
         """capture_end: the capture on `stream` is over."""
-        _allocator_capture.end(stream)
+        self.captures.end(stream)
         self.captures_underway -= 1
 
     @_locked
@@ -237,7 +231,7 @@ class CachingAllocator:
         if nbytes == 0:  # torch hands out a null pointer: no block
             return self._register(Storage(None, np.empty(0, np.uint8), self._release))
         if stream is None:
-            stream = _current_stream()
+            stream = self.current_stream()
         config = self._config or self.config
         if not self.captures_underway:
             if self._pending or self._deferred:
@@ -271,8 +265,8 @@ class CachingAllocator:
         """A new segment for the request, after c10's tries to make room: garbage collection
         (with a memory fraction), releasing oversize cached blocks, then the whole cache.
         While another thread captures in "global" mode, cudaMalloc fails as CUDA refuses it."""
-        if _allocator_capture.refuses_unsafe_calls():
-            raise RuntimeError(_allocator_capture.CAPTURE_UNSUPPORTED_ERROR)
+        if self.captures.refuses_unsafe_calls():
+            raise RuntimeError(CAPTURE_UNSUPPORTED_ERROR)
         seg_bytes = segment_size(size, config)
         if self.memory_fraction is not None and config.garbage_collection_threshold > 0:
             self._garbage_collect(config)
@@ -321,7 +315,7 @@ class CachingAllocator:
         capture's pool while it captures), held until raw_delete; 0 for 0 bytes."""
         if nbytes == 0:
             return 0
-        storage = self._allocate(nbytes, _allocator_capture.pool_of(stream), stream)
+        storage = self._allocate(nbytes, self.captures.pool_of(stream), stream)
         address = storage.span()[0]
         self.raw[address] = storage
         return address
@@ -377,7 +371,7 @@ class CachingAllocator:
     def _release_parts(self, key: int, block: Block | None,
                        storage: Storage | None = None) -> None:
         """Forget a dead `storage`'s root (`key`: its id), and free its block (unless the block
-        is of a device state `fresh()` has since replaced: that memory is gone). A late free
+        is of a pool this allocator no longer has). A late free
         passes no storage: its weak reference is dead by then, and a newer root may have
         taken its id."""
         ref = self._by_root.get(key)
@@ -405,13 +399,13 @@ class CachingAllocator:
             uses, block.stream_uses, block.pending = block.stream_uses, None, True
             if not self.captures_underway:
                 # c10 records an event on each stream that used it: done when all are reached
-                self._pending_until[block] = max(TIMELINE.stream_end(s) for s in uses)
+                self._pending_until[block] = max(self.timeline.stream_end(s) for s in uses)
                 self._pending.append(block)
                 return
             self._deferred_uses[block] = uses
             self._deferred.append(block)
             if (self._config or self.config).graph_capture_record_stream_reuse:
-                markers = _allocator_capture.free_markers([block.segment.stream, *uses])
+                markers = self.captures.free_markers([block.segment.stream, *uses])
                 if markers:  # (none: a stream that used it is not capturing)
                     self._free_markers[block] = markers
         else:
@@ -431,7 +425,7 @@ class CachingAllocator:
         """c10's free_safe_blocks_in_capture: a block freed during the capture, allocated on
         `stream`, is free again once all its free markers are ancestors of `stream`'s
         terminals: every later node of the capture runs after its last use on every stream."""
-        seen = _allocator_capture.visited(stream)
+        seen = self.captures.visited(stream)
         if seen is None:
             return
         safe = [b for b, markers in self._free_markers.items()
@@ -448,11 +442,12 @@ class CachingAllocator:
         (c10's cudaEventQuery), the others stay pending."""
         for block in self._deferred:
             uses = self._deferred_uses.pop(block, set())
-            self._pending_until[block] = max((TIMELINE.stream_end(s) for s in uses), default=0.0)
+            self._pending_until[block] = max((self.timeline.stream_end(s) for s in uses),
+                                             default=0.0)
         self._pending.extend(self._deferred)
         self._deferred.clear()
         self._free_markers.clear()
-        now = TIMELINE.host_ns
+        now = self.timeline.host_ns
         done = [b for b in self._pending if self._pending_until.get(b, 0.0) <= now]
         self._pending = [b for b in self._pending if self._pending_until.get(b, 0.0) > now]
         for block in done:
@@ -463,7 +458,7 @@ class CachingAllocator:
         """c10's synchronize_and_free_events: wait for every outstanding event, free its block."""
         self.stats.num_sync_all_streams += 1
         if self._pending:
-            TIMELINE.wait_until(max(self._pending_until.get(b, 0.0) for b in self._pending))
+            self.timeline.wait_until(max(self._pending_until.get(b, 0.0) for b in self._pending))
         self._process_events()
 
     # --- giving memory back ---------------------------------------------------------------------
@@ -561,33 +556,14 @@ class CachingAllocator:
                     del ages[id(block)]
                     self._release_segment(block)
 
-    # --- a fresh device (tests) ----------------------------------------------------------------
-
-    @contextmanager
-    def fresh(self, total_bytes: int | None = None) -> Iterator[CachingAllocator]:
-        """Inside the block: an empty device, as a new process sees it (no segments, pool ids
-        from 1, zero statistics, settings read from the environment again). Tensors made before
-        keep their memory but the fresh device does not count them, and blocks freed inside the
-        block never reach the old state; after it the old state is back, as it was."""
-        saved = dict(self.__dict__)
-        new = CachingAllocator(self.total_bytes if total_bytes is None else total_bytes,
-                               self._book)
-        self.__dict__.update(new.__dict__)  # one swap: a storage dying meanwhile finds a map
-        try:
-            with _allocator_capture.fresh():
-                yield self
-        finally:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-
     def _oom_message(self, alloc_size: int) -> str:
         """torch's text; like c10 it names the segment it failed to cudaMalloc, not the request."""
         reserved = self.stats.current(RESERVED_BYTES)
         allocated = self.stats.current(ALLOCATED_BYTES)
         allowed = self.allowed_bytes
         allowed_info = "" if allowed is None else f"{_fmt(allowed)} allowed; "
-        return (f"CUDA out of memory. Tried to allocate {_fmt(alloc_size)}. GPU 0 has a total "
-                f"capacity of {_fmt(self.total_bytes)} of which "
+        return (f"CUDA out of memory. Tried to allocate {_fmt(alloc_size)}. GPU {self.index} has "
+                f"a total capacity of {_fmt(self.total_bytes)} of which "
                 f"{_fmt(self.total_bytes - reserved)} is free. {allowed_info}Of the allocated "
                 f"memory {_fmt(allocated)} is allocated by PyTorch, and "
                 f"{_fmt(reserved - allocated)} is reserved by PyTorch but "
@@ -605,5 +581,3 @@ def _fmt(nbytes: int) -> str:
             return f"{nbytes / scale:.2f} {unit}"
     return f"{nbytes / GB:.2f} GiB"
 
-
-DEVICE = CachingAllocator()

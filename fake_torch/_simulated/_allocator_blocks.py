@@ -110,6 +110,7 @@ class Pool:
     use_count: int = 0  # graphs capturing into or owning this pool
     released: bool = False  # its last owner let go: empty_cache gives its free segments back
     searches: int = 0  # large-block searches (c10's get_free_blocks_call_count, for GC ages)
+    device: int = 0  # the index of the cuda device whose allocator it belongs to
 
     def free_list(self, small: bool) -> list[FreeEntry]:
         return self.free_small if small else self.free_large

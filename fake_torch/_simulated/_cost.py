@@ -18,8 +18,9 @@ dtype's peak), never below MIN_KERNEL_NS (the shortest kernels a profiler shows 
 a kernel queued on a stream behind another starts STREAM_QUEUE_GAP_NS after it ends (the
 device's own launch latency), inside a graph GRAPH_NODE_GAP_NS after (graphs shorten it); both
 are assumptions until tests/gpu/time_gpu.py measures them. A host<->device copy is
-MEMCPY_LATENCY_NS plus bytes over PCIe. The roofline is an ideal: real kernels reach 70-90% of
-bandwidth, so simulated times are a lower bound for large, memory-bound work.
+MEMCPY_LATENCY_NS plus bytes over PCIe; a copy between two GPUs, plus bytes over NVLink. The
+roofline is an ideal: real kernels reach 70-90% of bandwidth, so simulated times are a lower
+bound for large, memory-bound work.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def host_ns(kind: str, nodes: int = 0) -> float:
     """CPU time of one launch of `kind` ("kernel", "memcpy_*", "memset", "graph")."""
     if kind == "graph":
         return GRAPH_LAUNCH_NS + GRAPH_NODE_NS * nodes
-    if kind in ("memcpy_h2d", "memcpy_d2h"):
+    if kind in ("memcpy_h2d", "memcpy_d2h", "memcpy_p2p"):
         return MEMCPY_CALL_NS
     return EAGER_LAUNCH_NS
 
@@ -131,6 +132,8 @@ def kernel_ns(op: str, kind: str, outs: Sequence[np.ndarray], inputs: Sequence[A
             nbytes += sum(a.nbytes for a in x if isinstance(a, np.ndarray))
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         return MEMCPY_LATENCY_NS + nbytes / 2 / spec.pcie_bytes_per_s * 1e9  # one side's bytes
+    if kind == "memcpy_p2p":  # between two GPUs: over NVLink (or PCIe without it)
+        return MEMCPY_LATENCY_NS + nbytes / 2 / spec.peer_bytes_per_s * 1e9
     memory_ns = nbytes / spec.hbm_bytes_per_s * 1e9
     if op in _HEAVY:
         work = flops(op, outs, inputs, params)

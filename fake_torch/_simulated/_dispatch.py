@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._simulated import _allocator, _cost, _pinned
-from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._simulated import _cost, _machine, _pinned
+from fake_torch._simulated._allocator import Storage
 from fake_torch._simulated._counter import count_launch
-from fake_torch._simulated._timeline import TIMELINE, Work
+from fake_torch._simulated._timeline import Work
 
 Kernel = Callable[..., None]
 Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch
@@ -56,7 +56,8 @@ class Mode:
             if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major ones
                 a = np.ndarray(shape, np_dtype, buffer=a)
             return a, None
-        return device_buffer(DEVICE.allocate(_nbytes(shape, np_dtype)), shape, np_dtype)
+        return device_buffer(_machine.current_device().allocator.allocate(
+            _nbytes(shape, np_dtype)), shape, np_dtype)
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
             inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
@@ -70,7 +71,7 @@ class Mode:
 
     def record_event(self, event: Any, stream: int) -> None:
         """`event.record()` on `stream`: it marks the stream's work queued so far."""
-        TIMELINE.record_event(event, stream)
+        _machine.MACHINE.timeline.record_event(event, stream)
 
     def host_sync_elsewhere(self, what: str, device: bool) -> None:
         """Another thread waits for the device while this mode is current on its own thread
@@ -281,10 +282,11 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
         count_launch(op, kind)
         if params is None:
             params = {}
-        local.correlation = TIMELINE.launch_kernel(
+        machine = _machine.MACHINE  # (the current device's current stream, written out)
+        local.correlation = machine.timeline.launch_kernel(
             op, _cost.EAGER_LAUNCH_NS, kernel, (*outs, *inputs), params,
-            _cost.kernel_ns(op, kind, outs, inputs, params), _allocator._current_stream(),
-            _cost.STREAM_QUEUE_GAP_NS)
+            _cost.kernel_ns(op, kind, outs, inputs, params),
+            machine.devices[machine.thread.index]._current.handle, _cost.STREAM_QUEUE_GAP_NS)
         return
     if outs and outs[0].size == 0 and mode.counts_launches and _all_empty(outs):
         return
@@ -298,13 +300,13 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
             if not group.launched:
                 group.launched = True
                 _count(group.name, "kernel", None)
-                group.correlation = local.correlation = TIMELINE.host_call(
+                group.correlation = local.correlation = _machine.MACHINE.timeline.host_call(
                     group.name, "kernel", _cost.host_ns("kernel"))
         else:
             _count(op, kind, source)
-            local.correlation = TIMELINE.host_call(op, kind, _cost.EAGER_LAUNCH_NS if kind ==
-                                                   "kernel" else _cost.host_ns(kind, len(
-                                                       inputs[0]) if kind == "graph" else 0))
+            local.correlation = _machine.MACHINE.timeline.host_call(
+                op, kind, _cost.EAGER_LAUNCH_NS if kind == "kernel" else
+                _cost.host_ns(kind, len(inputs[0]) if kind == "graph" else 0))
     mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
 
 
@@ -316,23 +318,24 @@ def _submit(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple
             params: dict[str, Any], kind: str) -> None:
     """Eager mode: queue one launch on the current stream of the simulated device."""
     local = _local
-    stream = _allocator._current_stream()
+    stream = _machine.current_device().current_stream()
+    timeline = _machine.MACHINE.timeline
     if kind == "graph":  # inputs[0]: the graph's nodes (list[Work])
-        TIMELINE.submit_graph(inputs[0], stream, local.correlation, _cost.GRAPH_NODE_GAP_NS)
+        timeline.submit_graph(inputs[0], stream, local.correlation, _cost.GRAPH_NODE_GAP_NS)
         return
     if local.fused:  # one kernel for the whole block: queued when it ends (see `fused`)
         group = local.fused[-1]
         group.members.append((op, outs, inputs, params))
         group.calls.append((kernel, (*outs, *inputs), params))
         return
-    TIMELINE.submit_call(op, kind, kernel, (*outs, *inputs), params,
+    timeline.submit_call(op, kind, kernel, (*outs, *inputs), params,
                          _cost.kernel_ns(op, kind, outs, inputs, params), stream,
                          local.correlation, _cost.STREAM_QUEUE_GAP_NS)
     if kind in ("memcpy_h2d", "memcpy_d2h"):
         host = inputs[0] if kind == "memcpy_h2d" and inputs else outs[0] if outs else None
         if not _pinned.is_pinned_array(host):
             # pageable host memory: CUDA stages the copy, the call returns when it is done
-            TIMELINE.synchronize(stream)
+            timeline.synchronize(stream)
 
 
 def _count(op: str, kind: str, source: Any) -> None:
@@ -366,8 +369,8 @@ def fused(name: str) -> Iterator[FusedKernel]:
             # kernel's time there, not here)
             ns = _cost.fused_ns(name, group.members) if group.correlation else 0.0
             work = Work(name, "kernel", group.calls, ns)
-            TIMELINE.submit(work, _allocator._current_stream(), group.correlation,
-                            _cost.STREAM_QUEUE_GAP_NS)
+            _machine.MACHINE.timeline.submit(work, _machine.current_device().current_stream(),
+                                             group.correlation, _cost.STREAM_QUEUE_GAP_NS)
 
 
 def current_fused() -> FusedKernel | None:
@@ -391,11 +394,17 @@ def host_sync(what: str, *, stream: int | None = None, device: bool = False,
         for watcher in list(_watchers):
             if watcher is not mine:
                 watcher.host_sync_elsewhere(what, device)
+    machine = _machine.MACHINE
+    timeline = machine.timeline
     if event is not None:
-        TIMELINE.wait_event_on_host(event, _cost.SYNC_NS)
+        timeline.wait_event_on_host(event, _cost.SYNC_NS)
+    elif device:  # cudaDeviceSynchronize: every stream of the current device
+        index = machine.thread.index
+        timeline.synchronize(None, _cost.SYNC_NS, None if len(machine.devices) == 1 else
+                             lambda s: _machine.stream_device(s) == index)
     else:
-        TIMELINE.synchronize(None if device else _allocator._current_stream()
-                             if stream is None else stream, _cost.SYNC_NS)
+        timeline.synchronize(machine.current.current_stream() if stream is None else stream,
+                             _cost.SYNC_NS)
 
 
 def record_event(event: Any, stream: int) -> None:

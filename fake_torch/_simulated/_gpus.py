@@ -16,6 +16,8 @@ Every number is the vendor's datasheet figure (dense, i.e. without 2:4 sparsity)
     no FP8); PCIe Gen4 x16, 32 GB/s each way.
   - L4: NVIDIA L4 datasheet (24 GB GDDR6 at 300 GB/s; FP32 30.3, TF32 60, BF16/FP16 121,
     FP8 242.5); PCIe Gen4 x16.
+NVLink (peer copies between GPUs, one direction): H200 and H100 SXM 900 GB/s total (fourth
+generation), A100 SXM4 600 GB/s total (third); the L4 has none, its peer copies cross PCIe.
 SM counts and boost clocks are the architecture whitepapers' (Hopper: 132 SMs at 1.98 GHz;
 A100: 108 at 1.41 GHz; L4: 58 at 2.04 GHz). Memory sizes are what torch reports for the part.
 """
@@ -49,6 +51,12 @@ class GPUSpec:
     tf32_flops: float
     bf16_flops: float  # also FP16 (tensor cores, dense)
     fp8_flops: float  # 0: no FP8 tensor cores (A100); FP8 then runs at the BF16 rate
+    # GPU-to-GPU (peer) copies, one direction: NVLink's, or PCIe's on a part without it
+    nvlink_bytes_per_s: float = 0.0
+
+    @property
+    def peer_bytes_per_s(self) -> float:
+        return self.nvlink_bytes_per_s or self.pcie_bytes_per_s
 
     def matmul_flops(self, dtype_name: str, allow_tf32: bool = False) -> float:
         """Peak FLOP/s of a matmul in `dtype_name` (numpy or torch spelling)."""
@@ -63,11 +71,14 @@ class GPUSpec:
 
 GPUS: dict[str, GPUSpec] = {
     "H200": GPUSpec("H200", "NVIDIA H200", 9, 0, 143771 * MiB, 132, 50 * MiB, 1.98e9,
-                    4.8 * TB, 64 * GB, 67e12, 34e12, 494.5e12, 989.5e12, 1979e12),
+                    4.8 * TB, 64 * GB, 67e12, 34e12, 494.5e12, 989.5e12, 1979e12,
+                    nvlink_bytes_per_s=450 * GB),
     "H100": GPUSpec("H100", "NVIDIA H100 80GB HBM3", 9, 0, 80 * 1024 * MiB, 132, 50 * MiB,
-                    1.98e9, 3.35 * TB, 64 * GB, 67e12, 34e12, 494.5e12, 989.5e12, 1979e12),
+                    1.98e9, 3.35 * TB, 64 * GB, 67e12, 34e12, 494.5e12, 989.5e12, 1979e12,
+                    nvlink_bytes_per_s=450 * GB),
     "A100": GPUSpec("A100", "NVIDIA A100-SXM4-80GB", 8, 0, 81051 * MiB, 108, 40 * MiB, 1.41e9,
-                    2.039 * TB, 32 * GB, 19.5e12, 9.7e12, 156e12, 312e12, 0.0),
+                    2.039 * TB, 32 * GB, 19.5e12, 9.7e12, 156e12, 312e12, 0.0,
+                    nvlink_bytes_per_s=300 * GB),
     "L4": GPUSpec("L4", "NVIDIA L4", 8, 9, 22491 * MiB, 58, 48 * MiB, 2.04e9,
                   300 * GB, 32 * GB, 30.3e12, 0.49e12, 60e12, 121e12, 242.5e12),
 }

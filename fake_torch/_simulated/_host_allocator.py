@@ -27,15 +27,16 @@ and cudaFreeHost take no simulated time: each adds 0 us to host_alloc_time / hos
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch._simulated import _allocator, _allocator_capture
-from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._simulated._allocator_config import AllocatorConfig
+
+if TYPE_CHECKING:  # (the machine owns this allocator)
+    from fake_torch._simulated._machine import Machine
 
 PoolId = tuple[int, int]
 DEFAULT_POOL: PoolId = (0, 0)
@@ -151,9 +152,11 @@ CaptureFilter = Callable[[int], bool]  # does this capture take allocations on t
 
 
 class CachingHostAllocator:
-    """The process's pinned host memory: a default pool plus one private pool per graph pool."""
+    """The process's pinned host memory: a default pool plus one private pool per graph pool.
+    The machine that owns it gives it the clocks, the current stream and the settings."""
 
-    def __init__(self) -> None:
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
         self.default_pool = BlockPool()
         self.graph_pools: dict[PoolId, PrivatePool] = {}
         self.graph_pools_freeable: dict[PoolId, PrivatePool] = {}
@@ -171,7 +174,7 @@ class CachingHostAllocator:
         if size == 0:
             return None
         pool_id, pool = self._allocation_pool()
-        background = _allocator.DEVICE.config.pinned_use_background_threads
+        background = self._config().pinned_use_background_threads
         if not (background and pool_id == DEFAULT_POOL) or self.background_thread_started:
             self._process_events(pool)  # (a started background thread has run meanwhile)
         round_size = 1 << (size - 1).bit_length()
@@ -190,7 +193,7 @@ class CachingHostAllocator:
         """The last tensor of the block is gone: back on its free list now, behind the events
         of the streams that used it, or, if a capture used it, never."""
         pool = self._pool_of(block)
-        if pool is None:  # a block of the state a fresh device replaced: gone with it
+        if pool is None:  # a block of a pool given back already: gone with it
             return
         block.allocated = False
         streams, block.streams = block.streams, set()
@@ -201,7 +204,7 @@ class CachingHostAllocator:
         if block.was_allocated_during_capture:
             return  # no event is recorded during capture: the block stays in use for good
         pool.events.extendleft(  # (events_.emplace_front per stream)
-            (block, TIMELINE.stream_end(s)) for s in sorted(streams))
+            (block, self.machine.timeline.stream_end(s)) for s in sorted(streams))
 
     def record_event(self, block: HostBlock, stream: int) -> bool:
         """copy_kernel_cuda's CachingHostAllocator_recordEvent: a non-blocking copy on `stream`
@@ -227,7 +230,7 @@ class CachingHostAllocator:
         goes back on its free list. The first event not reached yet stops the walk."""
         stats = self.stats
         while pool.events:
-            if pool.events[-1][1] > TIMELINE.host_ns:
+            if pool.events[-1][1] > self.machine.timeline.host_ns:
                 break
             block, _ = pool.events.pop()
             block.event_count -= 1
@@ -262,7 +265,7 @@ class CachingHostAllocator:
         order while it lasts. Freed pieces are cached, never given back."""
         if not self._reserve_checked:
             self._reserve_checked = True
-            mb = _allocator.DEVICE.config.pinned_reserve_segment_size_mb
+            mb = self._config().pinned_reserve_segment_size_mb
             if mb > 0:
                 self.stats.host_alloc_time.increase(0)
                 self._reserve = (np.empty(mb * MB, np.uint8), 0)
@@ -334,7 +337,7 @@ class CachingHostAllocator:
 
     def _allocation_pool(self) -> tuple[PoolId, BlockPool]:
         if self.captures_underway:
-            stream = _allocator._current_stream()
+            stream = self.machine.current.current_stream()
             for pool_id, takes in self.captures_underway:
                 if takes(stream):
                     return pool_id, self.graph_pools[pool_id].blocks
@@ -342,8 +345,14 @@ class CachingHostAllocator:
 
     def _capturing(self) -> bool:
         """current_stream_is_capturing_fast_path."""
-        return bool(self.captures_underway) and _allocator_capture.is_capturing(
-            _allocator._current_stream())
+        if not self.captures_underway:
+            return False
+        device = self.machine.current
+        return device.captures.is_capturing(device.current_stream())
+
+    def _config(self) -> AllocatorConfig:
+        """The allocator settings (c10 has one AllocatorConfig: cuda:0's allocator reads it)."""
+        return self.machine.devices[0].allocator.config
 
     def _pool_of(self, block: HostBlock) -> BlockPool | None:
         """The block's pool, if the block is one of this allocator's."""
@@ -389,23 +398,7 @@ class CachingHostAllocator:
         for duration in (self.stats.host_alloc_time, self.stats.host_free_time):
             duration.min = duration.max = 0
 
-    # --- a fresh process (tests) ----------------------------------------------------------------
-
-    @contextmanager
-    def fresh(self) -> Iterator[CachingHostAllocator]:
-        """Inside the block: the allocator of a new process; the old state after it. Blocks
-        made before and freed inside never reach the old state."""
-        saved = dict(self.__dict__)
-        self.__dict__.update(CachingHostAllocator().__dict__)
-        try:
-            yield self
-        finally:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-
 
 def _address(mem: memoryview) -> int:
     return int(np.frombuffer(mem, np.uint8).__array_interface__["data"][0])
 
-
-HOST = CachingHostAllocator()

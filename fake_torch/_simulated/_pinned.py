@@ -18,12 +18,13 @@ import weakref
 
 import numpy as np
 
-from fake_torch._simulated import _allocator
-from fake_torch._simulated._host_allocator import HOST, HostBlock
+from fake_torch._simulated import _machine
+from fake_torch._simulated._host_allocator import CachingHostAllocator, HostBlock
 
-# id(root) -> the pinned root buffer, weakly (the tensors own their buffer, not this map), and
-# its host allocator block (None for an empty buffer: torch's null pointer)
-_pinned: dict[int, tuple[weakref.ref[np.ndarray], HostBlock | None]] = {}
+# id(root) -> the pinned root buffer, weakly (the tensors own their buffer, not this map), its
+# host allocator block (None for an empty buffer: torch's null pointer) and that allocator
+_Entry = tuple[weakref.ref[np.ndarray], HostBlock | None, CachingHostAllocator]
+_pinned: dict[int, _Entry] = {}
 
 
 def _root(a: np.ndarray) -> np.ndarray:
@@ -36,7 +37,7 @@ def _root(a: np.ndarray) -> np.ndarray:
     return root
 
 
-def _entry(a: object) -> tuple[weakref.ref[np.ndarray], HostBlock | None] | None:
+def _entry(a: object) -> _Entry | None:
     if not isinstance(a, np.ndarray) or not _pinned:
         return None
     root = _root(a)
@@ -56,12 +57,13 @@ def pinned_empty_like(a: np.ndarray) -> np.ndarray:
     empty = any(n == 0 for n in a.shape)
     nbytes = 0 if empty else itemsize + sum((n - 1) * s for n, s in
                                             zip(a.shape, a.strides, strict=True))
-    block = HOST.allocate(nbytes)
+    host = _machine.MACHINE.host
+    block = host.allocate(nbytes)
     # a root whose base is a memoryview: numpy keeps views' `.base` pointing at this root
     root = (np.empty(0, np.uint8) if block is None
             else np.frombuffer(block.mem, np.uint8, nbytes))
     key = id(root)
-    _pinned[key] = (weakref.ref(root, lambda ref: _forget(key, ref)), block)
+    _pinned[key] = (weakref.ref(root, lambda ref: _forget(key, ref)), block, host)
     return np.ndarray(a.shape, a.dtype, buffer=root, strides=None if empty else a.strides)
 
 
@@ -79,7 +81,7 @@ def record_event(a: np.ndarray) -> bool:
     entry = _entry(a)
     if entry is None or entry[1] is None:
         return False
-    return HOST.record_event(entry[1], _allocator._current_stream())
+    return entry[2].record_event(entry[1], _machine.MACHINE.current.current_stream())
 
 
 def _forget(key: int, ref: weakref.ref[np.ndarray]) -> None:
@@ -87,4 +89,4 @@ def _forget(key: int, ref: weakref.ref[np.ndarray]) -> None:
     if entry is not None and entry[0] is ref:  # a newer buffer may have taken the id over
         del _pinned[key]
         if entry[1] is not None:
-            HOST.free(entry[1])
+            entry[2].free(entry[1])

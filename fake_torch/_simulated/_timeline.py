@@ -91,10 +91,13 @@ class Timeline:
         finally:
             lock.release()
 
-    def synchronize(self, stream: int | None = None, cost_ns: float = 0.0) -> None:
-        """The host waits until `stream` (None: every stream) has finished its queued work."""
+    def synchronize(self, stream: int | None = None, cost_ns: float = 0.0,
+                    among: Callable[[int], bool] | None = None) -> None:
+        """The host waits until `stream` (None: every stream `among` accepts, all unless
+        given) has finished its queued work."""
         with self.lock:
-            ends = [self.ready.get(stream, 0.0)] if stream is not None else self.ready.values()
+            ends = ([self.ready.get(stream, 0.0)] if stream is not None else self.ready.values()
+                    if among is None else [t for s, t in self.ready.items() if among(s)])
             self.host_ns = max([self.host_ns, *ends]) + cost_ns
             self._drain()
 
@@ -275,7 +278,17 @@ class Timeline:
             finally:
                 self.host_ns = saved
 
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(span)` for every host launch call and device kernel from now on;
+        returns the function that removes it."""
+        with self.lock:
+            self.listeners.append(listener)
 
+        def remove() -> None:
+            with self.lock:
+                if listener in self.listeners:
+                    self.listeners.remove(listener)
+        return remove
 
     def _emit(self, span: Span) -> None:
         for listener in list(self.listeners):
@@ -296,18 +309,3 @@ def _run(work: Work) -> None:
     for kernel, args, params in work.calls:
         kernel(*args, **params)
 
-
-TIMELINE = Timeline()
-
-
-def add_listener(listener: Listener) -> Callable[[], None]:
-    """Call `listener(span)` for every host launch call and device kernel from now on;
-    returns the function that removes it."""
-    with TIMELINE.lock:
-        TIMELINE.listeners.append(listener)
-
-    def remove() -> None:
-        with TIMELINE.lock:
-            if listener in TIMELINE.listeners:
-                TIMELINE.listeners.remove(listener)
-    return remove

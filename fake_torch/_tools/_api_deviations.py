@@ -18,6 +18,7 @@ DEVIATIONS: dict[str, str] = {
     "torch.cuda.set_simulated_device_memory": EXTENSION + "sizes the simulated GPU's memory",
     "torch.cuda.set_simulated_gpu": EXTENSION + "names the simulated GPU (H200, H100, A100, L4)",
     "torch.cuda.fresh_simulated_device": EXTENSION + "a new simulated GPU for a block (tests)",
+    "torch.cuda.set_simulated_devices": EXTENSION + "the number of simulated GPUs (a new machine)",
     "torch.profiler.FunctionEvent": EXTENSION + "torch keeps it in torch.autograd.profiler_util",
     "torch.profiler.FunctionEventAvg": EXTENSION + "torch keeps it in torch.autograd.profiler_util",
     "torch.profiler.KeyAverages": EXTENSION + "the type of key_averages(); unnamed in torch",

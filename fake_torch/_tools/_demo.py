@@ -138,10 +138,10 @@ def _timed(step: Step, tokens: Any, positions: Any) -> tuple[Any, float, float]:
     """One step between two timing events, the device idle before it (torch.compile's
     tutorial loop): (logits, simulated milliseconds, fraction of them some kernel ran)."""
     import fake_torch as torch
-    from fake_torch._simulated._timeline import TIMELINE
+    from fake_torch._simulated._machine import MACHINE
 
     torch.cuda.synchronize()
-    busy_ns = TIMELINE.busy_ns
+    busy_ns = MACHINE.timeline.busy_ns
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()
@@ -149,7 +149,7 @@ def _timed(step: Step, tokens: Any, positions: Any) -> tuple[Any, float, float]:
     end.record()
     torch.cuda.synchronize()
     ms = start.elapsed_time(end)
-    return logits, ms, (TIMELINE.busy_ns - busy_ns) * 1e-6 / ms
+    return logits, ms, (MACHINE.timeline.busy_ns - busy_ns) * 1e-6 / ms
 
 
 def _decode(step: Step, tokens: Any, positions: Any

@@ -3,7 +3,7 @@
 Imports point down: a module may import from its own layer and the layers below it, never from
 a layer above, at module level or inside a function (`if TYPE_CHECKING:` imports included: a
 reader follows them too). What a lower layer needs from above is registered into it by the layer
-above at import (as the door's `set_stream_source` is given the current stream by cuda/streams.py).
+above at import (as _generator.py gives the simulated machine its generator factory).
 tests/test_layers.py runs the scan; `python -m fake_torch._tools._layers [ROOT]` prints it for a
 source tree (its upward imports and its import cycles across packages).
 

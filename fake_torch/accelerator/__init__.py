@@ -1,5 +1,6 @@
 """torch.accelerator: the device-generic API over the current accelerator, which in fake_torch
-is always the one simulated CUDA device (cuda:0). Each call answers what torch.cuda answers."""
+is always the simulated CUDA (its current device, cuda:0 unless set). Each call answers what
+torch.cuda answers."""
 
 from __future__ import annotations
 
@@ -106,9 +107,9 @@ def get_device_capability(device: DeviceLike | None = None, /) -> dict[str, Any]
 
 def current_stream(device: DeviceLike | None = None, /) -> _torch_stream.Stream:
     """The current stream of the accelerator device, as a torch.Stream."""
-    _index(device, optional=True)
-    cuda = streams.current_stream()
-    return _torch_stream.Stream("cuda:0", priority=cuda.priority, stream_id=cuda.stream_id)
+    index = _index(device, optional=True)
+    cuda = streams.current_stream(index)
+    return _torch_stream.Stream(f"cuda:{index}", priority=cuda.priority, stream_id=cuda.stream_id)
 
 
 def set_stream(stream: _torch_stream.Stream) -> None:

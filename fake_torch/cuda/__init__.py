@@ -1,8 +1,10 @@
-"""torch.cuda for the one simulated GPU: device queries and the random generator state.
+"""torch.cuda for the simulated GPUs: device queries and the random generator state.
 Streams and events (streams.py), memory statistics (memory.py) and CUDA graphs (graphs.py,
 graphed_callables.py, _sanitizer.py) live in their own modules."""
 
-from fake_torch._generator import cuda_default_generators as default_generators
+from typing import Any
+
+from fake_torch import _generator
 from fake_torch._legacy_types import cuda_BFloat16Tensor as BFloat16Tensor
 from fake_torch._legacy_types import cuda_BoolTensor as BoolTensor
 from fake_torch._legacy_types import cuda_ByteTensor as ByteTensor
@@ -14,6 +16,7 @@ from fake_torch._legacy_types import cuda_IntTensor as IntTensor
 from fake_torch._legacy_types import cuda_LongTensor as LongTensor
 from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
 from fake_torch._simulated._allocator import OutOfMemoryError
+from fake_torch._simulated._machine import AcceleratorError
 from fake_torch.cuda import _sanitizer
 from fake_torch.cuda import amp as amp
 from fake_torch.cuda import nvtx as nvtx
@@ -31,6 +34,7 @@ from fake_torch.cuda._device_queries import (
     is_bf16_supported,
     is_initialized,
     set_device,
+    set_simulated_devices,
     set_simulated_gpu,
     synchronize,
 )
@@ -92,11 +96,20 @@ from fake_torch.cuda.streams import (
     stream,
 )
 
+
+def __getattr__(name: str) -> Any:
+    """torch.cuda.default_generators: the default generator of each simulated device (the
+    machine in use decides how many)."""
+    if name == "default_generators":
+        return _generator.cuda_default_generators()
+    raise AttributeError(f"module 'torch.cuda' has no attribute '{name}'")
+
+
 _HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)
 
 __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types.py)
-    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph", "CUDAPluggableAllocator",
-    "CharTensor", "DoubleTensor",
+    "AcceleratorError", "BFloat16Tensor", "BoolTensor", "ByteTensor", "CUDAGraph",
+    "CUDAPluggableAllocator", "CharTensor", "DoubleTensor",
     "Event", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
     "ShortTensor", "Stream", "StreamContext", "_lazy_call", "_sanitizer", "_sleep",
     "caching_allocator_alloc", "caching_allocator_delete", "current_device",
@@ -113,6 +126,7 @@ __all__ = [  # the *Tensor names: torch's legacy types (fake_torch/_legacy_types
     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_max_memory_cached",
     "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed",
     "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
-    "set_rng_state_all", "set_simulated_device_memory", "set_simulated_gpu", "set_stream",
+    "set_rng_state_all", "set_simulated_device_memory", "set_simulated_devices",
+    "set_simulated_gpu", "set_stream",
     "stream", "synchronize",
 ]

@@ -1,4 +1,5 @@
-"""torch.cuda device queries for the one simulated GPU, cuda:0.
+"""torch.cuda device queries for the simulated GPUs, cuda:0 .. cuda:n-1 (one unless
+FAKE_TORCH_DEVICES or `set_simulated_devices` says more), and which one is current.
 
 The device reports itself as the simulated GPU (fake_torch/_simulated/_gpus.py: an H100 80GB unless
 FAKE_TORCH_GPU or `set_simulated_gpu` names another): its name, compute capability, SMs and L2;
@@ -14,16 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fake_torch import _torch_stream
-from fake_torch._simulated import _dispatch, _gpus
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _dispatch, _gpus, _machine
 from fake_torch._torch_device import device as torch_device
 from fake_torch.utils import _device as _default_device
-
-_INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
-                    "CUDA kernel errors might be asynchronously reported at some other API call, "
-                    "so the stacktrace below might be incorrect.\n"
-                    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
-                    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
 
 _initialized = False
 
@@ -78,12 +72,14 @@ def init() -> None:
 
 
 def device_count() -> int:
-    return 1
+    """The number of simulated GPUs."""
+    return len(_machine.MACHINE.devices)
 
 
 def current_device() -> int:
+    """This thread's current device (cuda:0 until set_device chooses another)."""
     init()
-    return 0
+    return _machine.MACHINE.current_index
 
 
 _default_device.current_device = current_device  # torch.device("cuda") as a default
@@ -109,16 +105,30 @@ def _device_index(dev: Any, optional: bool = False) -> int:
 
 
 def _exchange_device(idx: int) -> int:
-    """Make `idx` current (negative: no change); return the previous device index."""
+    """Make `idx` current (negative: no change); return the previous device index (-1 when
+    nothing changed, as torch._C._cuda_exchangeDevice)."""
     init()
-    if idx >= device_count():
-        raise RuntimeError(_INVALID_ORDINAL)
-    return 0 if idx >= 0 else -1
+    if idx < 0:
+        return -1
+    machine = _machine.MACHINE
+    previous = machine.current_index
+    machine.set_current(idx)  # (CUDA's invalid device ordinal past the devices)
+    return previous
+
+
+def _maybe_exchange_device(idx: int) -> int:
+    """torch._C._cuda_maybeExchangeDevice: `_exchange_device` for a valid index, else no
+    change (-1)."""
+    if idx < 0 or idx >= device_count():
+        return -1
+    return _exchange_device(idx)
 
 
 def set_device(device: Any) -> None:
-    """Select the current device: only cuda:0 exists (negative indices are a no-op)."""
-    _exchange_device(_device_index(device))
+    """Select this thread's current device (a negative index: no change)."""
+    idx = _device_index(device)
+    if idx >= 0:
+        _exchange_device(idx)
 
 
 def get_device_properties(device: Any = None) -> _CudaDeviceProperties:
@@ -127,8 +137,9 @@ def get_device_properties(device: Any = None) -> _CudaDeviceProperties:
     if idx < 0 or idx >= device_count():
         raise AssertionError("Invalid device id")
     spec = _gpus.current()
+    total = _machine.MACHINE.devices[idx].allocator.total_bytes
     return _CudaDeviceProperties(name=f"{spec.name} (fake_torch simulated)", major=spec.major,
-                                 minor=spec.minor, total_memory=DEVICE.total_bytes,
+                                 minor=spec.minor, total_memory=total,
                                  multi_processor_count=spec.sm_count, L2_cache_size=spec.l2_bytes)
 
 
@@ -139,7 +150,21 @@ def set_simulated_gpu(name: str) -> None:
     variable chooses the same at start-up."""
     spec = _gpus.select(name)
     if "FAKE_TORCH_DEVICE_MEMORY" not in os.environ:
-        DEVICE.total_bytes = spec.total_memory
+        for dev in _machine.MACHINE.devices:
+            dev.allocator.total_bytes = spec.total_memory
+
+
+def set_simulated_devices(n: int, gpu: str | None = None) -> None:
+    """fake_torch only: from now on the process has `n` simulated GPUs (cuda:0 .. cuda:n-1),
+    each a `gpu` (one of H200, H100, A100, L4; unless given, the GPU simulated now). A new
+    machine replaces the old one, as a new process would find it: empty memory, cuda:0
+    current, the default streams current. The FAKE_TORCH_DEVICES environment variable sets
+    the number at start-up (default 1)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_simulated_devices(): n must be a positive int, got {n!r}")
+    if gpu is not None:
+        _gpus.select(gpu)
+    _machine.swap(_machine.Machine(n))
 
 
 def get_device_name(device: Any = None) -> str:
@@ -175,7 +200,7 @@ class device:
         self.prev_idx = _exchange_device(self.idx)
 
     def __exit__(self, *exc: object) -> None:
-        self.idx = self.prev_idx
+        self.idx = _maybe_exchange_device(self.prev_idx)
 
 
 _DeviceGuard = device  # for functions whose `device` parameter hides the class

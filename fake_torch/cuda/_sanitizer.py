@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._allocator import DEVICE, PoolId, Storage
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import PoolId, Storage
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Block
 from fake_torch.cuda import _sanitizer_replays
 
@@ -176,7 +176,7 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
         _sanitizer_replays.eager_launched(op, kind, outs, inputs)
     if hazard is None:  # clean inputs: what the kernel writes is defined again
         for out in outs:
-            storage = DEVICE.storage_of(out)
+            storage = _machine.MACHINE.storage_of(out)
             if storage is not None and storage.hazard is not None:
                 storage.hazard = None
         return
@@ -184,7 +184,7 @@ def _check_inputs(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, ...]
         _raise_host_read(op, hazard)
     if eager:
         for out in outs:
-            storage = DEVICE.storage_of(out)
+            storage = _machine.MACHINE.storage_of(out)
             if storage is not None:
                 _mark(storage, hazard)
 
@@ -201,7 +201,7 @@ def _hazard_of(arrays: tuple[Any, ...]) -> str | None:
     """The first hazard among the device arrays read: their memory's, or a stale reference's."""
     for x in arrays:
         if isinstance(x, np.ndarray):
-            storage = DEVICE.storage_of(x)
+            storage = _machine.MACHINE.storage_of(x)
             if storage is not None:
                 hazard = storage.hazard or _sanitizer_replays.stale_reference(x)
                 if hazard is not None:
@@ -258,7 +258,10 @@ def _in_active_block(captured: CapturedInput, pool_id: PoolId | None) -> bool:
     """torch's exemption (torch.utils._cuda_debug, from a memory snapshot of the graph's pool):
     the dead input's address lies in a block of that pool that is allocated, or waiting for
     other streams before it is free ("active")."""
-    pool = DEVICE.pools.get(pool_id) if pool_id is not None else None
+    device = captured.segment.pool.device if captured.segment is not None else 0
+    pools = _machine.MACHINE.devices[device].allocator.pools if device < len(
+        _machine.MACHINE.devices) else {}
+    pool = pools.get(pool_id) if pool_id is not None else None
     if pool is None:
         return False
     address = captured.span[0]
@@ -307,7 +310,9 @@ def _reusable(captured: CapturedInput) -> bool:
     if segment is None:
         return True
     pool = segment.pool
-    return (pool.id == DEFAULT_POOL or pool.released or DEVICE.pools.get(pool.id) is not pool
+    devices = _machine.MACHINE.devices
+    pools = devices[pool.device].allocator.pools if pool.device < len(devices) else {}
+    return (pool.id == DEFAULT_POOL or pool.released or pools.get(pool.id) is not pool
             or not any(s is segment for s in pool.segments))
 
 

@@ -45,8 +45,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fake_torch import _tensor
-from fake_torch._simulated import _dispatch
-from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._allocator import Storage
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor
@@ -128,7 +128,7 @@ def capture_ended(graph: CUDAGraph) -> None:
     for k in graph._kernels:
         for x in k.inputs:
             if isinstance(x, np.ndarray):
-                storage = DEVICE.storage_of(x)
+                storage = _machine.MACHINE.storage_of(x)
                 if storage is not None and id(storage) in keys:
                     keys[id(storage)].add((x.shape, x.dtype))
     state.watches[graph] = _Watch(
@@ -162,14 +162,15 @@ def eager_launched(op: str, kind: str, outs: tuple[np.ndarray, ...],
         return
     if state.unread:
         for x in inputs:
-            if isinstance(x, np.ndarray) and (storage := DEVICE.storage_of(x)) is not None:
+            storage = _machine.MACHINE.storage_of(x) if isinstance(x, np.ndarray) else None
+            if storage is not None:
                 state.unread.pop(storage, None)
     if not outs:
         return
     state.writes += 1
     new_data = kind == "memcpy_h2d" or op in _DRAWS
     for out in outs:
-        storage = DEVICE.storage_of(out)
+        storage = _machine.MACHINE.storage_of(out)
         if storage is None:
             continue
         if storage in state.input_writes:

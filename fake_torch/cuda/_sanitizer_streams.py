@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _torch_stream
-from fake_torch._simulated import _allocator, _dispatch, _pinned
-from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._simulated import _dispatch, _machine, _pinned
+from fake_torch._simulated._allocator import Storage
 from fake_torch._torch_stream import Event
 from fake_torch.cuda._sanitizer import (
     Access,
@@ -122,7 +122,7 @@ class StreamChecker:
         read = _device_arrays(inputs)
         if not (written or read):
             return
-        stream = _allocator._current_stream()
+        stream = _machine.current_device().current_stream()
         with self.lock:
             if _blocking_copy(kind, outs, inputs):  # c10's memcpy_and_sync, before the access
                 self._synchronize(stream, None)
@@ -190,7 +190,7 @@ def _device_arrays(arrays: tuple[Any, ...]) -> dict[int, Storage]:
     for a in arrays:
         for x in a if isinstance(a, (list, tuple)) else (a,):
             if isinstance(x, np.ndarray) and x.size:
-                storage = DEVICE.storage_of(x)
+                storage = _machine.MACHINE.storage_of(x)
                 if storage is not None:
                     found[int(x.__array_interface__["data"][0])] = storage
     return found

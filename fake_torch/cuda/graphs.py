@@ -1,6 +1,6 @@
 """torch.cuda.CUDAGraph and torch.cuda.graph: capture records kernels, replay re-runs them.
 
-While capturing, the door's mode is a `_CaptureMode`: kernels are RECORDED, not run, into
+While capturing, the door's mode is a `GraphCapture`: kernels are RECORDED, not run, into
 buffers allocated from the graph's memory pool (filled with NaN so reading them before a replay
 shows). `replay()` re-runs the recorded kernels, in order, against the very same buffers, and
 counts ONE launch. Python code inside the capture ran once: values it read are baked in.
@@ -33,15 +33,13 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _torch_stream
-from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
-from fake_torch._simulated import _allocator, _allocator_capture, _cost, _dispatch, _pinned
-from fake_torch._simulated._allocator import DEVICE, PoolId, Storage
+from fake_torch._generator import Generator, PhiloxState
+from fake_torch._simulated import _allocator_capture, _cost, _dispatch, _machine, _pinned
+from fake_torch._simulated._allocator import PoolId, Storage
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Segment
-from fake_torch._simulated._host_allocator import HOST
-from fake_torch._simulated._timeline import TIMELINE, Work
+from fake_torch._simulated._timeline import Work
 from fake_torch.cuda import _sanitizer, streams
 
-_debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
 _ERROR_MODES = ("global", "thread_local", "relaxed")
 _CAPTURE_SYNC_ERROR = _allocator_capture.CAPTURE_UNSUPPORTED_ERROR  # a host wait in a capture
 _CAPTURE_UNJOINED_ERROR = ("CUDA error: capturing stream has unjoined work\n"
@@ -72,7 +70,7 @@ class CapturedInput:
         segment = block.segment if block is not None else None
         producer = None
         if segment is not None and segment.pool.id != DEFAULT_POOL:
-            for g in _graphs_by_pool.get(segment.pool.id, ()):
+            for g in graphs_of_pool(segment.pool.id, segment.pool.device):
                 if any(ref() is storage for ref in g._made):
                     producer = weakref.ref(g)
                     break
@@ -95,8 +93,11 @@ class RecordedKernel:
         self.kernel(*self.outs, *self.inputs, **self.params)
 
 
-class _CaptureMode(_dispatch.Mode):
-    """The door's mode between capture_begin and capture_end."""
+class GraphCapture(_dispatch.Mode):
+    """One capture, from capture_begin to capture_end: the door's mode meanwhile, and the one
+    object the device's allocator, the host allocator, the device's streams and the door hold
+    it by. `begin()` registers it with each of them, `end()` takes it back from each: the
+    capture's lifetime is written in these two places only."""
 
     name = "capture"
 
@@ -107,21 +108,62 @@ class _CaptureMode(_dispatch.Mode):
         self.thread = threading.get_ident()  # the capturing thread
         self.pool_id = pool_id
         self.stream = stream
+        self.machine = _machine.MACHINE
+        self.device = self.machine.device(stream.device_index)  # the device it captures on
         self.error: BaseException | None = None  # the first illegal call invalidates capture
         self.storages: list[weakref.ref[Storage]] = []  # allocated during capture
-        # the streams' graph (capture_begin began it on `stream`)
-        self.capture = _allocator_capture.capture_of(stream.handle)
+        self.capture: _allocator_capture.Capture | None = None  # the streams' graph (begin)
+
+    # --- begin and end: the capture's lifetime, in one place each -----------------------------
+
+    def begin(self) -> None:
+        """cudaStreamBeginCapture: the device's allocator takes the capture's allocations
+        from its pool (and c10's stream graph starts on the stream), the host allocator its
+        pinned ones, the stream reports capturing, the door records this thread's launches
+        and asks it about other threads' host syncs."""
+        device, pool_id, stream = self.device, self.pool_id, self.stream
+        device.allocator.begin_allocate_to_pool(
+            pool_id, stream.handle, self.thread if self.error_mode == "global" else None)
+        self.capture = device.captures.capture_of(stream.handle)
+        device.capturing.add(stream.stream_id)
+        captures = device.captures  # pinned memory on the capture's streams: the graph's pool
+        self.machine.host.begin_allocate_to_pool(pool_id,
+                                                 lambda s: captures.pool_of(s) == pool_id)
+        _dispatch.enter_mode(self)
+        _dispatch.watch_other_threads(self)
+
+    def end(self) -> list[int]:
+        """cudaStreamEndCapture: everything `begin` registered, taken back, and each generator
+        state the graph drives told how far one replay moves it; returns the streams forked
+        from the capture that never joined back (read before it ends)."""
+        device = self.device
+        _dispatch.exit_mode(self)
+        _dispatch.watch_other_threads(self, False)
+        forks = device.captures.unjoined(self.stream.handle)
+        device.allocator.end_allocate_to_pool(self.stream.handle)
+        self.machine.host.end_allocate_to_pool(self.pool_id)
+        device.capturing.discard(self.stream.stream_id)
+        states = self.graph._generator_states
+        for state in states:
+            states[state] = state.capture_epilogue()
+        return forks
+
+    # --- the door's mode meanwhile ------------------------------------------------------------
 
     def joined(self) -> bool:
         """Whether the current stream takes part in this capture: the capture stream, or one
-        that waited on it. Work on any other stream is not captured (CUDA runs it now)."""
-        return _allocator_capture.capture_of(_allocator._current_stream()) is self.capture
+        that waited on it. Work on any other stream (or device) is not captured (CUDA runs
+        it now)."""
+        device = self.device
+        return device.is_current() and \
+            device.captures.capture_of(device.current_stream()) is self.capture
 
     def allocate(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
                  on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
         if not (on_cuda and self.joined()):  # (c10: a stream outside it, the default pool)
             return super().allocate(shape, np_dtype, on_cuda)
-        storage = DEVICE.allocate(_dispatch._nbytes(shape, np_dtype), self.pool_id)
+        storage = self.device.allocator.allocate(_dispatch._nbytes(shape, np_dtype),
+                                                 self.pool_id)
         a, _ = _dispatch.device_buffer(storage, shape, np_dtype)
         self.storages.append(weakref.ref(storage))  # weak: a dead tensor's block goes back
         return a, storage
@@ -144,8 +186,9 @@ class _CaptureMode(_dispatch.Mode):
     def record_event(self, event: Any, stream: int) -> None:
         """An event recorded on a stream in the capture is a node of the graph: each replay
         sets its time when the device reaches it."""
-        if _allocator_capture.is_capturing(stream) and \
-                _allocator_capture.pool_of(stream) == self.pool_id:
+        captures = self.device.captures
+        if self.device.is_current() and captures.is_capturing(stream) and \
+                captures.pool_of(stream) == self.pool_id:
             self.graph._event_marks.append((len(self.graph._kernels), event))
         else:
             super().record_event(event, stream)
@@ -182,7 +225,8 @@ def _by_value(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     else:
         return inputs
     return tuple(x.copy() if isinstance(x, np.ndarray) and x.ndim == 0
-                 and DEVICE.storage_of(x) is None and not _pinned.is_pinned_array(x) else x
+                 and _machine.MACHINE.storage_of(x) is None
+                 and not _pinned.is_pinned_array(x) else x
                  for x in inputs)
 
 
@@ -195,9 +239,12 @@ class CUDAGraph:
         self._exec: list[RecordedKernel] = []  # what replay runs (the instantiated graph)
         self._nodes: list[Work] = []  # _exec as the device runs it (fused kernels merged)
         self._event_marks: list[tuple[int, Any]] = []  # (kernels before it, event) recorded
-        self._mode: _CaptureMode | None = None
+        self._mode: GraphCapture | None = None
         self._pool_id: PoolId | None = None
         self._capture_stream: streams.Stream | None = None
+        # the machine and device it captured on (what it releases its pool to)
+        self._machine: _machine.Machine | None = None
+        self._device: _machine.SimulatedDevice | None = None
         self._capture_ended = False
         self._has_graph = False
         self._has_graph_exec = False
@@ -224,13 +271,15 @@ class CUDAGraph:
                                "capture a new graph, create a new instance.")
         stream = streams.current_stream()
         underway = _dispatch.current_mode()
-        if isinstance(underway, _CaptureMode) and underway.stream != stream:
+        if isinstance(underway, GraphCapture) and underway.stream != stream:
             raise NotImplementedError("torch.cuda.CUDAGraph.capture_begin: a capture is already "
                                       "underway on another stream; fake_torch simulates one "
                                       "capture at a time")
         # as c10: the default generator is registered (and every registered state prepared:
         # two fill_ launches each) before the stream is even checked
-        self.register_generator_state(cuda_default_generators[0])
+        machine = _machine.MACHINE
+        device = machine.device(stream.device_index)
+        self.register_generator_state(device.generator)
         for state in self._generator_states:
             state.capture_prologue()
         if stream == streams.default_stream():
@@ -241,23 +290,15 @@ class CUDAGraph:
         if pool is not None and (not isinstance(pool, tuple) or len(pool) != 2):
             raise TypeError(f"capture_begin(): pool must be a handle from "
                             f"torch.cuda.graph_pool_handle() or graph.pool(), got {pool!r}")
-        self._pool_id = pool if pool is not None else DEVICE.new_pool_id(user_created=False)
-        # the allocator states it holds the pool in (a fresh_simulated_device block replaces
-        # them, and pool ids restart there: see _release_pool)
-        self._pool_states = (DEVICE.pools, HOST.graph_pools)
-        DEVICE.begin_allocate_to_pool(self._pool_id, stream.handle, threading.get_ident()
-                                      if capture_error_mode == "global" else None)
-        _torch_stream.capturing.add(stream.stream_id)
+        self._pool_id = (pool if pool is not None
+                         else device.allocator.new_pool_id(user_created=False))
+        self._machine, self._device = machine, device
         self._capture_stream = stream
         self._kernels = []
         self._event_marks = []
         self._check_liveness = check_input_liveness
-        pool_id = self._pool_id
-        # pinned host memory allocated on the capture's streams comes from the graph's pool too
-        HOST.begin_allocate_to_pool(pool_id, lambda s: _allocator_capture.pool_of(s) == pool_id)
-        self._mode = _CaptureMode(self, pool_id, stream, capture_error_mode)
-        _dispatch.enter_mode(self._mode)
-        _dispatch.watch_other_threads(self._mode)
+        self._mode = GraphCapture(self, self._pool_id, stream, capture_error_mode)
+        self._mode.begin()
 
     def register_generator_state(self, generator: Generator) -> None:
         """Have this graph's captures and replays drive `generator`'s current state (one from
@@ -279,17 +320,9 @@ class CUDAGraph:
             raise RuntimeError("capture_end() called before capture_begin().")
         if streams.current_stream() != self._capture_stream:
             raise RuntimeError("Capture must end on the same stream it began on.")
-        _dispatch.exit_mode(mode)
-        _dispatch.watch_other_threads(mode, False)
         self._mode = None
-        assert self._pool_id is not None
-        forks = _allocator_capture.unjoined(mode.stream.handle)  # (before the capture ends)
-        DEVICE.end_allocate_to_pool(mode.stream.handle)
-        HOST.end_allocate_to_pool(self._pool_id)
-        _torch_stream.capturing.discard(mode.stream.stream_id)
+        forks = mode.end()
         self._made = mode.storages
-        for state in self._generator_states:
-            self._generator_states[state] = state.capture_epilogue()
         if mode.error is not None:
             self._release_pool()
             self._kernels = []
@@ -304,13 +337,13 @@ class CUDAGraph:
                           "attempted to be captured on wrong device or stream.", stacklevel=2)
         self._inputs, self._written = _external_inputs(self._kernels, self._made)
         _sanitizer.capture_ended(self, self._made)
-        assert self._pool_id is not None
-        _graphs_by_pool.setdefault(self._pool_id, weakref.WeakSet()).add(self)
+        assert self._pool_id is not None and self._device is not None
+        self._device.graphs_by_pool.setdefault(self._pool_id, weakref.WeakSet()).add(self)
         self._capture_ended = True
         self._has_graph = True
         if not self.keep_graph:
             self.instantiate()
-            self._has_graph = _debug_mode
+            self._has_graph = mode.machine.graph_debug_mode
 
     def instantiate(self) -> None:
         """Make the captured graph replayable (capture_end does it unless keep_graph=True)."""
@@ -333,22 +366,31 @@ class CUDAGraph:
                                "capture.")
         if not self._has_graph_exec:
             self.instantiate()
+        index = self._device.index if self._device is not None else 0
+        if index != _machine.MACHINE.thread.index:  # (c10: a device guard of the capture's)
+            with _machine.device_guard(index):
+                self._launch()
+        else:
+            self._launch()
+        self.num_replays += 1
+        self._replayed_at = next(_replays)
+        assert self._pool_id is not None
+        _sanitizer.after_replay(self, self._made, self._written)
+
+    def _launch(self) -> None:
+        """A replay's work, on the current stream of the device it was captured on."""
         _sanitizer.before_replay(self, self._inputs, self._check_liveness)
         for state, increment in self._generator_states.items():
             state.replay_prologue(increment)  # the graph's draws continue the eager stream
         # ONE launch through the door: the graph (its kernels are bound to their buffers)
         _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._nodes,), on_cuda=True,
                          kind="graph", source=self)
-        self.num_replays += 1
-        self._replayed_at = next(_replays)
-        assert self._pool_id is not None
-        _sanitizer.after_replay(self, self._made, self._written)
 
     def _peers(self) -> list[CUDAGraph]:
         """The other live graphs of this graph's pool (the sanitizer's, after a replay)."""
-        if self._pool_id is None:
+        if self._pool_id is None or self._device is None:
             return []
-        return [g for g in _graphs_by_pool.get(self._pool_id, ()) if g is not self]
+        return [g for g in self._device.graphs_by_pool.get(self._pool_id, ()) if g is not self]
 
     @property
     def num_kernels(self) -> int:
@@ -363,24 +405,21 @@ class CUDAGraph:
     # --- lifetime, pools, debugging -----------------------------------------------------------
 
     def _release_pool(self) -> None:
-        """Let go of the pool in the allocator states the capture held it in. A graph of a
-        state that a fresh device has since replaced leaves the new state alone: its pool of
-        the same id belongs to other graphs (before, a test's garbage graph collected during a
-        later test released that test's pool)."""
-        assert self._pool_id is not None
-        device_pools, host_pools = self._pool_states
-        if DEVICE.pools is device_pools:
-            DEVICE.release_pool(self._pool_id)
-        if HOST.graph_pools is host_pools:
-            HOST.release_pool(self._pool_id)
+        """Let go of the pool in the allocators of the machine it captured on (a graph of a
+        machine that a fresh one has since replaced releases into its own machine's)."""
+        assert self._pool_id is not None and self._machine is not None
+        assert self._device is not None
+        self._device.allocator.release_pool(self._pool_id)
+        self._machine.host.release_pool(self._pool_id)
 
     def reset(self) -> None:
         """Delete the graph this instance holds, so it can capture again."""
-        if self._nodes:
-            TIMELINE.flush()  # its queued replays finish before its memory goes back
+        if self._nodes and self._machine is not None:
+            self._machine.timeline.flush()  # its queued replays finish before its memory goes
         if self._capture_ended and self._pool_id is not None:
             self._release_pool()
-            _forget_graph(self._pool_id, self)
+            assert self._device is not None
+            _forget_graph(self._device.graphs_by_pool, self._pool_id, self)
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
         self._cleared_at = -1
@@ -405,12 +444,11 @@ class CUDAGraph:
 
     def enable_debug_mode(self) -> None:
         """Keep captured graphs so debug_dump can write them."""
-        global _debug_mode
-        _debug_mode = True
+        _machine.MACHINE.graph_debug_mode = True
 
     def debug_dump(self, debug_path: str) -> None:
         """Write the captured kernels as a Graphviz DOT file."""
-        if not (_debug_mode or self.keep_graph):
+        if not (_machine.MACHINE.graph_debug_mode or self.keep_graph):
             warnings.warn("CUDA Graphs debug not enabled, set with [graph].enable_debug_mode()",
                           stacklevel=2)
             return
@@ -439,23 +477,26 @@ class CUDAGraph:
         return id(self._exec)
 
 
-_graphs_by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]] = {}  # the live graphs of each pool
 _replays = itertools.count(1)  # every graph's replays, in order (a graph's _replayed_at)
 
 
-def graphs_of_pool(pool_id: PoolId) -> list[CUDAGraph]:
-    """The live graphs that captured into the pool `pool_id`."""
-    return list(_graphs_by_pool.get(pool_id, ()))
+def graphs_of_pool(pool_id: PoolId, device: int = 0) -> list[CUDAGraph]:
+    """The live graphs that captured into the pool `pool_id` of cuda:`device`."""
+    devices = _machine.MACHINE.devices
+    if device >= len(devices):
+        return []
+    return list(devices[device].graphs_by_pool.get(pool_id, ()))
 
 
-def _forget_graph(pool_id: PoolId, graph: CUDAGraph) -> None:
+def _forget_graph(by_pool: dict[PoolId, weakref.WeakSet[CUDAGraph]], pool_id: PoolId,
+                  graph: CUDAGraph) -> None:
     """A graph let go of its pool: out of the pool's set, and the set gone with its last graph
     (a program capturing and deleting graphs in a loop keeps nothing of them)."""
-    peers = _graphs_by_pool.get(pool_id)
+    peers = by_pool.get(pool_id)
     if peers is not None:
         peers.discard(graph)
         if not peers:
-            del _graphs_by_pool[pool_id]
+            del by_pool[pool_id]
 
 
 def _run_graph(nodes: list[Work]) -> None:
@@ -512,7 +553,7 @@ def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Stora
     written: list[tuple[int, int]] = []
     for k in kernels:
         for x in k.inputs:
-            storage = DEVICE.storage_of(x) if isinstance(x, np.ndarray) else None
+            storage = _machine.MACHINE.storage_of(x) if isinstance(x, np.ndarray) else None
             if storage is not None and id(storage) not in own and id(storage) not in inputs:
                 inputs[id(storage)] = CapturedInput.of(storage)
         for out in k.outs:
@@ -537,12 +578,12 @@ def is_current_stream_capturing() -> bool:
     """True while a capture is underway on the current stream (the capture stream, or a stream
     that joined it by waiting on it)."""
     mode = _dispatch.current_mode()
-    return isinstance(mode, _CaptureMode) and mode.joined()
+    return isinstance(mode, GraphCapture) and mode.joined()
 
 
 def graph_pool_handle() -> PoolId:
     """An opaque id of a new memory pool that several graphs may share."""
-    return DEVICE.new_pool_id(user_created=True)
+    return _machine.current_device().allocator.new_pool_id(user_created=True)
 
 
 class graph:  # lower case: torch's name
@@ -571,8 +612,8 @@ class graph:  # lower case: torch's name
         _dispatch.host_sync("synchronize", device=True)  # torch.cuda.synchronize()
         if _torch_stream.sync_observer is not None:
             _torch_stream.sync_observer.synchronize()
-        DEVICE.empty_cache()
-        HOST.empty_cache()  # torch._C._host_emptyCache()
+        _machine.current_device().allocator.empty_cache()
+        _machine.MACHINE.host.empty_cache()  # torch._C._host_emptyCache()
         self.stream_ctx.__enter__()
         try:
             self.cuda_graph.capture_begin(self.pool[0] if self.pool else None,

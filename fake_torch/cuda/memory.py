@@ -10,31 +10,39 @@ from contextlib import contextmanager
 from typing import Any
 
 from fake_torch import _torch_stream
-from fake_torch._simulated import _allocator_config
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _allocator_config, _machine
+from fake_torch._simulated._allocator import CachingAllocator
 from fake_torch._simulated._allocator_blocks import Block, Segment
 from fake_torch._simulated._allocator_stats import ALLOCATED_BYTES, RESERVED_BYTES
-from fake_torch._simulated._host_allocator import HOST
 from fake_torch._torch_device import DeviceLike
 from fake_torch.cuda import _device_queries
 
 
+def _allocator(device: DeviceLike | None) -> CachingAllocator:
+    """The caching allocator of `device` (the current device unless given), as torch's
+    memory functions pick it: torch.cuda._utils._get_device_index(device, optional=True)."""
+    machine = _machine.MACHINE
+    if device is None:  # (no CUDA initialisation, as a query of the current device)
+        return machine.current.allocator
+    return machine.device(_device_queries._device_index(device, optional=True)).allocator
+
+
 def memory_allocated(device: DeviceLike | None = None) -> int:
     """Bytes held by live tensors (block sizes, rounded as the allocator rounds them)."""
-    return DEVICE.stats.current(ALLOCATED_BYTES)
+    return _allocator(device).stats.current(ALLOCATED_BYTES)
 
 
 def max_memory_allocated(device: DeviceLike | None = None) -> int:
-    return DEVICE.stats.peak(ALLOCATED_BYTES)
+    return _allocator(device).stats.peak(ALLOCATED_BYTES)
 
 
 def memory_reserved(device: DeviceLike | None = None) -> int:
     """Bytes of the segments the allocator holds (cached or in use)."""
-    return DEVICE.stats.current(RESERVED_BYTES)
+    return _allocator(device).stats.current(RESERVED_BYTES)
 
 
 def max_memory_reserved(device: DeviceLike | None = None) -> int:
-    return DEVICE.stats.peak(RESERVED_BYTES)
+    return _allocator(device).stats.peak(RESERVED_BYTES)
 
 
 def memory_cached(device: DeviceLike | None = None) -> int:
@@ -49,12 +57,12 @@ def max_memory_cached(device: DeviceLike | None = None) -> int:
 
 def reset_peak_memory_stats(device: DeviceLike | None = None) -> None:
     """Every "peak" statistic back to its current value."""
-    DEVICE.stats.reset_peak()
+    _allocator(device).stats.reset_peak()
 
 
 def reset_accumulated_memory_stats(device: DeviceLike | None = None) -> None:
     """Every "allocated" and "freed" statistic, and the event counts, back to zero."""
-    DEVICE.stats.reset_accumulated()
+    _allocator(device).stats.reset_accumulated()
 
 
 def reset_max_memory_allocated(device: DeviceLike | None = None) -> None:
@@ -74,8 +82,8 @@ def reset_max_memory_cached(device: DeviceLike | None = None) -> None:
 
 
 def empty_cache() -> None:
-    """Release the cached, unused segments back to the (simulated) device."""
-    DEVICE.empty_cache()
+    """Release the cached, unused segments of the current device back to it."""
+    _allocator(None).empty_cache()
 
 
 def caching_allocator_alloc(size: int, device: DeviceLike | int | None = None,
@@ -94,17 +102,22 @@ def caching_allocator_alloc(size: int, device: DeviceLike | int | None = None,
         raise TypeError("Invalid type for stream argument, must be `torch.cuda.Stream` or "
                         "`int` representing a pointer to an existing stream")
     with _device_queries.device(index):
-        return DEVICE.raw_alloc(size, stream)
+        return _machine.MACHINE.device(index).allocator.raw_alloc(size, stream)
 
 
 def caching_allocator_delete(mem_ptr: int) -> None:
     """Free memory caching_allocator_alloc handed out (torch's error for any other address)."""
-    DEVICE.raw_delete(mem_ptr)
+    for dev in _machine.MACHINE.devices[1:]:
+        if mem_ptr in dev.allocator.raw:
+            dev.allocator.raw_delete(mem_ptr)
+            return
+    _machine.MACHINE.devices[0].allocator.raw_delete(mem_ptr)
 
 
 def mem_get_info(device: DeviceLike | None = None) -> tuple[int, int]:
     """(free, total) bytes of the simulated device."""
-    return DEVICE.total_bytes - memory_reserved(), DEVICE.total_bytes
+    allocator = _allocator(device)
+    return allocator.total_bytes - memory_reserved(device), allocator.total_bytes
 
 
 def set_per_process_memory_fraction(fraction: float, device: DeviceLike | None = None) -> None:
@@ -114,17 +127,18 @@ def set_per_process_memory_fraction(fraction: float, device: DeviceLike | None =
         raise TypeError("Invalid type for fraction argument, must be `float`")
     if fraction < 0 or fraction > 1:
         raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
-    DEVICE.memory_fraction = fraction
+    _allocator(device).memory_fraction = fraction
 
 
 def get_per_process_memory_fraction(device: DeviceLike | None = None) -> float:
-    fraction = DEVICE.memory_fraction
+    fraction = _allocator(device).memory_fraction
     return 1.0 if fraction is None else fraction
 
 
 def memory_stats_as_nested_dict(device: DeviceLike | None = None) -> dict[str, Any]:
     """Every statistic of the caching allocator, nested as c10 reports them."""
-    return DEVICE.stats.as_nested_dict(DEVICE.config.max_split_size)
+    allocator = _allocator(device)
+    return allocator.stats.as_nested_dict(allocator.config.max_split_size)
 
 
 def memory_stats(device: DeviceLike | None = None) -> dict[str, Any]:
@@ -151,7 +165,7 @@ def host_memory_stats_as_nested_dict() -> dict[str, Any]:
     ({} before CUDA is initialised, as torch)."""
     if not _device_queries.is_initialized():
         return {}
-    return HOST.get_stats()
+    return _machine.MACHINE.host.get_stats()
 
 
 def host_memory_stats() -> dict[str, Any]:
@@ -172,17 +186,17 @@ def host_memory_stats() -> dict[str, Any]:
 
 def reset_accumulated_host_memory_stats() -> None:
     """The pinned host allocator's "allocated" and "freed" counts (and timing totals) to 0."""
-    HOST.reset_accumulated_stats()
+    _machine.MACHINE.host.reset_accumulated_stats()
 
 
 def reset_peak_host_memory_stats() -> None:
     """The pinned host allocator's "peak" counts to their current values."""
-    HOST.reset_peak_stats()
+    _machine.MACHINE.host.reset_peak_stats()
 
 
 def _host_empty_cache() -> None:
     """torch._C._host_emptyCache: give the cached, unused pinned blocks back to the host."""
-    HOST.empty_cache()
+    _machine.MACHINE.host.empty_cache()
 
 
 def get_allocator_backend() -> str:
@@ -201,13 +215,16 @@ def _set_allocator_settings(env: str) -> None:
 def set_allocator_settings(env: str) -> None:
     """torch._C._accelerator_setAllocatorSettings: parse `env` as PYTORCH_CUDA_ALLOC_CONF
     and apply it to allocations from now on."""
-    _allocator_config.parse(env, DEVICE.config)
-    DEVICE.settings_changed()
+    config = _machine.MACHINE.devices[0].allocator.config  # (c10's one AllocatorConfig)
+    _allocator_config.parse(env, config)
+    for dev in _machine.MACHINE.devices:
+        dev.allocator._config = config
+        dev.allocator.settings_changed()
 
 
 def get_allocator_settings() -> str:
     """torch._C._accelerator_getAllocatorSettings: the last setting string parsed."""
-    return DEVICE.config.last_settings
+    return _machine.MACHINE.devices[0].allocator.config.last_settings
 
 
 # --- snapshots ------------------------------------------------------------------------------------
@@ -219,7 +236,7 @@ def _blocks(seg: Segment) -> Iterator[Block]:
         block = block.next
 
 
-def _segment_dict(seg: Segment) -> dict[str, Any]:
+def _segment_dict(seg: Segment, index: int) -> dict[str, Any]:
     blocks, allocated, active, requested = [], 0, 0, 0
     for b in _blocks(seg):
         is_active = b.allocated or b.pending or bool(b.stream_uses)
@@ -231,15 +248,17 @@ def _segment_dict(seg: Segment) -> dict[str, Any]:
         if is_active:
             active += b.size
             requested += b.requested
-    return {"device": 0, "address": seg.base, "total_size": seg.size, "allocated_size": allocated,
-            "active_size": active, "requested_size": requested, "stream": seg.stream,
+    return {"device": index, "address": seg.base, "total_size": seg.size,
+            "allocated_size": allocated, "active_size": active, "requested_size": requested,
+            "stream": max(seg.stream, 0),
             "segment_type": "small" if seg.is_small else "large",
             "segment_pool_id": seg.pool.id, "is_expandable": False, "frames": [],
             "blocks": blocks}
 
 
 def _segments(pool_id: tuple[int, int] | None) -> list[dict[str, Any]]:
-    found = [_segment_dict(seg) for pool in DEVICE.pools.values() for seg in pool.segments
+    found = [_segment_dict(seg, dev.index) for dev in _machine.MACHINE.devices
+             for pool in dev.allocator.pools.values() for seg in pool.segments
              if pool_id is None or pool.id == pool_id]
     return sorted(found, key=lambda s: s["address"])
 
@@ -255,10 +274,10 @@ def _snapshot(device: DeviceLike | None = None,
               augment_with_fx_traces: bool = False) -> dict[str, Any]:
     """The allocator's state as torch.cuda.memory._snapshot() has it: segments, (empty)
     device traces (fake_torch records no memory history), settings."""
-    config = DEVICE.config
+    config = _machine.MACHINE.devices[0].allocator.config
     return {
         "segments": _segments(None),
-        "device_traces": [[]],
+        "device_traces": [[] for _ in _machine.MACHINE.devices],
         "allocator_settings": {
             "PYTORCH_CUDA_ALLOC_CONF": config.last_settings,
             "max_split_size": config.max_split_size if config.max_split_size < 2**63 else -1,
@@ -281,38 +300,20 @@ def set_simulated_device_memory(total_bytes: int) -> None:
     FAKE_TORCH_DEVICE_MEMORY environment variable)."""
     if isinstance(total_bytes, bool) or not isinstance(total_bytes, int) or total_bytes <= 0:
         raise ValueError(f"total_bytes must be a positive int, got {total_bytes!r}")
-    DEVICE.total_bytes = total_bytes
+    for dev in _machine.MACHINE.devices:
+        dev.allocator.total_bytes = total_bytes
 
 
 @contextmanager
-def fresh_simulated_device(total_bytes: int | None = None) -> Iterator[None]:
-    """fake_torch only: inside the block the simulated GPU is as a new process finds it (empty
-    memory, graph pool ids from 1, no graphs, the default stream current on this thread), so
-    memory figures and addresses follow from the block alone; the device before it comes back
-    after. For tests."""
-    from fake_torch._generator import cuda_default_generators
-    from fake_torch.cuda import graphs, streams
-
-    saved_graphs = dict(graphs._graphs_by_pool)
-    saved_debug = graphs._debug_mode
-    saved_stream = streams.current_stream()
-    # the default generator's state is registered with no graph in a new process
-    states = [g._state for g in cuda_default_generators]
-    saved_states = [(s.graphs, s.extragraph) for s in states]
-    graphs._graphs_by_pool.clear()
-    streams.set_stream(streams.default_stream())
-    for state in states:
-        state.graphs, state.extragraph = set(), None
-    try:
-        with DEVICE.fresh(total_bytes), HOST.fresh():
-            yield
-    finally:
-        graphs._graphs_by_pool.clear()
-        graphs._graphs_by_pool.update(saved_graphs)
-        graphs._debug_mode = saved_debug
-        streams.set_stream(saved_stream)
-        for state, (registered, extragraph) in zip(states, saved_states, strict=True):
-            state.graphs, state.extragraph = registered, extragraph
+def fresh_simulated_device(total_bytes: int | None = None,
+                           num_devices: int | None = None) -> Iterator[None]:
+    """fake_torch only: inside the block the simulated machine is as a new process finds it
+    (empty memory, graph pool ids from 1, no graphs, cuda:0 and the default streams current,
+    the clocks at 0), of `num_devices` GPUs unless it keeps the number, so memory figures and
+    addresses follow from the block alone; the machine before it comes back after (one swap:
+    fake_torch/_simulated/_machine.py). For tests."""
+    with _machine.fresh(total_bytes, num_devices):
+        yield
 
 
 class CUDAPluggableAllocator:

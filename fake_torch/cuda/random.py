@@ -1,4 +1,4 @@
-"""torch.cuda.random: seeding and state of the cuda default generator (one device, cuda:0)."""
+"""torch.cuda.random: seeding and state of the cuda default generators (one per device)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _generator(device: DeviceLike) -> Generator:
     elif isinstance(device, int):
         device = torch_device("cuda", device)
     idx = current_device() if device.index is None else device.index
-    return cuda_default_generators[idx]
+    return cuda_default_generators()[idx]
 
 
 def get_rng_state(device: DeviceLike = "cuda") -> Tensor:
@@ -44,30 +44,30 @@ def set_rng_state_all(new_states: Iterable[Tensor]) -> None:
 
 def manual_seed(seed: int) -> None:
     """Seed the current device's generator."""
-    cuda_default_generators[current_device()].manual_seed(int(seed))
+    cuda_default_generators()[current_device()].manual_seed(int(seed))
 
 
 def manual_seed_all(seed: int) -> None:
     """Seed every device's generator."""
-    for g in cuda_default_generators:
+    for g in cuda_default_generators():
         g.manual_seed(int(seed))
 
 
 def seed() -> None:
     """Seed the current device's generator from a non-deterministic source."""
-    cuda_default_generators[current_device()].seed()
+    cuda_default_generators()[current_device()].seed()
 
 
 def seed_all() -> None:
     """Seed every device's generator with one non-deterministic seed."""
-    s = cuda_default_generators[0].seed()
-    for g in cuda_default_generators[1:]:
+    s = cuda_default_generators()[0].seed()
+    for g in cuda_default_generators()[1:]:
         g.manual_seed(s)
 
 
 def initial_seed() -> int:
     init()
-    return cuda_default_generators[current_device()].initial_seed()
+    return cuda_default_generators()[current_device()].initial_seed()
 
 
 __all__ = ["get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",

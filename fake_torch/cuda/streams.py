@@ -11,40 +11,41 @@ allocations on the stream it was allocated on.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
 from fake_torch import _torch_stream
 from fake_torch._opdef import COMPOSITE, EXTERN, aten_op, method
-from fake_torch._simulated import _allocator, _dispatch
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._tensor import Tensor
 from fake_torch._torch_device import DeviceLike, canonical
 
 
 class Stream(_torch_stream.Stream):
-    """torch.cuda.Stream: an ordered queue of work on the (one simulated) CUDA device."""
+    """torch.cuda.Stream: an ordered queue of work on a simulated CUDA device (the current
+    one unless told)."""
 
     def __init__(self, device: DeviceLike | None = None, priority: int = 0,
                  **kwargs: Any) -> None:
         dev = canonical("cuda" if device is None else device)
         if dev.type != "cuda":
             raise ValueError(f"Expected a cuda device, but got: {dev}")
-        super().__init__("cuda:0", priority=priority, **kwargs)
+        super().__init__(dev, priority=priority, **kwargs)
 
     @property
     def cuda_stream(self) -> int:
-        return self.handle
+        return max(self.handle, 0)  # (a default stream's cudaStream_t is 0 on every device)
 
     def _new_event(self) -> Event:
         return Event()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Stream) and other.stream_id == self.stream_id
+        return (isinstance(other, Stream) and other.stream_id == self.stream_id
+                and other.device == self.device)
 
     def __hash__(self) -> int:
-        return hash(("cuda_stream", self.stream_id))
+        return hash(("cuda_stream", self.stream_id, self.device.index))
 
     def __repr__(self) -> str:
         return f"<torch.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
@@ -72,55 +73,77 @@ class Event(_torch_stream.Event):
         return f"<torch.cuda.Event {0x7E0000 + self.event_id:#x}>"
 
 
-_DEFAULT = Stream(stream_id=0)
+_DEFAULTS: list[Stream] = []  # each device's default stream (stream id 0), by index
 
 
-class _Current(threading.local):
-    """The current stream is per thread, as in torch (a new thread starts on the default)."""
-
-    stream: Stream = _DEFAULT
-
-
-_current = _Current()
-_allocator.set_stream_source(lambda: _current.stream.handle)
-
-
-def current_stream(device: DeviceLike | None = None) -> Stream:
-    return _current.stream
+def _index(device: DeviceLike | None) -> int:
+    """The device index of `device` (None: the current device)."""
+    if device is None:
+        return _machine.MACHINE.current_index
+    dev = canonical(device)
+    if dev.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {dev}")
+    assert dev.index is not None
+    return dev.index
 
 
 def default_stream(device: DeviceLike | None = None) -> Stream:
-    return _DEFAULT
+    """The default stream of `device` (the current device unless given)."""
+    index = _index(device)
+    while len(_DEFAULTS) <= index:
+        _DEFAULTS.append(Stream(len(_DEFAULTS), stream_id=0))
+    return _DEFAULTS[index]
+
+
+def current_stream(device: DeviceLike | None = None) -> Stream:
+    """This thread's current stream on `device` (the current device unless given): per
+    thread and per device, as in torch (a new thread starts on each device's default)."""
+    index = _index(device)
+    stream: Stream | None = _machine.MACHINE.devices[index].current_stream_object()
+    return default_stream(index) if stream is None else stream
 
 
 def set_stream(stream: _torch_stream.Stream) -> None:
-    """Make `stream` current on this thread (None: no change). A torch.Stream of the cuda
-    device stands for the cuda stream of its id."""
+    """Make `stream` current on its device on this thread, and its device the current device,
+    as torch._C._cuda_setStream (None: no change). A torch.Stream of a cuda device stands for
+    the cuda stream of its id."""
     if stream is None:
         return
     if not isinstance(stream, Stream):
         if stream.device.type != "cuda":
             raise ValueError(f"Expected a cuda stream, but got a stream of {stream.device}")
-        stream = Stream(stream_id=stream.stream_id, priority=stream.priority)
-    _current.stream = stream
+        stream = Stream(stream.device, stream_id=stream.stream_id, priority=stream.priority)
+    machine = _machine.MACHINE
+    index = stream.device_index
+    machine.set_current(index)
+    machine.devices[index].set_current_stream(None if stream.stream_id == 0 else stream,
+                                              stream.handle)
 
 
 class StreamContext:
-    """torch.cuda.StreamContext: makes `stream` current inside the block (None: no change)."""
+    """torch.cuda.StreamContext: makes `stream` current inside the block (None: no change);
+    a stream of another device is made current on its device, and that device current, for
+    the block."""
 
     def __init__(self, stream: _torch_stream.Stream | None) -> None:
         self.stream = stream
-        self._prev: Stream | None = None
+        self._src_prev: Stream | None = None
+        self._dst_prev: Stream | None = None
 
     def __enter__(self) -> None:
         if self.stream is None:
             return
-        self._prev = _current.stream
+        self._src_prev = current_stream()
+        if self._src_prev.device != self.stream.device:
+            self._dst_prev = current_stream(self.stream.device)
         set_stream(self.stream)
 
     def __exit__(self, *args: object) -> None:
-        if self.stream is not None and self._prev is not None:
-            set_stream(self._prev)
+        if self.stream is None or self._src_prev is None:
+            return
+        if self._dst_prev is not None:
+            set_stream(self._dst_prev)
+        set_stream(self._src_prev)
 
 
 _torch_stream.cuda_stream_context = StreamContext  # `with torch.Stream("cuda"):`
@@ -163,7 +186,8 @@ def record_stream(self: Tensor, s: _torch_stream.Stream) -> None:
             "could be because the operator doesn't exist for this backend, or was omitted "
             "during the selective/custom build process (if using custom build).")
     if self._storage is not None:
-        _allocator.DEVICE.record_stream(self._storage, s.handle)
+        _machine.MACHINE.device(self._device.index).allocator.record_stream(self._storage,
+                                                                          s.handle)
 
 
 __all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream",

@@ -24,7 +24,7 @@ import numpy as np
 
 from fake_torch._dtype import dtype as DType
 from fake_torch._factories import torch_empty
-from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated import _machine
 from fake_torch._simulated._allocator_blocks import Segment, Storage
 from fake_torch._storage import UntypedStorage, untyped_storage
 from fake_torch._tensor import Tensor
@@ -45,7 +45,7 @@ _owned: set[tuple[bytes, int]] = set()  # keys whose storage had an owner (a blo
 
 def _segment_at(ptr: int, nbytes: int) -> Segment | None:
     """The caching allocator's segment (the cudaMalloc allocation) holding [ptr, ptr+nbytes)."""
-    for pool in DEVICE.pools.values():
+    for pool in [p for d in _machine.MACHINE.devices for p in d.allocator.pools.values()]:
         for seg in pool.segments:
             if seg.base <= ptr and ptr + nbytes <= seg.base + seg.size:
                 return seg

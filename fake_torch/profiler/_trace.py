@@ -23,7 +23,8 @@ CPU_PID, CPU_TID = 1, 1  # (Kineto uses the OS ids; fixed ones keep the file the
 GPU_PID = 0  # the device index, as Kineto numbers GPU processes
 _RUNTIME = {"graph": "cudaGraphLaunch", "memset": "cudaMemsetAsync"}  # else by prefix below
 _GPU_CAT = {"memset": "gpu_memset"}
-_MEMCPY = {"memcpy_h2d": "Memcpy HtoD", "memcpy_d2h": "Memcpy DtoH", "memcpy_d2d": "Memcpy DtoD"}
+_MEMCPY = {"memcpy_h2d": "Memcpy HtoD", "memcpy_d2h": "Memcpy DtoH", "memcpy_d2d": "Memcpy DtoD",
+           "memcpy_p2p": "Memcpy PtoP"}
 
 
 def chrome_trace(events: list[FunctionEvent], origin_ns: float,

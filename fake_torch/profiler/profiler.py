@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._simulated import _dispatch, _timeline
-from fake_torch._simulated._timeline import TIMELINE, Span
+from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._timeline import Span
 from fake_torch.cuda import graphs
 from fake_torch.profiler._events import RANGE, FunctionEvent, KeyAverages
 from fake_torch.profiler._schedule import ProfilerAction, default_schedule
@@ -179,12 +179,12 @@ class profile:  # lower case: torch's name
             self.on_trace_ready(self)
 
     def _start_trace(self) -> None:
-        self._origin_ns = TIMELINE.host_ns
+        self._origin_ns = _machine.MACHINE.timeline.host_ns
         self._stack = ExitStack()
         self._stack.enter_context(_dispatch.observe(self._on_launch))
         if self.record_shapes:
             self._stack.callback(_dispatch.add_input_check(self._on_inputs).remove)
-        self._stack.callback(_timeline.add_listener(self._on_span))
+        self._stack.callback(_machine.add_listener(self._on_span))
         _active.append(self)
 
     def _stop_trace(self) -> None:
@@ -231,7 +231,8 @@ class profile:  # lower case: torch's name
 
     def _on_launch(self, op: str, kind: str) -> None:
         parent = self._open_ranges[-1][0] if self._open_ranges else None
-        now = TIMELINE.host_ns  # until its host call's span arrives (next, from the door)
+        # until its host call's span arrives (next, from the door)
+        now = _machine.MACHINE.timeline.host_ns
         if kind == "graph":
             g = _dispatch.launch_source()
             where = self._label(g) if g is not None else "graph ?"
@@ -242,7 +243,7 @@ class profile:  # lower case: torch's name
         else:
             mode = _dispatch.current_mode()
             where = (f"capture {self._label(mode.graph)}"
-                     if isinstance(mode, graphs._CaptureMode) else "eager")
+                     if isinstance(mode, graphs.GraphCapture) else "eager")
             ev = FunctionEvent(op, kind, where, now, now, kernel_launches=1,
                                fused=_dispatch.current_fused() is not None, cpu_parent=parent)
             checked_op, shapes = self._next_shapes.pop(threading.get_ident(), ("", []))
@@ -282,7 +283,7 @@ class profile:  # lower case: torch's name
     def _begin_range(self, name: str) -> FunctionEvent:
         if name.startswith("ProfilerStep#"):  # torch's events name every step so
             name = "ProfilerStep*"
-        now = TIMELINE.host_ns
+        now = _machine.MACHINE.timeline.host_ns
         parent = self._open_ranges[-1][0] if self._open_ranges else None
         ev = FunctionEvent(name, RANGE, RANGE, now, now, depth=len(self._open_ranges),
                            cpu_parent=parent)
@@ -297,7 +298,7 @@ class profile:  # lower case: torch's name
             opened, kernels, graph_launches = self._open_ranges[i]
             if opened is ev:
                 del self._open_ranges[i]
-                ev.end_ns = TIMELINE.host_ns
+                ev.end_ns = _machine.MACHINE.timeline.host_ns
                 ev.kernel_launches = self._num_kernel_launches - kernels
                 ev.graph_launches = self._num_graph_launches - graph_launches
                 return

@@ -59,7 +59,7 @@ def kernel_spans(fn):
     """[(kernel name, device microseconds)] of what fn() ran on the device."""
     torch.cuda.synchronize()
     if FAKE:
-        from fake_torch._simulated._timeline import add_listener
+        from fake_torch._simulated._machine import add_listener
 
         spans = []
         remove = add_listener(lambda s: spans.append(s) if s.track == "gpu" else None)
