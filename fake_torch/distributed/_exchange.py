@@ -56,21 +56,26 @@ class Exchange:
                  for r in range(self.size)]
         for post in posts:
             if post.what != what:
+                self._linger(f"{base}/failed")  # (rank 0 hosts the store: the others read on)
                 raise RuntimeError(
                     f"collective mismatch in process group {self.name!r} at its collective "
                     f"#{self.count}: rank {self.rank} called {what}, but rank {post.rank} "
                     f"called {post.what} (NCCL would hang here)")
         return posts
 
+    def _linger(self, key: str) -> None:
+        """Count this rank in `key`; rank 0 waits (within the timeout) for every rank."""
+        count = self.store.add(key, 1)
+        deadline = time.monotonic() + self.timeout.total_seconds()
+        while self.rank == 0 and count < self.size and time.monotonic() < deadline:
+            time.sleep(0.005)
+            count = self.store.add(key, 0)
+
     def leave(self) -> None:
         """This rank is done with the group. The rank whose process hosts the store (rank 0 of
         the world) waits, within the timeout, for the others to leave too, so that none loses
         the store while it still reads its last collective's posts."""
-        left = self.store.add("left", 1)
-        deadline = time.monotonic() + self.timeout.total_seconds()
-        while self.rank == 0 and left < self.size and time.monotonic() < deadline:
-            time.sleep(0.005)
-            left = self.store.add("left", 0)
+        self._linger("left")
 
     def _read(self, key: str, rank: int, what: str, where: str) -> Post:
         start = time.monotonic()
