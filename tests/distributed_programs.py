@@ -65,7 +65,7 @@ def _outcome(fn: Any) -> Any:
 
 
 def collectives(rank: int, lib_name: str, world: int, port: int, backend: str,
-                out: str, dtypes: list[str] = DTYPES) -> None:
+                dtypes: list[str], out: str) -> None:
     """Every collective on every dtype; results as lists, keyed by what ran."""
     torch = _lib(lib_name)
     dist = torch.distributed

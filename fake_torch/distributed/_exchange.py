@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from fake_torch.distributed._store import DistStoreError, Store
+from fake_torch.distributed._store import DistNetworkError, Store
 
 __all__ = ["Exchange", "Post"]
 
@@ -81,7 +81,9 @@ class Exchange:
         start = time.monotonic()
         try:
             self.store.wait([key], self.timeout)
-        except DistStoreError:
+        except DistNetworkError:
+            raise
+        except RuntimeError:  # a TCPStore's DistStoreError, a FileStore's RuntimeError
             seconds = time.monotonic() - start
             raise RuntimeError(
                 f"rank {self.rank} of process group {self.name!r} waited {seconds:.1f} s "

@@ -15,6 +15,7 @@ same order (as torch requires); a rank outside the group gets GroupMember.NON_GR
 
 from __future__ import annotations
 
+import atexit
 import os
 import warnings
 from datetime import timedelta
@@ -151,9 +152,17 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         world.store, world.timeout = store, timeout
         pg.exchange = _exchange(pg, store, timeout)
         _meet_at_init(pg)
+        atexit.register(_leave_at_exit, pg)
     world.default = pg
     world.groups = [pg]
     world.count = 1
+
+
+def _leave_at_exit(pg: ProcessGroup) -> None:
+    """A process ending without destroy_process_group leaves its group all the same (rank 0's
+    process hosts the store: it waits for the others)."""
+    if world.default is pg:
+        pg.exchange.leave()
 
 
 def _exchange(pg: ProcessGroup, store: Store, timeout: timedelta) -> Exchange:
