@@ -399,7 +399,8 @@ def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = No
 def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None,
           tag: int = 0, group_dst: int | None = None) -> Work | None:
     """send, returning a done Work."""
-    send(tensor, dst, group, tag, group_dst)
+    pg = resolve(group)
+    _p2p.send(pg, tensor, _peer(pg, dst, group_dst, "destination", "isend", tensor=tensor))
     return Work()
 
 

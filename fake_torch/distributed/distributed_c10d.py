@@ -218,8 +218,8 @@ def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None,
                          "size set by init_process_group")
     for r in ranks:
         if not 0 <= r < size:
-            raise ValueError(f"The new group's rank should be within the world_size set by "
-                             f"init_process_group, but got rank {r}")
+            raise ValueError(f"Rank {r} is out of range. Valid ranks are 0 to {size - 1} "
+                             f"(world_size={size})")
     if not ranks:
         raise NotImplementedError("torch.distributed.new_group([]): a group this rank is not a "
                                   "member of is not emulated by fake_torch")
