@@ -2,6 +2,7 @@
 (named by `lib`, imported in the child), and the helper that starts the ranks and leaves no
 process behind. Each program writes what it saw to OUT/rank{r}.pkl."""
 
+# ruff: noqa: B023  (each dtype's closures run inside their own loop iteration)
 from __future__ import annotations
 
 import importlib

@@ -20,7 +20,7 @@ from fake_torch import _gpus
 from fake_torch.distributed import _nccl_cost
 
 sys.path.insert(0, os.path.dirname(__file__))
-import distributed_programs as programs  # noqa: E402
+import distributed_programs as programs
 
 torch_or_skip = pytest.importorskip  # (the oracle runs in the children; the parent checks it)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_torch.distributed._groups import ProcessGroup
 from fake_torch.distributed._file_store import FileStore
+from fake_torch.distributed._groups import ProcessGroup
 from fake_torch.distributed._store import (
     DistError,
     DistNetworkError,

@@ -29,8 +29,8 @@ from fake_torch._kernels.cast import copy_
 from fake_torch._opdef import EXTERN, aten_op
 from fake_torch._tensor import Tensor
 from fake_torch.distributed import _p2p, _several
-from fake_torch.distributed._p2p import P2POp
 from fake_torch.distributed._groups import Backend, ProcessGroup, ReduceOp, Work, resolve
+from fake_torch.distributed._p2p import P2POp as P2POp
 
 for _name in ("allreduce_", "reduce_", "_allgather_base_", "allgather_",
               "_reduce_scatter_base_", "reduce_scatter_", "barrier", "alltoall_base_"):

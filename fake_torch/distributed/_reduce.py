@@ -38,17 +38,19 @@ def reduce_arrays(op: ReduceOp.RedOpType, arrays: list[np.ndarray], *, on_gpu: b
     if op is ReduceOp.AVG:
         if on_gpu and floating:
             scale = np.asarray(1.0 / n, dtype=dt)
-            acc = (arrays[0] * scale).astype(dt)
+            acc: np.ndarray = (arrays[0] * scale).astype(dt)
             for a in arrays[1:]:
                 acc = (acc + (a * scale).astype(dt)).astype(dt)
             return acc
         total = reduce_arrays(ReduceOp.SUM, arrays, on_gpu=on_gpu, floating=floating)
         if floating:
-            return (total / np.asarray(n, dtype=dt)).astype(dt)
+            mean: np.ndarray = (total / np.asarray(n, dtype=dt)).astype(dt)
+            return mean
         wide = total.astype(np.int64)
-        return (np.sign(wide) * (np.abs(wide) // n)).astype(dt)
+        truncated: np.ndarray = (np.sign(wide) * (np.abs(wide) // n)).astype(dt)
+        return truncated
     step = _STEP[op]
-    acc = np.array(arrays[0], copy=True)
+    out: np.ndarray = np.array(arrays[0], copy=True)
     for a in arrays[1:]:
-        acc = step(acc, a).astype(dt, copy=False)
-    return acc
+        out = step(out, a).astype(dt, copy=False)
+    return out
