@@ -136,8 +136,9 @@ def test_torchrun_launcher(tmp_path: Any) -> None:
         "dist.init_process_group('gloo')\n"
         "t = torch.tensor([float(dist.get_rank() + 1)])\n"
         "dist.all_reduce(t)\n"
-        "print(dist.get_rank(), dist.get_world_size(), t.item(), "
-        "'fake_torch' in torch.__file__)\n"
+        "sys.stdout.write(f\"{dist.get_rank()} {dist.get_world_size()} {t.item()} "
+        "{'fake_torch' in torch.__file__}\\n\")\n"  # (one write: the ranks share the pipe)
+        "sys.stdout.flush()\n"
         "dist.destroy_process_group()\n"
         "sys.exit(7 if sys.argv[1:] == ['fail'] else 0)\n")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ft.__file__)))
