@@ -52,8 +52,8 @@ class Exchange:
             self.store.delete_key(f"{self.count - 2}/{self.rank}")
         self.store.set(f"{base}/{self.rank}", pickle.dumps(
             Post(self.rank, what, start_ns, data), protocol=pickle.HIGHEST_PROTOCOL))
-        posts = [self._read(f"{base}/{r}", r, what, f"its collective #{self.count}")
-                 for r in range(self.size)]
+        posts = self._read([f"{base}/{r}" for r in range(self.size)], list(range(self.size)),
+                           what, f"its collective #{self.count}")
         for post in posts:
             if post.what != what:
                 self._linger(f"{base}/failed")  # (rank 0 hosts the store: the others read on)
@@ -77,20 +77,23 @@ class Exchange:
         the store while it still reads its last collective's posts."""
         self._linger("left")
 
-    def _read(self, key: str, rank: int, what: str, where: str) -> Post:
+    def _read(self, keys: list[str], ranks: list[int], what: str, where: str) -> list[Post]:
+        """The posts under `keys` (one wait for all, one multi_get); a missing one raises after
+        the timeout, naming the ranks that never came."""
         start = time.monotonic()
         try:
-            self.store.wait([key], self.timeout)
+            self.store.wait(keys, self.timeout)
         except DistNetworkError:
             raise
         except RuntimeError:  # a TCPStore's DistStoreError, a FileStore's RuntimeError
             seconds = time.monotonic() - start
+            missing = [str(r) for k, r in zip(keys, ranks, strict=True)
+                       if not self.store.check([k])]
             raise RuntimeError(
                 f"rank {self.rank} of process group {self.name!r} waited {seconds:.1f} s "
-                f"(the group's timeout) in {where}, {what}, for rank "
-                f"{rank}, which never called it (NCCL would hang here)") from None
-        post: Post = pickle.loads(self.store.get(key))
-        return post
+                f"(the group's timeout) in {where}, {what}, for rank {', '.join(missing)}, "
+                "which never called it (NCCL would hang here)") from None
+        return [pickle.loads(v) for v in self.store.multi_get(keys)]
 
     def send(self, peer: int, what: str, data: Any) -> None:
         """Leave a message for `peer` (it returns at once)."""
@@ -109,7 +112,7 @@ class Exchange:
     def recv(self, key: str, peer: int, what: str) -> Post:
         """The message under `key` from `peer`, waited for; its sender must have sent what
         this rank expects to receive."""
-        post = self._read(key, peer, what, "its receive")
+        post = self._read([key], [peer], what, "its receive")[0]
         self.store.delete_key(key)
         if post.what != what:
             raise RuntimeError(f"point-to-point mismatch in process group {self.name!r}: rank "
