@@ -178,6 +178,16 @@ def collectives(rank: int, lib_name: str, world: int, port: int, backend: str,
         listed: list[Any] = [f"from {r}", r] if r == 0 else [None, None]
         dist.broadcast_object_list(listed, 0)
         seen["objects"] = (objs, listed)
+    if "float32" in dtypes:  # the functional collectives
+        fc = importlib.import_module(f"{lib_name}.distributed._functional_collectives")
+        x = data(torch.float32, 2 * n * n).reshape(2 * n, n)
+        ranks = list(range(n))
+        seen["functional"] = (
+            values(fc.all_reduce(x, "sum", ranks)), values(fc.broadcast(x, 1, ranks)),
+            values(fc.all_gather_single(x, 0, ranks)), values(fc.all_gather_single(x, 1, ranks)),
+            values(fc.reduce_scatter_single(x, "max", 0, ranks)),
+            values(fc.all_to_all_single(x, None, None, ranks)),
+            values(fc.wait_tensor(fc.reduce_scatter_single(x, "sum", 1, ranks))))
     sub = dist.new_group([0, 1])
     t = data(torch.float32)
     if r in (0, 1):
