@@ -65,14 +65,16 @@ def _normalized(results: list[Any]) -> list[Any]:
             for r in results]
 
 
-@pytest.mark.parametrize("make", ["HashStore", "TCPStore", "PrefixStore"])
-def test_store_semantics_match_torch(torch: Any, make: str) -> None:
+@pytest.mark.parametrize("make", ["HashStore", "TCPStore", "PrefixStore", "FileStore"])
+def test_store_semantics_match_torch(torch: Any, make: str, tmp_path: Any) -> None:
     results = []
     for lib in (torch, ft):
         d = lib.distributed
         port = next(_ports)
         if make == "HashStore":
             store = d.HashStore()
+        elif make == "FileStore":
+            store = d.FileStore(str(tmp_path / f"{lib.__name__}.store"), 1)
         elif make == "TCPStore":
             store = d.TCPStore("127.0.0.1", port, 1, True, wait_for_workers=False)
         else:

@@ -18,7 +18,6 @@ import pickle
 import time
 from datetime import timedelta
 from types import TracebackType
-from typing import Any
 
 from fake_torch.distributed._store import DistStoreError, Store, check_key
 
@@ -94,8 +93,15 @@ class FileStore(Store):
         except DistStoreError as e:
             raise RuntimeError(str(e)) from None
 
+    def delete_key(self, key: str) -> bool:
+        """Delete `key`: True, whether it was there or not (c10d's FileStore says so)."""
+        super().delete_key(key)
+        return True
+
+    def has_extended_api(self) -> bool:
+        """c10d's FileStore says False (its multi_get/compare_set are the base class's)."""
+        return False
+
     def list_keys(self) -> list[str]:
         return [k for k in super().list_keys() if k != _USERS]
 
-    def __reduce__(self) -> Any:
-        return FileStore, (self.path, self._world_size)
