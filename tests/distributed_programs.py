@@ -276,3 +276,18 @@ def graph_replay(rank: int, port: int, out: str) -> None:
                       "eager_ops": dict(counter.by_op), "ms": start.elapsed_time(end),
                       "z": z.cpu().tolist()[:2]})
     dist.destroy_process_group()
+
+
+def one_rank_fails(rank: int, port: int, out: str) -> None:
+    """Rank 1 raises right after init; rank 0's all_reduce must fail within the timeout,
+    naming rank 1 and the collective (NCCL would hang)."""
+    torch = _lib("fake_torch")
+    dist = torch.distributed
+    dist.init_process_group("gloo", f"tcp://127.0.0.1:{port}", world_size=2, rank=rank,
+                            timeout=timedelta(seconds=1))
+    if rank == 1:
+        raise SystemExit(3)
+    start = time.monotonic()
+    seen = _outcome(lambda: dist.all_reduce(torch.ones(2)))
+    _save(out, rank, (seen, time.monotonic() - start))
+    raise SystemExit(0 if seen[:1] == ("error",) else 1)

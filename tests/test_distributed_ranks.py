@@ -149,3 +149,21 @@ def test_torchrun_launcher(tmp_path: Any) -> None:
                               capture_output=True, text=True, env=env, timeout=60)
         assert done.returncode == code, done.stderr
         assert sorted(done.stdout.split("\n")[:2]) == ["0 2 3.0 True", "1 2 3.0 True"]
+
+
+def test_a_failed_rank_is_reported_and_spawn_leaves_no_process() -> None:
+    import multiprocessing
+
+    out = tempfile.mkdtemp()
+    # every rank runs to its end: rank 0's collective fails within the timeout, naming rank 1
+    codes = programs.start_ranks(programs.one_rank_fails, 2, (programs.free_port(), out), 30)
+    assert codes == [0, 3]
+    outcome, seconds = programs.load(out, 1)[0]
+    assert outcome[:2] == ("error", "RuntimeError")
+    assert "for rank 1, which never called it" in outcome[2] and "all_reduce(SUM" in outcome[2]
+    assert seconds < 3.0
+    # torch.multiprocessing.spawn: the first failure ends the other ranks, and raises
+    with pytest.raises(ft.multiprocessing.ProcessExitedException,
+                       match="process 1 terminated with exit code 3"):
+        ft.multiprocessing.spawn(programs.one_rank_fails, (programs.free_port(), out), nprocs=2)
+    assert multiprocessing.active_children() == []
