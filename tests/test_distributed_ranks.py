@@ -167,3 +167,26 @@ def test_a_failed_rank_is_reported_and_spawn_leaves_no_process() -> None:
                        match="process 1 terminated with exit code 3"):
         ft.multiprocessing.spawn(programs.one_rank_fails, (programs.free_port(), out), nprocs=2)
     assert multiprocessing.active_children() == []
+
+
+def test_nccl_cost_model_and_kernel_names() -> None:
+    c = _nccl_cost
+    assert _gpus.current().key == "H200"
+    # 64 MiB all_reduce among 4 H200s: Simple protocol, 2(n-1) steps, 2(n-1)/n of the bytes
+    # over 450 GB/s (NVLink 4, one direction)
+    nbytes = 64 << 20
+    simple_us = 8.4 + 6 * 3.4 + 1.5 * nbytes / 450e9 * 1e6
+    assert c.collective_ns("AllReduce", 4, nbytes) == pytest.approx(simple_us * 1e3)
+    assert c.kernel_name("AllReduce", 4, nbytes, "bfloat16", "SUM") == \
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_SIMPLE"
+XX
+    small_us = 3.6 + 2 * 0.47 + 4096 / 225e9 * 1e6
+    assert c.collective_ns("AllReduce", 2, 4096) == pytest.approx(small_us * 1e3)
+    assert c.kernel_name("ReduceScatter", 2, 4096, "float16", "MAX") == \
+        "ncclDevKernel_ReduceScatter_MinMax_f16_RING_LL"
+    assert c.kernel_name("AllReduce", 2, 4096, "int32", "AVG", floating=False) == \
+        "ncclDevKernel_AllReduce_SumPostDiv_i32_RING_LL"
+    assert c.kernel_name("AllGather", 8, nbytes) == "ncclDevKernel_AllGather_RING_LL128"
+    assert c.kernel_name("SendRecv", 2, 10) == "ncclDevKernel_SendRecv"
+    # all_gather moves half of what all_reduce moves, in half the steps
+    assert c.collective_ns("AllGather", 4, nbytes) < c.collective_ns("AllReduce", 4, nbytes)

@@ -17,7 +17,8 @@ three protocols the same way and pick the fastest:
     baseLat ring {LL 3.6, LL128 10.0, Simple 8.4}, hwLat[NVLINK] ring {.47, 1.9, 3.4}.
   - EFFICIENCY: the payload fraction of each protocol's wire format (NCCL's protocol design:
     LL sends 4 bytes of data with a 4-byte flag in each 8, LL128 120 of every 128 bytes,
-    Simple whole buffers).
+    Simple whole buffers). LL's bandwidth is capped besides, at tuning.cc's llMaxBws for one
+    node: 141 GB/s on Hopper, 87.7 GB/s on Ampere (and Ada, which has no row of its own).
   - link_bw, one direction per GPU: NVLink 4 on H100/H200, 900 GB/s both directions together
     (NVIDIA H100 and H200 datasheets); NVLink 3 on A100, 600 GB/s (A100 datasheet); the L4 has
     no NVLink, so its peers talk over PCIe (fake_torch._gpus's figure). The NVLS (NVSwitch
@@ -40,6 +41,8 @@ BASE_LAT_US = {"LL": 3.6, "LL128": 10.0, "SIMPLE": 8.4}  # tuning.cc baseLat, ri
 HW_LAT_US = {"LL": 0.47, "LL128": 1.9, "SIMPLE": 3.4}  # tuning.cc hwLat[NVLINK], ring
 EFFICIENCY = {"LL": 0.5, "LL128": 120 / 128, "SIMPLE": 1.0}
 _NVLINK_BYTES_PER_S = {"H200": 450e9, "H100": 450e9, "A100": 300e9}  # one direction
+_LL_MAX_BYTES_PER_S = {"H200": 141e9, "H100": 141e9}  # tuning.cc llMaxBws, one node
+_LL_MAX_DEFAULT = 87.7e9  # (the Ampere row)
 
 # the collective -> (ring steps, bus bytes) for n ranks and `nbytes` (see the docstring)
 _RING: dict[str, Any] = {
@@ -69,8 +72,11 @@ def link_bytes_per_s() -> float:
 def _best(coll: str, n: int, nbytes: int) -> tuple[str, float]:
     steps, bus = _RING[coll](n, nbytes)
     bw = link_bytes_per_s()
-    times = {p: (BASE_LAT_US[p] + steps * HW_LAT_US[p]) * 1e3 + bus / (bw * EFFICIENCY[p]) * 1e9
-             for p in _PROTOCOLS}
+    ll_max = _LL_MAX_BYTES_PER_S.get(_gpus.current().key, _LL_MAX_DEFAULT)
+    times = {}
+    for p in _PROTOCOLS:
+        proto_bw = bw * EFFICIENCY[p] if p != "LL" else min(bw * EFFICIENCY[p], ll_max)
+        times[p] = (BASE_LAT_US[p] + steps * HW_LAT_US[p]) * 1e3 + bus / proto_bw * 1e9
     proto = min(_PROTOCOLS, key=lambda p: times[p])
     return proto, times[proto]
 
