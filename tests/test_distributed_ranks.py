@@ -179,8 +179,9 @@ def test_nccl_cost_model_and_kernel_names() -> None:
     assert c.collective_ns("AllReduce", 4, nbytes) == pytest.approx(simple_us * 1e3)
     assert c.kernel_name("AllReduce", 4, nbytes, "bfloat16", "SUM") == \
         "ncclDevKernel_AllReduce_Sum_bf16_RING_SIMPLE"
-XX
-    small_us = 3.6 + 2 * 0.47 + 4096 / 225e9 * 1e6
+    # 4 KiB: latency-bound, LL (3.6 us base + 0.47 us per step; its bandwidth capped at
+    # Hopper's 141 GB/s)
+    small_us = 3.6 + 2 * 0.47 + 4096 / 141e9 * 1e6
     assert c.collective_ns("AllReduce", 2, 4096) == pytest.approx(small_us * 1e3)
     assert c.kernel_name("ReduceScatter", 2, 4096, "float16", "MAX") == \
         "ncclDevKernel_ReduceScatter_MinMax_f16_RING_LL"
