@@ -32,7 +32,13 @@ _STEP: dict[Any, Any] = {
 def reduce_arrays(op: ReduceOp.RedOpType, arrays: list[np.ndarray], *, on_gpu: bool,
                   floating: bool) -> np.ndarray:
     """`op` over `arrays` (one per rank, rank order), in their dtype (`floating`: a floating
-    torch dtype)."""
+    torch dtype). Overflow gives inf, as on a GPU, without numpy's warning."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _reduce(op, arrays, on_gpu, floating)
+
+
+def _reduce(op: ReduceOp.RedOpType, arrays: list[np.ndarray], on_gpu: bool,
+            floating: bool) -> np.ndarray:
     n = len(arrays)
     dt = arrays[0].dtype
     if op is ReduceOp.AVG:
@@ -42,7 +48,7 @@ def reduce_arrays(op: ReduceOp.RedOpType, arrays: list[np.ndarray], *, on_gpu: b
             for a in arrays[1:]:
                 acc = (acc + (a * scale).astype(dt)).astype(dt)
             return acc
-        total = reduce_arrays(ReduceOp.SUM, arrays, on_gpu=on_gpu, floating=floating)
+        total = _reduce(ReduceOp.SUM, arrays, on_gpu, floating)
         if floating:
             mean: np.ndarray = (total / np.asarray(n, dtype=dt)).astype(dt)
             return mean
