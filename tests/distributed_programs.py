@@ -266,6 +266,11 @@ def graph_replay(rank: int, port: int, out: str) -> None:
         g.replay()
         sums.append(y.cpu().tolist()[:2])
     graph_counts = dict(counter.by_kind)
+    x.fill_(10.0 * (rank + 1))
+    g.replay()  # (queued, not yet run) then an eager collective: the graph's goes first
+    flag = torch.ones(1, device="cuda") * (rank + 1)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    sums.append([*y.cpu().tolist()[:1], *flag.cpu().tolist()])
     counter.reset()
     z = torch.ones(1024, device="cuda")
     if rank == 1:

@@ -30,6 +30,7 @@ from fake_torch._opdef import EXTERN, aten_op
 from fake_torch._tensor import Tensor
 from fake_torch.distributed import _p2p, _several
 from fake_torch.distributed._groups import Backend, ProcessGroup, ReduceOp, Work, resolve
+from fake_torch.distributed._meet import host_meets
 from fake_torch.distributed._p2p import P2POp as P2POp
 
 for _name in ("allreduce_", "reduce_", "_allgather_base_", "allgather_",
@@ -547,4 +548,6 @@ def _object_group(group: ProcessGroup | None, fn: str) -> ProcessGroup:
     if "cpu" not in pg.device_backends:
         raise NotImplementedError(f"torch.distributed.{fn} on an nccl-only group is not "
                                   "emulated by fake_torch: use a group with a gloo (cpu) backend")
+    if pg.size() > 1:
+        host_meets()
     return pg

@@ -30,7 +30,7 @@ from fake_torch._timeline import TIMELINE
 from fake_torch.distributed._exchange import Post
 from fake_torch.distributed._groups import ProcessGroup
 
-__all__ = ["meet"]
+__all__ = ["host_meets", "meet"]
 
 Payload = Callable[[list[np.ndarray]], Any]
 Finish = Callable[[list[Post], list[np.ndarray]], None]
@@ -42,6 +42,7 @@ def meet(pg: ProcessGroup, what: str, outs: list[Tensor], ins: list[Tensor], dev
     `nccl`: (kernel name, interconnect ns) on a gpu."""
     exchange = pg.exchange
     if dev.device.type != "cuda" or nccl is None:  # gloo: the host does it now
+        host_meets()
         arrays = [t._a for t in (*outs, *ins)]
         finish(exchange.collective(what, payload(arrays)), arrays)
         return
@@ -68,6 +69,13 @@ def meet(pg: ProcessGroup, what: str, outs: list[Tensor], ins: list[Tensor], dev
     _common.launch(name, _write, outs, ins,
                    {"posts": posts, "finish": finish, "duration_ns": waited + cost_ns},
                    kind="nccl", dev=dev.device)
+
+
+def host_meets() -> None:
+    """Before the host itself meets the other ranks (gloo, objects, a cpu barrier): the device
+    work queued so far runs first, so that a replayed graph's collectives take their numbers
+    before this one on every rank, whenever each rank's device got to them."""
+    TIMELINE.flush()
 
 
 def _write(*arrays: np.ndarray, posts: list[Post], finish: Finish, duration_ns: float) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from fake_torch._tensor import Tensor
 from fake_torch.distributed._exchange import Post
 from fake_torch.distributed._groups import ProcessGroup, ReduceOp
-from fake_torch.distributed._meet import meet
+from fake_torch.distributed._meet import host_meets, meet
 from fake_torch.distributed._nccl_cost import collective_ns, kernel_name
 from fake_torch.distributed._reduce import GLOO_DTYPES, reduce_arrays
 
@@ -192,6 +192,7 @@ def all_to_all_single(pg: ProcessGroup, out: Tensor, inp: Tensor, out_splits: li
 def barrier(pg: ProcessGroup, flag: Tensor | None) -> None:
     """Every rank arrives before any leaves; on nccl, an all_reduce of a 1-element `flag`."""
     if flag is None:
+        host_meets()
         pg.exchange.collective("barrier()", None)
         return
     all_reduce(pg, flag, ReduceOp.SUM)
