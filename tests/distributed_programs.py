@@ -29,21 +29,29 @@ def free_port() -> int:
 def start_ranks(target: Any, n: int, args: tuple[Any, ...], timeout: float) -> list[int | None]:
     """Run target(rank, *args) in n spawned processes; wait up to `timeout` seconds, then kill
     what is left. The exit codes (None: killed)."""
+    return start_jobs([(target, n, args)], timeout)[0]
+
+
+def start_jobs(jobs: list[tuple[Any, int, tuple[Any, ...]]],
+               timeout: float) -> list[list[int | None]]:
+    """start_ranks for several (target, n, args) at once: their ranks run side by side."""
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=target, args=(r, *args)) for r in range(n)]
-    for p in procs:
+    procs = [[ctx.Process(target=target, args=(r, *args)) for r in range(n)]
+             for target, n, args in jobs]
+    for p in (p for job in procs for p in job):
         p.start()
     deadline = time.monotonic() + timeout
-    for p in procs:
+    for p in (p for job in procs for p in job):
         p.join(max(0.0, deadline - time.monotonic()))
-    codes: list[int | None] = []
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join()
-            codes.append(None)
-        else:
-            codes.append(p.exitcode)
+    codes: list[list[int | None]] = []
+    for job in procs:
+        codes.append([])
+        for p in job:
+            killed = p.is_alive()
+            if killed:
+                p.kill()
+                p.join()
+            codes[-1].append(None if killed else p.exitcode)
     return codes
 
 
