@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import fake_torch as ft
-from fake_torch import _gpus
+from fake_torch._simulated import _gpus
 from fake_torch.distributed import _nccl_cost
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator, _allocator_capture, _cost
 from fake_torch._kernels import _common
+from fake_torch._simulated import _allocator, _allocator_capture, _cost
+from fake_torch._simulated._timeline import TIMELINE
 from fake_torch._tensor import Tensor
-from fake_torch._timeline import TIMELINE
 from fake_torch.distributed._exchange import Post
 from fake_torch.distributed._groups import ProcessGroup
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_torch import _gpus
+from fake_torch._simulated import _gpus
 
 __all__ = ["collective_ns", "kernel_name"]
 

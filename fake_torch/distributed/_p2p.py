@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._allocator import _current_stream
-from fake_torch._allocator_capture import is_capturing
 from fake_torch._kernels import _common
+from fake_torch._simulated._allocator import _current_stream
+from fake_torch._simulated._allocator_capture import is_capturing
+from fake_torch._simulated._timeline import TIMELINE
 from fake_torch._tensor import Tensor
-from fake_torch._timeline import TIMELINE
 from fake_torch.distributed._groups import ProcessGroup, Work
 from fake_torch.distributed._nccl_cost import collective_ns
 
