@@ -196,3 +196,35 @@ def test_nccl_cost_model_and_kernel_names() -> None:
     assert c.kernel_name("SendRecv", 2, 10) == "ncclDevKernel_SendRecv"
     # all_gather moves half of what all_reduce moves, in half the steps
     assert c.collective_ns("AllGather", 4, nbytes) < c.collective_ns("AllReduce", 4, nbytes)
+
+
+def test_spawned_context_children_get_fake_torch(tmp_path: Any) -> None:
+    """nano-vllm's way: under `python -m fake_torch run`, `mp.get_context("spawn")` starts a
+    rank whose target imports torch; the child's torch is fake_torch too."""
+    (tmp_path / "worker.py").write_text(
+        "import torch, torch.distributed as dist\n"
+        "def run(rank, port, event):\n"
+        "    dist.init_process_group('nccl', f'tcp://localhost:{port}', world_size=2, rank=rank)\n"
+        "    x = torch.full((3,), float(rank + 1), device='cuda')\n"
+        "    dist.all_reduce(x)\n"
+        "    assert x.tolist() == [3.0] * 3 and 'fake_torch' in torch.__file__\n"
+        "    dist.destroy_process_group()\n"
+        "    if event is not None:\n"
+        "        event.set()\n")
+    (tmp_path / "main.py").write_text(
+        "import sys, torch.multiprocessing as mp\n"
+        "from worker import run\n"
+        "if __name__ == '__main__':\n"
+        "    ctx = mp.get_context('spawn')\n"
+        "    event = ctx.Event()\n"
+        "    child = ctx.Process(target=run, args=(1, int(sys.argv[1]), event))\n"
+        "    child.start()\n"
+        "    run(0, int(sys.argv[1]), None)\n"
+        "    child.join(30)\n"
+        "    print(child.exitcode, event.is_set())\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ft.__file__)))
+    done = subprocess.run([sys.executable, "-m", "fake_torch", "run", "main.py",
+                           str(programs.free_port())], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0 True"
