@@ -279,6 +279,16 @@ def graph_replay(rank: int, port: int, out: str) -> None:
     flag = torch.ones(1, device="cuda") * (rank + 1)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     sums.append([*y.cpu().tolist()[:1], *flag.cpu().tolist()])
+    # rank 1 replays, then its host waits for rank 0 without touching the device: its graph's
+    # collective must still run (a GPU runs its queue whatever the host does)
+    side = dist.FileStore(os.path.join(out, "side"), 2)
+    x.fill_(100.0)
+    g.replay()
+    if rank == 1:
+        side.wait(["rank 0 has read"])
+    else:
+        sums.append(y.cpu().tolist()[:1])
+        side.set("rank 0 has read", "yes")
     counter.reset()
     z = torch.ones(1024, device="cuda")
     if rank == 1:
