@@ -122,6 +122,8 @@ def kernel_ns(op: str, kind: str, outs: Sequence[np.ndarray], inputs: Sequence[A
     spec = _gpus._current or _gpus.current()
     if op == "_sleep":
         return float(params.get("cycles", 0)) / spec.clock_hz * 1e9
+    if kind == "nccl":  # a collective: its interconnect time (distributed/_nccl_cost.py)
+        return float(params["duration_ns"])
     nbytes = 0
     for a in outs:
         nbytes += a.nbytes

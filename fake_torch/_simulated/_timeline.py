@@ -220,16 +220,22 @@ class Timeline:
     def submit_graph(self, nodes: list[Work], stream: int, correlation: int,
                      gap_ns: float) -> None:
         """Queue a graph's nodes back to back on `stream` (`gap_ns` between kernels). They
-        are queued as one run that the device works through node by node (see _drain)."""
+        are queued as one run that the device works through node by node (see _drain). A
+        graph with a collective among its nodes (kind "nccl") runs at once instead: another
+        rank's device waits for it, and this process's host may never come back to drain it
+        (it may itself be waiting for that rank), as a GPU runs its queue regardless."""
         with self.lock:
             t = max(self.host_ns, self.ready.get(stream, 0.0))
             first = True
             run: list[tuple[float, Work]] = []  # (end, node)
             append, listeners, busy = run.append, self.listeners, 0.0
+            meets = False  # a node meets other ranks
             for node in nodes:
                 if node.event is not None:
                     self._events[node.event] = t
                     continue
+                if node.kind == "nccl":
+                    meets = True
                 start = t if first else t + gap_ns
                 first = False
                 t = start + node.ns
@@ -241,7 +247,10 @@ class Timeline:
             self.ready[stream] = t
             if run:
                 heapq.heappush(self._heap, (run[0][0], next(self._seq), _Run(run)))
-            self._drain()
+            if meets:
+                self.flush()
+            else:
+                self._drain()
 
     def _drain(self) -> None:
         """Run every queued kernel the device has finished by now, in the order they end. A

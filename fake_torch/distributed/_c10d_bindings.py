@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_torch.distributed._file_store import FileStore
 from fake_torch.distributed._groups import ProcessGroup
 from fake_torch.distributed._store import (
     DistError,
@@ -15,8 +16,8 @@ from fake_torch.distributed._store import (
     HashStore,
     PrefixStore,
     Store,
-    TCPStore,
 )
+from fake_torch.distributed._tcp_store import TCPStore
 from fake_torch.distributed.constants import default_pg_nccl_timeout, default_pg_timeout
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "DistError",
     "DistNetworkError",
     "DistStoreError",
+    "FileStore",
     "HashStore",
     "PrefixStore",
     "Store",

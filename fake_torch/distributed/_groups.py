@@ -1,5 +1,6 @@
-"""The state of torch.distributed in fake_torch's one process: its process groups, their
-backends, the reduce ops, and the Work a collective returns."""
+"""The state of torch.distributed in this process: its process groups (this rank's place in
+each, and the Exchange its ranks meet through when there are several), their backends, the
+reduce ops, and the Work a collective returns."""
 
 from __future__ import annotations
 
@@ -85,38 +86,44 @@ def device_backends(backend: str) -> dict[str, str]:
 
 @dataclass(eq=False)
 class ProcessGroup:
-    """A group of ranks; in fake_torch's one process, always rank 0 of a group of one."""
+    """A group of ranks: `ranks` (global ranks, in group-rank order), this process being
+    group rank `group_rank`; `exchange` (an _exchange.Exchange) when there are several."""
 
     backend: str
     group_name: str = ""
     bound_device_id: Any = None
     device_backends: dict[str, str] = field(default_factory=dict)
+    group_rank: int = 0
+    ranks: list[int] = field(default_factory=lambda: [0])
+    exchange: Any = None
 
     def rank(self) -> int:
-        return 0
+        return self.group_rank
 
     def size(self) -> int:
-        return 1
+        return len(self.ranks)
 
     def name(self) -> str:
         return self.backend
 
 
 class Work:
-    """What a collective with `async_op=True` returns: the collective has run already; an
-    async barrier's host wait happens at `wait()`."""
+    """What a collective with `async_op=True` returns: the collective has run already (an
+    irecv receives at `wait()`); an async barrier's host wait happens at `wait()`.
+    `done`, when given, says whether `wait()` would return at once."""
 
-    def __init__(self, on_wait: Any = None) -> None:
+    def __init__(self, on_wait: Any = None, done: Any = None) -> None:
         self._on_wait = on_wait
+        self._done = done
 
     def wait(self, timeout: Any = None) -> bool:
         if self._on_wait is not None:
-            self._on_wait()
-            self._on_wait = None
+            on_wait, self._on_wait = self._on_wait, None
+            on_wait()
         return True
 
     def is_completed(self) -> bool:
-        return True
+        return self._on_wait is None or self._done is None or bool(self._done())
 
     def is_success(self) -> bool:
         return True
@@ -131,6 +138,9 @@ class _World:
     def __init__(self) -> None:
         self.default: ProcessGroup | None = None
         self.groups: list[ProcessGroup] = []
+        self.count = 0  # groups made since init (new_group names the next by it)
+        self.store: Any = None  # where the ranks meet (several ranks only)
+        self.timeout: Any = None
 
 
 world = _World()

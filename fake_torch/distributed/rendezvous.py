@@ -1,7 +1,6 @@
-"""torch.distributed.rendezvous for one process: `rendezvous(url, rank, world_size)` yields
-(store, rank, world_size) once, as torch's generator does, for env:// and tcp:// (a TCPStore
-master in this process: rank 0 of world_size 1 hosts it) and file:// (a HashStore: fake_torch
-shares no file between processes). world_size other than 1 raises NotImplementedError.
+"""torch.distributed.rendezvous: `rendezvous(url, rank, world_size)` yields (store, rank,
+world_size) once, as torch's generator does, for env:// and tcp:// (a TCPStore: rank 0 hosts
+the server, the others connect to it) and file:// (a FileStore on the url's path).
 
     store, rank, world_size = next(rendezvous("tcp://127.0.0.1:29500", 0, 1))
 """
@@ -15,7 +14,9 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlparse, urlunparse
 
-from fake_torch.distributed._store import HashStore, Store, TCPStore
+from fake_torch.distributed._file_store import FileStore
+from fake_torch.distributed._store import Store
+from fake_torch.distributed._tcp_store import TCPStore
 from fake_torch.distributed.constants import default_pg_timeout
 
 __all__ = ["register_rendezvous_handler", "rendezvous"]
@@ -26,13 +27,6 @@ _Handler = Any  # (url: str, **kwargs) -> Iterator[tuple[Store, int, int]]
 def _error(scheme: str, msg: str) -> ValueError:
     return ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: "
                       f"{msg}")
-
-
-def _one_rank(scheme: str, rank: int, world_size: int) -> None:
-    if world_size != 1 or rank != 0:
-        raise NotImplementedError(
-            f"torch.distributed.rendezvous({scheme}://, rank={rank}, world_size={world_size}): "
-            "fake_torch runs one process and emulates rank 0 of world_size 1 only")
 
 
 def _query(url: str) -> dict[str, str]:
@@ -49,10 +43,9 @@ def _tcp_handler(url: str, timeout: timedelta = default_pg_timeout,
     if "world_size" not in query:
         raise _error("tcp", "world size parameter missing")
     rank, world_size = int(query["rank"]), int(query["world_size"])
-    _one_rank("tcp", rank, world_size)
     if result.hostname is None:
         raise AssertionError("hostname cannot be None")
-    store = TCPStore(result.hostname, result.port, world_size, True, timeout,
+    store = TCPStore(result.hostname, result.port, world_size, rank == 0, timeout,
                      multi_tenant=True, use_libuv=query.get("use_libuv", "1") != "0")
     yield store, rank, world_size
     raise RuntimeError("Unable to perform re-rendezvous using tcp:// method")
@@ -71,8 +64,7 @@ def _env_handler(url: str, timeout: timedelta = default_pg_timeout,
     rank = int(query["rank"]) if "rank" in query else int(env("RANK"))
     world_size = int(query["world_size"]) if "world_size" in query else int(env("WORLD_SIZE"))
     addr, port = env("MASTER_ADDR"), int(env("MASTER_PORT"))
-    _one_rank("env", rank, world_size)
-    store = TCPStore(addr, port, world_size, True, timeout, multi_tenant=True)
+    store = TCPStore(addr, port, world_size, rank == 0, timeout, multi_tenant=True)
     yield store, rank, world_size
     raise RuntimeError("Unable to perform re-rendezvous using env:// method")
 
@@ -86,8 +78,9 @@ def _file_handler(url: str, **kwargs: Any) -> Iterator[tuple[Store, int, int]]:
     if "world_size" not in query:
         raise _error("file", "world size parameter missing")
     rank, world_size = int(query["rank"]), int(query["world_size"])
-    _one_rank("file", rank, world_size)
-    yield HashStore(), rank, world_size
+    store = FileStore(result.path, world_size)
+    store.set_timeout(kwargs.get("timeout", default_pg_timeout))
+    yield store, rank, world_size
     raise RuntimeError("Unable to perform rerendezvous using file:// method")
 
 

@@ -3,10 +3,9 @@
 
 Tensors are numpy-backed host memory: one sent to another process is pickled (a copy), not
 shared as torch's shared-memory reducers share it; a cuda tensor goes as torch's CUDA IPC
-record, which rebuilds only in this process (see reductions.py). A child started by `spawn` installs
-fake_torch as torch before it unpickles `fn` when the parent had it installed; a `spawn` child
-still re-runs the parent's `__main__` module first (Python does), so a script's own top-level
-`import torch` there needs torch importable in the child (`fork` children inherit the install).
+record, which rebuilds only in this process (see reductions.py). Every child the spawn start
+method starts installs fake_torch as torch first when the parent had it installed
+(_spawn_install.py); `fork` children inherit the install.
 """
 
 from __future__ import annotations
@@ -19,12 +18,14 @@ from multiprocessing import *  # noqa: F403  (the API is Python's)
 from typing import Any
 
 from fake_torch.multiprocessing import reductions as reductions
+from fake_torch.multiprocessing._spawn_install import hook_spawn
 from fake_torch.multiprocessing.reductions import init_reductions
 
 __all__ = ["get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy",
            *multiprocessing.__all__]
 
 init_reductions()  # as torch: its queues pickle tensors with reduce_tensor
+hook_spawn()  # spawned children install fake_torch when this process has it installed
 
 _all_sharing_strategies = ({"file_system"} if sys.platform in ("darwin", "win32")
                            else {"file_descriptor", "file_system"})
