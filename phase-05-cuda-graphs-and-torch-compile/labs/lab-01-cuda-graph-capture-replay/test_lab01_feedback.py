@@ -148,9 +148,10 @@ def test_one_word_for_each_notion() -> None:
     num_captured)."""
     texts = [p for p in (REPO_ROOT / "phase-05-cuda-graphs-and-torch-compile").rglob("*")
              if p.suffix in (".md", ".py") and p.name != Path(__file__).name]
-    texts += [REPO_ROOT / "mini_vllm" / "cudagraph.py", REPO_ROOT / "fake_torch" / "_demo.py",
-              REPO_ROOT / "fake_torch" / "_demo_piecewise.py"]
+    tools = REPO_ROOT / "fake_torch" / "_tools"
+    texts += [REPO_ROOT / "mini_vllm" / "cudagraph.py", tools / "_demo.py",
+              tools / "_demo_piecewise.py"]
     for path in texts:
         assert "segment" not in path.read_text().lower(), path
-    assert "num_graphs" not in (REPO_ROOT / "fake_torch" / "_demo_piecewise.py").read_text()
+    assert "num_graphs" not in (tools / "_demo_piecewise.py").read_text()
     assert "**piece**" in (lab_files.LAB_DIR / "README.md").read_text()
