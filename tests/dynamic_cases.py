@@ -77,6 +77,26 @@ def cat_self(L: Any) -> Callable[[Any], Any]:
     return fn
 
 
+def einsum_scan_step(L: Any) -> Callable[[Any, Any, Any], Any]:
+    """mamba-minimal's selective scan inputs over a growing length l: an outer product
+    (one mul), a three-operand product, a contraction (bmm) over one position."""
+    def fn(delta: Any, a: Any, b: Any) -> Any:
+        delta_a = L.exp(L.einsum("bld,dn->bldn", delta, a))
+        delta_b_u = L.einsum("bld,bln,bld->bldn", delta, b, delta)
+        y = L.einsum("bdn,bn->bd", delta_a[:, -1], b[:, -1])
+        return (delta_b_u * delta_a)[:, -1].sum(-1) + y  # (b, d)
+    return fn
+
+
+def einsum_views(L: Any) -> Callable[[Any], Any]:
+    """One-operand equations: a permuted view of the input, a diagonal, a sum."""
+    def fn(x: Any) -> Any:
+        n = x.size(0)
+        return (L.einsum("ij->ji", x)[:n].sum(1) + L.einsum("ii->i", x[:, :n])
+                + L.einsum("ij->j", x)[:n])  # (n,)
+    return fn
+
+
 def new_zeros_sized(x: Any) -> Any:
     return x.new_zeros(x.size(0), 3) + x[:, :1]
 
@@ -292,7 +312,7 @@ def fake_impl_nonzero(L: Any) -> Callable[[Any], Any]:
 FACTORIES = frozenset({"cat_self", "stack_pair", "item_sized_zeros", "item_arith",
                        "item_reshape_cat", "masked_mean", "nonzero_rows", "masked_select_sum",
                        "checked_item_size", "checked_unbacked_slice", "fake_impl_dynamic_size",
-                       "fake_impl_nonzero"})
+                       "fake_impl_nonzero", "einsum_scan_step", "einsum_views"})
 # torch._dynamo.config for a case (default: none changed)
 CONFIGS: dict[str, dict[str, bool]] = {
     "item_sized_zeros": {"capture_scalar_outputs": True},
@@ -323,6 +343,10 @@ CASES: list[Case] = [
      [(0, 0)], (5, 3, 12)),
     ("softmax_rows", softmax_rows, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
     ("cat_self", cat_self, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
+    ("einsum_scan_step", einsum_scan_step,
+     lambda L, n: (_t(L, 1, n, 4), _t(L, 4, 3, seed=2), _t(L, 1, n, 3, seed=3)), None,
+     (3, 4, 6)),
+    ("einsum_views", einsum_views, lambda L, n: (_t(L, n, n + 2),), [(0, 0)], (5, 3, 12)),
     ("new_zeros_sized", new_zeros_sized, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
     ("arange_sized", arange_sized, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),
     ("split_chunks", split_chunks, lambda L, n: (_t(L, n, 4),), [(0, 0)], (5, 3, 12)),

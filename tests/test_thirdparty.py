@@ -84,6 +84,11 @@ CODEBASES = {
     # Hugging Face transformers, pip-installed (no checkout folder)
     "hf_llama": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
                          ("transformers", "safetensors")),
+    # other model families' own modeling code through the same loader and generate
+    "hf_qwen2": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
+                         ("transformers", "safetensors")),
+    "hf_gpt2": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
+                        ("transformers", "safetensors")),
     "mamba": Codebase("johnma2006__mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d",
                       ("eager", "compile"), ("einops",),
                       # per position and layer: eagerly deltaA*x, +deltaB_u, the einsum with

@@ -11,15 +11,18 @@ or more operands, and launch a different sequence.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from fake_torch import _opdef
+from fake_torch._dtype import dtype, int64, result_type_of
 from fake_torch._kernels import _linalg_views as v
-from fake_torch._kernels._common import common_device, launch, new_tensor, result_type
-from fake_torch._kernels._reduce_util import acc_np
+from fake_torch._kernels._common import common_device
+from fake_torch._kernels._elementwise import layout_of
+from fake_torch._kernels._strides import view_strides
 from fake_torch._kernels.reduction import sum as reduce_sum
+from fake_torch._memory_format import contiguous_strides
+from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._tensor import Tensor
 
 _LETTERS = 26
@@ -37,6 +40,14 @@ def _label(subscript: int) -> str:
 @_opdef.op(_opdef.COMPOSITE)
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Sum of products over the labels in `equation`, e.g. "bhqd,bhkd->bhqk"."""
+    ops = _operands(equation, operands)
+    common_device(*ops)
+    result: Tensor = _contract(equation, ops, _Eager)
+    return result
+
+
+def _operands(equation: Any, operands: tuple[Any, ...]) -> list[Any]:
+    """einsum's argument checks: the operands, as a list (one list or tuple of them, too)."""
     if not operands:
         raise ValueError("einsum(): must specify the equation string and at least one operand, "
                          "or at least one operand and its subscripts list")
@@ -47,8 +58,13 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                                   "not emulated by fake_torch; pass an equation string")
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    ops: list[Tensor] = list(operands)
-    common_device(*ops)
+    return list(operands)
+
+
+def _contract(equation: str, ops: list[Any], ns: Any) -> Any:
+    """torch's einsum algorithm over `ops` (tensors, or `_Layout`s for the output rule), its
+    views, products and sums taken by `ns` (`_Eager` runs them, `_Layouts` describes them):
+    one algorithm, so the rule cannot drift from the kernel."""
     arrow = equation.find("->")
     lhs = equation if arrow < 0 else equation[:arrow]
     op_labels = _parse_inputs(lhs, len(ops))
@@ -91,7 +107,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             perm_index_of[s] = perm_index
             perm_index += 1
 
-    aligned, dim_counts = _align(ops, op_labels, perm_index_of, perm_index, ell_num_dim,
+    aligned, dim_counts = _align(ns, ops, op_labels, perm_index_of, perm_index, ell_num_dim,
                                  ell_index)
     while len(aligned) > 1:
         a, b = aligned.pop(0), aligned.pop(0)
@@ -112,16 +128,16 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                     b_sum.append(d)
                     dim_counts[d] = 0
         if a_sum:  # sum several dims in one launch, as torch does
-            a = _sum_keepdim(a, a_sum)
+            a = ns.sum(a, a_sum, True)
         if b_sum:
-            b = _sum_keepdim(b, b_sum)
-        aligned.insert(0, _sumproduct_pair(a, b, sum_dims))
+            b = ns.sum(b, b_sum, True)
+        aligned.insert(0, _sumproduct_pair(ns, a, b, sum_dims))
 
     result = aligned[0]
     if perm_index - out_num_dim > 0:
         if len(ops) > 1:  # the contracted dims are all size 1 by now: drop them by a view
-            return v.view(result, result.shape[:out_num_dim])
-        return _sum(result, list(range(out_num_dim, perm_index)), keepdim=False)
+            return ns.view(result, result.shape[:out_num_dim])
+        return ns.sum(result, list(range(out_num_dim, perm_index)), False)
     return result
 
 
@@ -194,15 +210,15 @@ def _parse_output(equation: str, arrow: int, label_count: list[int], perm_index_
     return perm_index, ell_index, ell_in_output
 
 
-def _align(ops: Sequence[Tensor], op_labels: Sequence[Sequence[int]], perm_index_of: list[int],
-           perm_index: int, ell_num_dim: int,
-           ell_index: int) -> tuple[list[Tensor], list[int]]:
+def _align(ns: Any, ops: Sequence[Any], op_labels: Sequence[Sequence[int]],
+           perm_index_of: list[int], perm_index: int, ell_num_dim: int,
+           ell_index: int) -> tuple[list[Any], list[int]]:
     """Take diagonals of repeated labels, unsqueeze missing ones and permute every operand to
     the common (output..., contracted...) order; count the operands that are non-1 per dim."""
     label_size = [1] * _ELLIPSIS
     ell_sizes = [1] * ell_num_dim
     dim_counts = [0] * perm_index
-    aligned: list[Tensor] = []
+    aligned: list[Any] = []
     for i, (operand, labels) in enumerate(zip(ops, op_labels, strict=True)):
         op = operand
         permutation = [-1] * perm_index
@@ -237,22 +253,21 @@ def _align(ops: Sequence[Tensor], op_labels: Sequence[Sequence[int]], perm_index
                     raise RuntimeError(f"einsum(): subscript {_label(s)} is repeated for operand "
                                        f"{i} but the sizes don't match, {op.shape[dim]} != "
                                        f"{op.shape[prev]}")
-                op = v.movedim(v.diagonal_last(op, prev, dim), -1, prev)
+                op = ns.movedim(ns.diagonal_last(op, prev, dim), -1, prev)
         for k, val in enumerate(permutation):
             if val == -1:
-                op = v.unsqueeze(op, dim)
+                op = ns.unsqueeze(op, dim)
                 permutation[k] = dim
                 dim += 1
-        aligned.append(v.permute(op, permutation))
+        aligned.append(ns.permute(op, permutation))
     return aligned, dim_counts
 
 
-def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor:
+def _sumproduct_pair(ns: Any, left: Any, right: Any, sum_dims: list[int]) -> Any:
     """left * right summed over `sum_dims` (kept as size 1): one `mul` when nothing is summed,
     else permute -> reshape (a `clone` where needed) -> one `bmm` -> view -> permute."""
     if not sum_dims:
-        return _mul(left, right)
-    from fake_torch._kernels.linalg import bmm  # linalg imports this module
+        return ns.mul(left, right)
 
     ndim = left.dim()
     lro: list[int] = []
@@ -267,9 +282,9 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor
                     raise RuntimeError("non-broadcast dimensions must match")
                 sum_size *= left.shape[i]
             elif sl:
-                left = _sum_keepdim(left, [i])
+                left = ns.sum(left, [i], True)
             elif sr:
-                right = _sum_keepdim(right, [i])
+                right = ns.sum(right, [i], True)
         elif sl and sr:
             if left.shape[i] != right.shape[i]:
                 raise RuntimeError("non-broadcast dimensions must match")
@@ -288,27 +303,138 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor
     operm = [-1] * len(lperm)
     for pos, d in enumerate([*lro, *lo, *sum_dims, *ro]):
         operm[d] = pos
-    a = v.reshape(v.permute(left, lperm), (lro_size, lo_size, sum_size))
-    b = v.reshape(v.permute(right, rperm), (lro_size, sum_size, ro_size))
-    return v.permute(v.view(bmm(a, b), out_size), operm)
+    a = ns.reshape(ns.permute(left, lperm), (lro_size, lo_size, sum_size))
+    b = ns.reshape(ns.permute(right, rperm), (lro_size, sum_size, ro_size))
+    return ns.permute(ns.view(ns.bmm(a, b), out_size), operm)
 
 
-def _sum(x: Tensor, dims: list[int], keepdim: bool) -> Tensor:
-    return reduce_sum(x, dims, keepdim)
+class _Eager:
+    """The algorithm's steps run: views (no launch), `bmm`, `sum`, `mul` (one launch each)."""
+
+    view = staticmethod(v.view)
+    reshape = staticmethod(v.reshape)
+    permute = staticmethod(v.permute)
+    unsqueeze = staticmethod(v.unsqueeze)
+    movedim = staticmethod(v.movedim)
+    diagonal_last = staticmethod(v.diagonal_last)
+
+    @staticmethod
+    def bmm(a: Tensor, b: Tensor) -> Tensor:
+        from fake_torch._kernels.linalg import bmm  # linalg imports this module
+
+        return bmm(a, b)
+
+    @staticmethod
+    def sum(x: Tensor, dims: list[int], keepdim: bool) -> Tensor:
+        return reduce_sum(x, dims, keepdim)
+
+    @staticmethod
+    def mul(a: Tensor, b: Tensor) -> Tensor:
+        """The broadcast product of two aligned operands: torch.mul (one launch, laid out in
+        its inputs' dim order, as TensorIterator lays out torch's)."""
+        from fake_torch._kernels.arith import mul
+
+        return mul(a, b)
 
 
-def _sum_keepdim(x: Tensor, dims: list[int]) -> Tensor:
-    return _sum(x, dims, keepdim=True)
+# --- output rule --------------------------------------------------------------------------------
 
 
-def _mul(a: Tensor, b: Tensor) -> Tensor:
-    """The broadcast product of two aligned operands: one `mul` launch."""
-    dt = result_type(a, b)
-    shape = tuple(y if x == 1 else x for x, y in zip(a.shape, b.shape, strict=True))
-    result = new_tensor(shape, dt, a.device)
-    launch("mul", _mul_kernel, result, (a, b), {"acc": acc_np(dt)})
-    return result
+@dataclass(frozen=True)
+class _Layout:
+    """What the algorithm needs of a tensor: its sizes (ints or SymInts), strides, dtype, and
+    for a view of operand `alias`, its storage offset."""
+
+    shape: tuple[Any, ...]
+    strides: tuple[Any, ...]
+    dtype: dtype
+    storage_offset: Any = 0
+    alias: int | None = None
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def stride(self) -> tuple[Any, ...]:
+        return self.strides
 
 
-def _mul_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *, acc: np.dtype[Any]) -> None:
-    out[...] = np.multiply(a.astype(acc, copy=False), b.astype(acc, copy=False))
+def _fresh(shape: Sequence[Any], dt: dtype) -> _Layout:
+    """A new row-major buffer (what `new_tensor` allocates)."""
+    return _Layout(tuple(shape), contiguous_strides(tuple(shape)), dt)
+
+
+def _restrided(t: _Layout, shape: Sequence[Any], strides: Sequence[Any]) -> _Layout:
+    return replace(t, shape=tuple(shape), strides=tuple(strides))
+
+
+class _Layouts:
+    """The algorithm's steps described: the views' strides as torch computes them, a fresh
+    row-major buffer for each `bmm` and `sum` (reductions allocate row-major), `mul`'s laid
+    out as its inputs."""
+
+    @staticmethod
+    def view(t: _Layout, shape: Sequence[Any]) -> _Layout:
+        strides = view_strides(t.shape, t.strides, tuple(shape))
+        assert strides is not None, f"view of {t.shape} as {tuple(shape)} needs a copy"
+        return _restrided(t, shape, strides)
+
+    @staticmethod
+    def reshape(t: _Layout, shape: Sequence[Any]) -> _Layout:
+        if t.shape == tuple(shape):
+            return t
+        strides = view_strides(t.shape, t.strides, tuple(shape))
+        return _fresh(shape, t.dtype) if strides is None else _restrided(t, shape, strides)
+
+    @staticmethod
+    def permute(t: _Layout, dims: Sequence[int]) -> _Layout:
+        return _restrided(t, [t.shape[d] for d in dims], [t.strides[d] for d in dims])
+
+    @staticmethod
+    def unsqueeze(t: _Layout, dim: int) -> _Layout:
+        inner = t.shape[dim] * t.strides[dim] if dim < t.dim() else 1  # torch's unsqueeze
+        return _restrided(t, (*t.shape[:dim], 1, *t.shape[dim:]),
+                          (*t.strides[:dim], inner, *t.strides[dim:]))
+
+    @staticmethod
+    def movedim(t: _Layout, source: int, destination: int) -> _Layout:
+        order = [d for d in range(t.dim()) if d != source % t.dim()]
+        order.insert(destination % t.dim(), source % t.dim())
+        return _Layouts.permute(t, order)
+
+    @staticmethod
+    def diagonal_last(t: _Layout, dim1: int, dim2: int) -> _Layout:
+        keep = [d for d in range(t.dim()) if d not in (dim1, dim2)]
+        return _restrided(t, (*(t.shape[d] for d in keep), t.shape[dim1]),
+                          (*(t.strides[d] for d in keep), t.strides[dim1] + t.strides[dim2]))
+
+    @staticmethod
+    def bmm(a: _Layout, b: _Layout) -> _Layout:
+        return _fresh((a.shape[0], a.shape[1], b.shape[2]), a.dtype)
+
+    @staticmethod
+    def sum(x: _Layout, dims: list[int], keepdim: bool) -> _Layout:
+        shape = [1 if d in dims else n for d, n in enumerate(x.shape)
+                 if keepdim or d not in dims]
+        integral = not (x.dtype.is_floating_point or x.dtype.is_complex)
+        return _fresh(shape, int64 if integral else x.dtype)  # as sum accumulates
+
+    @staticmethod
+    def mul(a: _Layout, b: _Layout) -> _Layout:
+        dt = result_type_of([(a.dtype, 2 if a.dim() else 1), (b.dtype, 2 if b.dim() else 1)])
+        shape = tuple(y if x == 1 else x for x, y in zip(a.shape, b.shape, strict=True))
+        operands = [(t.shape, t.strides, t.dtype.itemsize) for t in (a, b)]
+        return _Layout(shape, layout_of(shape, operands), dt)  # as torch.mul's kernel
+
+
+@register_meta("torch.einsum")
+def _einsum_rule(equation: str, *operands: Any) -> TensorMeta:
+    """The kernel's own algorithm (`_contract`) over the operands' layouts: a fresh buffer
+    from the last product or sum, seen through the views after it, or for a one-operand
+    equation that sums nothing, a view of the operand."""
+    ops = _operands(equation, operands)
+    common_device(*ops)
+    layouts = [_Layout(tuple(t.shape), tuple(t.stride()), t.dtype, t.storage_offset(), i)
+               for i, t in enumerate(ops)]
+    out: _Layout = _contract(equation, layouts, _Layouts)
+    return TensorMeta(out.shape, out.dtype, out.strides,
+                      out.storage_offset if out.alias is not None else 0, out.alias)
