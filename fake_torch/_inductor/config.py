@@ -26,10 +26,24 @@ freezing = False
 size_asserts = True
 enable_auto_functionalized_v2 = True
 custom_should_partition_ops: list[str] = []  # read with graph_partition, which is off here
-post_grad_custom_pre_pass: Any = None  # CustomGraphPass objects: compiling with one raises
+# graph passes (fx_passes/): a custom pass is a CustomGraphPass or a callable taking the graph
+# (or a list of them). The pre-grad pass runs on Dynamo's graph; setting a post-grad pass makes
+# compile_fx trace the graph to aten ops and run the post-grad passes on that graph
+post_grad_custom_pre_pass: Any = None
 post_grad_custom_post_pass: Any = None
+pre_grad_custom_pass: Any = None
+use_pre_grad_passes = True
+pattern_matcher = True  # torch's own pattern passes; here: remove_noop_ops in post_grad_passes
+dce = False  # dead-code elimination first thing in post_grad_passes
 assume_32bit_indexing = False  # index arithmetic width in generated code: no launch changes
-pre_grad_custom_pass: Any = None  # (set by vLLM's backend; fake_torch runs no pre-grad passes)
+# horizontal fusion of independent kernels into one launch. Only with benchmark_combo_kernel
+# (vLLM's setting), where torch keeps a combo kernel only when its benchmark beats the separate
+# kernels: fake_torch has no timings and keeps them separate. Without the benchmark it is not
+# emulated (compile_fx raises)
+combo_kernels = False
+benchmark_combo_kernel = False
+# accepted: picks deterministic kernels and skips autotuning, no launch changes
+deterministic = os.getenv("TORCHINDUCTOR_DETERMINISTIC") == "1"
 # the options a compile-cache key leaves out (torch's list; read and extended by vLLM)
 _cache_config_ignore_prefix = [
     "trace", "cuda.cutlass_dir", "cutlass.cutlass_dir", "xpu.cutlass_dir", "worker_start_method",

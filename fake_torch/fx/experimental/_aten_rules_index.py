@@ -37,8 +37,9 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
             size = x.shape[dim]
             start, stop, step = item.start, item.stop, item.step
             # torch skips a slice that keeps every element; not where sizes are symbolic
-            full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size) \
-                and tr.symbolic is None
+            # (tested first: comparing a SymInt stop with the size would guard on it)
+            full = tr.symbolic is None and start in (None, 0) and step in (None, 1) \
+                and (stop is None or stop >= size)
             if not full:
                 x = tr.call("slice", "Tensor", x, dim, 0 if start is None else start,
                             2 ** 63 - 1 if stop is None else stop,
