@@ -19,14 +19,25 @@ repository root: its pyproject.toml's pytest settings and tests/conftest.py appl
 CI). tests/vllm/site is put on PYTHONPATH: its sitecustomize.py makes `import torch` give
 fake_torch and installs the stand-ins for vLLM's compiled CUDA kernels (tests/vllm/standins), in
 pytest's process and in the fresh interpreter vLLM's `create_new_process_for_each_test("spawn")`
-starts for each test. Only configurations that need no inductor are selected (`-k eager`):
+starts for each test. Only configurations that need no inductor codegen are selected
+(KEYWORDS: `-k eager` in the fullgraph files, every test of the two pass files):
   - compile/fullgraph/test_simple.py: test_simple_piecewise_compile, backend eager, with and
     without an unbacked intermediate size: one graph seen, 5 pieces, 3 capturable, 3 backend
     compilations, 6 CUDA graphs captured, replay output [19, 19], the op called twice;
   - compile/fullgraph/test_toy_llama.py: test_toy_llama, backend eager, no inductor partition:
     vLLM's counters for no compilation, compilation without splitting and split at attention,
-    and equal outputs across the three.
-Each selected vLLM test must pass, and two do: test_simple_piecewise_compile[False-eager] and
+    and equal outputs across the three;
+  - compile/passes/test_noop_elimination.py (issue 26): every case (24 parametrizations of
+    test_noop_elimination and test_non_noop_slice_preserved). vLLM's TestBackend calls
+    compile_fx with its passes as post_grad_custom_post_pass: fake_torch traces Dynamo's
+    graph to aten ops (sizes as Dynamo's symbols), runs view_to_reshape and torch's
+    remove_noop_ops, then NoOpEliminationPass; the test's counts of aten.reshape.default,
+    aten.slice.Tensor and aten.slice_scatter.default hold, and the compiled output equals eager;
+  - compile/passes/test_rmsnorm_reshape_fusion.py (issue 26): all three tests. vLLM's IR ops
+    (torch.ops.vllm_ir.rms_norm, fused_add_rms_norm) reach the aten graph as their OpOverloads;
+    AddRMSNormFusionPass and RMSNormReshapeFusionPass (register_replacement patterns) match once
+    each, and the ops before/after checks hold.
+Each selected vLLM test must pass, and all but one do; in the fullgraph files: test_simple_piecewise_compile[False-eager] and
 test_toy_llama[eager-False] run through Dynamo, VllmBackend's pass manager (whose fusion patterns
 register_replacement traces with make_fx, calling auto_functionalized on vLLM's fused kernels:
 tests/vllm/standins declares them with vLLM's own schemas and plain-torch bodies), piecewise
@@ -58,11 +69,29 @@ pytestmark = pytest.mark.skipif(
     "to vLLM 0.33.0's tests/ folder (and VLLM_PYTHON to an interpreter with fake_torch and "
     "vLLM's dependencies, without torch) to run vLLM's own compile tests")
 
-# vLLM test file -> the test ids `-k eager` selects in it (vLLM 0.33.0)
+# vLLM test file -> the `-k` expression that selects its tests needing no inductor codegen (None:
+# every test of the file)
+KEYWORDS: dict[str, str | None] = {
+    "compile/fullgraph/test_simple.py": "eager",
+    "compile/fullgraph/test_toy_llama.py": "eager",
+    "compile/passes/test_noop_elimination.py": None,
+    "compile/passes/test_rmsnorm_reshape_fusion.py": None,
+}
+# vLLM test file -> the test ids KEYWORDS selects in it (vLLM 0.33.0)
 SELECTED = {
     "compile/fullgraph/test_simple.py": ["test_simple_piecewise_compile[True-eager]",
                                          "test_simple_piecewise_compile[False-eager]"],
     "compile/fullgraph/test_toy_llama.py": ["test_toy_llama[eager-False]"],
+    # (hidden_size, num_tokens, buffer_size, dtype): every case, each a Dynamo graph compiled by
+    # compile_fx with vLLM's NoOpEliminationPass as its post-grad custom pass
+    "compile/passes/test_noop_elimination.py": [
+        f"test_noop_elimination[{hidden}-{tokens}-{buffer}-dtype{d}]"
+        for hidden in (64, 4096) for tokens, buffer in ((256, 256), (256, 512), (1024, 1024),
+                                                        (1024, 1025))
+        for d in range(3)] + ["test_non_noop_slice_preserved"],
+    "compile/passes/test_rmsnorm_reshape_fusion.py": [
+        "test_rmsnorm_reshape_fusion", "test_add_rmsnorm_reshape_fusion[True]",
+        "test_add_rmsnorm_reshape_fusion[False]"],
 }
 
 
@@ -99,11 +128,13 @@ class Outcome:
 
 def _run_vllm_file(rel: str, report: Path) -> tuple[subprocess.CompletedProcess[str],
                                                      dict[str, Outcome]]:
-    """pytest <VLLM_TESTS>/<rel> -k eager in VLLM_PYTHON; each test case's outcome by name."""
+    """pytest <VLLM_TESTS>/<rel> [-k KEYWORDS[rel]] in VLLM_PYTHON; each test case's outcome by
+    name."""
     tests = Path(TESTS).resolve()
     root = tests.parent  # vLLM's repository root (its pyproject.toml holds pytest's settings)
-    args = [PYTHON, "-m", "pytest", str(tests / rel), "-k", "eager", "-p", "no:cacheprovider",
-            "-q", f"--rootdir={root}", f"--junitxml={report}"]
+    keyword = KEYWORDS[rel]
+    args = [PYTHON, "-m", "pytest", str(tests / rel), *(["-k", keyword] if keyword else []),
+            "-p", "no:cacheprovider", "-q", f"--rootdir={root}", f"--junitxml={report}"]
     if (root / "pyproject.toml").is_file():
         args += ["-c", str(root / "pyproject.toml")]
     path = os.pathsep.join([str(REPO), str(SITE), os.environ.get("PYTHONPATH", "")])

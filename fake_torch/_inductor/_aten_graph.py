@@ -82,7 +82,8 @@ def aten_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
         tr.symbol_places.setdefault(symbol, (node, d))
     with tr.fake_mode, mode:
         result = gm(*args)
-    tr.graph.output(tr.arg(result))
+    out = tr.arg(result)
+    tr.graph.output(tuple(out) if isinstance(out, list) else out)  # aot's graphs return tuples
     for node in tr.graph.nodes:  # a size expression's nodes (`floordiv = arg0_1 // 64`)
         if "val" not in node.meta and "example_value" in node.meta:
             node.meta["val"] = node.meta.pop("example_value")
