@@ -33,7 +33,7 @@ from fake_torch._inductor.cudagraph_utils import (
     get_mutation_stack_trace,
     log_cudagraph_skip_and_bump_counter,
 )
-from fake_torch._inductor.fx_passes import post_grad
+from fake_torch._inductor.fx_passes import joint_graph, post_grad
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
 from fake_torch._sym import SymFloat, SymInt
 from fake_torch._tensor import Tensor
@@ -366,7 +366,7 @@ def _recursive_pre_grad_passes(gm: GraphModule) -> GraphModule:
     """torch's pre-grad passes on Dynamo's graph: of them, config.pre_grad_custom_pass (its
     own pattern passes change no launch here), then the stable topological sort (a graph no
     pass changed is already sorted: left as it is)."""
-    passes = post_grad._custom_passes(config.pre_grad_custom_pass)
+    passes = post_grad.custom_passes(config.pre_grad_custom_pass)
     if not config.use_pre_grad_passes or not passes:
         return gm
     for custom in passes:
@@ -379,10 +379,13 @@ def _recursive_pre_grad_passes(gm: GraphModule) -> GraphModule:
 
 def _post_grad_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
     """The aten graph torch's inductor lowers: Dynamo's graph traced to aten ops (as
-    aot_autograd does for inference), views made reshapes, then the post-grad passes (the
-    custom ones among them). fake_torch takes this path only when a post-grad custom pass is
-    set: otherwise the Dynamo graph is compiled as it is (the same kernels, fewer steps)."""
+    aot_autograd does for inference), the joint-graph passes, views made reshapes, then the
+    post-grad passes (the custom ones among them). fake_torch takes this path only when a
+    post-grad custom pass is set: otherwise the Dynamo graph is compiled as it is (the same
+    kernels, fewer steps)."""
     aten = aten_graph(gm, example_inputs)
+    if config.use_joint_graph_passes:
+        aten = joint_graph.joint_graph_passes(aten)
     post_grad.view_to_reshape(aten)
     post_grad.post_grad_passes(aten, is_inference=True)
     return aten

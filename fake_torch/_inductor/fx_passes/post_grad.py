@@ -174,7 +174,7 @@ def remove_noop_ops(graph: Graph) -> None:
             graph.erase_node(node)
 
 
-def _custom_passes(value: Any) -> list[Callable[[Graph], Any]]:
+def custom_passes(value: Any) -> list[Callable[[Graph], Any]]:
     """config's pass option: None, one pass, or a list of them."""
     if value is None:
         return []
@@ -185,11 +185,11 @@ def post_grad_passes(gm: GraphModule, is_inference: bool) -> None:
     """The post-grad passes, in torch's order, on `gm`'s (functional, aten) graph."""
     if config.dce:
         gm.graph.eliminate_dead_code()
-    for custom in _custom_passes(config.post_grad_custom_pre_pass):
+    for custom in custom_passes(config.post_grad_custom_pre_pass):
         custom(gm.graph)
     if config.pattern_matcher:
         remove_noop_ops(gm.graph)
-    for custom in _custom_passes(config.post_grad_custom_post_pass):
+    for custom in custom_passes(config.post_grad_custom_post_pass):
         custom(gm.graph)
     stable_topological_sort(gm.graph)
     gm.recompile()
