@@ -37,9 +37,10 @@ starts for each test. Only configurations that need no inductor codegen are sele
     (torch.ops.vllm_ir.rms_norm, fused_add_rms_norm) reach the aten graph as their OpOverloads;
     AddRMSNormFusionPass and RMSNormReshapeFusionPass (register_replacement patterns) match once
     each, and the ops before/after checks hold.
-Each selected vLLM test must pass, and all but one do; in the fullgraph files: test_simple_piecewise_compile[False-eager] and
-test_toy_llama[eager-False] run through Dynamo, VllmBackend's pass manager (whose fusion patterns
-register_replacement traces with make_fx, calling auto_functionalized on vLLM's fused kernels:
+Each selected vLLM test must pass, and all but one do; in the fullgraph files,
+test_simple_piecewise_compile[False-eager] and test_toy_llama[eager-False] run through Dynamo,
+VllmBackend's pass manager (whose fusion patterns register_replacement traces with make_fx,
+calling auto_functionalized on vLLM's fused kernels:
 tests/vllm/standins declares them with vLLM's own schemas and plain-torch bodies), piecewise
 splitting and CUDA-graph capture, and vLLM's own assertions of its counters and outputs hold.
 The unbacked variant stops at one named blocker (issue 25): the test's fake implementation asks

@@ -22,6 +22,7 @@ from typing import Any
 from fake_torch._dynamo.symbolic import SymbolicTrace
 from fake_torch._guards import TracingContext
 from fake_torch._inductor.decomposition import select_decomp_table
+from fake_torch._subclasses.fake_tensor import FakeTensorMode
 from fake_torch._sym import SymFloat, SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Node
@@ -35,7 +36,7 @@ def _symbolic_trace_of_compile() -> SymbolicTrace | None:
     ctx = TracingContext.try_get()
     fake_mode = getattr(ctx, "fake_mode", None)
     env = getattr(fake_mode, "shape_env", None)
-    if env is None:
+    if env is None or not isinstance(fake_mode, FakeTensorMode):
         return None
     trace = SymbolicTrace()
     trace.env, trace.fake_mode = env, fake_mode

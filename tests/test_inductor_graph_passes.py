@@ -1,0 +1,288 @@
+"""Inductor's custom graph passes, against real torch 2.13 (CPU): what compile_fx hands
+config.pre_grad_custom_pass (Dynamo's graph), post_grad_custom_pre_pass and
+post_grad_custom_post_pass (the aten graph after the joint-graph passes, view_to_reshape and,
+for the post pass, remove_noop_ops), and that the rewritten graph is what runs.
+
+Real torch is stopped by an exception from its post pass once the graph is recorded (its CPU
+codegen would take seconds per graph); fake_torch runs the compiled graph, checked against
+eager. The documented differences (fake_torch/_inductor/fx_passes/joint_graph.py): torch folds
+uniform constants (ones, ones_like, zeros_like, ...) into `aten.full.default`, fake_torch keeps
+the op; and torch computes a size expression (`arg0_1 // 64`) at the top of the graph,
+fake_torch where it is first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from oracles import assert_raises_like_torch, launches, to_numpy
+
+import fake_torch as ft
+from fake_torch._inductor import config as ft_config
+from fake_torch._inductor.compile_fx import compile_fx as ft_compile_fx
+from fake_torch._inductor.custom_graph_pass import CustomGraphPass
+
+torch = pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
+
+_UNIFORM = {"aten.ones.default", "aten.ones_like.default", "aten.zeros.default",
+            "aten.zeros_like.default", "aten.full_like.default"}
+
+
+class _Recorded(Exception):
+    """Raised by the post pass in real torch once the graph is recorded."""
+
+
+def _targets(graph: Any) -> list[str]:
+    return [str(n.target) for n in graph.nodes if n.op == "call_function"]
+
+
+def _passes_see(lib: ModuleType, fn: Callable[..., Any], args: list[Any],
+                dynamic_dim: int | None = None) -> dict[str, Any]:
+    """What each custom pass sees when `lib` compiles `fn` with inductor's compile_fx."""
+    seen: dict[str, Any] = {}
+
+    def pre_grad(graph: Any) -> None:
+        seen["pre_grad"] = [(n.op, getattr(n.target, "__name__", str(n.target)))
+                            for n in graph.nodes if n.op != "placeholder"]
+
+    def post_grad_pre(graph: Any) -> None:
+        seen["post_grad_pre"] = _targets(graph)
+
+    def post_grad_post(graph: Any) -> None:
+        seen["post_grad_post"] = _targets(graph)
+        if lib is torch:
+            raise _Recorded
+
+    if lib is torch:
+        from torch._inductor.compile_fx import compile_fx
+    else:
+        compile_fx = ft_compile_fx
+    patches = {"pre_grad_custom_pass": pre_grad, "post_grad_custom_pre_pass": post_grad_pre,
+               "post_grad_custom_post_pass": post_grad_post}
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        return compile_fx(gm, example_inputs, config_patches=patches)
+
+    lib._dynamo.reset()
+    if dynamic_dim is not None:
+        lib._dynamo.mark_dynamic(args[0], dynamic_dim)
+    compiled = lib.compile(fn, backend=backend)
+    if lib is torch:
+        with pytest.raises(Exception) as stopped:
+            compiled(*args)
+        assert isinstance(stopped.value.__cause__, _Recorded) or \
+            "_Recorded" in repr(stopped.value), stopped.value
+    else:  # the rewritten graph runs: its outputs are eager's
+        got, want = compiled(*args), fn(*args)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(to_numpy(g), to_numpy(w), rtol=1e-6)
+    return seen
+
+
+# each case: (a program over the library, its argument shapes, the dim marked dynamic)
+def _noop_views(lib: ModuleType) -> Callable[..., Any]:
+    def f(x: Any, y: Any) -> Any:
+        a = x.reshape(-1, 4).reshape(8, 4)  # both views to x's own size
+        b = a[0:8]  # a full slice (aten.alias)
+        c = lib.cat([b]) * y.clone()  # a one-input cat, a clone
+        return c + c
+    return f
+
+
+def _clone_output(lib: ModuleType) -> Callable[..., Any]:
+    return lambda x: x.clone()  # a clone of an input returned: kept (no new aliasing)
+
+
+def _noop_pointwise(lib: ModuleType) -> Callable[..., Any]:
+    return lambda x, y: (x.view(2, 16).view(8, 4) + y).pow(1).repeat(1, 1)
+
+
+def _zero_pad(lib: ModuleType) -> Callable[..., Any]:
+    return lambda x: lib.nn.functional.pad(x, (0, 0)) * 2
+
+
+def _symbolic_full_slice(lib: ModuleType) -> Callable[..., Any]:
+    def f(x: Any) -> Any:
+        n = x.shape[0]
+        return (x[:n] + 1).reshape(n, 4)
+    return f
+
+
+def _same_dtype(lib: ModuleType) -> Callable[..., Any]:
+    return lambda x: x.to(lib.float32) + x.float()
+
+
+def _permutes(lib: ModuleType) -> Callable[..., Any]:
+    return lambda x: lib.relu(x.t().contiguous()).transpose(0, 1)
+
+
+def _mlp(lib: ModuleType) -> Callable[..., Any]:
+    return lambda x, y: lib.relu(x.reshape(-1, 4) @ y.t()).sum(-1)
+
+
+CASES = {
+    "noop_views": (_noop_views, [(8, 4), (8, 4)], None),
+    "clone_output": (_clone_output, [(8, 4)], None),
+    "noop_pointwise": (_noop_pointwise, [(8, 4), (8, 4)], None),
+    "zero_pad": (_zero_pad, [(8, 4)], None),
+    "symbolic_full_slice": (_symbolic_full_slice, [(8, 4)], 0),
+    "same_dtype": (_same_dtype, [(8, 4)], None),
+    "permutes": (_permutes, [(8, 4)], None),
+    "mlp": (_mlp, [(8, 4), (3, 4)], None),
+}
+
+
+def _args(lib: ModuleType, shapes: Sequence[tuple[int, ...]]) -> list[Any]:
+    rng = np.random.default_rng(0)
+    return [lib.from_numpy(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_custom_pass_sees_torchs_graph(name: str) -> None:
+    program, shapes, dynamic_dim = CASES[name]
+    theirs = _passes_see(torch, program(torch), _args(torch, shapes), dynamic_dim)
+    ours = _passes_see(ft, program(ft), _args(ft, shapes), dynamic_dim)
+    assert ours == theirs
+
+
+def test_vllm_noop_elimination_model_reaches_the_post_pass_as_in_torch() -> None:
+    """vLLM's test_noop_elimination model, first dim dynamic: the full slice, the no-op view
+    and the full slice_scatter are gone before the post pass (torch's remove_noop_ops and
+    pointless-view pattern); the reshape chain and the embedding's slice are left to it."""
+    def model(lib: ModuleType) -> Callable[..., Any]:
+        pos = lib.from_numpy(np.ones((256, 64), np.float32))
+
+        def f(x: Any) -> Any:
+            x = x + pos[: x.shape[0]]
+            y = x.reshape(-1, 128, 32)
+            z = y.reshape(-1, 4096)
+            a = z.reshape(-1, 4096)
+            b = a.reshape(-1, 128, 32)
+            c = b[0:b.shape[0]]
+            return lib.slice_scatter(lib.ones_like(c), c, 0, 0, c.shape[0])
+        return f
+
+    theirs = _passes_see(torch, model(torch), _args(torch, [(256, 64)]), 0)
+    ours = _passes_see(ft, model(ft), _args(ft, [(256, 64)]), 0)
+    assert ours["pre_grad"] == theirs["pre_grad"]
+
+    def tensor_ops(targets: list[str]) -> list[str]:  # sizes' plumbing and fills aside
+        return ["aten.full.default" if t in _UNIFORM else t for t in targets
+                if t.startswith("aten.") and t != "aten.sym_size.int"]
+
+    for key in ("post_grad_pre", "post_grad_post"):
+        assert tensor_ops(ours[key]) == tensor_ops(theirs[key]), key
+    assert tensor_ops(theirs["post_grad_post"]) == [
+        "aten.slice.Tensor", "aten.add.Tensor", "aten.reshape.default", "aten.reshape.default",
+        "aten.reshape.default", "aten.full.default"]
+
+
+def test_a_slice_scatter_that_is_no_noop_is_kept() -> None:
+    """vLLM's test_non_noop_slice_preserved: end=-1 drops a row, so neither op is removed."""
+    def program(lib: ModuleType) -> Callable[..., Any]:
+        def f(x: Any) -> Any:
+            src = lib.ones(7, 4)
+            return x[0:-1, :], lib.slice_scatter(x.clone(), src, dim=0, start=0, end=-1)
+        return f
+
+    theirs = _passes_see(torch, program(torch), _args(torch, [(8, 4)]))
+    ours = _passes_see(ft, program(ft), _args(ft, [(8, 4)]))
+    for seen in (theirs, ours):
+        post = seen["post_grad_post"]
+        assert post.count("aten.slice.Tensor") == 1 and \
+            post.count("aten.slice_scatter.default") == 1
+        assert "aten.clone.default" not in post  # the clone feeding slice_scatter: a no-op
+    assert ours["pre_grad"] == theirs["pre_grad"]
+
+
+def test_the_rewritten_graph_is_what_runs() -> None:
+    """A post pass that turns mul into add: the compiled function adds (one fused kernel)."""
+    def mul_to_add(graph: Any) -> None:
+        for node in graph.find_nodes(op="call_function", target=ft.ops.aten.mul.Tensor):
+            node.target = ft.ops.aten.add.Tensor
+
+    class MulToAdd(CustomGraphPass):
+        def __call__(self, graph: Any) -> None:
+            mul_to_add(graph)
+
+        def uuid(self) -> Any:
+            return "mul_to_add"
+
+    x = ft.arange(6.0, device="cuda").reshape(2, 3)
+    y = ft.full((2, 3), 10.0, device="cuda")
+    for custom in (mul_to_add, MulToAdd(), [MulToAdd()]):
+        def backend(gm: Any, example_inputs: list[Any], custom: Any = custom) -> Any:
+            return ft_compile_fx(gm, example_inputs,
+                                 config_patches={"post_grad_custom_post_pass": custom})
+
+        ft._dynamo.reset()
+        compiled = ft.compile(lambda a, b: (a * b).relu(), backend=backend)
+        compiled(x, y)
+        with launches() as names:
+            out = compiled(x, y)
+        assert out.tolist() == (x + y).tolist()
+        assert len(names) == 1  # add and relu: one fused kernel
+
+
+def test_combo_kernels_only_with_its_benchmark() -> None:
+    def backend(patches: dict[str, Any]) -> Callable[..., Any]:
+        return lambda gm, ex: ft_compile_fx(gm, ex, config_patches=patches)
+
+    x = ft.ones(4, device="cuda")
+    ft._dynamo.reset()
+    with pytest.raises(ft._dynamo.exc.BackendCompilerFailed,
+                       match="combo_kernels=True \\(without benchmark_combo_kernel\\) is not "
+                             "emulated"):
+        ft.compile(lambda a: a + 1, backend=backend({"combo_kernels": True}))(x)
+    ft._dynamo.reset()  # vLLM's setting: torch benchmarks; the separate kernels are kept
+    out = ft.compile(lambda a: a + 1, backend=backend(
+        {"combo_kernels": True, "benchmark_combo_kernel": True}))(x)
+    assert out.tolist() == [2.0] * 4
+    assert not ft_config.combo_kernels  # the patch was undone
+
+
+# --- torch.slice_scatter ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dim,start,end,step", [
+    (0, None, None, 1), (0, 1, 3, 1), (1, 2, None, 1), (0, 0, None, 2), (-1, -3, -1, 1),
+    (1, 0, 100, 2), (0, -100, 2, 1)])
+def test_slice_scatter_values_and_layout(dim: int, start: int | None, end: int | None,
+                                         step: int) -> None:
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((4, 5)).astype(np.float32)
+    want_slice = torch.from_numpy(base)[(slice(None),) * (dim % 2) + (slice(start, end, step),)]
+    src = rng.standard_normal(tuple(want_slice.shape)).astype(np.float32)
+    theirs = torch.slice_scatter(torch.from_numpy(base), torch.from_numpy(src), dim, start,
+                                 end, step)
+    ours = ft.slice_scatter(ft.from_numpy(base), ft.from_numpy(src), dim, start, end, step)
+    np.testing.assert_array_equal(to_numpy(ours), to_numpy(theirs))
+    # a transposed input: the copy keeps its layout (clone's preserve_format)
+    t_in, f_in = torch.from_numpy(base.T.copy()).t(), ft.from_numpy(base.T.copy()).t()
+    theirs = t_in.slice_scatter(torch.from_numpy(src), dim=dim, start=start, end=end, step=step)
+    ours = f_in.slice_scatter(ft.from_numpy(src), dim=dim, start=start, end=end, step=step)
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(to_numpy(ours), to_numpy(theirs))
+
+
+def test_slice_scatter_errors_as_torch() -> None:
+    assert_raises_like_torch(lambda lib: lib.slice_scatter(lib.zeros(4, 4), lib.ones(3, 4), 0,
+                                                           0, 2))
+    assert_raises_like_torch(lambda lib: lib.slice_scatter(lib.zeros(4, 4), lib.ones(4, 4), 2))
+
+
+def test_slice_scatter_launches_a_clone_and_a_copy() -> None:
+    """ATen's slice_scatter (torch.profiler on the CPU build: aten::clone, then aten::copy_
+    into aten::slice of the copy): two kernels on cuda; src's dtype cast by the copy."""
+    x = ft.zeros(4, 4, device="cuda")
+    src = ft.ones(2, 4, dtype=ft.float64, device="cuda")
+    with launches() as names:
+        out = ft.slice_scatter(x, src, 0, 1, 3)
+    assert names == ["clone", "copy_"]
+    assert out.dtype == ft.float32
+    assert out.sum().item() == 8.0
