@@ -286,3 +286,49 @@ def test_slice_scatter_launches_a_clone_and_a_copy() -> None:
     assert names == ["clone", "copy_"]
     assert out.dtype == ft.float32
     assert out.sum().item() == 8.0
+
+
+# --- what fake_torch's graph keeps that torch's functional graph does not -----------------------
+
+def test_a_clone_written_in_place_is_kept() -> None:
+    """fake_torch's aten graph keeps in-place ops (torch's is functionalized: `add.Tensor`), so
+    remove_noop_ops keeps a clone whose copy is written later: the input stays unchanged."""
+    seen: list[list[str]] = []
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        return ft_compile_fx(gm, example_inputs, config_patches={
+            "post_grad_custom_post_pass": lambda graph: seen.append(_targets(graph))})
+
+    def f(x: Any) -> Any:
+        y = x.clone()
+        y.add_(1)
+        return y
+
+    ft._dynamo.reset()
+    x = ft.zeros(3, device="cuda")
+    out = ft.compile(f, backend=backend)(x)
+    assert out.tolist() == [1.0] * 3 and x.tolist() == [0.0] * 3
+    assert seen == [["aten.clone.default", "aten.add_.Tensor"]]
+
+
+def test_a_dynamic_graph_with_a_post_pass_runs_at_other_sizes() -> None:
+    calls: list[int] = []
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        return ft_compile_fx(gm, example_inputs, config_patches={
+            "post_grad_custom_post_pass": lambda graph: calls.append(1)})
+
+    pos = ft.from_numpy(np.arange(1024 * 64, dtype=np.float32).reshape(1024, 64))
+
+    def f(x: Any) -> Any:
+        x = x + pos[: x.shape[0]]
+        return x.reshape(-1, 128, 32).reshape(-1, 4096) * 2
+
+    ft._dynamo.reset()
+    compiled = ft.compile(f, backend=backend)
+    for n in (256, 512, 128):
+        x = ft.from_numpy(np.ones((n, 64), np.float32))
+        if n == 256:
+            ft._dynamo.mark_dynamic(x, 0)
+        assert compiled(x).tolist() == f(x).tolist(), n
+    assert calls == [1]  # one graph for every size (the first dim dynamic)

@@ -12,6 +12,7 @@ graph's, so no launch count depends on them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -104,16 +105,51 @@ def _noop_rule(target: Any) -> NoopRule | None:
         None if name == "view" else NOOP_RULES.get(name))
 
 
+def _in_place(target: Any) -> bool:
+    """An aten op that writes its first argument and returns it (`add_`, `copy_`)."""
+    return (isinstance(target, OpOverload) and target.namespace == "aten"
+            and target._opname.endswith("_") and not target._opname.endswith("__"))
+
+
 def _storage(node: Node) -> Node | None:
-    """The node whose memory `node`'s value is (a view's base, followed back), or None for
-    a value that is no tensor."""
+    """The node whose memory `node`'s value is (a view's base, an in-place op's target,
+    followed back), or None for a value that is no tensor."""
     if not isinstance(node.meta.get("val"), Tensor):
         return None
     while (node.op == "call_function" and isinstance(node.target, OpOverload)
-           and node.target._opname in _VIEWS and node.target._overloadname != "dtype"
+           and ((node.target._opname in _VIEWS and node.target._overloadname != "dtype")
+                or _in_place(node.target))
            and node.args and isinstance(node.args[0], Node)):
         node = node.args[0]
     return node
+
+
+def _written(node: Node) -> list[Node]:
+    """The argument nodes a call writes: an in-place aten op's first, a custom op's declared
+    mutated arguments (every tensor argument where they cannot be told apart)."""
+    if node.op != "call_function":
+        return []
+    if _in_place(node.target):
+        return [node.args[0]] if node.args and isinstance(node.args[0], Node) else []
+    from fake_torch import library
+
+    custom = library.custom_op_def(node.target)
+    if custom is None or not custom._mutated_args:
+        return []
+    try:
+        bound = inspect.signature(custom._init_fn).bind(*node.args, **node.kwargs).arguments
+        values: list[Any] = [bound.get(name) for name in custom._mutated_args]
+    except (AttributeError, TypeError, ValueError):
+        values = [*node.args, *node.kwargs.values()]
+    found: list[Node] = []
+    map_arg(values, found.append)
+    return found
+
+
+def _mutated_storages(graph: Graph) -> set[Node | None]:
+    """The storages some call in `graph` writes in place (fake_torch's aten graph keeps its
+    in-place ops: it is not functionalized)."""
+    return {_storage(n) for node in graph.nodes for n in _written(node)}
 
 
 def same_meta(a: Node, b: Node) -> bool:
@@ -146,13 +182,16 @@ def _fake_args(node: Node) -> tuple[bool, tuple[Any, ...], dict[str, Any]]:
 def remove_noop_ops(graph: Graph) -> None:
     """Remove the calls that change nothing (a full slice, a one-input cat, a same-dtype
     conversion, a clone, ...): their users read the argument they pass through. Never where
-    that would make an output alias an input, or another output, that it did not before."""
+    that would make an output alias an input, or another output, that it did not before, nor
+    a copy whose memory, or its source's, is written in place later (torch's graph here is
+    functional; fake_torch's keeps its in-place ops)."""
     inputs = [n for n in graph.nodes if n.op == "placeholder"]
     input_storages = {_storage(n) for n in inputs}
     output = next(iter(reversed(graph.nodes)))
     assert output.op == "output"
     outputs = output.args[0] if isinstance(output.args[0], (list, tuple)) else (output.args[0],)
     output_storages = {_storage(n) for n in outputs if isinstance(n, Node)}
+    mutated = _mutated_storages(graph)
     for node in list(graph.nodes):
         rule = _noop_rule(node.target) if node.op == "call_function" else None
         if rule is None:
@@ -163,6 +202,8 @@ def remove_noop_ops(graph: Graph) -> None:
             continue
         node_storage, src_storage = _storage(node), _storage(src)
         is_view = node_storage is src_storage
+        if not is_view and (node_storage in mutated or src_storage in mutated):
+            continue  # a copy that keeps a write apart from the memory it was copied from
         if not is_view and node_storage in output_storages and (
                 src_storage in input_storages or src_storage in output_storages):
             continue
