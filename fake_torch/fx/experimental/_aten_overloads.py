@@ -113,10 +113,10 @@ _KERNELS: dict[str, Kernel] = {
     "sym_size": _sym_size,
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
+    "alias": lambda x: x.view(x.shape),
     "log_sigmoid_forward": lambda x: (fake_torch.nn.functional.logsigmoid(x),
                                       _factories.zeros_like(x)),  # (out, the CPU buffer)
     "rsub": lambda x, other, alpha=1: other - alpha * x,
-    "alias": lambda x: x[...],  # a new view of all of x (what x[:] / x[0:n] of n records)
 }
 
 
