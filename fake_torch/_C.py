@@ -6,8 +6,8 @@ import types
 
 import numpy as np
 
-from fake_torch import _device
-from fake_torch._allocator import DEVICE
+from fake_torch import _torch_device
+from fake_torch._simulated._allocator import DEVICE
 from fake_torch._storage import UntypedStorage
 from fake_torch._tensor_base import TensorBase as TensorBase
 from fake_torch._torch_function import DisableTorchFunction as DisableTorchFunction
@@ -38,15 +38,15 @@ __all__ = ["_GLIBCXX_USE_CXX11_ABI", "DisableTorchFunction", "DisableTorchFuncti
            "_is_torch_function_mode_enabled"]
 
 
-def _construct_storage_from_data_pointer(data_ptr: int, device: _device.device, size_bytes: int,
-                                         /) -> UntypedStorage:
+def _construct_storage_from_data_pointer(data_ptr: int, device: _torch_device.device,
+                                         size_bytes: int, /) -> UntypedStorage:
     """A storage over `size_bytes` bytes of cuda memory at `data_ptr` that does NOT own them:
     tensors set_ onto it keep no block allocated, so the caching allocator may free the block
     and hand it to a later allocation, which they then see (vLLM's weak_ref_tensor)."""
-    if not isinstance(device, _device.device):
+    if not isinstance(device, _torch_device.device):
         raise TypeError(f"_construct_storage_from_data_pointer(): incompatible function "
                         f"arguments: arg1 must be a torch.device, got {type(device).__name__}")
-    dev = _device.canonical(device)
+    dev = _torch_device.canonical(device)
     if dev.type != "cuda":
         raise NotImplementedError(
             "torch._C._construct_storage_from_data_pointer on cpu is not emulated by fake_torch: "

@@ -4,14 +4,14 @@
 # first, so that every submodule gets torch's errors for its missing names
 from fake_torch import _missing_names as _missing_names
 # isort: on
+import sys as _sys
 from math import e, inf, nan, pi
 
 from fake_torch import _C as _C  # torch._C: _construct_storage_from_data_pointer
 from fake_torch import _buffers as _buffers  # torch.asarray, torch.frombuffer
 from fake_torch import _dynamo as _dynamo  # torch._dynamo (config, explain, reset)
-from fake_torch import _tensor_new as _tensor_new  # Tensor.new_empty, new_zeros, ...
-from fake_torch import _windows as _windows  # torch.hann_window, hamming_window
 from fake_torch import (
+    _namespace,
     accelerator,
     amp,
     backends,
@@ -37,19 +37,18 @@ from fake_torch import (
     utils,
     version,
 )
+from fake_torch import _tensor_new as _tensor_new  # Tensor.new_empty, new_zeros, ...
+from fake_torch import _windows as _windows  # torch.hann_window, hamming_window
 from fake_torch import autograd as autograd  # torch.autograd (forward only)
 from fake_torch import cpu as cpu  # torch.cpu: torch.cuda's queries for the cpu device
 from fake_torch import func as func  # torch.func.functional_call
 from fake_torch import xpu as xpu  # torch.xpu: no XPU, as torch's CPU build
-from fake_torch._allocator import OutOfMemoryError
 from fake_torch._build import compiled_with_cxx11_abi
 from fake_torch._checks import _check as _check
 from fake_torch._checks import _check_is_size as _check_is_size
 from fake_torch._checks import _check_with as _check_with
 from fake_torch._compile import compile
-from fake_torch._counter import LaunchCounter
 from fake_torch._default_tensor_type import set_default_tensor_type
-from fake_torch._device import device
 from fake_torch._device_module import get_device_module
 from fake_torch._dtype import (
     bfloat16,
@@ -123,8 +122,9 @@ from fake_torch._memory_format import (
 from fake_torch._opdef import exports as _exports
 from fake_torch._ops import ops
 from fake_torch._repr import set_printoptions
+from fake_torch._simulated._allocator import OutOfMemoryError
+from fake_torch._simulated._counter import LaunchCounter
 from fake_torch._storage import UntypedStorage
-from fake_torch._streams import Event, Stream
 from fake_torch._sym import (
     SymBool,
     SymFloat,
@@ -145,6 +145,8 @@ from fake_torch._threads import (
     set_num_interop_threads,
     set_num_threads,
 )
+from fake_torch._torch_device import device
+from fake_torch._torch_stream import Event, Stream
 from fake_torch.amp import autocast
 from fake_torch.amp._state import (
     autocast_decrement_nesting,
@@ -345,6 +347,10 @@ __all__ = [
 # (their public entries, which go through __torch_function__)
 globals().update(_exports("torch"))
 __all__ += sorted(_exports("torch"))
+
+# the lower layers that name things by their torch path reach this namespace through
+# fake_torch/_namespace.py (imports point down: fake_torch/_tools/_layers.py)
+_namespace.register(_sys.modules[__name__])
 
 # submodules torch imports on first attribute access (`torch._inductor.config` after a bare
 # `import torch`), as torch's module __getattr__ does; and ones torch imports with itself

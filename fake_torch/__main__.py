@@ -82,8 +82,8 @@ def _run(script: str, args: Sequence[str], report: bool = False) -> int:
     from fake_torch._install import install
 
     install()
-    from fake_torch._counter import LaunchCounter
-    from fake_torch._run_report import format_report, whole_run
+    from fake_torch._simulated._counter import LaunchCounter
+    from fake_torch._tools._run_report import format_report, whole_run
 
     LaunchCounter.reset()
     sys.argv = [script, *args]
@@ -106,10 +106,10 @@ def _run(script: str, args: Sequence[str], report: bool = False) -> int:
 
 
 def _bench(repeat: int, capture_layers: int) -> int:
-    from fake_torch._bench import run_bench
-    from fake_torch._bench_capture import run_capture_bench
-    from fake_torch._bench_graphs import run_graph_bench
-    from fake_torch._bench_meta import run_meta_bench
+    from fake_torch._tools._bench import run_bench
+    from fake_torch._tools._bench_capture import run_capture_bench
+    from fake_torch._tools._bench_graphs import run_graph_bench
+    from fake_torch._tools._bench_meta import run_meta_bench
 
     run_bench(repeat=repeat)
     print()
@@ -125,7 +125,7 @@ def _scan_corpus(corpus: Path, json_file: Path | None, tests: Path,
                  baseline: Path | None) -> int:
     import json
 
-    from fake_torch import _api, _corpus_scan
+    from fake_torch._tools import _api, _corpus_scan
 
     try:
         counted, uses = _corpus_scan.scan(corpus, tests)
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("stubs", help="regenerate stubs/ (torch for mypy) from fake_torch")
     ns = parser.parse_args(argv)
     if ns.command in (None, "demo"):
-        from fake_torch._demo import main as demo_main
+        from fake_torch._tools._demo import main as demo_main
 
         return demo_main(getattr(ns, "plot", None))
     if ns.command == "run":
@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "api" and ns.corpus is not None:
         return _scan_corpus(ns.corpus, ns.json, ns.tests, ns.baseline)
     if ns.command in ("api", "stubs"):
-        from fake_torch import _api, _api_deviations, _stubgen
+        from fake_torch._tools import _api, _api_deviations, _stubgen
 
         if ns.command == "stubs":
             _stubgen.write_stubs(Path("stubs"))

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import SCALAR_NAME, dtype, get_default_dtype, int64
 from fake_torch._factories import as_tensor, tensor
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._storage import UntypedStorage
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 
 _NOT_WRITABLE = ("The given buffer is not writable, and PyTorch does not support non-writable "
                  "tensors. This means you can write to the underlying (supposedly non-writable) "

@@ -11,6 +11,24 @@ from typing import Any
 
 from fake_torch._sym import SymBool
 
+
+def _not_registered(*args: Any) -> Any:
+    raise RuntimeError("fake_torch/fx/experimental/symbolic_shapes.py registers the ShapeEnv's "
+                       "checks when it is imported, and a symbolic value was made there")
+
+
+class _ShapeEnvChecks:
+    """What a check of a symbolic condition asks the ShapeEnv
+    (fake_torch/fx/experimental/symbolic_shapes.py registers them when imported, so that
+    torch._check imports nothing from fx)."""
+
+    expect_true: Callable[[SymBool], bool] = _not_registered
+    advise_is_size: Callable[[Any], None] = _not_registered
+    advise_is_bounded: Callable[[Any, Any], None] = _not_registered
+
+
+symbolic_shapes = _ShapeEnvChecks()
+
 __all__ = ["_check", "_check_is_size", "_check_with"]
 
 _DEFAULT = ("Expected cond to be True, but got False. (Could this error message be improved? "
@@ -28,8 +46,7 @@ def _check_with(error_type: type[Exception], cond: bool | SymBool,
                             "true.")
         raise TypeError(f"cond must be a bool, but got {type(cond)}")
     if isinstance(cond, SymBool):
-        from fake_torch.fx.experimental.symbolic_shapes import expect_true
-        if expect_true(cond):
+        if symbolic_shapes.expect_true(cond):
             return
     elif cond:
         return
@@ -60,10 +77,9 @@ def _check_is_size(i: Any, message: Callable[[], Any] | None = None, *,
     _check(i >= 0, message)
     from fake_torch._sym import SymInt
     if isinstance(i, SymInt):
-        from fake_torch.fx.experimental.symbolic_shapes import _advise_is_bounded, _advise_is_size
-        _advise_is_size(i)
+        symbolic_shapes.advise_is_size(i)
         if max is not None:
             _check(i <= max, message)
-            _advise_is_bounded(i, max)
+            symbolic_shapes.advise_is_bounded(i, max)
     elif max is not None:
         _check(i <= max, message)

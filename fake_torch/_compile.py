@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from fake_torch._dynamo import state
 from fake_torch._dynamo.backends import registry
 from fake_torch._dynamo.eval_frame import _options, compile_inplace, optimize_callable
+from fake_torch.distributed import _collectives
+from fake_torch.nn.modules import module as _module
 from fake_torch.nn.modules.module import Module
 
 
@@ -91,5 +94,9 @@ def compile_module(module: Module, *args: Any, **kwargs: Any) -> None:
         raise TypeError(f"compile() got an unexpected keyword argument '{next(iter(kwargs))}'")
     compile_inplace(module, compile_options)
 
+
+# what the layers below ask of compile (imports point down: fake_torch/_tools/_layers.py)
+_module.set_compile_source(compile_module)  # nn.Module.compile
+_collectives.is_tracing = state.is_tracing  # a collective refuses to run inside a trace
 
 __all__ = ["compile"]

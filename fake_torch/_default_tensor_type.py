@@ -12,6 +12,7 @@ import warnings
 
 from fake_torch._dtype import set_default_dtype
 from fake_torch._legacy_types import CPU_TYPES, CUDA_TYPES
+from fake_torch._tensor import hooks
 
 _warned = False  # torch warns once per process
 _cuda_from_tensor_type = False  # the cuda default device came from a cuda tensor type
@@ -21,6 +22,9 @@ def legacy_device() -> str:
     """Where torch.Tensor(...) (the legacy constructor, which set_default_device does not
     move) creates: the default tensor type's device."""
     return "cuda" if _cuda_from_tensor_type else "cpu"
+
+
+hooks.legacy_device = legacy_device  # Tensor's legacy constructor (fake_torch/_tensor.py)
 
 
 def set_default_tensor_type(t: type | str, /) -> None:

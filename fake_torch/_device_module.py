@@ -7,7 +7,7 @@ import functools
 import sys
 from types import ModuleType
 
-from fake_torch._device import device as _device_type
+from fake_torch._torch_device import device as _device_type
 
 
 @functools.cache

@@ -12,8 +12,6 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from fake_torch import _dispatch, _pinned
-from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import (
     SCALAR_NAME,
     bool_,
@@ -47,8 +45,10 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, exports, op
+from fake_torch._simulated import _dispatch, _pinned
 from fake_torch._sym import SymInt, sym_max
-from fake_torch._tensor import Number, Tensor
+from fake_torch._tensor import Number, Tensor, hooks
+from fake_torch._torch_device import DeviceLike, canonical
 
 SizeArg = int | Sequence[int]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -636,3 +636,7 @@ def _as_tensor_rule(data: Any, dtype: dtype | None = None,
             return TensorMeta(data.shape, dt, strides)
         return TensorMeta(data.shape, dtype, dense_strides_like(data.shape, strides))
     return _tensor_rule(data, dtype=dtype)
+
+
+hooks.tensor = tensor  # Tensor's legacy constructor (fake_torch/_tensor.py)
+hooks.empty = empty  # and its deepcopy

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._allocator import DEVICE, Storage
-from fake_torch._device import DeviceLike, canonical, device
 from fake_torch._dtype import uint8
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._torch_device import DeviceLike, canonical, device
 
 if TYPE_CHECKING:  # _tensor imports the op modules, which import this module
     from fake_torch._tensor import Tensor

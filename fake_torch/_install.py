@@ -115,7 +115,9 @@ def install() -> None:
     imported (its tensors and modules would mix with ours). Installing twice is a no-op.
     """
     global _finder
-    import fake_torch
+    from fake_torch import _namespace
+
+    fake_torch = _namespace.torch()
 
     current = sys.modules.get(_REAL)
     if current is not None and current is not fake_torch:

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _factories
-from fake_torch._device import CPU, CUDA0, DeviceLike, canonical, device
 from fake_torch._dtype import (
     CPP_NAME,
     SCALAR_NAME,
@@ -34,6 +33,7 @@ from fake_torch._dtype import (
     uint8,
 )
 from fake_torch._tensor import Size, Tensor
+from fake_torch._torch_device import CPU, CUDA0, DeviceLike, canonical, device
 
 
 class tensortype(type):

@@ -3,7 +3,18 @@ as an argument (torch._library.opaque_object.register_opaque_type)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["OpaqueBase", "OpaqueBaseMeta"]
+
+
+def _none_registered(instance: object) -> bool:
+    return False
+
+
+# whether a value's type is a registered opaque type: fake_torch/_library/opaque_object.py (the
+# registry) registers its answer here when imported; until then no type is registered
+is_opaque_value: Callable[[object], bool] = _none_registered
 
 
 class OpaqueBaseMeta(type):
@@ -12,8 +23,6 @@ class OpaqueBaseMeta(type):
 
     def __instancecheck__(cls, instance: object) -> bool:
         if cls is OpaqueBase:
-            from fake_torch._library.opaque_object import is_opaque_value
-
             return is_opaque_value(instance)
         return super().__instancecheck__(instance)
 

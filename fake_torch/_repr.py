@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch
 from fake_torch._dtype import (
     bool_,
     complex64,
@@ -29,6 +28,7 @@ from fake_torch._dtype import (
     get_default_dtype,
     int64,
 )
+from fake_torch._simulated import _dispatch
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor

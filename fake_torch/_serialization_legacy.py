@@ -15,12 +15,12 @@ from typing import IO, Any
 
 import numpy as np
 
-from fake_torch._device import CPU
 from fake_torch._dtype import dtype as DType
 from fake_torch._dtype import uint8
 from fake_torch._kernels._common import new_tensor
 from fake_torch._serialization_pickle import StorageIds, TorchPickler
 from fake_torch._storage import UntypedStorage
+from fake_torch._torch_device import CPU
 from fake_torch.storage import TypedStorage
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C

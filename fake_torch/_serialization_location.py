@@ -10,10 +10,10 @@ import re
 from collections.abc import Callable
 from typing import TypeAlias
 
-from fake_torch._device import device
 from fake_torch._dtype import uint8
 from fake_torch._kernels._common import new_tensor
 from fake_torch._storage import UntypedStorage, untyped_storage
+from fake_torch._torch_device import device
 from fake_torch.storage import TypedStorage
 
 MAP_LOCATION: TypeAlias = (Callable[[UntypedStorage, str], UntypedStorage | None] | device | str

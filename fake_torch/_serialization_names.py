@@ -17,10 +17,10 @@ import functools
 from typing import Any
 
 from fake_torch import _dtype, _legacy_types, _utils
-from fake_torch._device import device
 from fake_torch._dtype import dtype as DType
 from fake_torch._storage import UntypedStorage
 from fake_torch._tensor import Size, Tensor
+from fake_torch._torch_device import device
 from fake_torch.nn import parameter
 from fake_torch.storage import TypedStorage
 

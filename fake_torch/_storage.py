@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._allocator import Storage
-from fake_torch._device import DeviceLike, canonical, device
-from fake_torch._device import device as _device_cls
 from fake_torch._dtype import CPP_NAME, uint8
 from fake_torch._kernels._common import new_tensor
 from fake_torch._opdef import VIEW, method
-from fake_torch._tensor import Tensor, base_array
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import Storage
+from fake_torch._tensor import Tensor, base_array, hooks
+from fake_torch._torch_device import DeviceLike, canonical, device
+from fake_torch._torch_device import device as _device_cls
 
 
 class UntypedStorage:
@@ -220,6 +220,8 @@ def untyped_storage(t: Tensor) -> UntypedStorage:
     root = t._storage.root if t._storage is not None else base_array(t._a)
     owning = t._storage is not None or t._device.type == "cpu"
     return UntypedStorage._wrap(as_bytes(root), t._device, t._storage, owning)
+
+hooks.untyped_storage = untyped_storage  # Tensor.untyped_storage (fake_torch/_tensor.py)
 
 
 # --- Tensor.set_ -------------------------------------------------------------------------------

@@ -12,7 +12,20 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
+
+
+def _not_registered(*args: Any) -> Any:
+    raise RuntimeError("fake_torch/fx/experimental/sym_node.py registers a SymNode's helpers "
+                       "when it is imported, and a Sym* value with a node was made there")
+
+
+# a Sym* value's node is a SymNode (fake_torch/fx/experimental/sym_node.py), which registers its
+# wrap_node (node -> SymInt/SymFloat/SymBool) and to_node (value -> node beside another) here
+# when imported, so that this module (torch.SymInt, ...) imports nothing from fx
+wrap_node: Callable[[Any], Any] = _not_registered
+to_node: Callable[[Any, Any], Any] = _not_registered
 
 __all__ = ["SymBool", "SymFloat", "SymInt", "sym_float", "sym_index", "sym_int", "sym_ite",
            "sym_max", "sym_min", "sym_not", "sym_sum"]
@@ -261,7 +274,6 @@ class SymFloat(_SymArith):
         return _unary("sym_int", self)
 
     def __round__(self, ndigits: int | None = None) -> Any:
-        from fake_torch.fx.experimental.sym_node import wrap_node
         return wrap_node(self.node.round(ndigits))
 
     def __hash__(self) -> int:
@@ -340,7 +352,6 @@ class SymBool:
         return _unary("sym_not", self)
 
     def __sym_ite__(self, then_val: Any, else_val: Any) -> Any:
-        from fake_torch.fx.experimental.sym_node import to_node, wrap_node
         then_node, else_node = to_node(self.node, then_val), to_node(self.node, else_val)
         return wrap_node(self.node.sym_ite(then_node, else_node))
 
@@ -367,7 +378,6 @@ _PROMOTES = {"add", "sub", "mul", "mod", "float_pow", "float_truediv", "int_floo
 def _binary(method: str, self: Any, other: Any, reflected: bool = False) -> Any:
     """`self <method> other` (or `other <method> self` when reflected) on nodes: the other
     operand is wrapped as a node; the result wrapped back as a Sym* value."""
-    from fake_torch.fx.experimental.sym_node import to_node, wrap_node
     if not isinstance(other, (*_Num, *_SymTypes)):
         return NotImplemented
     if method in _BOOL_BECOMES_INT:
@@ -394,7 +404,6 @@ _BOOL_BECOMES_INT = {"add", "sub", "mul", "mod", "int_floordiv", "int_truediv",
 
 
 def _unary(method: str, self: Any) -> Any:
-    from fake_torch.fx.experimental.sym_node import wrap_node
     return wrap_node(getattr(self.node, method)())
 
 
@@ -474,7 +483,6 @@ def sym_sum(*args: Any) -> Any:
             found = a.node
     if found is None:
         return builtins.sum(args)
-    from fake_torch.fx.experimental.sym_node import to_node, wrap_node
     return wrap_node(found.sym_sum(tuple(to_node(found, a) for a in args)))
 
 

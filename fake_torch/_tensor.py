@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import numpy as np
 
 from fake_torch import _torch_function as _tf
-from fake_torch._allocator import DEVICE, Storage
-from fake_torch._device import device
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
 from fake_torch._memory_format import (
     contiguous_format,
@@ -28,7 +26,9 @@ from fake_torch._memory_format import (
     memory_format,
     memory_format_arg,
 )
+from fake_torch._simulated._allocator import DEVICE, Storage
 from fake_torch._tensor_base import TensorBase
+from fake_torch._torch_device import device
 
 if TYPE_CHECKING:
     from fake_torch._storage import UntypedStorage
@@ -60,6 +60,23 @@ _watch: Callable[[Tensor], None] | None = None
 TensorT = TypeVar("TensorT", bound="Tensor")
 
 
+class _Hooks:
+    """What Tensor's own methods need of modules that import this one, registered by them when
+    they are imported (imports point down, and no circle: fake_torch/_tools/_layers.py):
+    torch.tensor and torch.empty (fake_torch/_factories.py) for the legacy constructor and
+    deepcopy, the default tensor type's device (fake_torch/_default_tensor_type.py), torch._utils'
+    reduce (fake_torch/_utils.py) for pickle, the storage of a tensor (fake_torch/_storage.py)."""
+
+    tensor: Callable[..., Tensor]
+    empty: Callable[..., Tensor]
+    legacy_device: Callable[[], str]
+    reduce_tensor: Callable[[Tensor], tuple[Callable[..., Tensor], tuple[Any, ...]]]
+    untyped_storage: Callable[[Tensor], UntypedStorage]
+
+
+hooks = _Hooks()
+
+
 def _meta(func: Any, impl: Any, *args: Any) -> Any:
     """A metadata call while some mode or subclass may want it (torch dispatches it too)."""
     return _tf.handle(func, impl, args, {})
@@ -78,15 +95,12 @@ class Tensor(TensorBase):
     __array_priority__ = 1000  # numpy defers to Tensor's reflected operators (np.float32(2) * x)
 
     def __init__(self, *args: Any) -> None:
-        from fake_torch._default_tensor_type import legacy_device  # the default tensor type's
-        from fake_torch._factories import tensor as _tensor_factory  # legacy constructor
-
+        # the default tensor type's legacy constructor
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
-            made = _tensor_factory(args[0], dtype=get_default_dtype(), device=legacy_device())
+            made = hooks.tensor(args[0], dtype=get_default_dtype(),
+                                     device=hooks.legacy_device())
         elif all(isinstance(a, int) for a in args):
-            from fake_torch._factories import empty
-
-            made = empty(*args, device=legacy_device())
+            made = hooks.empty(*args, device=hooks.legacy_device())
         else:
             raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
         self._set(made._a, made._device, made._storage)
@@ -334,8 +348,8 @@ class Tensor(TensorBase):
         if id(self) in memo:
             return memo[id(self)]  # type: ignore[no-any-return]
         from fake_torch._dtype import uint8
-        from fake_torch._factories import empty
 
+        empty = hooks.empty
         storage = self.untyped_storage()
         key = ("fake_torch.storage", str(self._device), storage.data_ptr(), storage.nbytes())
         if key not in memo:
@@ -352,9 +366,7 @@ class Tensor(TensorBase):
         """How pickle, copy and torch.save take a tensor apart: torch's rebuild functions over
         its storage (`torch._utils._rebuild_tensor_v2`/`_v3`), so views keep their offsets
         and strides and tensors over one storage share it when rebuilt (metadata: no launch)."""
-        from fake_torch._utils import reduce_tensor
-
-        return reduce_tensor(self)
+        return hooks.reduce_tensor(self)
 
     def __len__(self) -> int:
         if _TF.enabled:
@@ -450,9 +462,7 @@ def _data_ptr(t: Tensor) -> int:
 
 
 def _untyped_storage(t: Tensor) -> UntypedStorage:
-    from fake_torch._storage import untyped_storage
-
-    return untyped_storage(t)
+    return hooks.untyped_storage(t)
 
 
 def _itemsize(t: Tensor) -> int:

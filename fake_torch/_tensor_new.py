@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import dtype
 from fake_torch._factories import (
     _check_dtype,
@@ -27,6 +26,7 @@ from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, Break, data_dependent, method
 from fake_torch._tensor import Number, Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 
 
 def _new(self: Tensor, size: tuple[Any, ...], dt: dtype | None, dev: DeviceLike | None,

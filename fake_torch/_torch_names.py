@@ -1,7 +1,7 @@
 """Which names real torch has, read from _torch_names.json (written from torch itself by
-`python -m fake_torch._torch_names_gen`), so that fake_torch can say "torch has this, fake_torch
-does not provide it" without torch installed. Loaded on first use (a missing name), never at
-import."""
+`python -m fake_torch._tools._torch_names_gen`), so that fake_torch can say "torch has this,
+fake_torch does not provide it" without torch installed. Loaded on first use (a missing name),
+never at import."""
 
 from __future__ import annotations
 

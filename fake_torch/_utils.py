@@ -30,7 +30,7 @@ from fake_torch._dtype import (
 from fake_torch._dtype import dtype as DType
 from fake_torch._factories import torch_empty
 from fake_torch._storage import UntypedStorage, untyped_storage
-from fake_torch._tensor import Tensor
+from fake_torch._tensor import Tensor, hooks
 from fake_torch.storage import TypedStorage
 
 # the dtypes torch pickles over a TypedStorage (a legacy storage class name each); every other
@@ -166,3 +166,6 @@ def reduce_tensor(t: Tensor) -> tuple[Callable[..., Tensor], tuple[Any, ...]]:
     if type(t) is Tensor and not state:
         return (func, args)
     return (_rebuild_from_type_v2, (func, type(t), args, state))
+
+
+hooks.reduce_tensor = reduce_tensor  # Tensor.__reduce_ex__ (fake_torch/_tensor.py)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import CPP_NAME, dtype, get_default_dtype
 from fake_torch._factories import arange, empty, finish, ones
 from fake_torch._kernels.arith import add_, mul_
@@ -18,6 +17,7 @@ from fake_torch._kernels.split import narrow
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 
 
 def _checks(fname: str, window_length: Any, dt: dtype, dev: DeviceLike | None) -> None:

@@ -28,14 +28,15 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _ops
-from fake_torch._device import device as Device
 from fake_torch._dtype import dtype as DType
 from fake_torch._library import op_entry, opaque_object
+from fake_torch._library import triton as _triton
 from fake_torch._library.library_handle import Library, entry_of
 from fake_torch._library.triton import triton_op, wrap_triton
 from fake_torch._missing_names import missing_attribute
 from fake_torch._ops import OpOverload, OpOverloadPacket
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import device as Device
 
 __all__ = ["CustomOpDef", "Library", "custom_op", "impl_abstract", "infer_schema",
            "register_autograd", "register_fake", "triton_op", "wrap_triton"]
@@ -383,3 +384,6 @@ def _mutated_names(schema: str) -> tuple[str, ...]:
     args = schema[schema.index("(") + 1:schema.rindex(") ->")]
     return tuple(part.split()[-1].split("=")[0] for part in args.split(",")
                  if "!)" in part)
+
+
+_triton.library_api = (custom_op, infer_schema)  # torch.library.triton_op

@@ -31,7 +31,6 @@ import numpy as np
 
 from fake_torch import _serialization_names as names
 from fake_torch import _weights_only_unpickler
-from fake_torch._device import CPU
 from fake_torch._dtype import uint8
 from fake_torch._serialization_legacy import (
     INT_SIZE,
@@ -68,6 +67,7 @@ from fake_torch._serialization_options import (
 from fake_torch._serialization_pickle import StorageIds, TorchPickler, find_torch_class
 from fake_torch._serialization_zip import ALIGNMENT, ZipReader, ZipWriter
 from fake_torch._storage import UntypedStorage
+from fake_torch._torch_device import CPU
 from fake_torch.storage import TypedStorage
 
 __all__ = ["DEFAULT_PROTOCOL", "INT_SIZE", "LONG_SIZE", "MAGIC_NUMBER", "MAP_LOCATION",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_torch._device import device
 from fake_torch._dtype import dtype as DType
 from fake_torch._storage import UntypedStorage
+from fake_torch._torch_device import device
 
 __all__ = ["TypedStorage", "UntypedStorage"]
 

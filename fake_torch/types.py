@@ -10,9 +10,9 @@ import os
 from collections.abc import Sequence
 from typing import IO, TypeAlias
 
-from fake_torch._device import device as _device
 from fake_torch._dtype import dtype as _dtype
 from fake_torch._tensor import Size, Tensor
+from fake_torch._torch_device import device as _device
 
 __all__ = ["Device", "FileLike", "Number", "Storage"]
 

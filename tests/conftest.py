@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 
 import fake_torch as ft
-from fake_torch import _dispatch
-from fake_torch._allocator import DEVICE, CachingAllocator
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import DEVICE, CachingAllocator
 from fake_torch.cuda import _sanitizer, fresh_simulated_device, streams
 
 _TESTS = str(Path(__file__).resolve().parent)

@@ -108,8 +108,8 @@ import numpy as np
 import pytest
 
 import fake_torch as ft
-from fake_torch import _dispatch
-from fake_torch._timeline import TIMELINE
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._timeline import TIMELINE
 
 # --- launches -----------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The allocator's statistics fold their queued block events exactly as applying each event at
-once would (fake_torch/_allocator_stats.py): current, peak, allocated and freed per pool type,
-and the peak of `all`, whatever the events and wherever the reads fall between them.
+once would (fake_torch/_simulated/_allocator_stats.py): current, peak, allocated and freed per pool
+type, and the peak of `all`, whatever the events and wherever the reads fall between them.
 
 The oracle is the plain rule, one event at a time: a rise adds to current and allocated and may
 raise the peaks; a fall takes from current and adds to freed."""
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fake_torch as torch
-from fake_torch._allocator import DEVICE
-from fake_torch._allocator_stats import EVENT_STATS, DeviceStats, Event
+from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated._allocator_stats import EVENT_STATS, DeviceStats, Event
 
 
 def apply_one_by_one(v: list[int], row: Event) -> None:

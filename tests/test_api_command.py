@@ -1,5 +1,5 @@
 """`python -m fake_torch api`: it needs real torch and says so; its missing names come most used
-first, by the usage table fake_torch/_api_usage.py counts from real runner code.
+first, by the usage table fake_torch/_tools/_api_usage.py counts from real runner code.
 
 Oracles: the table's own counter run on small programs, and real torch (CPU build) for the
 report's ranking.
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from fake_torch import _api, _api_usage
-from fake_torch._api_deviations import DEVIATIONS
-from fake_torch._api_usage import USAGE, count_torch_names
+from fake_torch._tools import _api, _api_usage
+from fake_torch._tools._api_deviations import DEVIATIONS
+from fake_torch._tools._api_usage import USAGE, count_torch_names
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

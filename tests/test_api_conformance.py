@@ -1,6 +1,6 @@
 """Every name fake_torch exports has torch's signature (parameter names, kinds, defaults), or an
-entry with its reason in fake_torch/_api_deviations.py; and `python -m fake_torch api` reports it.
-Real torch (a CPU build) is the oracle; without it these skip, saying why."""
+entry with its reason in fake_torch/_tools/_api_deviations.py; and `python -m fake_torch api`
+reports it. Real torch (a CPU build) is the oracle; without it these skip, saying why."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from fake_torch import _api
 from fake_torch.__main__ import main
-from fake_torch._api_deviations import DEVIATIONS, EXTENSION
+from fake_torch._tools import _api
+from fake_torch._tools._api_deviations import DEVIATIONS, EXTENSION
 
 pytest.importorskip("torch", reason="real torch (CPU build) is the oracle: pip install torch")
 

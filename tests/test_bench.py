@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_torch._bench import CASES, IMPLS, RATIOS, Row, report, run_bench, time_per_call
+from fake_torch._tools._bench import CASES, IMPLS, RATIOS, Row, report, run_bench, time_per_call
 
 REPO = Path(__file__).resolve().parents[1]
 HAS_TORCH = importlib.util.find_spec("torch") is not None

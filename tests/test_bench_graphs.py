@@ -1,4 +1,4 @@
-"""The CUDA-graph benchmark (fake_torch/_bench_graphs.py) runs and prints the example Llama's
+"""The CUDA-graph benchmark (fake_torch/_tools/_bench_graphs.py) runs and prints the example Llama's
 decode step eager vs replay vs floor, with both ratios and verdicts. No timing assertions: the
 times depend on the machine; the launch counts and the printout's shape do not."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import fake_torch
-from fake_torch import _bench_graphs
-from fake_torch._bench_graphs import (
+from fake_torch._tools import _bench_graphs
+from fake_torch._tools._bench_graphs import (
     DecodeBench,
     load_example_llama,
     report_decode,
@@ -86,7 +86,8 @@ def test_missing_example_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 def test_cli_bench_prints_the_graph_rows(monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from fake_torch import __main__, _bench
+    from fake_torch import __main__
+    from fake_torch._tools import _bench
 
     monkeypatch.setattr(_bench, "run_bench", lambda **kw: [])  # the per-op table: test_bench
     assert __main__.main(["bench", "--repeat", "1", "--capture-layers", "1"]) == 0

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import fake_torch as ft
-import fake_torch._api
 import fake_torch._functorch.config as ft_functorch_config
+import fake_torch._tools._api
 from fake_torch._dynamo.utils import dynamo_timed, lazy_format_graph_code
 from fake_torch._guards import TracingContext, detect_fake_mode, tracing
 from fake_torch._inductor.pattern_matcher import (

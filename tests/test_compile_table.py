@@ -26,7 +26,7 @@ import torch
 import torch._dynamo
 import torch.compiler
 from fake_torch._compile import compile
-from fake_torch._dispatch import record_ops
+from fake_torch._simulated._dispatch import record_ops
 
 sys.path.insert(0, {str(EXAMPLES)!r})
 from compile_table import decode_counts

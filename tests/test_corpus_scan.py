@@ -16,8 +16,8 @@ import pytest
 
 import fake_torch
 import fake_torch.nn.functional
-from fake_torch import _corpus_scan as cs
 from fake_torch.__main__ import main
+from fake_torch._tools import _corpus_scan as cs
 
 TENSOR = frozenset({"view", "float", "dim", "norm", "mean", "split", "to", "shape", "add"})
 

@@ -12,8 +12,8 @@ from oracles import NoHostSync
 
 import fake_torch as ft
 import fake_torch.cuda as cuda
-from fake_torch import _dispatch
-from fake_torch._allocator import DEVICE
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import DEVICE
 
 
 def test_availability_and_counts() -> None:

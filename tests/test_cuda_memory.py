@@ -1,7 +1,7 @@
 """The simulated caching allocator, seen through torch.cuda's memory API, against c10's rules.
 
 The expected figures are computed here from the rules of c10's CUDACachingAllocator, written
-out again independently of fake_torch/_allocator.py:
+out again independently of fake_torch/_simulated/_allocator.py:
   - a request rounds up to a multiple of 512 bytes (at least 512);
   - requests up to 1 MiB come from 2 MiB segments (the small pool), larger ones below 10 MiB
     from 20 MiB segments, and from 10 MiB on a segment is the request rounded up to 2 MiB;

@@ -445,9 +445,9 @@ def test_freed_memory_handed_out_again_starts_clean(sanitizer: None) -> None:
 
 
 def test_the_same_race_is_silent_and_stale_by_default(no_sanitizer: None) -> None:
-    from fake_torch import _streams
+    from fake_torch import _torch_stream
 
-    assert _streams.sync_observer is None  # nothing listens: no cost beyond a None check
+    assert _torch_stream.sync_observer is None  # nothing listens: no cost beyond a None check
     a, side = _racy_side_read()
     with torch.cuda.stream(side):
         racy = a.sum()

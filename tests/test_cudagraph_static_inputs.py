@@ -19,9 +19,9 @@ import pytest
 from oracles import assert_raises_like_torch
 
 import fake_torch as ft
-from fake_torch._dispatch import record_ops
 from fake_torch._dynamo.utils import counters
 from fake_torch._inductor.cudagraph_trees import reset_cudagraph_trees
+from fake_torch._simulated._dispatch import record_ops
 
 CUDAGRAPH_LOG = "fake_torch._inductor.cudagraph_utils"
 REPLAY = {"copy_": 2, "cudaGraphLaunch": 1}  # x and pos copied in (two dtypes), ONE launch

@@ -16,13 +16,13 @@ import pytest
 
 import fake_torch as torch
 from fake_torch import LaunchCounter, fx
-from fake_torch._dispatch import record_ops
 from fake_torch._dynamo.mutation_guard import GenerationTracker
 from fake_torch._dynamo.utils import counters
 from fake_torch._inductor import config
 from fake_torch._inductor.backends import cudagraphs
 from fake_torch._inductor.compile_fx import compile_fx
 from fake_torch._inductor.cudagraph_trees import reset_cudagraph_trees
+from fake_torch._simulated._dispatch import record_ops
 from fake_torch.compiler import cudagraph_mark_step_begin
 
 OVERWRITTEN = ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a "

@@ -13,8 +13,8 @@ import pytest
 
 import fake_torch as torch
 from fake_torch import LaunchCounter, fx, library
-from fake_torch._dispatch import record_ops
 from fake_torch._ops import OpOverload, OpOverloadPacket, ops
+from fake_torch._simulated._dispatch import record_ops
 from fake_torch.fx.passes.split_module import split_module
 
 

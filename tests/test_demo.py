@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fake_torch import _cost, _gpus
-from fake_torch._bench_graphs import load_example_llama
-from fake_torch._demo import BATCH_SIZES, MODES, PROMPT_LEN, time_plot_path
-from fake_torch._demo_time import (
+from fake_torch._simulated import _cost, _gpus
+from fake_torch._tools._bench_graphs import load_example_llama
+from fake_torch._tools._demo import BATCH_SIZES, MODES, PROMPT_LEN, time_plot_path
+from fake_torch._tools._demo_time import (
     CURVE_GPU,
     GRAPH_MODES,
     MAX_BATCH,

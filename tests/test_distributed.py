@@ -15,7 +15,7 @@ import pytest
 from oracles import NoHostSync, outcome
 
 import fake_torch as ft
-from fake_torch import _dispatch
+from fake_torch._simulated import _dispatch
 
 dist = ft.distributed
 

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 import fake_torch as torch
 import fake_torch._dynamo as dynamo
-from fake_torch._bench_graphs import load_example_llama
 from fake_torch._compile import compile as torch_compile
 from fake_torch._dynamo.exc import BackendCompilerFailed, Unsupported, UserError
 from fake_torch._dynamo.utils import counters
+from fake_torch._tools._bench_graphs import load_example_llama
 from fake_torch.fx import GraphModule
 from fake_torch.fx.passes.split_module import split_module
 from fake_torch.testing import assert_close
@@ -733,7 +733,7 @@ def test_compiled_chains_equal_eager(ops: list[int], rows: int, cols: int, break
 def test_a_failing_trace_leaves_nothing_hooked() -> None:
     import builtins
 
-    from fake_torch import _dispatch
+    from fake_torch._simulated import _dispatch
 
     def f(x: torch.Tensor) -> torch.Tensor:
         if (x + 1).dim() == 1:  # a recorded op, then the error

@@ -60,7 +60,7 @@ _FAKE_DRIVER = f"""
 import json, sys
 import numpy as np
 import torch
-from fake_torch._dispatch import record_ops
+from fake_torch._simulated._dispatch import record_ops
 
 sys.path.insert(0, {str(EXAMPLES)!r})
 from llama import Llama, LlamaConfig, decode_step, prefill

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from oracles import assert_raises_same, launches, torch_launches
 
 import fake_torch as ft
-from fake_torch import _dispatch
+from fake_torch._simulated import _dispatch
 from fake_torch.nn import functional as F
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")

@@ -18,7 +18,7 @@ import pytest
 
 import fake_torch as torch
 from fake_torch import fx, nn
-from fake_torch._dispatch import record_ops
+from fake_torch._simulated._dispatch import record_ops
 from fake_torch.fx import Graph, GraphModule, Interpreter, Node
 from fake_torch.nn import functional as F
 

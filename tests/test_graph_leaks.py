@@ -14,7 +14,7 @@ import gc
 import pytest
 
 import fake_torch as torch
-from fake_torch._allocator import DEVICE
+from fake_torch._simulated._allocator import DEVICE
 from fake_torch.cuda import CUDAGraph, graphs
 
 pytestmark = pytest.mark.usefixtures("fresh_device")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import fake_torch as torch
 from fake_torch import LaunchCounter, nn
-from fake_torch._dispatch import record_ops
+from fake_torch._simulated._dispatch import record_ops
 from fake_torch.cuda import CUDAGraph
 
 HIDDEN, EPS = 16, 1e-6

@@ -1,5 +1,5 @@
-"""The caching allocator of pinned host memory (fake_torch/_host_allocator.py) against torch's
-CachingHostAllocator: block sizes and reuse, events of non-blocking copies, the CUDA-graph
+"""The caching allocator of pinned host memory (fake_torch/_simulated/_host_allocator.py) against
+torch's CachingHostAllocator: block sizes and reuse, events of non-blocking copies, the CUDA-graph
 private pools, empty_cache, and torch.cuda.host_memory_stats().
 
 Real torch's CPU build cannot pin memory (its host_memory_stats() is {}), so the oracle is

@@ -27,7 +27,7 @@ from oracles import (
 )
 
 import fake_torch as ft
-from fake_torch import _dispatch
+from fake_torch._simulated import _dispatch
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 

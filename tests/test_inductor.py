@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 import fake_torch as torch
 from fake_torch import LaunchCounter, fx, library
-from fake_torch._dispatch import record_ops
 from fake_torch._dynamo.backends.registry import list_backends, lookup_backend
 from fake_torch._inductor.backends import config_patches_for, list_mode_options
 from fake_torch._inductor.compile_fx import CompiledFxGraph, compile_fx
+from fake_torch._simulated._dispatch import record_ops
 from fake_torch.nn import functional as F
 
 REPO = Path(__file__).resolve().parents[1]
@@ -393,7 +393,7 @@ import json, sys
 import torch
 sys.path.insert(0, {examples!r})
 from llama import Llama, LlamaConfig, prefill
-from fake_torch._dispatch import record_ops
+from fake_torch._simulated._dispatch import record_ops
 
 out = {{}}
 for bs in (1, 3, 8):

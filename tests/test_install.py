@@ -72,13 +72,15 @@ def test_submodule_imported_later_is_the_same_module_object() -> None:
         import sys
         import fake_torch
         fake_torch.install()
-        assert "fake_torch._bench" not in sys.modules  # not imported by the package itself
-        import torch._bench
-        from torch._bench import Row
-        assert torch._bench is sys.modules["fake_torch._bench"] is sys.modules["torch._bench"]
-        assert Row is fake_torch._bench.Row  # one module, executed once: not a second copy
-        assert torch._bench.__name__ == "fake_torch._bench"
-        assert torch._bench.__spec__.name == "fake_torch._bench"
+        assert "fake_torch._tools._bench" not in sys.modules  # not imported by the package itself
+        import torch._tools._bench
+        from torch._tools._bench import Row
+        bench = torch._tools._bench
+        assert bench is sys.modules["fake_torch._tools._bench"]
+        assert bench is sys.modules["torch._tools._bench"]
+        assert Row is fake_torch._tools._bench.Row  # one module, executed once: not a second copy
+        assert bench.__name__ == "fake_torch._tools._bench"
+        assert bench.__spec__.name == "fake_torch._tools._bench"
         print("ok")
     """))
 

@@ -15,8 +15,8 @@ from bad_input import check
 from test_default_device import PROGRAMS
 
 import fake_torch as ft
-from fake_torch._bench_meta import build_llama_8b
 from fake_torch._tensor import base_array
+from fake_torch._tools._bench_meta import build_llama_8b
 
 # the `torch` fixture (real torch) and `no_default_device` are conftest.py's
 pytestmark = pytest.mark.usefixtures("no_default_device")

@@ -13,12 +13,13 @@ import pytest
 from oracles import to_numpy
 
 import fake_torch as torch
-from fake_torch import _dispatch, _opdef
+from fake_torch import _opdef
 from fake_torch._inductor.scheduler import launch_class
 from fake_torch._kernels._common import launch, new_tensor
-from fake_torch._stubgen import render_stubs
-from fake_torch._stubgen_tensor import render_tensor_base
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
+from fake_torch._tools._stubgen import render_stubs
+from fake_torch._tools._stubgen_tensor import render_tensor_base
 
 
 def _rowmax_kernel(out: np.ndarray, x: np.ndarray) -> None:
@@ -114,7 +115,7 @@ def test_an_undefined_launch_name_is_an_error_not_a_pointwise_kernel() -> None:
 def test_every_launch_of_the_example_model_is_defined() -> None:
     """Eager, compiled and replayed: every launch name the door sees is a defined aten op
     (or a kernel or graph the compiler or CUDA graphs made)."""
-    from fake_torch._bench_graphs import load_example_llama
+    from fake_torch._tools._bench_graphs import load_example_llama
 
     llama = load_example_llama()
     torch.manual_seed(0)

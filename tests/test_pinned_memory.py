@@ -245,7 +245,7 @@ def test_to_cpu_non_blocking_returns_pinned_memory() -> None:
     np.testing.assert_array_equal(y.numpy(), [1.0, 2.0])
 
 
-# --- the caching host allocator under them (fake_torch/_host_allocator.py) ------------------------
+# --- the caching host allocator under them (fake_torch/_simulated/_host_allocator.py) -------------
 
 @pytest.mark.filterwarnings("ignore:The CUDA Graph is empty")
 def test_torch_cuda_graph_gives_cached_pinned_blocks_back_before_capturing() -> None:

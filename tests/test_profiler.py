@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import fake_torch as torch
-from fake_torch import LaunchCounter, _cost, _gpus
+from fake_torch import LaunchCounter
+from fake_torch._simulated import _cost, _gpus
 from fake_torch.profiler import ProfilerActivity, profile, record_function
 from fake_torch.profiler._trace import CPU_PID, GPU_PID
 

@@ -39,7 +39,7 @@ def test_ruff_check_is_clean() -> None:
 
 
 def test_only_the_door_counts_and_owns_its_registries() -> None:
-    """The door (fake_torch/_dispatch.py) is the one place that bumps LaunchCounter and
+    """The door (fake_torch/_simulated/_dispatch.py) is the one place that bumps LaunchCounter and
     keeps the observers, input checks and per-thread modes; others register through its
     functions (add_observer, add_input_check, enter_mode). mini_vllm, the seed's hand-counted
     toy, bumps the counter by design and is not scanned."""

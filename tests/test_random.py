@@ -13,7 +13,7 @@ from oracles import NoHostSync, assert_raises_like_torch, launches, torch_launch
 
 import fake_torch as ft
 import fake_torch.cuda
-from fake_torch import _dispatch
+from fake_torch._simulated import _dispatch
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 

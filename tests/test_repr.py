@@ -16,8 +16,8 @@ import pytest
 from oracles import NoHostSync
 
 import fake_torch as ft
-from fake_torch import _dispatch
 from fake_torch._repr import get_printoptions, printoptions, set_printoptions
+from fake_torch._simulated import _dispatch
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 

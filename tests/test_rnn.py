@@ -23,7 +23,8 @@ import pytest
 from oracles import NoHostSync, assert_raises_like_torch, launches, torch_launches
 
 import fake_torch as ft
-from fake_torch import _dispatch, nn
+from fake_torch import nn
+from fake_torch._simulated import _dispatch
 
 torch = pytest.importorskip("torch", reason="real torch (CPU build) is the oracle")
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")

@@ -14,8 +14,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from fake_torch import LaunchCounter, _gpus
-from fake_torch._run_report import format_report, whole_run
+from fake_torch import LaunchCounter
+from fake_torch._simulated import _gpus
+from fake_torch._tools._run_report import format_report, whole_run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # what a `run` subprocess simulates from its start: FAKE_TORCH_GPU's GPU, else the one default

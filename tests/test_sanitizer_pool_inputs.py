@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 import fake_torch as torch
-from fake_torch._allocator import CachingAllocator
-from fake_torch._bench_graphs import _torch_is_fake_torch
+from fake_torch._simulated._allocator import CachingAllocator
+from fake_torch._tools._bench_graphs import _torch_is_fake_torch
 from fake_torch.cuda import CUDAGraph
 
 DEAD_INPUT = "CUDA graph replay detected 1 dead tensor(s)."

@@ -1,9 +1,9 @@
 """Simulated time: Event.elapsed_time from the cost model's own constants, stream ordering and
 the hazards CUDA's ordering rules leave open, as PyTorch's CUDA semantics notes describe them.
 
-Oracles: the cost model's constants and the GPU's published specs (fake_torch/_cost.py,
-fake_torch/_gpus.py), the eager path's values, and torch's documented behaviour (event errors,
-a side stream that does not wait reads stale data, concurrent replays of graphs sharing a
+Oracles: the cost model's constants and the GPU's published specs (fake_torch/_simulated/_cost.py,
+fake_torch/_simulated/_gpus.py), the eager path's values, and torch's documented behaviour (event
+errors, a side stream that does not wait reads stale data, concurrent replays of graphs sharing a
 pool corrupt each other).
 """
 
@@ -16,7 +16,7 @@ import pytest
 from oracles import cuda_event_time
 
 import fake_torch as torch
-from fake_torch import _cost, _gpus
+from fake_torch._simulated import _cost, _gpus
 from fake_torch.cuda import CUDAGraph
 
 US = 1e-3  # one microsecond in milliseconds

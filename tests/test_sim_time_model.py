@@ -7,9 +7,9 @@ launches once, so it is faster. At a batch large enough for the device's work to
 host's launches, the eager step's launches hide under the device time, and a replay is no
 longer faster (within 1.15x, the figure PyTorch's CUDA Graphs blog gives for GPU-bound work).
 
-Oracles: the cost model's constants (fake_torch/_cost.py), the simulated GPU's published
-bandwidth (fake_torch/_gpus.py) and the model's own config. No time is hard-coded: the large
-batch is where the bytes the attention must move (a lower bound on the step's device work)
+Oracles: the cost model's constants (fake_torch/_simulated/_cost.py), the simulated GPU's published
+bandwidth (fake_torch/_simulated/_gpus.py) and the model's own config. No time is hard-coded: the
+large batch is where the bytes the attention must move (a lower bound on the step's device work)
 take twice the host time of the eager step's launches. It runs on the simulated L4, the part
 with the least memory bandwidth: there that batch is smallest, so numpy computes it quickly.
 """
@@ -24,9 +24,9 @@ import pytest
 from oracles import cuda_event_time
 
 import fake_torch as torch
-from fake_torch import _cost, _gpus
-from fake_torch._bench_graphs import load_example_llama
-from fake_torch._demo_time import gpu_bound_batch  # shared with the demo's time plot
+from fake_torch._simulated import _cost, _gpus
+from fake_torch._tools._bench_graphs import load_example_llama
+from fake_torch._tools._demo_time import gpu_bound_batch  # shared with the demo's time plot
 
 POSITION = 5  # the decode step's position: a prompt of 5 tokens came before it
 WARMUP = 3  # calls before the timed one: compile, record a graph, replay it

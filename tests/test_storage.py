@@ -17,7 +17,7 @@ import pytest
 from oracles import assert_same_error, assert_same_tensor, launches, outcome
 
 import fake_torch as ft
-from fake_torch._allocator import DEVICE
+from fake_torch._simulated._allocator import DEVICE
 from fake_torch.cuda import CUDAGraph
 
 Lib = Any  # fake_torch or torch: the programs below run unchanged on either

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fake_torch._stubgen import render_stubs
-from fake_torch._stubgen_tensor import PATH as TENSOR_BASE_PATH
-from fake_torch._stubgen_tensor import render_tensor_base
+from fake_torch._tools._stubgen import render_stubs
+from fake_torch._tools._stubgen_tensor import PATH as TENSOR_BASE_PATH
+from fake_torch._tools._stubgen_tensor import render_tensor_base
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

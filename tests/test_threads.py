@@ -94,7 +94,7 @@ def test_two_threads_allocating_never_share_or_lose_a_block(
 def test_a_storage_dying_inside_an_allocation_is_freed_after_it() -> None:
     """The cyclic collector may run a Storage's finalizer while the allocator is mid-call on
     the same thread: that free waits for the call's end, then happens."""
-    from fake_torch import _allocator
+    from fake_torch._simulated import _allocator
 
     baseline = torch.cuda.memory_allocated()
     x = torch.empty(1000, device="cuda")
@@ -292,7 +292,7 @@ def test_two_threads_capturing_and_working_eagerly(unraisable: list[Any],
 def test_the_counter_is_exact_under_threads_and_its_queue_stays_small() -> None:
     """The door queues each launch without a lock; folding it in when read (and every few
     thousand launches) loses none, whatever the threads do meanwhile."""
-    from fake_torch import _counter
+    from fake_torch._simulated import _counter
 
     x = torch.ones(2, device="cuda")
     LaunchCounter.reset()

@@ -12,8 +12,8 @@ import pytest
 from oracles import launches
 
 import fake_torch as ft
-import fake_torch._api
-from fake_torch import _api
+import fake_torch._tools._api
+from fake_torch._tools import _api
 from fake_torch.utils import _pytree, checkpoint, cpp_extension
 
 

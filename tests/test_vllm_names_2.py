@@ -14,11 +14,12 @@ import pytest
 from oracles import launches, same_bits, torch_launches, torch_ulps
 
 import fake_torch as ft
-from fake_torch import _api, fx
+from fake_torch import fx
 from fake_torch._higher_order_ops import triton_kernel_wrap as tkw
 from fake_torch._higher_order_ops.auto_functionalize import auto_functionalized
 from fake_torch._inductor.fx_utils import get_node_storage
 from fake_torch._ops import HigherOrderOperator
+from fake_torch._tools import _api
 from fake_torch.autograd.function import FunctionCtx, once_differentiable
 
 

@@ -199,7 +199,7 @@ def test_entering_a_dispatch_mode_is_refused() -> None:
 
 def test_triton_op_registers_and_wrap_triton_is_refused() -> None:
     torch = _torch()
-    from fake_torch import _api
+    from fake_torch._tools import _api
 
     for name in ("triton_op", "wrap_triton"):
         assert (_api.signature_of(getattr(ft.library, name))
@@ -221,7 +221,7 @@ def _kernel() -> None:
 
 
 def test_new_modules_listed_in_api_report() -> None:
-    from fake_torch import _api
+    from fake_torch._tools import _api
 
     for name in ("torch.multiprocessing.reductions", "torch.nn.parameter",
                  "torch.utils._python_dispatch"):

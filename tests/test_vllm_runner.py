@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import fake_torch as torch
-from fake_torch import _cost as cost
 from fake_torch import nn
-from fake_torch._bench_graphs import _torch_is_fake_torch
+from fake_torch._simulated import _cost as cost
+from fake_torch._tools._bench_graphs import _torch_is_fake_torch
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

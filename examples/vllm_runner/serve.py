@@ -8,10 +8,11 @@ same mixed prefill/decode steps. The table gives, per mode, the launches of an a
 most of it in use at once during capture, the padding waste (padding tokens / tokens computed),
 the steps too large for any graph (run eagerly, unpadded), and whether every sampled token equals
 eager's (an uncompiled model, no graphs); it exits non-zero if one does not.
-The times after it are CUDA events' (on fake_torch, the simulated GPU's: fake_torch/_cost.py):
-each mode's average step, decode-only and mixed steps apart, each step timed from an idle
-device; and, as vLLM logs it, how long the capture phase took and the memory its graphs hold.
-The step table last shows what the dispatcher did with each step in each mode.
+The times after it are CUDA events' (on fake_torch, the simulated GPU's:
+fake_torch/_simulated/_cost.py): each mode's average step, decode-only and mixed steps apart, each
+step timed from an idle device; and, as vLLM logs it, how long the capture phase took and the
+memory its graphs hold. The step table last shows what the dispatcher did with each step in each
+mode.
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ import traceback
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 
-import fake_torch
 from fake_torch._dynamo.exc import VERBOSE_FOOTER
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(fake_torch.__file__)) + os.sep
+# fake_torch's own folder (this file is fake_torch/_dynamo/graph_breaks.py)
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _GB_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 
 

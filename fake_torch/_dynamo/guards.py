@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
-from fake_torch._device import device
 from fake_torch._dtype import dtype, get_default_dtype
 from fake_torch._grad_mode import is_grad_enabled
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import device
 from fake_torch.amp import _state as _autocast
 from fake_torch.nn.modules.module import Module
 

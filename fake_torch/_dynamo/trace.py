@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _generator, _opdef, _ops, _torch_function
+from fake_torch import _generator, _opdef, _ops, _torch_function
 from fake_torch._dynamo import graph_breaks as gb
 from fake_torch._dynamo import symbolic
 from fake_torch._dynamo.exc import InternalTorchDynamoError, Unsupported, UserError, UserErrorType
@@ -38,6 +38,7 @@ from fake_torch._dynamo.guards import module_tensors
 from fake_torch._dynamo.state import _state, active_tracer, is_tracing
 from fake_torch._dynamo.sym_number import SymFloat, SymInt, SymNumber
 from fake_torch._dynamo.tracing_mode import TracingMode, builtin_watch
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor, base_array
 from fake_torch.fx import Graph, Node
 from fake_torch.nn.modules.module import Module

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import fake_torch
+from fake_torch import _namespace
 from fake_torch._inductor._pattern_match import (
     FailedMatch,
     Match,
@@ -164,7 +164,7 @@ class _TargetExpr(PatternExpr):
         first_repr = first if isinstance(first, str) else first.__name__
         if len(self.fns) > 1:
             return f"[{first_repr}, ...]"
-        if first is getattr(fake_torch, first_repr, None):
+        if first is getattr(_namespace.torch(), first_repr, None):
             return f"torch.{first_repr}"
         if first is getattr(operator, first_repr, None):
             return f"operator.{first_repr}"

@@ -13,11 +13,11 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import fake_torch
 from fake_torch._ops import HigherOrderOperator, OpOverload
 from fake_torch._subclasses.fake_tensor import mode_of
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Interpreter, Node, map_arg
+from fake_torch.fx._symbolic_trace import _assert
 from fake_torch.fx.node import map_aggregate
 from fake_torch.utils import _pytree as pytree
 
@@ -66,7 +66,7 @@ def is_impure(node: Node) -> bool:
     if node.op in ("placeholder", "output"):
         return True
     if node.op == "call_function":
-        return node.target in (operator.setitem, fake_torch._assert) or \
+        return node.target in (operator.setitem, _assert) or \
             (isinstance(node.target, OpOverload) and schema_is_mutable(node.target))
     return False
 

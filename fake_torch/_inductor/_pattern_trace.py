@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import fake_torch
+from fake_torch import _dtype, _namespace, _torch_device
 from fake_torch._guards import detect_fake_mode
 from fake_torch._inductor._pattern_exprs import (
     CallFunction,
@@ -223,7 +223,7 @@ def _fake_mode_of(values: Any) -> FakeTensorMode:
 
 
 def _is_integer_dtype(dtype: Any) -> bool:
-    return not dtype.is_floating_point and not dtype.is_complex and dtype is not fake_torch.bool
+    return not dtype.is_floating_point and not dtype.is_complex and dtype is not _dtype.bool_
 
 
 def _fresh_like(arg: Tensor, requires_grad: bool, mode: FakeTensorMode) -> Tensor:
@@ -233,7 +233,7 @@ def _fresh_like(arg: Tensor, requires_grad: bool, mode: FakeTensorMode) -> Tenso
     size, stride = tuple(Tensor.size(arg)), tuple(Tensor.stride(arg))  # concrete: the hints
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) if all(size) \
         else 0
-    out: Tensor = fake_torch.empty(extent, dtype=arg.dtype,  # type: ignore[operator]
+    out: Tensor = _namespace.torch().empty(extent, dtype=arg.dtype,
                                    device=arg.device).as_strided(size, stride)
     if requires_grad:
         out = out.requires_grad_(True)
@@ -429,7 +429,7 @@ def gen_pattern_and_search_gm(search_fn: Callable[..., Any], example_inputs: Seq
     info = _trace_arg_info(argnames, flat_inputs)
     search_gm = _trace(trace_fn, search_fn, flat_inputs, get_decomp_fn)
     pattern = fx_to_pattern(search_gm,
-                            ignore_types=(int, float, list, fake_torch.device, fake_torch.dtype),
+                            ignore_types=(int, float, list, _torch_device.device, _dtype.dtype),
                             argnames=info.flat_argnames, scalar_workaround=scalar_workaround,
                             exclusive_arg_names=exclusive_arg_names)
     return pattern, search_gm

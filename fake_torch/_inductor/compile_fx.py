@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _generator, _opdef, library
+from fake_torch import _generator, _opdef, library
 from fake_torch._functorch._aot_autograd import autograd_cache  # noqa: F401  (as torch's loads it)
 from fake_torch._inductor import config, cudagraph_trees
 from fake_torch._inductor._aten_graph import aten_graph
@@ -35,6 +35,7 @@ from fake_torch._inductor.cudagraph_utils import (
 )
 from fake_torch._inductor.fx_passes import joint_graph, post_grad
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
+from fake_torch._simulated import _dispatch
 from fake_torch._sym import SymFloat, SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Interpreter, Node

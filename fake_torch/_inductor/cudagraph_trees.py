@@ -41,8 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._allocator import DEVICE, PoolId, Storage
 from fake_torch._dynamo.mutation_guard import GenerationTracker
 from fake_torch._inductor import config
 from fake_torch._inductor.cudagraph_utils import (
@@ -53,6 +51,8 @@ from fake_torch._inductor.cudagraph_utils import (
 )
 from fake_torch._kernels._strides import empty_like_preserve
 from fake_torch._opdef import POINTWISE, aten_op
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import DEVICE, PoolId, Storage
 from fake_torch._tensor import Tensor
 from fake_torch.cuda import graphs, streams
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import fake_torch
-from fake_torch import _ops
+from fake_torch import _namespace, _ops
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_overloads import overload
 
@@ -76,7 +75,7 @@ def _gelu(x: Tensor, approximate: str = "none") -> Any:
 def _native_layer_norm(x: Tensor, normalized_shape: list[int], weight: Tensor | None,
                        bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     dims = list(range(x.dim() - len(normalized_shape), x.dim()))
-    var, mean = fake_torch.var_mean(x, dims, correction=0, keepdim=True)  # type: ignore[operator]
+    var, mean = _namespace.torch().var_mean(x, dims, correction=0, keepdim=True)
     rstd = (var + eps).rsqrt()
     out = (x - mean) * rstd
     if weight is not None:
@@ -87,7 +86,7 @@ def _native_layer_norm(x: Tensor, normalized_shape: list[int], weight: Tensor | 
 
 
 def _masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
-    return fake_torch.where(mask, value, x)  # type: ignore[operator,no-any-return]
+    return _namespace.torch().where(mask, value, x)  # type: ignore[no-any-return]
 
 
 def _to_copy(x: Tensor, **kwargs: Any) -> Tensor:

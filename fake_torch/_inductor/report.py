@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_torch._counter import LaunchCounter
 from fake_torch._inductor.backends import inductor
 from fake_torch._inductor.scheduler import Kernel
+from fake_torch._simulated._counter import LaunchCounter
 
 
 @dataclass

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fake_torch import _dispatch, _meta, _opdef
-from fake_torch._device import CPU, device
+from fake_torch import _meta, _opdef
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
+from fake_torch._simulated import _dispatch
 from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Scalar, Tensor
+from fake_torch._torch_device import CPU, device
 
 
 def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:

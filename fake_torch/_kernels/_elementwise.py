@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._device import CPU, device
 from fake_torch._dtype import (
     ALL_DTYPES,
     COMPLEX_DTYPES,
@@ -52,8 +50,10 @@ from fake_torch._kernels._strides import (
 from fake_torch._memory_format import contiguous_strides, is_contiguous
 from fake_torch._meta_registrations import TensorMeta, register_kind
 from fake_torch._opdef import POINTWISE
+from fake_torch._simulated import _dispatch
 from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Scalar, Tensor
+from fake_torch._torch_device import CPU, device
 
 Operand = Tensor | Scalar
 Size = Any  # an int, or a torch.SymInt when an output rule runs on symbolic sizes

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from fake_torch import _factories
-from fake_torch._device import DeviceLike, canonical, device
 from fake_torch._dtype import SCALAR_NAME, bool_, dtype, finfo, get_default_dtype, iinfo
 from fake_torch._generator import Generator, generator_for
 from fake_torch._kernels import _common
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical, device
 
 
 def draw(op: str, kernel: Any, out: Tensor, generator: Generator | None,

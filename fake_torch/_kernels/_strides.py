@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16
 from fake_torch._kernels._common import new_tensor
 from fake_torch._memory_format import contiguous_strides as contiguous_strides  # re-exported
@@ -24,6 +23,7 @@ from fake_torch._memory_format import memory_format, preserve_format, strides_fo
 from fake_torch._meta_registrations import TensorMeta
 from fake_torch._sym import SymInt
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import device
 
 Shape = tuple[int, ...]
 # a view's geometry: its sizes, its strides and its storage offset (in elements). Pure functions

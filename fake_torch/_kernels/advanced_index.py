@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _meta
+from fake_torch import _meta
 from fake_torch._dtype import bool_, int32, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import written_rule
@@ -27,6 +27,7 @@ from fake_torch._kernels._strides import (
 from fake_torch._kernels.index_ops import accumulate_at
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, aten_op, op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
 
 

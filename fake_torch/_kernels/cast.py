@@ -9,8 +9,8 @@ Host<->device copies follow ATen's copy_kernel_cuda. The DMA reads (or writes) t
 itself only when no temporary is needed: same shape and contiguous, and (blocking) the same
 dtype; otherwise it goes through a fresh host temporary, which is never pinned. A blocking copy
 then waits for the stream (a host sync, illegal while capturing); `non_blocking=True` does not.
-A capture accepts the copy only when its host side is pinned (fake_torch/_pinned.py), and the
-graph then reads (or writes) those host bytes at every replay. `Tensor.pin_memory()`,
+A capture accepts the copy only when its host side is pinned (fake_torch/_simulated/_pinned.py),
+and the graph then reads (or writes) those host bytes at every replay. `Tensor.pin_memory()`,
 `is_pinned()` and `.to("cpu", non_blocking=True)` (whose output torch pins) live here too.
 """
 
@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _meta, _pinned
-from fake_torch._device import CPU, DeviceLike, canonical, device
+from fake_torch import _meta
 from fake_torch._dtype import (
     SCALAR_NAME,
     bfloat16,
@@ -70,7 +69,9 @@ from fake_torch._memory_format import (
 )
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, method, op
+from fake_torch._simulated import _dispatch, _pinned
 from fake_torch._tensor import Number, Scalar, Tensor
+from fake_torch._torch_device import CPU, DeviceLike, canonical, device
 
 _LEGACY = {d: f"{name}Tensor" for d, name in SCALAR_NAME.items()}  # legacy types: "FloatTensor"
 _C_INT_NAMES = {uint8: "uint8_t", int8: "int8_t", int16: "int16_t", int32: "int",

@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _meta
-from fake_torch._device import CPU
+from fake_torch import _meta
 from fake_torch._dtype import bool_, from_numpy_dtype, get_default_dtype
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import DTYPE_NAMES, cast_array, quiet_call, tensor_arg
@@ -31,7 +30,9 @@ from fake_torch._kernels.pointwise_math import abs as abs_
 from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, register_meta
 from fake_torch._opdef import COMPOSITE, HOST, data_dependent, op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import CPU
 
 
 def _check_close_args(a: Tensor, b: Tensor, rtol: float, atol: float) -> None:

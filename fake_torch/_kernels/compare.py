@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import CPU
 from fake_torch._dtype import bool_, dtype
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import (
@@ -37,6 +36,7 @@ from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, aten_op, method, op
 from fake_torch._tensor import Number, Scalar, Tensor
+from fake_torch._torch_device import CPU
 
 # --- comparisons -------------------------------------------------------------------------------
 

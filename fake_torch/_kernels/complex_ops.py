@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import CPU
 from fake_torch._dtype import SCALAR_NAME, complex32, dtype, float16, float32, float64
 from fake_torch._dtype import get_default_dtype as _default_dtype
 from fake_torch._kernels._common import complex32_refused
@@ -46,6 +45,7 @@ from fake_torch._memory_format import memory_format, memory_format_arg
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, POINTWISE, VIEW, method, op, tensor_property
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import CPU
 
 _COMPLEX_PARTS = (float16, float32, float64)  # the real dtypes a complex dtype is made of
 

@@ -169,6 +169,12 @@ def _as_list(value: IntArg, n: int) -> list[int]:
     return [int(value)] * n if isinstance(value, int) else [int(v) for v in value]
 
 
+# torch.constant_pad_nd (fake_torch/nn/_pad.py), which at::convolution pads an uneven 'same'
+# input with: nn registers it here when imported (nn sits above the ops, fake_torch/_tools/
+# _layers.py)
+constant_pad_nd: Callable[[Tensor, list[int], float], Tensor] | None = None
+
+
 def _convolution_mode(x: Tensor, weight: Tensor, bias: Tensor | None, stride: list[int],
                       padding: str, dilation: list[int], groups: int) -> Tensor:
     """padding='valid': none. padding='same': the output keeps the input's size; torch splits
@@ -178,8 +184,7 @@ def _convolution_mode(x: Tensor, weight: Tensor, bias: Tensor | None, stride: li
         _warn_same_padding_once()
         dim = weight.dim() - 2
         pads = [p for i in reversed(range(dim)) for p in (0, extra[i])]  # F.pad order
-        from fake_torch.nn._pad import constant_pad_nd  # torch.nn imports the op modules
-
+        assert constant_pad_nd is not None, "fake_torch/nn/_pad.py registers it at import"
         x = constant_pad_nd(x, pads, 0)
     return convolution(x, weight, bias, stride, left, dilation, groups)
 

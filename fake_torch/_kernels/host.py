@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _meta
+from fake_torch import _meta
 from fake_torch._opdef import HOST, aten_op, method
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
 
 aten_op("_local_scalar_dense", HOST)  # one element to the host

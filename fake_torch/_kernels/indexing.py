@@ -18,8 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._device import CPU
 from fake_torch._dtype import bool_, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import (
@@ -40,8 +38,10 @@ from fake_torch._kernels.shape import expand, unsqueeze, unsqueeze_geometry, vie
 from fake_torch._kernels.split import select_geometry, slice_dim, slice_geometry
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, VIEW, Break, dynamic_shape, method
+from fake_torch._simulated import _dispatch
 from fake_torch._sym import sym_index
 from fake_torch._tensor import Scalar, Tensor, wrap_dim
+from fake_torch._torch_device import CPU
 
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
           "valid indices (got {})")

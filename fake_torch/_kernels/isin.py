@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bool_, complex128, dtype, float64, int64
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import is_number
@@ -45,6 +44,7 @@ from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, DATA_DEPENDENT, aten_op, op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Number, Tensor
 
 aten_op("_unique", DATA_DEPENDENT)  # the sorting path's deduplication: its size is data

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
 from fake_torch._dtype import dtype, int32, int64, promote_types
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import written_meta
@@ -28,6 +27,7 @@ from fake_torch._kernels.shape import atleast_1d, atleast_2d, atleast_3d, expand
 from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, Break, dynamic_shape, method, op
+from fake_torch._simulated import _dispatch
 from fake_torch._sym import sym_index
 from fake_torch._tensor import Tensor, wrap_dim
 

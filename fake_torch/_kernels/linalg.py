@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import device
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bool_, dtype
 from fake_torch._kernels import _linalg_views as v
 from fake_torch._kernels._common import (
@@ -33,6 +32,7 @@ from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, method, op
 from fake_torch._tensor import Number, Tensor
+from fake_torch._torch_device import device
 
 
 def _need_tensor(fn: str, name: str, position: int, x: object) -> None:

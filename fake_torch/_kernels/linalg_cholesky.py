@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
 from fake_torch._dtype import SCALAR_NAME, float32, float64, int32
 from fake_torch._kernels import _common
 from fake_torch._kernels._strides import empty_strided
@@ -18,6 +17,7 @@ from fake_torch._kernels.host import item
 from fake_torch._kernels.reduction import any as any_
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
 
 

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import device
 from fake_torch._dtype import SCALAR_NAME, dtype, int64, uint8
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import not_implemented
 from fake_torch._kernels.pointwise_math import kernel_name
 from fake_torch._opdef import REDUCTION, aten_op
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import device
 
 NONE, MEAN, SUM = 0, 1, 2
 

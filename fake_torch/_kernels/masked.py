@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _meta
+from fake_torch import _meta
 from fake_torch._dtype import CPP_NAME, bool_, int64
 from fake_torch._kernels import _common
 from fake_torch._kernels._elementwise import is_number, written_rule
@@ -28,6 +28,7 @@ from fake_torch._kernels.shape import clone, contiguous
 from fake_torch._memory_format import contiguous_format
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import DATA_DEPENDENT, POINTWISE, dynamic_shape, method, op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Scalar, Tensor
 
 

@@ -13,7 +13,6 @@ of [0, 1] makes the gather fail.
 
 from __future__ import annotations
 
-from fake_torch._device import canonical
 from fake_torch._dtype import float32, float64, int64
 from fake_torch._kernels._reduce_util import check_out
 from fake_torch._kernels.arith import lerp_, mul, sub
@@ -28,6 +27,7 @@ from fake_torch._kernels.reduction_sort import sort
 from fake_torch._kernels.shape import flatten, reshape, squeeze, transpose, unsqueeze
 from fake_torch._opdef import COMPOSITE, op
 from fake_torch._tensor import Tensor, wrap_dim
+from fake_torch._torch_device import canonical
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, dtype, finfo
 from fake_torch._factories import like, like_meta, new_meta
 from fake_torch._generator import Generator
@@ -34,6 +33,7 @@ from fake_torch._memory_format import contiguous_strides, memory_format
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, RANDOM, method, op
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 
 # --- uniform -----------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from fake_torch._kernels.pointwise_math import relu, tanh
 from fake_torch._kernels.rnn_cudnn import check_attributes, cudnn_impl, use_cudnn
 from fake_torch._kernels.shape import t, transpose
 from fake_torch._kernels.split import unbind
-from fake_torch._opdef import COMPOSITE, EXTERN, aten_op, def_of, op
+from fake_torch._opdef import COMPOSITE, EXTERN, aten_op, def_of, exports, op
 from fake_torch._tensor import Tensor
 
 LSTMHidden = tuple[Tensor, Tensor]
@@ -125,9 +125,8 @@ def _layer(cell: Cell, input: Tensor, hiddens: Sequence[Hidden], params: Sequenc
 
 def _dropout(x: Tensor, p: float) -> Tensor:
     """at::dropout(x, p, train=True): torch.nn.functional.dropout's one `native_dropout`."""
-    from fake_torch.nn import functional  # a cycle at import time: nn imports the ops
-
-    opdef = def_of(functional.dropout)
+    # F.dropout's definition, from the op registry: nn sits above the ops and imports them
+    opdef = def_of(exports("torch.nn.functional")["dropout"])
     assert opdef is not None
     out: Tensor = opdef.impl(x, p, True, False)
     return out

@@ -29,8 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._allocator import DEVICE
-from fake_torch._device import DeviceLike, canonical, device
 from fake_torch._dtype import (
     SCALAR_NAME,
     bfloat16,
@@ -50,7 +48,9 @@ from fake_torch._kernels.sampling import random_
 from fake_torch._kernels.shape import transpose
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, RANDOM, op
+from fake_torch._simulated._allocator import DEVICE
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical, device
 from fake_torch.backends import cudnn
 
 # cudnnRNNMode_t, as torch.backends.cudnn.rnn.get_cudnn_mode numbers the modes

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _factories
-from fake_torch._device import DeviceLike, canonical
+from fake_torch import _factories
 from fake_torch._dtype import CPP_NAME, SCALAR_NAME, bfloat16, bool_, dtype, float16, int64
 from fake_torch._factories import like, like_meta
 from fake_torch._generator import Generator
@@ -27,7 +26,9 @@ from fake_torch._kernels._random_common import (
 from fake_torch._memory_format import contiguous_strides, memory_format
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, RANDOM, data_dependent, method, op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 
 _MAX_CATEGORIES = 1 << 24  # float32 represents every integer up to here
 

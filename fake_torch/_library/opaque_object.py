@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
+from fake_torch import _opaque_base
 from fake_torch._opaque_base import OpaqueBaseMeta
 from fake_torch._tensor import Tensor
 
@@ -106,6 +107,9 @@ def is_opaque_type(cls: Any) -> bool:
 
 def is_opaque_value(value: object) -> bool:
     return is_opaque_type(type(value))
+
+
+_opaque_base.is_opaque_value = is_opaque_value  # isinstance(x, OpaqueBase)
 
 
 def is_opaque_value_type(cls: Any) -> bool:

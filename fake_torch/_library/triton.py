@@ -10,7 +10,15 @@ while tracing its fake impl, fails naming what is missing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fake_torch.library import CustomOpDef
+
+
+# torch.library's custom_op and infer_schema: fake_torch/library.py, which imports this module
+# for triton_op, registers them here when imported (so the two do not import each other)
+library_api: tuple[Callable[..., Any] | None, Callable[..., str] | None] = (None, None)
 
 
 def triton_op(name: str, fn: Callable[..., Any] | None = None, /, *,
@@ -18,11 +26,12 @@ def triton_op(name: str, fn: Callable[..., Any] | None = None, /, *,
     """Register `fn` (its kernels wrapped with `wrap_triton`) as the operator `name`
     ("namespace::name"); usable as a decorator. As in torch, the schema is inferred from fn's
     annotations (`schema` is accepted and not used) and fn is also the fake impl."""
-    from fake_torch.library import CustomOpDef, custom_op, infer_schema
+    custom_op, infer_schema = library_api
+    assert custom_op is not None and infer_schema is not None, "fake_torch/library.py sets them"
 
     def dec(fn: Callable[..., object]) -> CustomOpDef:
-        result = custom_op(name, fn, mutates_args=mutates_args,
-                           schema=infer_schema(fn, mutates_args=mutates_args))
+        result: CustomOpDef = custom_op(name, fn, mutates_args=mutates_args,
+                                        schema=infer_schema(fn, mutates_args=mutates_args))
         result.register_fake(fn)
         return result
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Size, Tensor, base_array
 from fake_torch._torch_function import _disabled_torch_function_impl
 

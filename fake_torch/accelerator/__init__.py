@@ -6,8 +6,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from fake_torch import _dtype, _streams
-from fake_torch._device import DeviceLike, canonical, device
+from fake_torch import _dtype, _torch_stream
+from fake_torch._torch_device import DeviceLike, canonical, device
 from fake_torch.accelerator.graphs import Graph
 from fake_torch.accelerator.memory import (
     empty_cache,
@@ -104,14 +104,14 @@ def get_device_capability(device: DeviceLike | None = None, /) -> dict[str, Any]
     return {"supported_dtypes": set(_dtype.SCALAR_NAME)}
 
 
-def current_stream(device: DeviceLike | None = None, /) -> _streams.Stream:
+def current_stream(device: DeviceLike | None = None, /) -> _torch_stream.Stream:
     """The current stream of the accelerator device, as a torch.Stream."""
     _index(device, optional=True)
     cuda = streams.current_stream()
-    return _streams.Stream("cuda:0", priority=cuda.priority, stream_id=cuda.stream_id)
+    return _torch_stream.Stream("cuda:0", priority=cuda.priority, stream_id=cuda.stream_id)
 
 
-def set_stream(stream: _streams.Stream) -> None:
+def set_stream(stream: _torch_stream.Stream) -> None:
     """Make `stream` (a torch.Stream of the accelerator) the current stream."""
     streams.set_stream(stream)
 

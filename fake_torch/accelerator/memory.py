@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from fake_torch._device import DeviceLike
+from fake_torch._torch_device import DeviceLike
 from fake_torch.cuda import memory as cuda_memory
 
 # what the device-generic statistics leave out of torch.cuda's (c10's accelerator binding)

@@ -15,9 +15,9 @@ import warnings
 from typing import TYPE_CHECKING
 
 from fake_torch import _torch_function
-from fake_torch._device import _KNOWN
 from fake_torch._dtype import bfloat16, dtype, float16
 from fake_torch._dtype import dtype as _dtype
+from fake_torch._torch_device import _KNOWN
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor

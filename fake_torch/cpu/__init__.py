@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from fake_torch._device import DeviceLike
+from fake_torch._torch_device import DeviceLike
 
 __all__ = ["Event", "Stream", "StreamContext", "current_device", "current_stream",
            "device_count", "get_capabilities", "is_available", "is_initialized", "set_device",

@@ -2,7 +2,6 @@
 Streams and events (streams.py), memory statistics (memory.py) and CUDA graphs (graphs.py,
 graphed_callables.py, _sanitizer.py) live in their own modules."""
 
-from fake_torch._allocator import OutOfMemoryError
 from fake_torch._generator import cuda_default_generators as default_generators
 from fake_torch._legacy_types import cuda_BFloat16Tensor as BFloat16Tensor
 from fake_torch._legacy_types import cuda_BoolTensor as BoolTensor
@@ -14,6 +13,7 @@ from fake_torch._legacy_types import cuda_HalfTensor as HalfTensor
 from fake_torch._legacy_types import cuda_IntTensor as IntTensor
 from fake_torch._legacy_types import cuda_LongTensor as LongTensor
 from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
+from fake_torch._simulated._allocator import OutOfMemoryError
 from fake_torch.cuda import _sanitizer
 from fake_torch.cuda import amp as amp
 from fake_torch.cuda import nvtx as nvtx

@@ -1,6 +1,6 @@
 """torch.cuda device queries for the one simulated GPU, cuda:0.
 
-The device reports itself as the simulated GPU (fake_torch/_gpus.py: an H100 80GB unless
+The device reports itself as the simulated GPU (fake_torch/_simulated/_gpus.py: an H100 80GB unless
 FAKE_TORCH_GPU or `set_simulated_gpu` names another): its name, compute capability, SMs and L2;
 its memory size is the simulated allocator's (the GPU's, unless FAKE_TORCH_DEVICE_MEMORY or
 `set_simulated_device_memory` says otherwise).
@@ -13,9 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fake_torch import _dispatch, _gpus, _streams
-from fake_torch._allocator import DEVICE
-from fake_torch._device import device as torch_device
+from fake_torch import _torch_stream
+from fake_torch._simulated import _dispatch, _gpus
+from fake_torch._simulated._allocator import DEVICE
+from fake_torch._torch_device import device as torch_device
+from fake_torch.utils import _device as _default_device
 
 _INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
                     "CUDA kernel errors might be asynchronously reported at some other API call, "
@@ -82,6 +84,9 @@ def device_count() -> int:
 def current_device() -> int:
     init()
     return 0
+
+
+_default_device.current_device = current_device  # torch.device("cuda") as a default
 
 
 def _device_index(dev: Any, optional: bool = False) -> int:
@@ -155,8 +160,8 @@ def synchronize(device: Any = None) -> None:
     init()
     with _DeviceGuard(device):
         _dispatch.host_sync("synchronize", device=True)
-    if _streams.sync_observer is not None:
-        _streams.sync_observer.synchronize()
+    if _torch_stream.sync_observer is not None:
+        _torch_stream.sync_observer.synchronize()
 
 
 class device:

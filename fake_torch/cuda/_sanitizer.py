@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch
-from fake_torch._allocator import DEVICE, PoolId, Storage
-from fake_torch._allocator_blocks import DEFAULT_POOL, Block
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import DEVICE, PoolId, Storage
+from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Block
 from fake_torch.cuda import _sanitizer_replays
 
 if TYPE_CHECKING:

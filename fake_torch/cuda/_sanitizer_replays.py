@@ -44,8 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _tensor
-from fake_torch._allocator import DEVICE, Storage
+from fake_torch import _tensor
+from fake_torch._simulated import _dispatch
+from fake_torch._simulated._allocator import DEVICE, Storage
 
 if TYPE_CHECKING:
     from fake_torch._tensor import Tensor

@@ -31,9 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator, _dispatch, _pinned, _streams
-from fake_torch._allocator import DEVICE, Storage
-from fake_torch._streams import Event
+from fake_torch import _torch_stream
+from fake_torch._simulated import _allocator, _dispatch, _pinned
+from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._torch_stream import Event
 from fake_torch.cuda._sanitizer import (
     Access,
     AccessType,
@@ -223,7 +224,7 @@ def enable() -> None:
     if _registration is None:
         _checker = StreamChecker()
         _registration = _dispatch.add_input_check(_checker.check_launch)
-        _streams.sync_observer = _checker
+        _torch_stream.sync_observer = _checker
 
 
 def disable() -> None:
@@ -231,5 +232,5 @@ def disable() -> None:
     if _registration is not None:
         _registration.remove()
         _registration = None
-        _streams.sync_observer = None
+        _torch_stream.sync_observer = None
         _checker = None

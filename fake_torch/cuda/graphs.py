@@ -32,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator, _allocator_capture, _cost, _dispatch, _pinned, _streams
-from fake_torch._allocator import DEVICE, PoolId, Storage
-from fake_torch._allocator_blocks import DEFAULT_POOL, Segment
+from fake_torch import _torch_stream
 from fake_torch._generator import Generator, PhiloxState, cuda_default_generators
-from fake_torch._host_allocator import HOST
-from fake_torch._timeline import TIMELINE, Work
+from fake_torch._simulated import _allocator, _allocator_capture, _cost, _dispatch, _pinned
+from fake_torch._simulated._allocator import DEVICE, PoolId, Storage
+from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Segment
+from fake_torch._simulated._host_allocator import HOST
+from fake_torch._simulated._timeline import TIMELINE, Work
 from fake_torch.cuda import _sanitizer, streams
 
 _debug_mode = False  # CUDAGraph.enable_debug_mode(): keep captured graphs for debug_dump
@@ -246,7 +247,7 @@ class CUDAGraph:
         self._pool_states = (DEVICE.pools, HOST.graph_pools)
         DEVICE.begin_allocate_to_pool(self._pool_id, stream.handle, threading.get_ident()
                                       if capture_error_mode == "global" else None)
-        _streams.capturing.add(stream.stream_id)
+        _torch_stream.capturing.add(stream.stream_id)
         self._capture_stream = stream
         self._kernels = []
         self._event_marks = []
@@ -285,7 +286,7 @@ class CUDAGraph:
         forks = _allocator_capture.unjoined(mode.stream.handle)  # (before the capture ends)
         DEVICE.end_allocate_to_pool(mode.stream.handle)
         HOST.end_allocate_to_pool(self._pool_id)
-        _streams.capturing.discard(mode.stream.stream_id)
+        _torch_stream.capturing.discard(mode.stream.stream_id)
         self._made = mode.storages
         for state in self._generator_states:
             self._generator_states[state] = state.capture_epilogue()
@@ -568,8 +569,8 @@ class graph:  # lower case: torch's name
 
     def __enter__(self) -> None:
         _dispatch.host_sync("synchronize", device=True)  # torch.cuda.synchronize()
-        if _streams.sync_observer is not None:
-            _streams.sync_observer.synchronize()
+        if _torch_stream.sync_observer is not None:
+            _torch_stream.sync_observer.synchronize()
         DEVICE.empty_cache()
         HOST.empty_cache()  # torch._C._host_emptyCache()
         self.stream_ctx.__enter__()

@@ -1,5 +1,5 @@
 """torch.cuda memory statistics, snapshots and allocator settings, read off the simulated
-caching allocator (fake_torch/_allocator.py)."""
+caching allocator (fake_torch/_simulated/_allocator.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from fake_torch import _allocator_config, _streams
-from fake_torch._allocator import DEVICE
-from fake_torch._allocator_blocks import Block, Segment
-from fake_torch._allocator_stats import ALLOCATED_BYTES, RESERVED_BYTES
-from fake_torch._device import DeviceLike
-from fake_torch._host_allocator import HOST
+from fake_torch import _torch_stream
+from fake_torch._simulated import _allocator_config
+from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated._allocator_blocks import Block, Segment
+from fake_torch._simulated._allocator_stats import ALLOCATED_BYTES, RESERVED_BYTES
+from fake_torch._simulated._host_allocator import HOST
+from fake_torch._torch_device import DeviceLike
 from fake_torch.cuda import _device_queries
 
 
@@ -78,7 +79,7 @@ def empty_cache() -> None:
 
 
 def caching_allocator_alloc(size: int, device: DeviceLike | int | None = None,
-                            stream: _streams.Stream | int | None = None) -> int:
+                            stream: _torch_stream.Stream | int | None = None) -> int:
     """The address of `size` bytes from the caching allocator for `stream` (the current
     stream unless given), held until caching_allocator_delete; 0 for 0 bytes."""
     index = _device_queries._device_index(
@@ -87,7 +88,7 @@ def caching_allocator_alloc(size: int, device: DeviceLike | int | None = None,
         from fake_torch.cuda.streams import current_stream
 
         stream = current_stream(index)
-    if isinstance(stream, _streams.Stream):
+    if isinstance(stream, _torch_stream.Stream):
         stream = stream.handle
     if not isinstance(stream, int):
         raise TypeError("Invalid type for stream argument, must be `torch.cuda.Stream` or "
@@ -143,7 +144,7 @@ def memory_stats(device: DeviceLike | None = None) -> dict[str, Any]:
     return OrderedDict(sorted(result))
 
 
-# --- pinned host memory (fake_torch/_host_allocator.py) -------------------------------------------
+# --- pinned host memory (fake_torch/_simulated/_host_allocator.py) --------------------------------
 
 def host_memory_stats_as_nested_dict() -> dict[str, Any]:
     """The pinned host allocator's statistics as torch._C._cuda_hostMemoryStats() nests them

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from fake_torch._device import DeviceLike
-from fake_torch._device import device as torch_device
 from fake_torch._generator import Generator, cuda_default_generators
+from fake_torch._torch_device import DeviceLike
+from fake_torch._torch_device import device as torch_device
 from fake_torch.cuda._device_queries import current_device, device_count, init
 
 if TYPE_CHECKING:

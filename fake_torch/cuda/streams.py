@@ -2,11 +2,11 @@
 Tensor.record_stream.
 
 torch.cuda.Stream and torch.cuda.Event are the CUDA forms of torch.Stream and torch.Event
-(fake_torch/_streams.py), over the simulated device's streams and clocks
-(fake_torch/_timeline.py). What CUDA allows matters too: a capture must run on a non-default
-stream, and waiting on the device from the host (`synchronize`) is illegal while capturing.
-Which stream is current matters to the caching allocator: a free block serves only allocations
-on the stream it was allocated on.
+(fake_torch/_torch_stream.py), over the simulated device's streams and clocks
+(fake_torch/_simulated/_timeline.py). What CUDA allows matters too: a capture must run on a
+non-default stream, and waiting on the device from the host (`synchronize`) is illegal while
+capturing. Which stream is current matters to the caching allocator: a free block serves only
+allocations on the stream it was allocated on.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator, _dispatch, _streams
-from fake_torch._device import DeviceLike, canonical
+from fake_torch import _torch_stream
 from fake_torch._opdef import COMPOSITE, EXTERN, aten_op, method
+from fake_torch._simulated import _allocator, _dispatch
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 
 
-class Stream(_streams.Stream):
+class Stream(_torch_stream.Stream):
     """torch.cuda.Stream: an ordered queue of work on the (one simulated) CUDA device."""
 
     def __init__(self, device: DeviceLike | None = None, priority: int = 0,
@@ -49,7 +50,7 @@ class Stream(_streams.Stream):
         return f"<torch.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
 
 
-class Event(_streams.Event):
+class Event(_torch_stream.Event):
     """torch.cuda.Event. Recorded inside a capture it is a node of the graph: each replay
     sets its time (`external=True` marks it for other graphs or streams to wait on; the
     simulation treats both alike)."""
@@ -62,7 +63,7 @@ class Event(_streams.Event):
                          interprocess=interprocess)
         self.external = external
 
-    def wait(self, stream: _streams.Stream | None = None) -> None:
+    def wait(self, stream: _torch_stream.Stream | None = None) -> None:
         (current_stream() if stream is None else stream).wait_event(self)
 
     def __repr__(self) -> str:
@@ -92,7 +93,7 @@ def default_stream(device: DeviceLike | None = None) -> Stream:
     return _DEFAULT
 
 
-def set_stream(stream: _streams.Stream) -> None:
+def set_stream(stream: _torch_stream.Stream) -> None:
     """Make `stream` current on this thread (None: no change). A torch.Stream of the cuda
     device stands for the cuda stream of its id."""
     if stream is None:
@@ -107,7 +108,7 @@ def set_stream(stream: _streams.Stream) -> None:
 class StreamContext:
     """torch.cuda.StreamContext: makes `stream` current inside the block (None: no change)."""
 
-    def __init__(self, stream: _streams.Stream | None) -> None:
+    def __init__(self, stream: _torch_stream.Stream | None) -> None:
         self.stream = stream
         self._prev: Stream | None = None
 
@@ -122,7 +123,10 @@ class StreamContext:
             set_stream(self._prev)
 
 
-def stream(stream: _streams.Stream | None) -> StreamContext:
+_torch_stream.cuda_stream_context = StreamContext  # `with torch.Stream("cuda"):`
+
+
+def stream(stream: _torch_stream.Stream | None) -> StreamContext:
     """Context manager: run the block's work on `stream`."""
     return StreamContext(stream)
 
@@ -147,10 +151,10 @@ def _sleep(cycles: int) -> None:
 
 
 @method(COMPOSITE, aten=())
-def record_stream(self: Tensor, s: _streams.Stream) -> None:
+def record_stream(self: Tensor, s: _torch_stream.Stream) -> None:
     """Mark the tensor's memory as used by stream `s`: when the tensor dies, its block is not
     reused until the work queued on `s` by then is done (the caching allocator's rule)."""
-    if not isinstance(s, _streams.Stream):
+    if not isinstance(s, _torch_stream.Stream):
         raise TypeError(f"record_stream(): argument 's' (position 1) must be Stream, not "
                         f"{type(s).__name__}")
     if self._device.type != "cuda":

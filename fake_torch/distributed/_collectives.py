@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch
 from fake_torch._dtype import bool_
 from fake_torch._kernels import _common
 from fake_torch._kernels.cast import copy_
 from fake_torch._opdef import EXTERN, aten_op
+from fake_torch._simulated import _dispatch
 from fake_torch._tensor import Tensor
 from fake_torch.distributed._groups import Backend, ProcessGroup, ReduceOp, Work, resolve
 
@@ -51,10 +51,17 @@ def _tensor_list(ts: Any, name: str) -> list[Tensor]:
     return ts
 
 
+def _not_tracing() -> bool:
+    return False
+
+
+# whether torch.compile is tracing this thread: fake_torch/_compile.py registers dynamo's
+# is_tracing here when it is imported (compile sits above distributed: fake_torch/_tools/_layers.py)
+is_tracing: Callable[[], bool] = _not_tracing
+
+
 def _backend(pg: ProcessGroup, tensors: list[Tensor], fn: str) -> str:
     """The backend the tensors' device goes to; what fake_torch does not emulate raises."""
-    from fake_torch._dynamo.state import is_tracing
-
     if is_tracing():
         raise NotImplementedError(f"torch.distributed.{fn} inside torch.compile is not "
                                   "emulated by fake_torch (Dynamo would trace it as a "
@@ -310,8 +317,8 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False,
     pg = resolve(group)
     if pg.device_backends.get("cuda") != Backend.NCCL:
         return _done(async_op)
-    from fake_torch._device import CUDA0
     from fake_torch._dtype import float32
+    from fake_torch._torch_device import CUDA0
 
     flag = _common.new_tensor((1,), float32, CUDA0)
     _common.launch("barrier", _zero_kernel, flag, kind="memset")

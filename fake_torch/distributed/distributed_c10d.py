@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
-from fake_torch._device import device
+from fake_torch._torch_device import device
 from fake_torch.distributed._c10d_bindings import (
     _unregister_process_group as _unregister_process_group,  # torch's c10d reads it
 )

@@ -122,10 +122,11 @@ class _PyTreeCodeGen(CodeGen):
 
 def _custom_builtins() -> dict[str, object]:
     """Names every generated forward may use without an import (torch's list)."""
-    import fake_torch
+    from fake_torch import _namespace
 
-    return {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": fake_torch,
-            "device": fake_torch.device}
+    torch = _namespace.torch()
+    return {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": torch,
+            "device": torch.device}
 
 
 def _format_target(base: str, target: str) -> str:

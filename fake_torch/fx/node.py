@@ -27,9 +27,10 @@ _legal_ops = ("placeholder", "get_attr", "call_function", "call_method", "call_m
 def _find_exported_name(func: object) -> str | None:
     """The torch-namespace path under which fake_torch exports `func` ('torch.add',
     'torch.nn.functional.linear', 'torch.linalg.norm', 'torch.Tensor.add'), or None."""
-    import fake_torch
+    from fake_torch import _namespace
     from fake_torch.nn import functional
 
+    torch = _namespace.torch()
     name = getattr(func, "__name__", None)
     if not isinstance(name, str):
         return None
@@ -37,10 +38,10 @@ def _find_exported_name(func: object) -> str | None:
     if module_name.startswith(("torch.ops.", "torch._ops.")):  # custom ops: torch.ops.<ns>
         return f"torch.ops.{module_name.split('.', 2)[2]}.{name}"
     namespaces: tuple[tuple[str, object], ...] = (
-        ("torch", fake_torch),
+        ("torch", torch),
         ("torch.nn.functional", functional),
-        ("torch.linalg", fake_torch.linalg),
-        ("torch.Tensor", fake_torch.Tensor),
+        ("torch.linalg", torch.linalg),
+        ("torch.Tensor", torch.Tensor),
     )
     for prefix, namespace in namespaces:
         if getattr(namespace, name, None) is func:

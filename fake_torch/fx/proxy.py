@@ -23,9 +23,9 @@ from enum import Enum
 from typing import Any
 
 from fake_torch import _torch_function
-from fake_torch._device import device
 from fake_torch._dtype import dtype
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import device
 from fake_torch.fx._codegen import magic_methods, reflectable_magic_methods
 from fake_torch.fx.graph import Graph
 from fake_torch.fx.node import Argument, Node, Target, map_aggregate, map_arg

@@ -78,9 +78,9 @@ def _wrap(fn_bytes: bytes, i: int, args_bytes: bytes, install: bool, errors: Any
     """A child's entry: install fake_torch (when the parent had it), then run fn(i, *args);
     an exception's traceback goes to the parent through `errors`."""
     if install:
-        import fake_torch
+        from fake_torch._install import install as install_fake_torch
 
-        fake_torch.install()
+        install_fake_torch()
     try:
         fn = pickle.loads(fn_bytes)
         fn(i, *pickle.loads(args_bytes))

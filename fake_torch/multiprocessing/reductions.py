@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._allocator import DEVICE
-from fake_torch._allocator_blocks import Segment, Storage
-from fake_torch._device import device
 from fake_torch._dtype import dtype as DType
 from fake_torch._factories import torch_empty
+from fake_torch._simulated._allocator import DEVICE
+from fake_torch._simulated._allocator_blocks import Segment, Storage
 from fake_torch._storage import UntypedStorage, untyped_storage
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import device
 
 __all__ = ["init_reductions", "rebuild_cuda_tensor", "rebuild_tensor", "reduce_tensor"]
 

@@ -38,7 +38,7 @@ from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, REDUCTION, aten_op, op
 from fake_torch._tensor import Tensor
 from fake_torch.backends import _sdp
-from fake_torch.nn import _kernels
+from fake_torch.nn import _fused_kernels
 from fake_torch.nn._pad import constant_pad_nd
 
 aten_op("_safe_softmax", REDUCTION)  # the math backend's softmax (a row of -inf gives 0s):
@@ -179,7 +179,7 @@ def _math_or_none() -> str:
 
 def _scalar_tensor(value: float, dt: dtype, like: Tensor) -> Tensor:
     out = new_tensor((), dt, like.device)
-    launch("scalar_tensor", _kernels.scalar_tensor_kernel, out, (), {"value": value})
+    launch("scalar_tensor", _fused_kernels.scalar_tensor_kernel, out, (), {"value": value})
     return out
 
 
@@ -216,7 +216,7 @@ def _flash(q: Tensor, k: Tensor, v: Tensor, dropout_p: float, is_causal: bool, s
     else:
         out = new_tensor((b, seq_q, h, e), q.dtype, q.device).transpose(1, 2)
     philox, intra = _philox(dropout_p, q)
-    launch("_scaled_dot_product_flash_attention", _kernels.attention_kernel, out,
+    launch("_scaled_dot_product_flash_attention", _fused_kernels.attention_kernel, out,
            (qp, kp, vp, None, philox), {"scale": scale, "is_causal": is_causal,
                                         "groups": groups, "dropout_p": dropout_p,
                                         "intra": intra})
@@ -230,7 +230,7 @@ def _efficient(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout_p: 
     b, h, seq_q, _ = q.shape  # the kernel writes (B, L, H, Ev) memory; we return (B, H, L, Ev)
     out = new_tensor((b, seq_q, h, v.shape[-1]), q.dtype, q.device).transpose(1, 2)
     philox, intra = _philox(dropout_p, q)
-    launch("_scaled_dot_product_efficient_attention", _kernels.attention_kernel, out,
+    launch("_scaled_dot_product_efficient_attention", _fused_kernels.attention_kernel, out,
            (q, k, v, mask, philox), {"scale": scale, "is_causal": is_causal, "groups": 1,
                                      "dropout_p": dropout_p, "intra": intra})
     return out
@@ -301,7 +301,7 @@ def _safe_softmax(scores: Tensor) -> Tensor:
 
 def _tril(x: Tensor) -> Tensor:
     out = new_tensor(x.shape, x.dtype, x.device)
-    launch("tril", _kernels.tril_kernel, out, (x,), {"diagonal": 0})
+    launch("tril", _fused_kernels.tril_kernel, out, (x,), {"diagonal": 0})
     return out
 
 

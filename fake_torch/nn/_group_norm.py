@@ -20,7 +20,7 @@ from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import REDUCTION, op
 from fake_torch._tensor import Tensor
-from fake_torch.nn._kernels import acc_dtype
+from fake_torch.nn._fused_kernels import acc_dtype
 
 
 @op(REDUCTION, namespace="torch.nn.functional", aten=("native_group_norm",))

@@ -39,7 +39,7 @@ from fake_torch._opdef import COMPOSITE, EXTERN, REDUCTION, aten_op, op
 from fake_torch._tensor import Tensor
 from fake_torch.nn import _attention
 from fake_torch.nn import functional as F
-from fake_torch.nn._kernels import acc_dtype
+from fake_torch.nn._fused_kernels import acc_dtype
 
 aten_op("_transform_bias_rescale_qkv", EXTERN)
 aten_op("_masked_softmax", REDUCTION)

@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fake_torch._kernels import conv as _conv
 from fake_torch._kernels._common import launch, new_tensor
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, op
 from fake_torch._tensor import Number, Tensor
-from fake_torch.nn import _kernels
+from fake_torch.nn import _fused_kernels
 
 _NON_CONSTANT = {"reflect": ("reflection", "reflect"), "replicate": ("replication", "edge")}
 _SUPPORTED_DIMS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}  # pads per side -> input dims torch accepts
@@ -57,9 +58,12 @@ def constant_pad_nd(input: Tensor, pads: list[int], value: Number) -> Tensor:
     """torch.constant_pad_nd: one launch, even when every pad is zero (torch clones)."""
     shape, src, dst = _constant_plan(input, pads)
     out = new_tensor(shape, input.dtype, input.device)
-    launch("constant_pad_nd", _kernels.constant_pad_kernel, out, (input,),
+    launch("constant_pad_nd", _fused_kernels.constant_pad_kernel, out, (input,),
            {"src": tuple(src), "dst": tuple(dst), "value": value})
     return out
+
+
+_conv.constant_pad_nd = constant_pad_nd  # at::convolution's 'same' padding
 
 
 def _constant_plan(input: Tensor, pads: list[int]) -> tuple[list[Any], list[slice], list[slice]]:
@@ -132,7 +136,7 @@ def _non_constant_pad(input: Tensor, pads: list[int], mode: str) -> Tensor:
     shape, widths = _non_constant_plan(input, pads, mode)
     prefix, np_mode = _NON_CONSTANT[mode]
     out = new_tensor(shape, input.dtype, input.device)
-    launch(f"{prefix}_pad{len(pads) // 2}d", _kernels.np_pad_kernel, out, (input,),
+    launch(f"{prefix}_pad{len(pads) // 2}d", _fused_kernels.np_pad_kernel, out, (input,),
            {"widths": tuple(widths), "mode": np_mode})
     return out
 

@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._device import device
 from fake_torch._dtype import (
     CPP_NAME,
     SCALAR_NAME,
@@ -84,7 +83,8 @@ from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import Output, TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, POINTWISE, RANDOM, REDUCTION, aten_op, exports, op
 from fake_torch._tensor import Tensor
-from fake_torch.nn import _kernels
+from fake_torch._torch_device import device
+from fake_torch.nn import _fused_kernels
 from fake_torch.nn._activations import hardswish as hardswish
 from fake_torch.nn._activations import hardtanh as hardtanh
 from fake_torch.nn._activations import hardtanh_ as hardtanh_
@@ -188,10 +188,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     dev = common_device(weight, input)
     if max_norm is not None:  # renormalise the looked-up rows of weight in place first
         input = input.contiguous()
-        launch("embedding_renorm_", _kernels.embedding_renorm_kernel, weight, (input,),
+        launch("embedding_renorm_", _fused_kernels.embedding_renorm_kernel, weight, (input,),
                {"max_norm": float(max_norm), "norm_type": float(norm_type)}, dev=dev)
     out = new_tensor((*input.shape, weight.shape[1]), weight.dtype, dev)
-    launch("embedding", _kernels.embedding_kernel, out, (weight, input))
+    launch("embedding", _fused_kernels.embedding_kernel, out, (weight, input))
     return out
 
 
@@ -352,7 +352,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
     out = new_tensor(input.shape, input.dtype, dev)
     stat_shape = (*input.shape[:input.dim() - n], *([1] * n))
     mean, rstd = new_tensor(stat_shape, stat_dtype, dev), new_tensor(stat_shape, stat_dtype, dev)
-    launch("native_layer_norm", _kernels.native_layer_norm_kernel, (out, mean, rstd),
+    launch("native_layer_norm", _fused_kernels.native_layer_norm_kernel, (out, mean, rstd),
            (input, weight, bias), {"axes": tuple(range(input.dim() - n, input.dim())),
                                    "eps": float(eps)})
     return out
@@ -423,7 +423,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
         input = _contiguous_on_cuda(input, dev)
         out = new_tensor(input.shape, input.dtype, dev)
         rstd = new_tensor((*input.shape[:input.dim() - n], *([1] * n)), opmath, dev)
-        launch("_fused_rms_norm", _kernels.fused_rms_norm_kernel, (out, rstd),
+        launch("_fused_rms_norm", _fused_kernels.fused_rms_norm_kernel, (out, rstd),
                (input, weight), {"axes": tuple(range(input.dim() - n, input.dim())),
                                  "eps": float(eps)})
         return out
@@ -483,7 +483,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     out = new_tensor(input.shape, input.dtype, input.device)
     mask = new_tensor(input.shape, bool_, input.device)
     philox, intra = generator_for(None, input.device).philox_args()
-    launch("native_dropout", _kernels.native_dropout_kernel, (out, mask), (input, philox),
+    launch("native_dropout", _fused_kernels.native_dropout_kernel, (out, mask), (input, philox),
            {"intra": intra, "p": float(p)})
     return out
 

@@ -16,7 +16,7 @@ from fake_torch._kernels.compare import where
 from fake_torch._kernels.sampling import randperm
 from fake_torch._opdef import EXTERN, POINTWISE, aten_op
 from fake_torch._tensor import Tensor
-from fake_torch.nn import _kernels
+from fake_torch.nn import _fused_kernels
 
 aten_op("linalg_qr", EXTERN)  # cuSOLVER's geqrf/orgqr, one aten op
 aten_op("diagonal_copy", POINTWISE)
@@ -175,7 +175,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """The identity matrix, in place (2-D tensors): one `eye` launch."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    launch("eye", _kernels.eye_kernel, tensor)
+    launch("eye", _fused_kernels.eye_kernel, tensor)
     return tensor
 
 
@@ -195,9 +195,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
         flattened.t_()
     q = flattened.new_empty(flattened.shape[0], min(flattened.shape))
     r = flattened.new_empty(min(flattened.shape), flattened.shape[1])
-    launch("linalg_qr", _kernels.qr_kernel, (q, r), (flattened,))
+    launch("linalg_qr", _fused_kernels.qr_kernel, (q, r), (flattened,))
     d = r.new_empty(min(r.shape))
-    launch("diagonal_copy", _kernels.diagonal_copy_kernel, d, (r,))
+    launch("diagonal_copy", _fused_kernels.diagonal_copy_kernel, d, (r,))
     q.mul_(d.sign())
     if rows < cols:
         q.t_()

@@ -14,11 +14,11 @@ from collections import OrderedDict
 from typing import Any
 
 from fake_torch import _torch_function as _tf
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype as DType
 from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
 from fake_torch._tensor import _GETTERS, Tensor, _convert
 from fake_torch._tensor_base import TensorBase
+from fake_torch._torch_device import DeviceLike
 from fake_torch._torch_function import _disabled_torch_function_impl
 from fake_torch._utils import _set_obj_state, tensor_state
 

@@ -3,12 +3,12 @@
 
 An event is one counted launch (an eager kernel, memcpy or memset; a kernel launched while a
 capture records it; one cudaGraphLaunch) or one `record_function` range. Its times are the
-simulated clocks' (fake_torch/_timeline.py), so they are the same every run: the CPU span is the
-launch call on the host clock, the device time the sum of the kernels it put on a stream.
-The summary has one row per (op, where it ran): "eager", "capture graph 0" (recorded, not run),
-"graph 0" (a kernel that ran inside a replay of graph 0, or that graph's cudaGraphLaunch itself);
-grouped by input shape, one per (op, where, input shapes). Times are in microseconds, torch's
-unit.
+simulated clocks' (fake_torch/_simulated/_timeline.py), so they are the same every run: the CPU
+span is the launch call on the host clock, the device time the sum of the kernels it put on a
+stream. The summary has one row per (op, where it ran): "eager", "capture graph 0" (recorded, not
+run), "graph 0" (a kernel that ran inside a replay of graph 0, or that graph's cudaGraphLaunch
+itself); grouped by input shape, one per (op, where, input shapes). Times are in microseconds,
+torch's unit.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from fake_torch._timeline import Span
+from fake_torch._simulated._timeline import Span
 from fake_torch.profiler._table import build_table
 
 RANGE = "record_function"  # the kind of a record_function event, and the "where" of its row

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from fake_torch import _gpus
+from fake_torch._simulated import _gpus
 from fake_torch.profiler._events import RANGE, FunctionEvent
 
 CPU_PID, CPU_TID = 1, 1  # (Kineto uses the OS ids; fixed ones keep the file the same each run)

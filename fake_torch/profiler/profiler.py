@@ -2,12 +2,12 @@
 simulated timeline's spans.
 
 A profile watches `_dispatch.observe` for every counted launch (where it ran; `launch_source()`
-tells which graph a cudaGraphLaunch replays), then the timeline (fake_torch/_timeline.py) for
-the launch's call on the host clock and, by its correlation id, the kernels it queued on the
-streams. With record_shapes it also checks each launch's inputs just before it is counted (the
-door's input checks), for their shapes. It counts nothing itself: its numbers are the
-LaunchCounter's, split by op and by where the op ran, and its times are the simulated clocks',
-the same every run.
+tells which graph a cudaGraphLaunch replays), then the timeline
+(fake_torch/_simulated/_timeline.py) for the launch's call on the host clock and, by its
+correlation id, the kernels it queued on the streams. With record_shapes it also checks each
+launch's inputs just before it is counted (the door's input checks), for their shapes. It counts
+nothing itself: its numbers are the LaunchCounter's, split by op and by where the op ran, and its
+times are the simulated clocks', the same every run.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _dispatch, _timeline
-from fake_torch._timeline import TIMELINE, Span
+from fake_torch._simulated import _dispatch, _timeline
+from fake_torch._simulated._timeline import TIMELINE, Span
 from fake_torch.cuda import graphs
 from fake_torch.profiler._events import RANGE, FunctionEvent, KeyAverages
 from fake_torch.profiler._schedule import ProfilerAction, default_schedule

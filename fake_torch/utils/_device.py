@@ -26,8 +26,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from fake_torch import _torch_function
-from fake_torch._device import DeviceLike, device
+from fake_torch import _torch_device, _torch_function
+from fake_torch._torch_device import DeviceLike, device
 from fake_torch.overrides import TorchFunctionMode
 
 # torch's list of the factories that take the default device (torch/utils/_device.py), by
@@ -98,6 +98,9 @@ class DeviceContext(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+_torch_device.device_context = DeviceContext  # `with torch.device(d):`
+
+
 def _as_device(d: DeviceLike) -> device:
     """torch.device(d), checked as torch checks it (an unknown type raises here)."""
     return d if isinstance(d, device) else device(d)
@@ -135,12 +138,16 @@ def get_default_device() -> device:
     return _with_index(context.device) if context is not None else device("cpu")
 
 
+# torch.cuda.current_device: fake_torch/cuda/_device_queries.py registers it when imported
+# (cuda sits above the tensor core: fake_torch/_tools/_layers.py)
+current_device: Callable[[], int] | None = None
+
+
 def _with_index(d: device) -> device:
     if d.index is not None or d.type == "cpu":
         return d
-    from fake_torch import cuda
-
-    return device(d.type, cuda.current_device())
+    assert current_device is not None, "fake_torch/cuda/_device_queries.py registers it"
+    return device(d.type, current_device())
 
 
 def device_decorator(device: device, func: Callable[..., Any]) -> Callable[..., Any]:

@@ -17,7 +17,7 @@ LAUNCH_API = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLa
 
 def count(fn):
     if FAKE:
-        from fake_torch._dispatch import record_ops
+        from fake_torch._simulated._dispatch import record_ops
         torch.LaunchCounter.reset()
         with record_ops() as names:
             fn()

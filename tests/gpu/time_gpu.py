@@ -1,4 +1,4 @@
-"""Calibration of simulated time (fake_torch/_cost.py, fake_torch/_gpus.py) against a real GPU.
+"""Calibration of simulated time (fake_torch/_simulated/_cost.py, _gpus.py) against a real GPU.
 
     python3 tests/gpu/time_gpu.py                          # real torch + CUDA: measured
     python -m fake_torch run tests/gpu/time_gpu.py         # fake_torch: simulated
@@ -59,7 +59,7 @@ def kernel_spans(fn):
     """[(kernel name, device microseconds)] of what fn() ran on the device."""
     torch.cuda.synchronize()
     if FAKE:
-        from fake_torch._timeline import add_listener
+        from fake_torch._simulated._timeline import add_listener
 
         spans = []
         remove = add_listener(lambda s: spans.append(s) if s.track == "gpu" else None)
@@ -203,7 +203,7 @@ def measure(step):
 def main():
     res = {"torch": torch.__version__, "fake": FAKE, "gpu": torch.cuda.get_device_name()}
     if FAKE:
-        from fake_torch import _cost
+        from fake_torch._simulated import _cost
 
         res["cost_model"] = {k: v for k, v in vars(_cost).items()
                              if k.isupper() and isinstance(v, float)}

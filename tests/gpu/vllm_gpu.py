@@ -32,7 +32,7 @@ def section(name):
 def count(fn):
     """Launches of fn(): fake_torch's counter, or the CUDA launch API calls the profiler saw."""
     if FAKE:
-        from fake_torch._dispatch import record_ops
+        from fake_torch._simulated._dispatch import record_ops
         torch.LaunchCounter.reset()
         with record_ops() as names:
             fn()

@@ -9,7 +9,7 @@ import enum
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from fake_torch._device import device
+from fake_torch._torch_device import device
 from fake_torch.distributed._groups import ProcessGroup
 from fake_torch.distributed.device_mesh import DeviceMesh
 from fake_torch.distributed.fsdp.api import (

@@ -16,10 +16,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import fake_torch
-from fake_torch import _factories, _ops
+from fake_torch import _dtype, _factories, _namespace, _ops
 from fake_torch._opdef import aten_callable, aten_names
 from fake_torch._tensor import Tensor
+from fake_torch.nn import functional
 
 Kernel = Callable[..., Any]
 
@@ -47,7 +47,7 @@ def _native_layer_norm(x: Tensor, normalized_shape: list[int], weight: Tensor | 
                        bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """(out, mean, rstd); mean and rstd of the size of `x` with the normalized dims 1."""
     dims = [x.dim() - 1 - i for i in range(len(normalized_shape))]
-    out = fake_torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)
+    out = functional.layer_norm(x, normalized_shape, weight, bias, eps)
     xf = x.float()
     mean = xf.mean(dims, keepdim=True)
     rstd = (xf.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
@@ -58,13 +58,13 @@ def _flash_cpu(q: Tensor, k: Tensor, v: Tensor, dropout_p: float = 0.0,
                is_causal: bool = False, *, attn_mask: Tensor | None = None,
                scale: float | None = None) -> tuple[Tensor, Tensor]:
     """(out, logsumexp): out (B, H, L, Ev), logsumexp (B, H, L) in float32."""
-    out = fake_torch.nn.functional.scaled_dot_product_attention(
+    out = functional.scaled_dot_product_attention(
         q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal, scale=scale)
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q.float() @ k.float().transpose(-2, -1)) * s  # (B, H, L, S)
     if is_causal:
         L, S = scores.shape[-2], scores.shape[-1]
-        keep = fake_torch.ones(L, S, dtype=fake_torch.bool, device=q.device).tril()  # type: ignore[operator]
+        keep = _namespace.torch().ones(L, S, dtype=_dtype.bool_, device=q.device).tril()
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     if attn_mask is not None:
         scores = scores + attn_mask.float()
@@ -73,7 +73,7 @@ def _flash_cpu(q: Tensor, k: Tensor, v: Tensor, dropout_p: float = 0.0,
 
 def _embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
                scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    return fake_torch.nn.functional.embedding(indices, weight)
+    return functional.embedding(indices, weight)
 
 
 def _convolution(x: Tensor, weight: Tensor, bias: Tensor | None, stride: list[int],
@@ -82,7 +82,7 @@ def _convolution(x: Tensor, weight: Tensor, bias: Tensor | None, stride: list[in
     if transposed:
         raise NotImplementedError("torch.ops.aten.convolution(transposed=True) is not emulated "
                                   "by fake_torch")
-    conv = getattr(fake_torch.nn.functional, f"conv{x.dim() - 2}d")
+    conv = getattr(functional, f"conv{x.dim() - 2}d")
     return conv(x, weight, bias, stride, padding, dilation, groups)  # type: ignore[no-any-return]
 
 
@@ -114,7 +114,7 @@ _KERNELS: dict[str, Kernel] = {
     "convolution": _convolution,
     "lift_fresh_copy": lambda x: x.clone(),
     "alias": lambda x: x.view(x.shape),
-    "log_sigmoid_forward": lambda x: (fake_torch.nn.functional.logsigmoid(x),
+    "log_sigmoid_forward": lambda x: (functional.logsigmoid(x),
                                       _factories.zeros_like(x)),  # (out, the CPU buffer)
     "rsub": lambda x, other, alpha=1: other - alpha * x,
 }
@@ -229,6 +229,6 @@ def choose(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     if name in _DIMMED:
         has_dim = (len(args) > 1 and not isinstance(args[1], Tensor)) or "dim" in kwargs
         return _DIMMED[name] if has_dim else "default"
-    if name == "view" and len(args) == 2 and isinstance(args[1], fake_torch.dtype):
+    if name == "view" and len(args) == 2 and isinstance(args[1], _dtype.dtype):
         return "dtype"
     return _FIXED.get(name, "default")

@@ -17,8 +17,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import fake_torch
+from fake_torch import _dtype
 from fake_torch._dynamo.symbolic import concrete
+from fake_torch._kernels.expand import broadcast_shapes
 from fake_torch._memory_format import contiguous_format
 from fake_torch._tensor import Tensor
 
@@ -68,7 +69,7 @@ def _reshape(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
 @rule("view")
 def _view(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    if len(args) == 2 and isinstance(args[1], fake_torch.dtype):
+    if len(args) == 2 and isinstance(args[1], _dtype.dtype):
         return tr.call("view", "dtype", args[0], args[1])
     return tr.call("view", "default", args[0], _sizes(args[1:] or (kwargs["size"],)))
 
@@ -193,7 +194,7 @@ def _same(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A real tensor's positive, resolve_conj, resolve_neg, real, conj, conj_physical:
     itself, nothing dispatched."""
     x: Tensor = args[0]
-    if x.is_complex() or (tr.current == "positive" and x.dtype == fake_torch.bool):
+    if x.is_complex() or (tr.current == "positive" and x.dtype == _dtype.bool_):
         return tr.record_as(tr.current, "default", args, kwargs, tr.run_public(args, kwargs))
     return x
 
@@ -235,7 +236,7 @@ def _stack_dims(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
 
 @rule("broadcast_tensors")
 def _broadcast_tensors(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    shape = list(fake_torch.broadcast_shapes(*(tuple(t.shape) for t in args)))
+    shape = list(broadcast_shapes(*(tuple(t.shape) for t in args)))
     return tuple(t if list(t.shape) == shape else tr.call("expand", "default", t, shape)
                  for t in args)
 
@@ -311,7 +312,7 @@ def _where(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     if len(args) == 1:
         return tr.run_public(args, kwargs)
     cond, *values = args
-    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), fake_torch.float32)
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _dtype.float32)
     made = [v if isinstance(v, Tensor) else
             tr.call("scalar_tensor", "default", v, dtype=dtype, device=cond.device)
             for v in values]

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import fake_torch
-from fake_torch import _factories
+from fake_torch import _dtype, _factories
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_rules import rule
 
@@ -58,7 +57,7 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
 @rule("__getitem__")
 def _getitem(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     x, index = args
-    if isinstance(index, Tensor) and index.dtype == fake_torch.bool:
+    if isinstance(index, Tensor) and index.dtype == _dtype.bool_:
         return tr.call("index", "Tensor", x, [index])
     x, advanced = _basic_index(tr, x, index)
     if any(a is not None for a in advanced):

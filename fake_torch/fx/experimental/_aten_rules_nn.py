@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import fake_torch
+from fake_torch import _dtype
+from fake_torch._kernels.expand import broadcast_shapes
 from fake_torch._tensor import Tensor
 from fake_torch.fx.experimental._aten_rules import reshape_to, rule
 
@@ -51,7 +52,7 @@ def _matmul(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     n = sa[-2] if d1 > 1 else 1
     m = sa[-1]
     p = sb[-1] if d2 > 1 else 1
-    batch = list(fake_torch.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+    batch = list(broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
     count = math.prod(batch)
     a3 = a if d1 > 1 else tr.call("unsqueeze", "default", a, 0)
     b3 = b if d2 > 1 else tr.call("unsqueeze", "default", b, -1)
@@ -104,10 +105,10 @@ def _rms_norm(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     n = 1 if isinstance(shape, int) else len(shape)
     _normalized(tr, x, shape)
     weight, eps = given.get("weight"), given.get("eps")
-    opmath = fake_torch.float64 if x.dtype == fake_torch.float64 else fake_torch.float32
+    opmath = _dtype.float64 if x.dtype == _dtype.float64 else _dtype.float32
     if eps is None:
-        eps = fake_torch.finfo(opmath).eps
-    if opmath == fake_torch.float32:  # torch's kernel takes eps as its opmath scalar
+        eps = _dtype.finfo(opmath).eps
+    if opmath == _dtype.float32:  # torch's kernel takes eps as its opmath scalar
         eps = float(np.float32(eps))
     xf = x if x.dtype == opmath else tr.call("_to_copy", "default", x, dtype=opmath)
     dims = [x.dim() - 1 - i for i in range(n)]
@@ -142,7 +143,7 @@ def _sdpa(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     given = dict(zip(names, args, strict=False)) | kwargs
     q, k, v = given["query"], given["key"], given["value"]
     mask = given.get("attn_mask")
-    if mask is not None and mask.dtype == fake_torch.bool:
+    if mask is not None and mask.dtype == _dtype.bool_:
         zero = tr.call("scalar_tensor", "default", 0.0, dtype=q.dtype, device=q.device)
         ninf = tr.call("scalar_tensor", "default", float("-inf"), dtype=q.dtype,
                        device=q.device)

@@ -17,6 +17,8 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from fake_torch import _sym
+
 if TYPE_CHECKING:
     from fake_torch.fx.experimental.symbolic_shapes import ShapeEnv
 
@@ -381,3 +383,6 @@ def wrap_node(x: SymNode) -> Any:
     if x.is_bool():
         return SymBool(x)
     raise AssertionError(f"unrecognized return type {x.pytype}")
+
+
+_sym.wrap_node, _sym.to_node = wrap_node, to_node  # what torch.SymInt's operators use

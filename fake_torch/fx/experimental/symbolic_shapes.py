@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
+from fake_torch import _checks
 from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch.fx.experimental.sym_node import SymNode
 
@@ -1209,6 +1210,12 @@ def _advise_is_bounded(a: Any, upper_bound: Any) -> None:
     if isinstance(a, SymInt) and isinstance(a.node.expr, sympy.Symbol) and \
             a.node.shape_env.is_unbacked_symint(a.node.expr) and isinstance(upper_bound, int):
         a.node.shape_env._update_var_to_range(a.node.expr, ValueRanges(0, upper_bound))
+
+
+# what torch._check asks of a symbolic condition (fake_torch/_checks.py)
+_checks.symbolic_shapes.expect_true = expect_true
+_checks.symbolic_shapes.advise_is_size = _advise_is_size
+_checks.symbolic_shapes.advise_is_bounded = _advise_is_bounded
 
 
 def is_concrete_float(a: Any) -> bool:

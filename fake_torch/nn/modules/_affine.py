@@ -3,9 +3,9 @@ the batch and instance norms), written once: registered, then reset to ones and 
 
 from __future__ import annotations
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._factories import torch_empty  # torch.empty: through the door
+from fake_torch._torch_device import DeviceLike
 from fake_torch.nn import init
 from fake_torch.nn.modules.module import Module
 from fake_torch.nn.parameter import Parameter

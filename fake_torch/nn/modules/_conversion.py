@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fake_torch._device import canonical, device
 from fake_torch._dtype import dtype, dtype_arg
 from fake_torch._memory_format import memory_format
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import canonical, device
 from fake_torch.nn.parameter import Parameter
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ batch_first input to (L, N, E) (and the output back).
 
 from __future__ import annotations
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
 from fake_torch._grad_mode import is_grad_enabled
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 from fake_torch.amp._state import is_autocast_enabled
 from fake_torch.backends import mha
 from fake_torch.nn import _mha

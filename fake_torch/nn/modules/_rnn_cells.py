@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._factories import public_entry, zeros
 from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
 from fake_torch._kernels import rnn as _rnn
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 from fake_torch.nn import init
 from fake_torch.nn.modules.module import Module
 from fake_torch.nn.parameter import Parameter

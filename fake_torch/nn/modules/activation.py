@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import warnings
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 from fake_torch.nn import functional as F
 from fake_torch.nn import init as init_module
 from fake_torch.nn.modules._activations_extra import (

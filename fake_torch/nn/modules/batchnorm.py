@@ -11,10 +11,10 @@ fake_torch/_kernels/batch_norm.py for when torch picks cuDNN), else one `native_
 
 from __future__ import annotations
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype, int64
 from fake_torch._factories import ones, public_entry, tensor, zeros
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 from fake_torch.nn import functional as F
 from fake_torch.nn.modules._affine import register_affine, reset_affine
 from fake_torch.nn.modules.module import Module

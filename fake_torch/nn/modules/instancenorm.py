@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import warnings
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 from fake_torch.nn import functional as F
 from fake_torch.nn.modules.batchnorm import _NormBase
 

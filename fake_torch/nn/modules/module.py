@@ -13,10 +13,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
-from fake_torch._device import DeviceLike, canonical
 from fake_torch._dtype import bfloat16, dtype, float16, float32, float64
 from fake_torch._factories import empty_like
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike, canonical
 from fake_torch.nn._names import typename
 from fake_torch.nn.modules._conversion import apply_to_tensors, parse_to
 from fake_torch.nn.modules._hooks import RemovableHandle, WrappedHook, call_with_hooks
@@ -42,6 +42,15 @@ _Hooks = OrderedDict[int, Callable[..., Any]]
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"  # a module's extra state, saved beside its tensors
+
+# torch.compile's in-place form (Module.compile): compile sits above nn, so fake_torch/_compile.py
+# registers it here when it is imported (imports point down: fake_torch/_tools/_layers.py)
+_compile_module: Callable[..., None] | None = None
+
+
+def set_compile_source(compile_module: Callable[..., None]) -> None:
+    global _compile_module
+    _compile_module = compile_module
 
 
 def register_module_buffer_registration_hook(hook: Callable[..., None]) -> RemovableHandle:
@@ -516,9 +525,8 @@ class Module:
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Compile this module's forward in place with torch.compile's keyword arguments."""
-        from fake_torch._compile import compile_module
-
-        compile_module(self, *args, **kwargs)
+        assert _compile_module is not None, "fake_torch/_compile.py registers it at import"
+        _compile_module(self, *args, **kwargs)
 
     # --- printing -----------------------------------------------------------------------------
 

@@ -19,7 +19,6 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Self, overload
 
-from fake_torch._device import DeviceLike
 from fake_torch._dtype import dtype
 from fake_torch._factories import public_entry, zeros
 from fake_torch._factories import torch_empty as empty  # torch.empty: through the door
@@ -29,6 +28,7 @@ from fake_torch._kernels import rnn_cudnn as _cudnn
 from fake_torch._kernels.index_ops import index_select
 from fake_torch._kernels.rnn_kernels import GATES
 from fake_torch._tensor import Tensor
+from fake_torch._torch_device import DeviceLike
 from fake_torch.amp._state import is_any_autocast_enabled
 from fake_torch.nn import init
 from fake_torch.nn.modules._rnn_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase

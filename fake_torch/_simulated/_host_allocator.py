@@ -6,10 +6,11 @@ their reuse are real.
   last from that size's free list, else a new block (cudaHostAlloc). Blocks are never split.
 - A block a non-blocking copy used (`record_event`, from copy_kernel_cuda) is freed behind an
   event of each stream that used it, reached when the simulated device finishes the work that
-  stream had queued (fake_torch/_timeline.py); the block is free again at the first allocation
-  that processes events after that (every allocation, unless pinned_use_background_threads
-  leaves that to the background thread: here, once that thread has started, it has always run
-  by the next allocation). Events are processed oldest first, up to the first not yet reached.
+  stream had queued (fake_torch/_simulated/_timeline.py); the block is free again at the first
+  allocation that processes events after that (every allocation, unless
+  pinned_use_background_threads leaves that to the background thread: here, once that thread has
+  started, it has always run by the next allocation). Events are processed oldest first, up to the
+  first not yet reached.
 - While a CUDA graph captures, allocations on its streams (the capture stream and those that
   joined it) come from the graph's private pool (its device pool id). A block freed during
   the capture goes back to that pool's free list, unless a copy used it: then it is kept for
@@ -33,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator, _allocator_capture
-from fake_torch._timeline import TIMELINE
+from fake_torch._simulated import _allocator, _allocator_capture
+from fake_torch._simulated._timeline import TIMELINE
 
 PoolId = tuple[int, int]
 DEFAULT_POOL: PoolId = (0, 0)

@@ -28,7 +28,8 @@ _BUILTIN_TYPES = frozenset({"int", "float", "bool", "str", "type", "object", "li
                             "dict", "slice", "complex", "bytes"})
 # where a name an annotation uses comes from, when its module imports it for type checking only
 _FALLBACK_MODULES = ("fake_torch._tensor", "fake_torch._storage", "fake_torch._dtype",
-                     "fake_torch._device", "fake_torch._generator", "collections.abc", "typing")
+                     "fake_torch._torch_device", "fake_torch._generator", "collections.abc",
+                     "typing")
 
 
 def render_tensor_base() -> str:

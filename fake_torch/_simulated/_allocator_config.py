@@ -7,7 +7,7 @@ and `,` are tokens of their own). c10 parses it twice: the device-generic keys
 Each parse starts from the defaults of max_split_size, roundup_power2_divisions and
 garbage_collection_threshold; the other options keep their last value, as in c10.
 
-What the simulated allocator does with each option (fake_torch/_allocator.py):
+What the simulated allocator does with each option (fake_torch/_simulated/_allocator.py):
   max_split_size_mb, max_non_split_rounding_mb, roundup_power2_divisions,
   large_segment_size_mb          emulated: they change block sizes, splits and reuse, and so
                                  every figure of memory_stats()
@@ -18,7 +18,7 @@ What the simulated allocator does with each option (fake_torch/_allocator.py):
   graph_capture_record_stream_reuse
                                  emulated: a block freed during a capture with other streams'
                                  uses is reused once the capture joined them all back
-                                 (fake_torch/_allocator_capture.py)
+                                 (fake_torch/_simulated/_allocator_capture.py)
   pinned_use_background_threads,
   pinned_reserve_segment_size_mb emulated by the pinned host allocator (_host_allocator.py)
   release_lock_on_cudamalloc,

@@ -1,6 +1,6 @@
 """Regenerate fake_torch/_torch_names.json from the real torch installed here:
 
-    python -m fake_torch._torch_names_gen
+    python -m fake_torch._tools._torch_names_gen
 
 It records torch's module names (every module whose dotted name has no private part after
 `torch`, and the private `torch._X` packages directly under torch), and, for each torch module
@@ -20,7 +20,7 @@ import sys
 import warnings
 from pathlib import Path
 
-_OUT = Path(__file__).with_name("_torch_names.json")
+_OUT = Path(__file__).resolve().parents[1] / "_torch_names.json"
 
 
 def _tree(root: str, prefix: str) -> list[str]:

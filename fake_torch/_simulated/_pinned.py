@@ -3,8 +3,8 @@
 On a GPU pinned memory is host memory the device can DMA from at any time, which is why CUDA
 allows an asynchronous host<->device copy of it inside a graph capture (the graph then reads,
 or writes, those host bytes at every replay). Its blocks come from torch's caching host
-allocator (fake_torch/_host_allocator.py): a freed block is handed to a later request of its
-size, at the same address, as on a GPU.
+allocator (fake_torch/_simulated/_host_allocator.py): a freed block is handed to a later request of
+its size, at the same address, as on a GPU.
 
 Here each allocation is a numpy root array over its block's bytes, recorded in a registry; a
 tensor is pinned when its buffer (the outermost array of its numpy view) is one of them, so
@@ -18,8 +18,8 @@ import weakref
 
 import numpy as np
 
-from fake_torch import _allocator
-from fake_torch._host_allocator import HOST, HostBlock
+from fake_torch._simulated import _allocator
+from fake_torch._simulated._host_allocator import HOST, HostBlock
 
 # id(root) -> the pinned root buffer, weakly (the tensors own their buffer, not this map), and
 # its host allocator block (None for an empty buffer: torch's null pointer)

@@ -6,7 +6,7 @@ Three kinds of use are counted, once per reference ("call site"):
 
   torch names   a dotted path reached through an import of torch (`torch.nn.functional.silu`,
                 `F.silu` after `import torch.nn.functional as F`, `nn.Linear` after
-                `from torch import nn`): `count_torch_names`, fake_torch/_api_usage.py.
+                `from torch import nn`): `count_torch_names`, fake_torch/_tools/_api_usage.py.
   Tensor names  an attribute access `x.foo` whose receiver is not itself a torch path, counted
                 as `Tensor.foo` when (1) `foo` is a public attribute of real `torch.Tensor`;
                 (2) the receiver is not the bare name `self` or `cls` (an object's own state:
@@ -62,7 +62,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
 
-from fake_torch._api_usage import _dotted, count_torch_names
+from fake_torch._tools._api_usage import _dotted, count_torch_names
 
 # attributes of the other types a model's code handles: builtins, paths, enum members and
 # dataclass fields (`path.name`, `mode.value`, `field.name`)
@@ -489,7 +489,7 @@ def render_markdown(counted: Tally, uses: list[NameUse], min_codebases: int = 3,
         lines.append(f"| {label} | {ok} | {total} | {_percent(ok, total)} |")
     gaps = missing(uses, min_codebases)
     lines += ["", "Counted over names real torch has; ambiguous Tensor names (kind `tensor?`) "
-              "are left out. See fake_torch/_corpus_scan.py for the counting rules.", ""]
+              "are left out. See fake_torch/_tools/_corpus_scan.py for the counting rules.", ""]
     if baseline is not None:
         lines += [render_comparison(baseline, counted, uses)]
     lines += [

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from fake_torch import _cost, _gpus
+from fake_torch._simulated import _cost, _gpus
 
 MODES = ("eager", "cuda graph", "reduce-overhead")
 GRAPH_MODES = MODES[1:]
@@ -79,7 +79,7 @@ class TimeCurve:
 
 def _eager_launches(llama: ModuleType) -> int:
     """Launches of one eager decode step at batch 1 (they do not depend on the batch)."""
-    from fake_torch._counter import LaunchCounter
+    from fake_torch._simulated._counter import LaunchCounter
 
     model, ids, pos = _decoder(llama, 1)
     LaunchCounter.reset()
@@ -128,7 +128,7 @@ def _step_times(llama: ModuleType, bs: int) -> dict[str, tuple[float, float]]:
     at its first representative call: eager's first, the graph's first replay, and
     reduce-overhead's third (warmup, record, replay)."""
     import fake_torch as torch
-    from fake_torch._demo import _timed
+    from fake_torch._tools._demo import _timed
 
     model, ids, pos = _decoder(llama, bs)
 

@@ -1,7 +1,7 @@
 """fake_torch measured against torch: which names each module provides, and whose signature
 differs. `python -m fake_torch api` prints it, the missing names most used first (by real runner
-code: fake_torch/_api_usage.py); tests/test_api_conformance.py enforces it against the one table
-of deliberate differences, fake_torch/_api_deviations.py."""
+code: fake_torch/_tools/_api_usage.py); tests/test_api_conformance.py enforces it against the one
+table of deliberate differences, fake_torch/_tools/_api_deviations.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from fake_torch._api_usage import usage
+from fake_torch._tools._api_usage import usage
 
 # torch module -> fake_torch module; torch.profiler joins when fake_torch has one
 MODULES = {
@@ -186,7 +186,7 @@ def render_report(reports: list[ModuleReport], deviations: dict[str, str]) -> st
     total = sum(len(r.provided) for r in reports), sum(len(r.missing) for r in reports)
     rows.append(f"\n{total[0]} torch names provided, {total[1]} missing. Missing names come most "
                 "used first: (n) is how often nano-vllm, vLLM's compilation files and PyTorch's "
-                "CUDA-graph tests use one (fake_torch/_api_usage.py); unused ones follow, "
+                "CUDA-graph tests use one (fake_torch/_tools/_api_usage.py); unused ones follow, "
                 "alphabetically. Signatures are compared where Python can read both (torch's C "
                 "builtins have none).\n")
     rows.append("| name | signature difference | deviation table |")

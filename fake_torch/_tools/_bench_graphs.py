@@ -31,7 +31,7 @@ from typing import TextIO
 
 TARGET_REPLAY_EAGER = 0.35
 TARGET_REPLAY_FLOOR = 1.2  # issue 16 (issue 4 asked 1.5)
-LLAMA = Path(__file__).resolve().parents[1] / "examples" / "llama.py"
+LLAMA = Path(__file__).resolve().parents[2] / "examples" / "llama.py"
 PATHS = ("eager", "replay", "floor")
 
 

@@ -1,7 +1,7 @@
 """The caching allocator's pieces: segments, the blocks that tile them, pools, the Storage that
 owns a block, and c10's size rules (how a request rounds, how big a new segment is).
 
-The allocator that moves blocks between them is fake_torch/_allocator.py.
+The allocator that moves blocks between them is fake_torch/_simulated/_allocator.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fake_torch._allocator_config import AllocatorConfig
+from fake_torch._simulated._allocator_config import AllocatorConfig
 
 KB, MB, GB = 1024, 1024**2, 1024**3
 MIN_BLOCK = 512  # kMinBlockSize: every request rounds up to a multiple of this

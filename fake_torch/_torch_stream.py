@@ -2,8 +2,8 @@
 (the current accelerator, the simulated cuda, unless told). Their CUDA forms, and which stream
 is current, live in fake_torch/cuda/streams.py.
 
-On the cuda device they are the simulated device's (fake_torch/_timeline.py): a stream's work
-runs in order, a wait makes a stream's later work start after an event or another stream's work
+On the cuda device they are the simulated device's (fake_torch/_simulated/_timeline.py): a stream's
+work runs in order, a wait makes a stream's later work start after an event or another stream's work
 so far, `query()` says whether the device has got there by the host's clock, and a host wait
 (`synchronize`) moves the host clock there. A capture forbids both (cudaStreamQuery and
 cudaEventQuery fail with cudaErrorStreamCaptureUnsupported, and invalidate the capture).
@@ -13,13 +13,14 @@ Events record device time: `elapsed_time` is the simulated milliseconds between 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
-from fake_torch import _allocator, _allocator_capture, _dispatch
-from fake_torch._device import DeviceLike, canonical
-from fake_torch._timeline import TIMELINE
+from fake_torch._simulated import _allocator, _allocator_capture, _dispatch
+from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._torch_device import DeviceLike, canonical
 
 _stream_ids = itertools.count(1)
 _event_ids = itertools.count(1)
@@ -42,6 +43,9 @@ class SyncObserver(Protocol):
 
 
 sync_observer: SyncObserver | None = None  # None (the default): nobody listens, nothing is paid
+# torch.cuda.StreamContext, what `with stream:` enters on cuda: fake_torch/cuda/streams.py
+# registers it when imported (cuda sits above the tensor core: fake_torch/_tools/_layers.py)
+cuda_stream_context: Callable[[Stream], Any] | None = None
 
 
 class Stream:
@@ -113,9 +117,8 @@ class Stream:
 
     def __enter__(self) -> Stream:
         if self.device.type == "cuda":
-            from fake_torch.cuda.streams import StreamContext
-
-            context = StreamContext(self)
+            assert cuda_stream_context is not None, "fake_torch/cuda/streams.py registers it"
+            context = cuda_stream_context(self)
             context.__enter__()
             self._context = context
         return self

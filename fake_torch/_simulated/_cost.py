@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _gpus
+from fake_torch._simulated import _gpus
 
 EAGER_LAUNCH_NS = 5_000.0
 GRAPH_LAUNCH_NS = 2_500.0

@@ -18,10 +18,10 @@ the memory their pools hold, the tokens computed (padded) against the tokens nee
 every step's logits and tokens equal eager's. Footnotes under it say why a padded CUDA-graph
 step launches once more (the padding rows' memset) and why piecewise pads nothing.
 
-Times are the cost model's (fake_torch/_cost.py) on the simulated GPU: the H200 unless the
-FAKE_TORCH_GPU environment variable names another (fake_torch/_gpus.py). They are deterministic:
-the same table every run. With --plot, a second table and figure give the step time against batch
-size, up to where graphs stop paying off (fake_torch/_demo_time.py).
+Times are the cost model's (fake_torch/_simulated/_cost.py) on the simulated GPU: the H200 unless
+the FAKE_TORCH_GPU environment variable names another (fake_torch/_simulated/_gpus.py). They are
+deterministic: the same table every run. With --plot, a second table and figure give the step time
+against batch size, up to where graphs stop paying off (fake_torch/_tools/_demo_time.py).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _examples() -> tuple[ModuleType, ModuleType]:
     """examples/llama.py and examples/cuda_graph_runner.py, imported with torch = fake_torch."""
     from fake_torch._install import install
 
-    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
         folder = root / "examples"
         if (folder / "llama.py").is_file():
             break
@@ -106,7 +106,7 @@ def _make_step(mode: str, model: Any, runner_mod: ModuleType, max_bs: int
     """The decode step of `mode`, and the rows it computes for a batch of bs."""
     import fake_torch as torch
     from fake_torch._compile import compile
-    from fake_torch._demo_piecewise import PiecewiseBackend
+    from fake_torch._tools._demo_piecewise import PiecewiseBackend
 
     def unpadded(bs: int) -> int:
         return bs
@@ -138,7 +138,7 @@ def _timed(step: Step, tokens: Any, positions: Any) -> tuple[Any, float, float]:
     """One step between two timing events, the device idle before it (torch.compile's
     tutorial loop): (logits, simulated milliseconds, fraction of them some kernel ran)."""
     import fake_torch as torch
-    from fake_torch._timeline import TIMELINE
+    from fake_torch._simulated._timeline import TIMELINE
 
     torch.cuda.synchronize()
     busy_ns = TIMELINE.busy_ns
@@ -156,7 +156,7 @@ def _decode(step: Step, tokens: Any, positions: Any
             ) -> tuple[list[Any], list[Any], int, float, float]:
     """STEPS greedy steps: (logits of each step on the host, tokens, and the last step's
     launches, simulated milliseconds and GPU-busy fraction)."""
-    from fake_torch._counter import LaunchCounter
+    from fake_torch._simulated._counter import LaunchCounter
 
     all_logits, all_tokens = [], []
     for _ in range(STEPS):
@@ -172,8 +172,8 @@ def _decode(step: Step, tokens: Any, positions: Any
 
 def demo_gpu() -> str:
     """The GPU the demo simulates: FAKE_TORCH_GPU's, else the default every command simulates
-    (fake_torch/_gpus.py's DEFAULT)."""
-    from fake_torch import _gpus
+    (fake_torch/_simulated/_gpus.py's DEFAULT)."""
+    from fake_torch._simulated import _gpus
 
     return os.environ.get("FAKE_TORCH_GPU") or _gpus.DEFAULT
 
@@ -182,7 +182,7 @@ def run_demo(batch_sizes: tuple[int, ...] = BATCH_SIZES, seed: int = 0,
              gpu: str | None = None) -> list[Row]:
     """Every mode at every batch size, compared with eager (progress on stderr), on the
     simulated `gpu` (default: demo_gpu()); the GPU simulated before comes back afterwards."""
-    from fake_torch import _gpus
+    from fake_torch._simulated import _gpus
     from fake_torch.cuda import set_simulated_gpu
 
     saved = _gpus.current().key
@@ -255,7 +255,7 @@ def format_table(rows: list[Row], gpu: str | None = None) -> str:
                  "padded/real: rows computed / rows needed")
     if gpu is not None:
         lines.append(f"simulated GPU: {gpu} (FAKE_TORCH_GPU=H200|H100|A100|L4 chooses; "
-                     "costs: fake_torch/_cost.py)")
+                     "costs: fake_torch/_simulated/_cost.py)")
     return "\n".join(lines + footnotes(rows))
 
 
@@ -299,17 +299,17 @@ def main(plot: str | None = None) -> int:
     """Print the table; with `plot`, also draw launches per step to that PNG file, and step
     time against batch size (printed as a second table) next to it (time_plot_path)."""
     if plot is not None:
-        from fake_torch._demo_plot import require_matplotlib
+        from fake_torch._tools._demo_plot import require_matplotlib
 
         if not require_matplotlib():
             return 2
-    from fake_torch import _gpus
+    from fake_torch._simulated import _gpus
 
     gpu = demo_gpu()
     rows = run_demo(gpu=gpu)
     print(format_table(rows, _gpus.lookup(gpu).name))
     if plot is not None:
-        from fake_torch._demo_plot import plot_launches
+        from fake_torch._tools._demo_plot import plot_launches
 
         plot_launches(rows, plot)
         print(f"plot written to {plot}")
@@ -318,9 +318,9 @@ def main(plot: str | None = None) -> int:
 
 
 def _plot_time(path: Path) -> None:
-    """Step time against batch size (fake_torch/_demo_time.py): its table, then its figure."""
-    from fake_torch._demo_plot import plot_time
-    from fake_torch._demo_time import format_curve, time_curve
+    """Step time against batch size (_demo_time.py): its table, then its figure."""
+    from fake_torch._tools._demo_plot import plot_time
+    from fake_torch._tools._demo_time import format_curve, time_curve
 
     llama, _ = _examples()
     curve = time_curve(llama, progress=_progress)

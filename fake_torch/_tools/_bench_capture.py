@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
-from fake_torch._bench_graphs import LLAMA, _torch_is_fake_torch
+from fake_torch._tools._bench_graphs import LLAMA, _torch_is_fake_torch
 
 TARGET_SECONDS = 6.0
 NUM_LAYERS = 32

@@ -3,9 +3,9 @@
 
 It is the only place that counts launches, and it asks the current mode what to do:
   - eager: queue the numpy kernel on the current stream of the simulated device
-    (fake_torch/_timeline.py: it runs, into the output buffer it was given, when the device
-    finishes it; at once when the device is idle). Every counted launch costs the host clock
-    its CPU time (fake_torch/_cost.py);
+    (fake_torch/_simulated/_timeline.py: it runs, into the output buffer it was given, when the
+    device finishes it; at once when the device is idle). Every counted launch costs the host clock
+    its CPU time (fake_torch/_simulated/_cost.py);
   - capture (cuda/graphs.py), trace (torch.compile, _dynamo/trace.py) and probe (inductor,
     _inductor/compile_fx.py) modes push themselves on this THREAD's mode stack and record,
     or skip, instead.
@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch import _allocator, _cost, _pinned
-from fake_torch._allocator import DEVICE, Storage
-from fake_torch._counter import count_launch
-from fake_torch._timeline import TIMELINE, Work
+from fake_torch._simulated import _allocator, _cost, _pinned
+from fake_torch._simulated._allocator import DEVICE, Storage
+from fake_torch._simulated._counter import count_launch
+from fake_torch._simulated._timeline import TIMELINE, Work
 
 Kernel = Callable[..., None]
 Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch

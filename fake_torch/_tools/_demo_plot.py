@@ -1,5 +1,6 @@
 """`demo --plot FILE.png`: launches per decode step by mode and batch size, as grouped bars;
-and next to it, FILE_time.png: simulated step time against batch size (fake_torch/_demo_time.py).
+and next to it, FILE_time.png: simulated step time against batch size
+(fake_torch/_tools/_demo_time.py).
 
 matplotlib is an optional extra (`pip install 'fake_torch[plot]'`)."""
 
@@ -11,8 +12,8 @@ import textwrap
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fake_torch._demo import Row
-    from fake_torch._demo_time import TimeCurve
+    from fake_torch._tools._demo import Row
+    from fake_torch._tools._demo_time import TimeCurve
 
 
 def require_matplotlib() -> bool:
@@ -61,7 +62,7 @@ def plot_time(curve: TimeCurve, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fake_torch._demo_time import GRAPH_MODES, MODES, SLACK
+    from fake_torch._tools._demo_time import GRAPH_MODES, MODES, SLACK
 
     fig, (ax_ms, ax_ratio) = plt.subplots(1, 2, figsize=(10, 3.8), dpi=100)
     colors = {mode: f"C{i}" for i, mode in enumerate(MODES)}

@@ -18,7 +18,7 @@ free", until the allocator next looks at its events (the next allocation, or emp
 finds that the simulated device has reached them.
 Streams never lag here, so that wait ends at the first look. Freed during a capture, such a
 block waits for the capture's end, or, with graph_capture_record_stream_reuse, until the
-capture joined the streams that used it back (fake_torch/_allocator_capture.py).
+capture joined the streams that used it back (fake_torch/_simulated/_allocator_capture.py).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from fake_torch import _allocator_capture
-from fake_torch._allocator_blocks import (
+from fake_torch._simulated import _allocator_capture
+from fake_torch._simulated._allocator_blocks import (
     DEFAULT_POOL,
     GB,
     KB,
@@ -49,17 +49,17 @@ from fake_torch._allocator_blocks import (
     round_size,
     segment_size,
 )
-from fake_torch._allocator_blocks import PoolId as PoolId
-from fake_torch._allocator_blocks import Storage as Storage
-from fake_torch._allocator_config import SIZE_MAX, AllocatorConfig, from_environment
-from fake_torch._allocator_stats import (
+from fake_torch._simulated._allocator_blocks import PoolId as PoolId
+from fake_torch._simulated._allocator_blocks import Storage as Storage
+from fake_torch._simulated._allocator_config import SIZE_MAX, AllocatorConfig, from_environment
+from fake_torch._simulated._allocator_stats import (
     ALLOCATED_BYTES,
     FOLD_AT,
     RESERVED_BYTES,
     SEGMENT,
     DeviceStats,
 )
-from fake_torch._timeline import TIMELINE
+from fake_torch._simulated._timeline import TIMELINE
 
 
 class OutOfMemoryError(RuntimeError):
@@ -70,7 +70,7 @@ def _default_device_bytes() -> int:
     env = os.environ.get("FAKE_TORCH_DEVICE_MEMORY")
     if env:
         return int(env)
-    from fake_torch import _gpus  # (a leaf module: the simulated GPU's published size)
+    from fake_torch._simulated import _gpus  # (a leaf module: the simulated GPU's published size)
 
     return _gpus.current().total_memory
 

@@ -4,8 +4,8 @@ Chosen by the FAKE_TORCH_GPU environment variable (a key of GPUS, e.g. "H200") o
 `torch.cuda.set_simulated_gpu(name)` (fake_torch only); the default is the H200, the GPU the
 project's recorded measurements (tests/gpu/results/*_h200.json) ran on, and the one `run`, `demo`
 and `bench` all simulate unless told otherwise. `torch.cuda.get_device_name`,
-`get_device_properties` and `mem_get_info` read the choice; the cost model (fake_torch/_cost.py)
-reads its bandwidth and peaks.
+`get_device_properties` and `mem_get_info` read the choice; the cost model
+(fake_torch/_simulated/_cost.py) reads its bandwidth and peaks.
 
 Every number is the vendor's datasheet figure (dense, i.e. without 2:4 sparsity):
   - H200 SXM: NVIDIA H200 Tensor Core GPU datasheet (141 GB HBM3e at 4.8 TB/s; FP32 67 TFLOPS,

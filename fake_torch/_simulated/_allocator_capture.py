@@ -64,7 +64,7 @@ def begin(stream: int, pool_id: tuple[int, int], global_thread: int | None = Non
     _captures[stream] = Capture(pool_id, terminals={stream: frozenset()},
                                 global_thread=global_thread)
     if _observer is None:
-        from fake_torch import _allocator, _dispatch
+        from fake_torch._simulated import _allocator, _dispatch
 
         _observer = _dispatch.add_observer(
             lambda op, kind: launched(_allocator._current_stream()))

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_torch import _gpus
-from fake_torch._counter import LaunchCounter
+from fake_torch._simulated import _gpus
+from fake_torch._simulated._counter import LaunchCounter
 
 TOP_OPS = 10  # ops listed by name, most launched first
 

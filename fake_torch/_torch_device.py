@@ -4,12 +4,18 @@ a block."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fake_torch import _torch_function
 
 _KNOWN = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
           "vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
+# torch.utils._device.DeviceContext, the mode `with torch.device(d):` pushes: fake_torch/utils/
+# _device.py registers it when imported (it sits above torch.device: fake_torch/_tools/_layers.py)
+device_context: Callable[[device], Any] | None = None
 
 
 class device:
@@ -74,9 +80,8 @@ class device:
         """`with torch.device("cuda"):` factories called without `device=` in the block use
         this device (a DeviceContext pushed on this thread's mode stack; see
         fake_torch.utils._device)."""
-        from fake_torch.utils._device import DeviceContext
-
-        _torch_function.push_mode(DeviceContext(self))
+        assert device_context is not None, "fake_torch/utils/_device.py registers it"
+        _torch_function.push_mode(device_context(self))
         return self
 
     def __exit__(self, exc_type: object, exc_val: object, exc_tb: object) -> None:
