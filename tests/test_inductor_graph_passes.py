@@ -332,3 +332,37 @@ def test_a_dynamic_graph_with_a_post_pass_runs_at_other_sizes() -> None:
             ft._dynamo.mark_dynamic(x, 0)
         assert compiled(x).tolist() == f(x).tolist(), n
     assert calls == [1]  # one graph for every size (the first dim dynamic)
+
+
+def test_an_inference_aware_pass_is_told_the_graph_is_for_inference() -> None:
+    def told(lib: ModuleType, compile_fx: Callable[..., Any]) -> list[bool]:
+        from importlib import import_module
+
+        base = import_module(f"{lib.__name__}._inductor.custom_graph_pass")
+        got: list[bool] = []
+
+        class Aware(base.CustomInferenceAwareGraphPass):  # type: ignore[name-defined,misc]
+            def __call__(self, graph: Any, is_inference: bool) -> None:
+                got.append(is_inference)
+                if lib is torch:
+                    raise _Recorded
+
+            def uuid(self) -> Any:
+                return "aware"
+
+        def backend(gm: Any, example_inputs: list[Any]) -> Any:
+            return compile_fx(gm, example_inputs,
+                              config_patches={"post_grad_custom_post_pass": Aware()})
+
+        lib._dynamo.reset()
+        try:
+            lib.compile(lambda x: x * 2, backend=backend)(lib.ones(3))
+        except Exception as e:  # real torch stopped by the pass
+            assert lib is torch and ("_Recorded" in repr(e) or isinstance(e.__cause__,
+                                                                          _Recorded))
+        assert base.get_custom_graph_passes(None) == ()
+        return got
+
+    from torch._inductor.compile_fx import compile_fx
+
+    assert told(ft, ft_compile_fx) == told(torch, compile_fx) == [True]

@@ -33,6 +33,7 @@ from fake_torch._inductor.cudagraph_utils import (
     get_mutation_stack_trace,
     log_cudagraph_skip_and_bump_counter,
 )
+from fake_torch._inductor.custom_graph_pass import get_custom_graph_passes
 from fake_torch._inductor.fx_passes import joint_graph, post_grad
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
 from fake_torch._simulated import _dispatch
@@ -367,7 +368,7 @@ def _recursive_pre_grad_passes(gm: GraphModule) -> GraphModule:
     """torch's pre-grad passes on Dynamo's graph: of them, config.pre_grad_custom_pass (its
     own pattern passes change no launch here), then the stable topological sort (a graph no
     pass changed is already sorted: left as it is)."""
-    passes = post_grad.custom_passes(config.pre_grad_custom_pass)
+    passes = get_custom_graph_passes(config.pre_grad_custom_pass)
     if not config.use_pre_grad_passes or not passes:
         return gm
     for custom in passes:

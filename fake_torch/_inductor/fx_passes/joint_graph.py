@@ -23,7 +23,8 @@ from fake_torch._inductor._pattern_pass import (
     register_graph_pattern,
     stable_topological_sort,
 )
-from fake_torch._inductor.fx_passes.post_grad import custom_passes, remove_noop_ops
+from fake_torch._inductor.custom_graph_pass import get_custom_graph_passes
+from fake_torch._inductor.fx_passes.post_grad import remove_noop_ops
 from fake_torch._ops import ops
 from fake_torch._sym import SymInt
 from fake_torch.fx import GraphModule, Node
@@ -95,13 +96,13 @@ _register_early_patterns()
 def joint_graph_passes(graph: GraphModule) -> GraphModule:
     """The joint-graph passes on `graph` (changed in place, and returned)."""
     count = 0
-    for custom in custom_passes(config.joint_custom_pre_pass):
+    for custom in get_custom_graph_passes(config.joint_custom_pre_pass):
         custom(graph.graph)
         count += 1
     remove_noop_ops(graph.graph)
     if config.pattern_matcher:
         count += early_patterns.apply(graph.graph)
-    for custom in custom_passes(config.joint_custom_post_pass):
+    for custom in get_custom_graph_passes(config.joint_custom_post_pass):
         custom(graph.graph)
         count += 1
     if count:

@@ -19,6 +19,10 @@ from typing import Any
 from fake_torch._dtype import bool_
 from fake_torch._inductor import config
 from fake_torch._inductor._pattern_pass import stable_topological_sort
+from fake_torch._inductor.custom_graph_pass import (
+    CustomInferenceAwareGraphPass,
+    get_custom_graph_passes,
+)
 from fake_torch._ops import OpOverload, ops
 from fake_torch._tensor import Tensor
 from fake_torch.fx import Graph, GraphModule, Node
@@ -215,23 +219,23 @@ def remove_noop_ops(graph: Graph) -> None:
             graph.erase_node(node)
 
 
-def custom_passes(value: Any) -> list[Callable[[Graph], Any]]:
-    """config's pass option: None, one pass, or a list of them."""
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
+def _run_custom(custom: Callable[..., Any], gm: GraphModule, is_inference: bool) -> None:
+    if isinstance(custom, CustomInferenceAwareGraphPass):
+        custom(gm.graph, is_inference=is_inference)
+    else:
+        custom(gm.graph)
 
 
 def post_grad_passes(gm: GraphModule, is_inference: bool) -> None:
     """The post-grad passes, in torch's order, on `gm`'s (functional, aten) graph."""
     if config.dce:
         gm.graph.eliminate_dead_code()
-    for custom in custom_passes(config.post_grad_custom_pre_pass):
-        custom(gm.graph)
+    for custom in get_custom_graph_passes(config.post_grad_custom_pre_pass):
+        _run_custom(custom, gm, is_inference)
     if config.pattern_matcher:
         remove_noop_ops(gm.graph)
-    for custom in custom_passes(config.post_grad_custom_post_pass):
-        custom(gm.graph)
+    for custom in get_custom_graph_passes(config.post_grad_custom_post_pass):
+        _run_custom(custom, gm, is_inference)
     stable_topological_sort(gm.graph)
     gm.recompile()
 
