@@ -366,3 +366,75 @@ def test_an_inference_aware_pass_is_told_the_graph_is_for_inference() -> None:
     from torch._inductor.compile_fx import compile_fx
 
     assert told(ft, ft_compile_fx) == told(torch, compile_fx) == [True]
+
+
+# --- register_replacement as a post-grad pass: the toy model of issue 26 ------------------------
+
+def _exp_ratio_to_exp_diff(lib: ModuleType) -> dict[str, Any]:
+    """`x.exp() / y.exp()` rewritten to `(x - y).exp()` by a register_replacement pattern
+    (traced with fwd_only) run as the post-grad custom pass of a model holding two such ratios
+    and one exp quotient that is not one (its divisor is no exp). Real torch stops after the
+    pass (no codegen); fake_torch runs the rewritten graph, once more counting its launches."""
+    from importlib import import_module
+
+    pm = import_module(f"{lib.__name__}._inductor.pattern_matcher")
+    if lib is torch:
+        from torch._inductor.compile_fx import compile_fx
+    else:
+        compile_fx = ft_compile_fx
+
+    def search(x: Any, y: Any) -> Any:
+        return x.exp() / y.exp()
+
+    def replace(x: Any, y: Any) -> Any:
+        return (x - y).exp()
+
+    pass_ = pm.PatternMatcherPass()
+    pm.register_replacement(search, replace, [lib.empty(4, 5), lib.empty(4, 5)], pm.fwd_only,
+                            pass_)
+    got: dict[str, Any] = {}
+
+    def post(graph: Any) -> None:
+        got["count"] = pass_.apply(graph)
+        got["targets"] = _targets(graph)
+        if lib is torch:
+            raise _Recorded
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        return compile_fx(gm, example_inputs, config_patches={"post_grad_custom_post_pass": post})
+
+    def model(a: Any, b: Any, c: Any) -> Any:
+        h = a.exp() / b.exp()
+        k = (h @ c.t()).exp() / (c @ c.t()).exp()  # (4, 4)
+        return k.sum(-1) + (a.exp() / b).sum(-1)
+
+    rng = np.random.default_rng(2)
+    args = [lib.from_numpy(rng.standard_normal((4, 5)).astype(np.float32) / 4)
+            for _ in range(3)]
+    if lib is ft:
+        args = [a.cuda() for a in args]
+    lib._dynamo.reset()
+    compiled = lib.compile(model, backend=backend)
+    if lib is torch:
+        with pytest.raises(Exception, match="_Recorded"):
+            compiled(*args)
+        return got
+    out = compiled(*args)
+    np.testing.assert_allclose(to_numpy(out), to_numpy(model(*args)), rtol=1e-5, atol=1e-5)
+    with launches() as names:
+        compiled(*args)
+    got["launches"] = names
+    return got
+
+
+def test_register_replacement_in_a_post_grad_pass_rewrites_as_torch() -> None:
+    theirs, ours = _exp_ratio_to_exp_diff(torch), _exp_ratio_to_exp_diff(ft)
+    assert ours["count"] == theirs["count"] == 2
+    assert ours["targets"] == theirs["targets"]
+    assert theirs["targets"].count("aten.sub.Tensor") == 2
+    # a step launches the rewritten graph's kernels: the first ratio, now `exp(a - b)`, one
+    # kernel; the two mm; the second ratio's sub and exp with its row sums (4 wide); the other
+    # quotient with its row sums (5 wide) and the final add
+    assert ours["launches"] == ["triton_poi_fused_exp_sub_0", "mm", "mm",
+                                "triton_per_fused_exp_sub_sum_1",
+                                "triton_per_fused_add_div_exp_sum_2"]

@@ -4,7 +4,9 @@ as aot_autograd's inference path hands it to inductor.
 `aten_graph(gm, example_inputs)` runs `gm` under make_fx's aten recorder on fake copies of the
 inputs, with inductor's decompositions (`select_decomp_table`), and returns a GraphModule of
 `torch.ops.aten.<name>.<overload>` nodes (custom ops as their OpOverloads). Placeholders are
-named `arg<i>_1`, as aot_autograd's flat trace names them. Each keeps the Dynamo placeholder's
+named `arg<i>_1`, as aot_autograd's flat trace names them. The ops run on fake tensors of the
+compile's fake mode (TracingContext's), so every `meta["val"]` is of that one mode, as in
+torch (the pattern matcher's detect_fake_mode asks it). Each keeps the Dynamo placeholder's
 example value as `meta["val"]`, so the sizes are Dynamo's symbols (`s77`), not new ones: a
 SymInt input's placeholder is where its symbol is read (`aten.slice.Tensor(arg2_1, 0, 0,
 arg0_1)`); a symbol no SymInt input carries is read with `aten.sym_size.int` from the first
@@ -22,7 +24,7 @@ from typing import Any
 from fake_torch._dynamo.symbolic import SymbolicTrace
 from fake_torch._guards import TracingContext
 from fake_torch._inductor.decomposition import select_decomp_table
-from fake_torch._subclasses.fake_tensor import FakeTensorMode
+from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymFloat, SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Node
@@ -56,6 +58,9 @@ def aten_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
     """`gm` (a Dynamo graph) traced into a graph of aten ops on `example_inputs`."""
     tr = _Tracer("fake", select_decomp_table())
     tr.symbolic = _symbolic_trace_of_compile()
+    ctx = TracingContext.try_get()
+    if ctx is not None and isinstance(ctx.fake_mode, FakeTensorMode):
+        tr.fake_mode = ctx.fake_mode  # every example value in the compile's one fake mode
     mode = _AtenMode(tr)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
@@ -68,7 +73,11 @@ def aten_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
         example = _example_of(ph, value)
         if isinstance(value, Tensor):
             fake = tr.fake_mode.from_tensor(value)
-            node.meta["val"] = example if isinstance(example, Tensor) else tr.example(fake)
+            # Dynamo's symbolic example, else the fake input (Dynamo keeps a static input's
+            # real tensor as its example)
+            symbolic = isinstance(example, FakeTensor) and \
+                getattr(example, "_sym_shape", None) is not None
+            node.meta["val"] = example if symbolic else fake
             tr.bind(fake, node)
             args.append(fake)
             for d, size in enumerate(node.meta["val"].shape):
