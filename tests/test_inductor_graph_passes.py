@@ -5,10 +5,11 @@ for the post pass, remove_noop_ops), and that the rewritten graph is what runs.
 
 Real torch is stopped by an exception from its post pass once the graph is recorded (its CPU
 codegen would take seconds per graph); fake_torch runs the compiled graph, checked against
-eager. The documented differences (fake_torch/_inductor/fx_passes/joint_graph.py): torch folds
-uniform constants (ones, ones_like, zeros_like, ...) into `aten.full.default`, fake_torch keeps
-the op; and torch computes a size expression (`arg0_1 // 64`) at the top of the graph,
-fake_torch where it is first used.
+eager. The differences, documented: torch's inductor decompositions turn ones, zeros and the
+*_like fills into `aten.full.default` (fake_torch's table has no such entry: full's
+`layout=torch.strided` argument is not emulated), fake_torch keeps the op; torch computes a size
+expression (`arg0_1 // 64`) at the top of the graph, fake_torch where it is first used; and
+fake_torch's aten graph is not functionalized (in-place ops stay; torch's are functional).
 """
 
 from __future__ import annotations
