@@ -38,6 +38,7 @@ joint_custom_pre_pass: Any = None
 joint_custom_post_pass: Any = None
 pattern_matcher = True  # torch's own pattern passes; here: remove_noop_ops in post_grad_passes
 dce = False  # dead-code elimination first thing in post_grad_passes
+reorder_for_locality = True  # post-grad: producers moved next to their last reader
 assume_32bit_indexing = False  # index arithmetic width in generated code: no launch changes
 # horizontal fusion of independent kernels into one launch. Only with benchmark_combo_kernel
 # (vLLM's setting), where torch keeps a combo kernel only when its benchmark beats the separate

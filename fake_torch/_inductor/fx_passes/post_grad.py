@@ -3,22 +3,24 @@ it, in torch 2.13's order (`post_grad_passes`), and `view_to_reshape`, which com
 before them (other compilers call it on their own graphs too).
 
 Of torch's post-grad passes these are run: dead-code elimination (config.dce, off by default),
-the custom pre pass (config.post_grad_custom_pre_pass), `remove_noop_ops` (with
-config.pattern_matcher), the custom post pass (config.post_grad_custom_post_pass) and the
-stable topological sort. torch's own pattern passes (its fusions of mm + bias, batched
-group fusions, ...) are not: fake_torch's scheduler fuses the ops that remain as it fuses any
-graph's, so no launch count depends on them.
+`reorder_for_locality` (config.reorder_for_locality, on inference graphs), the custom pre pass
+(config.post_grad_custom_pre_pass), `remove_noop_ops` (with config.pattern_matcher), the custom
+post pass (config.post_grad_custom_post_pass) and the stable topological sort. torch's own
+pattern passes are not: among them the one that makes `mm` + a bias `add` one `addmm` (on a
+GPU only where a user of the sum is no pointwise op), so there fake_torch's scheduler launches
+the mm and a pointwise kernel where torch launches one addmm.
 """
 
 from __future__ import annotations
 
 import inspect
+import operator
 from collections.abc import Callable
 from typing import Any
 
 from fake_torch._dtype import bool_
 from fake_torch._inductor import config
-from fake_torch._inductor._pattern_pass import stable_topological_sort
+from fake_torch._inductor._pattern_pass import get_mutation_region_id, stable_topological_sort
 from fake_torch._inductor.custom_graph_pass import (
     CustomInferenceAwareGraphPass,
     get_custom_graph_passes,
@@ -219,6 +221,42 @@ def remove_noop_ops(graph: Graph) -> None:
             graph.erase_node(node)
 
 
+def _consumes_rng_state(node: Node) -> bool:
+    """A draw from a generator (torch's nondeterministic_seeded tag): its order matters."""
+    if node.op != "call_function" or not isinstance(node.target, OpOverload):
+        return False
+    from fake_torch import _opdef
+
+    opdef = _opdef.def_of(_opdef.aten_callable(node.target._opname))
+    return opdef is not None and (opdef.random or opdef.kind == _opdef.RANDOM)
+
+
+def reorder_for_locality(graph: Graph) -> None:
+    """Move each call's producers right before it (walking the graph from its end), when the
+    call is their last reader, in the same mutation region, and no draw from a generator moves;
+    nothing from the first `aten.copy_` (a functional graph's write-back epilogue) on."""
+    seen: set[Node] = set()
+    first_copy = next(iter(graph.find_nodes(op="call_function", target=ops.aten.copy_.default)),
+                      None)
+    past_epilogue = first_copy is None
+    for node in reversed(list(graph.nodes)):
+        seen.add(node)
+        if not past_epilogue:
+            past_epilogue = node is first_copy
+            continue
+
+        def visit(other: Node, node: Node = node) -> Node:
+            if (other.op == "call_function" and other.target is not operator.getitem
+                    and all(user in seen for user in other.users)
+                    and get_mutation_region_id(graph, node)
+                    == get_mutation_region_id(graph, other)
+                    and not _consumes_rng_state(other)):
+                node.prepend(other)
+            return other
+
+        map_arg((node.args, node.kwargs), visit)
+
+
 def _run_custom(custom: Callable[..., Any], gm: GraphModule, is_inference: bool) -> None:
     if isinstance(custom, CustomInferenceAwareGraphPass):
         custom(gm.graph, is_inference=is_inference)
@@ -230,6 +268,8 @@ def post_grad_passes(gm: GraphModule, is_inference: bool) -> None:
     """The post-grad passes, in torch's order, on `gm`'s (functional, aten) graph."""
     if config.dce:
         gm.graph.eliminate_dead_code()
+    if is_inference and config.reorder_for_locality:
+        reorder_for_locality(gm.graph)
     for custom in get_custom_graph_passes(config.post_grad_custom_pre_pass):
         _run_custom(custom, gm, is_inference)
     if config.pattern_matcher:
