@@ -441,3 +441,20 @@ def test_register_replacement_in_a_post_grad_pass_rewrites_as_torch() -> None:
     assert ours["launches"] == ["triton_poi_fused_exp_sub_0", "mm", "mm",
                                 "triton_per_fused_exp_sub_sum_1",
                                 "triton_per_fused_add_div_exp_sum_2"]
+
+
+def test_a_pass_option_holding_a_pass_can_be_patched_as_in_torch() -> None:
+    import torch._inductor.config as theirs
+
+    for config in (theirs, ft_config):
+        def first(graph: Any) -> None:
+            pass
+
+        config.post_grad_custom_post_pass = first
+        try:
+            with config.patch(post_grad_custom_post_pass=None):
+                assert config.post_grad_custom_post_pass is None
+            assert config.post_grad_custom_post_pass is first
+            assert config.get_config_copy()["post_grad_custom_post_pass"] is first
+        finally:
+            config.post_grad_custom_post_pass = None

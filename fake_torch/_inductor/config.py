@@ -69,7 +69,9 @@ class triton:  # torch's name
     unique_kernel_names = os.environ.get("TORCHINDUCTOR_UNIQUE_KERNEL_NAMES", "1") == "1"
 
 
-_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager", "os"}
+_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager", "os", "triton"}
+# the options, named once here: an option holding a pass (a function, an object) is one too
+_OPTIONS = tuple(k for k in list(globals()) if not k.startswith("_") and k not in _NOT_OPTIONS)
 
 
 def _split(key: str) -> tuple[Any, str]:
@@ -79,9 +81,7 @@ def _split(key: str) -> tuple[Any, str]:
 
 def get_config_copy() -> dict[str, Any]:
     """Every option by its dotted name, with its current value."""
-    out = {k: v for k, v in globals().items()
-           if not k.startswith("_") and k not in _NOT_OPTIONS
-           and (v is None or isinstance(v, (bool, int, list)))}
+    out = {k: globals()[k] for k in _OPTIONS}
     out.update({f"triton.{k}": v for k, v in vars(triton).items() if not k.startswith("_")})
     return out
 
