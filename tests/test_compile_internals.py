@@ -97,7 +97,7 @@ def test_set_stance_matches_torch() -> None:
     torch = pytest.importorskip("torch")
     torch._dynamo.reset()
     assert got == _stance_program(torch)
-    assert ft._api.signature_of(ft.compiler.set_stance) == ft._api.signature_of(
+    assert ft._tools._api.signature_of(ft.compiler.set_stance) == ft._tools._api.signature_of(
         torch.compiler.set_stance)
 
 

@@ -106,7 +106,7 @@ def test_installed_context_restores_sys_modules() -> None:
         import fake_torch
         before_path = list(sys.meta_path)
         with fake_torch.installed() as torch:
-            import torch._bench
+            import torch._tools._bench
             import torch as inner
             assert inner is torch is fake_torch
             assert fake_torch.is_installed()

@@ -12,11 +12,13 @@ import pytest
 
 from fake_torch._tools._layers import (
     LAYERS,
+    PACKAGES_ABOVE_MEMBERS,
     Import,
     cycles_across_packages,
     imports_of,
     layer_of,
     modules_of,
+    packages_above_members,
     upward,
 )
 
@@ -64,6 +66,18 @@ def test_no_import_points_up() -> None:
 def test_no_import_circle_across_packages() -> None:
     cycles = cycles_across_packages(_package_edges())
     assert not cycles, "import circles across packages:\n" + "\n".join(map(str, cycles))
+
+
+def test_only_the_listed_packages_have_an_init_above_their_modules() -> None:
+    """Importing a module runs its package's __init__ first, which no import statement shows:
+    a package whose __init__ is in a higher layer than one of its modules must be listed, with
+    its reason (torch's own layout), in PACKAGES_ABOVE_MEMBERS; a new one fails here."""
+    found = packages_above_members(modules_of(REPO_ROOT))
+    assert sorted(found) == sorted(PACKAGES_ABOVE_MEMBERS), found
+    toy = packages_above_members(["fake_torch.mid", "fake_torch.mid._low", "fake_torch.mid.b"],
+                                 (("low", ("fake_torch.mid._low",)), ("mid", ("fake_torch.mid",)),
+                                  ("top", ("fake_torch",))))
+    assert toy == {"fake_torch.mid": ["fake_torch.mid._low"]}
 
 
 def test_the_layers_are_in_the_documented_order() -> None:

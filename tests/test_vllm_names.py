@@ -168,8 +168,8 @@ def test_sdp_switches_exist_with_torchs_signatures_and_defaults() -> None:
     torch = pytest.importorskip("torch")
     for name in SDP:
         for fn in (f"enable_{name}_sdp", f"{name}_sdp_enabled"):
-            assert ft._api.signature_of(getattr(ft.backends.cuda, fn)) == \
-                ft._api.signature_of(getattr(torch.backends.cuda, fn))
+            assert ft._tools._api.signature_of(getattr(ft.backends.cuda, fn)) == \
+                ft._tools._api.signature_of(getattr(torch.backends.cuda, fn))
         assert getattr(ft.backends.cuda, f"{name}_sdp_enabled")() is \
             getattr(torch.backends.cuda, f"{name}_sdp_enabled")() is True
 

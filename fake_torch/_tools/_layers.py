@@ -77,6 +77,22 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# Packages whose __init__ sits in a higher layer than some of their modules. Importing such a
+# module runs its package's __init__ first (Python's rule): a step up that no import statement
+# shows, so the scan below does not see it. Each is torch's own layout, kept so that `import
+# torch.X.Y` runs what torch runs; the test holds the list to exactly these.
+PACKAGES_ABOVE_MEMBERS: dict[str, str] = {
+    "fake_torch._kernels": "its __init__ imports every op module (which registers the ops); "
+                           "_common.py, the ops' way to the door, is tensor core",
+    "fake_torch.fx": "torch.fx's __init__ imports the graph classes; experimental/sym_node.py "
+                     "and symbolic_shapes.py (SymInt's nodes, the ShapeEnv) are tensor core",
+    "fake_torch.fx.experimental": "its __init__ imports _aten_overloads (make_fx's); sym_node.py, "
+                                  "symbolic_shapes.py and _config.py are tensor core",
+    "fake_torch.utils": "torch.utils' __init__ imports data; _device.py, _python_dispatch.py and "
+                        "_sympy/ are tensor core, _pytree.py ops",
+}
+
+
 @dataclass(frozen=True)
 class Import:
     """One import statement's edge: `module` (at `line`) imports `target` (a module of the
@@ -160,6 +176,23 @@ def imports_of(sources: Mapping[str, str], package: str = ROOT_PACKAGE) -> list[
 _TYPE_CHECKING = ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
+def packages_above_members(modules: Iterable[str],
+                           layers: Iterable[tuple[str, tuple[str, ...]]] = LAYERS
+                           ) -> dict[str, list[str]]:
+    """{package: its modules in a lower layer than its __init__} (the root package aside: it is
+    the top of every import)."""
+    layers = tuple(layers)
+    modules = set(modules)
+    found: dict[str, list[str]] = {}
+    for m in sorted(modules):
+        parts = m.split(".")
+        for i in range(2, len(parts)):
+            package = ".".join(parts[:i])
+            if package in modules and layer_of(package, layers) > layer_of(m, layers):
+                found.setdefault(package, []).append(m)
+    return found
+
+
 def upward(edges: Iterable[Import],
            layers: Iterable[tuple[str, tuple[str, ...]]] = LAYERS) -> list[Import]:
     """The imports from a lower layer to a higher one."""
@@ -235,8 +268,11 @@ def report(root: Path) -> str:
     up = upward(edges)
     cycles = cycles_across_packages(edges)
     names = [name for name, _ in LAYERS]
+    above = packages_above_members(modules_of(root))
     lines = [f"{len(edges)} imports; {len(up)} upward; "
-             f"{len(cycles)} cycles across packages {[len(c) for c in cycles]}"]
+             f"{len(cycles)} cycles across packages {[len(c) for c in cycles]}; "
+             f"{len(above)} packages whose __init__ is above some of their modules "
+             f"{sorted(above)}"]
     for e in up:
         lines.append(f"  {e.module}:{e.line} ({names[layer_of(e.module)]}) imports {e.target} "
                      f"({names[layer_of(e.target)]}){' inside a function' if e.lazy else ''}")
