@@ -12,8 +12,9 @@ SymInt input's placeholder is where its symbol is read (`aten.slice.Tensor(arg2_
 arg0_1)`); a symbol no SymInt input carries is read with `aten.sym_size.int` from the first
 tensor input whose size it is.
 
-No functionalization is done here (fake_torch's make_fx records in-place ops as they are; a
-mutating custom op is recorded as the `auto_functionalized` node Dynamo's graph already holds).
+No functionalization is done here: in-place ops are recorded as they are, and a custom op that
+mutates an argument stays a call of that op (torch's graph holds `copy_`-free functional ops
+and `auto_functionalized` nodes instead); remove_noop_ops keeps what such writes need.
 """
 
 from __future__ import annotations

@@ -383,8 +383,9 @@ def _post_grad_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphMod
     """The aten graph torch's inductor lowers: Dynamo's graph traced to aten ops (as
     aot_autograd does for inference), the joint-graph passes, views made reshapes, then the
     post-grad passes (the custom ones among them). fake_torch takes this path only when a
-    post-grad custom pass is set: otherwise the Dynamo graph is compiled as it is (the same
-    kernels, fewer steps)."""
+    post-grad custom pass is set: otherwise the Dynamo graph is compiled as it is, as before
+    this path existed (the kernels can differ where a decomposition or a removed no-op changes
+    the ops)."""
     aten = aten_graph(gm, example_inputs)
     if config.use_joint_graph_passes:
         aten = joint_graph.joint_graph_passes(aten)
