@@ -13,8 +13,9 @@ arg0_1)`); a symbol no SymInt input carries is read with `aten.sym_size.int` fro
 tensor input whose size it is.
 
 No functionalization is done here: in-place ops are recorded as they are, and a custom op that
-mutates an argument stays a call of that op (torch's graph holds `copy_`-free functional ops
-and `auto_functionalized` nodes instead); remove_noop_ops keeps what such writes need.
+mutates an argument stays a call of that op (torch's graph is functional: in-place ops become
+their functional forms with a `copy_` back into each mutated input, such custom ops
+`auto_functionalized` nodes); remove_noop_ops keeps the copies such writes need.
 """
 
 from __future__ import annotations
