@@ -458,3 +458,126 @@ def test_a_pass_option_holding_a_pass_can_be_patched_as_in_torch() -> None:
             assert config.get_config_copy()["post_grad_custom_post_pass"] is first
         finally:
             config.post_grad_custom_post_pass = None
+
+
+# --- a custom op that writes its arguments: auto_functionalized, then in place again ---------
+
+def _scale_op(lib: ModuleType, name: str) -> Any:
+    @lib.library.custom_op(f"passes_test::{name}", mutates_args=("out",),
+                           schema="(Tensor(a!) out, Tensor x, float s) -> ()")
+    def scale_(out: Any, x: Any, s: float) -> None:
+        out.copy_(x * s)
+
+    @scale_.register_fake
+    def _(out: Any, x: Any, s: float) -> None:
+        return None
+
+    return getattr(lib.ops.passes_test, name)
+
+
+def _written_by_custom_op(lib: ModuleType, name: str, program: str) -> dict[str, Any]:
+    op = _scale_op(lib, name)
+    programs = {
+        "into_a_new_tensor": lambda x, buf: op(lib.empty_like(x), x, 2.0),
+        "into_an_input": lambda x, buf: (op(buf, x, 3.0), buf * 2)[1],
+    }
+    seen: dict[str, Any] = {}
+
+    def post(graph: Any) -> None:
+        seen["post"] = [t for t in _targets(graph)]
+        if lib is torch:
+            raise _Recorded
+
+    if lib is torch:
+        from torch._inductor.compile_fx import compile_fx
+    else:
+        compile_fx = ft_compile_fx
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        return compile_fx(gm, example_inputs, config_patches={
+            "post_grad_custom_post_pass": post, "enable_auto_functionalized_v2": False})
+
+    def f(x: Any, buf: Any) -> Any:
+        out = programs[program](x, buf)
+        return buf + 1 if out is None else out
+
+    lib._dynamo.reset()
+    compiled = lib.compile(f, backend=backend)
+    device = {"device": "cuda"} if lib is ft else {}
+    x, buf = lib.ones(3, **device), lib.zeros(3, **device)
+    if lib is torch:
+        with pytest.raises(Exception, match="_Recorded"):
+            compiled(x, buf)
+        return seen
+    seen["out"] = compiled(x, buf).tolist()
+    seen["buf"] = buf.tolist()
+    return seen
+
+
+@pytest.mark.parametrize("program", ["into_a_new_tensor", "into_an_input"])
+def test_a_custom_op_writing_a_tensor_is_auto_functionalized_as_in_torch(program: str) -> None:
+    name = f"scale_{program}"
+    theirs = _written_by_custom_op(torch, name, program)
+    ours = _written_by_custom_op(ft, name, program)
+    fills = {"aten.empty.memory_format", "aten.empty_like.default"}  # torch decomposes it
+    assert [t for t in ours["post"] if t not in fills] == \
+        [t for t in theirs["post"] if t not in fills]
+    if program == "into_an_input":
+        assert theirs["post"][0] == "auto_functionalized"
+    if program == "into_an_input":  # written back into the input, as eager writes it
+        assert theirs["post"][-1] == "aten.copy_.default"
+        assert ours["out"] == [6.0] * 3 and ours["buf"] == [3.0] * 3
+
+
+def test_an_auto_functionalized_op_runs_in_place_launching_what_eager_launches() -> None:
+    """Before the graph runs, the auto_functionalized node is the op again, in place (nothing
+    reads the input's old value): no clone is launched, the input holds the op's result."""
+    op = _scale_op(ft, "scale_in_place")
+    ran: list[list[str]] = []
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        compiled = ft_compile_fx(gm, example_inputs, config_patches={
+            "post_grad_custom_post_pass": lambda graph: None,
+            "enable_auto_functionalized_v2": False})
+        ran.append(_targets(compiled.gm.graph))
+        return compiled
+
+    def f(x: Any, buf: Any) -> Any:
+        op(buf, x, 3.0)
+        return buf * 2
+
+    x, buf = ft.ones(3, device="cuda"), ft.zeros(3, device="cuda")
+    ft._dynamo.reset()
+    compiled = ft.compile(f, backend=backend)
+    compiled(x, buf)
+    assert ran == [["passes_test.scale_in_place.default", "aten.mul.Tensor"]]
+    buf.zero_()
+    with launches() as names:
+        out = compiled(x, buf)
+    assert out.tolist() == [6.0] * 3 and buf.tolist() == [3.0] * 3
+    fresh = ft.zeros(3, device="cuda")
+    with launches() as eager:
+        f(x, fresh)
+    assert names[:-1] == eager[:-1] and len(names) == len(eager)  # the op's own launches
+    assert "clone" not in names
+
+
+def test_a_write_into_a_view_stays_the_op_itself() -> None:
+    op = _scale_op(ft, "scale_view")
+    seen: list[list[str]] = []
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        return ft_compile_fx(gm, example_inputs, config_patches={
+            "post_grad_custom_post_pass": lambda graph: seen.append(_targets(graph)),
+            "enable_auto_functionalized_v2": False})
+
+    def f(x: Any, buf: Any) -> Any:
+        op(buf[:2], x[:2], 3.0)
+        return buf * 2
+
+    ft._dynamo.reset()
+    buf = ft.zeros(3, device="cuda")
+    out = ft.compile(f, backend=backend)(ft.ones(3, device="cuda"), buf)
+    assert out.tolist() == [6.0, 6.0, 0.0] and buf.tolist() == [3.0, 3.0, 0.0]
+    assert "passes_test.scale_view.default" in seen[0]
+    assert not any("auto_functionalized" in t for t in seen[0])

@@ -12,10 +12,10 @@ SymInt input's placeholder is where its symbol is read (`aten.slice.Tensor(arg2_
 arg0_1)`); a symbol no SymInt input carries is read with `aten.sym_size.int` from the first
 tensor input whose size it is.
 
-No functionalization is done here: in-place ops are recorded as they are, and a custom op that
-mutates an argument stays a call of that op (torch's graph is functional: in-place ops become
-their functional forms with a `copy_` back into each mutated input, such custom ops
-`auto_functionalized` nodes); remove_noop_ops keeps the copies such writes need.
+A custom op that writes whole tensors is recorded as `auto_functionalized`, with a `copy_` back
+into each written input (_functional_custom_ops.py). Other writes are not functionalized:
+in-place aten ops are recorded as they are (torch's graph has their functional forms and a
+`copy_` back into each written input); remove_noop_ops keeps the copies such writes need.
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ from typing import Any
 
 from fake_torch._dynamo.symbolic import SymbolicTrace
 from fake_torch._guards import TracingContext
+from fake_torch._inductor._functional_custom_ops import FunctionalCustomOps
 from fake_torch._inductor.decomposition import select_decomp_table
+from fake_torch._inductor.fx_passes.post_grad import is_impure
 from fake_torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from fake_torch._sym import SymFloat, SymInt
 from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Node
-from fake_torch.fx.experimental.proxy_tensor import _AtenMode, _Tracer
+from fake_torch.fx.experimental.proxy_tensor import _Tracer
 
 
 def _symbolic_trace_of_compile() -> SymbolicTrace | None:
@@ -63,7 +65,7 @@ def aten_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
     ctx = TracingContext.try_get()
     if ctx is not None and isinstance(ctx.fake_mode, FakeTensorMode):
         tr.fake_mode = ctx.fake_mode  # every example value in the compile's one fake mode
-    mode = _AtenMode(tr)
+    mode = FunctionalCustomOps(tr)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         raise AssertionError(f"aten_graph: the graph has {len(placeholders)} inputs, "
@@ -96,6 +98,8 @@ def aten_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
         result = gm(*args)
     out = tr.arg(result)
     tr.graph.output(tuple(out) if isinstance(out, list) else out)  # aot's graphs return tuples
+    mode.write_back(tr.graph)
+    tr.graph.eliminate_dead_code(is_impure_node=is_impure)  # as aot's functional graph
     for node in tr.graph.nodes:  # a size expression's nodes (`floordiv = arg0_1 // 64`)
         if "val" not in node.meta and "example_value" in node.meta:
             node.meta["val"] = node.meta.pop("example_value")

@@ -25,6 +25,7 @@ from fake_torch import _generator, _opdef, library
 from fake_torch._functorch._aot_autograd import autograd_cache  # noqa: F401  (as torch's loads it)
 from fake_torch._inductor import config, cudagraph_trees
 from fake_torch._inductor._aten_graph import aten_graph
+from fake_torch._inductor._functional_custom_ops import reinplace
 from fake_torch._inductor._pattern_pass import stable_topological_sort
 from fake_torch._inductor.cudagraph_utils import (
     bump_counter,
@@ -391,6 +392,8 @@ def _post_grad_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphMod
         aten = joint_graph.joint_graph_passes(aten)
     post_grad.view_to_reshape(aten)
     post_grad.post_grad_passes(aten, is_inference=True)
+    reinplace(aten.graph)  # auto_functionalized back to its op, in place, where safe
+    aten.recompile()
     return aten
 
 

@@ -152,6 +152,12 @@ def _written(node: Node) -> list[Node]:
     return found
 
 
+def is_impure(node: Node) -> bool:
+    """A call dead-code elimination keeps though nothing reads it: it writes memory (in place,
+    or a custom op's declared writes) or draws from a generator."""
+    return bool(_written(node)) or _consumes_rng_state(node)
+
+
 def _mutated_storages(graph: Graph) -> set[Node | None]:
     """The storages some call in `graph` writes in place (fake_torch's aten graph keeps its
     in-place ops: it is not functionalized)."""
@@ -267,7 +273,7 @@ def _run_custom(custom: Callable[..., Any], gm: GraphModule, is_inference: bool)
 def post_grad_passes(gm: GraphModule, is_inference: bool) -> None:
     """The post-grad passes, in torch's order, on `gm`'s (functional, aten) graph."""
     if config.dce:
-        gm.graph.eliminate_dead_code()
+        gm.graph.eliminate_dead_code(is_impure_node=is_impure)
     if is_inference and config.reorder_for_locality:
         reorder_for_locality(gm.graph)
     for custom in get_custom_graph_passes(config.post_grad_custom_pre_pass):
