@@ -581,3 +581,40 @@ def test_a_write_into_a_view_stays_the_op_itself() -> None:
     assert out.tolist() == [6.0, 6.0, 0.0] and buf.tolist() == [3.0, 3.0, 0.0]
     assert "passes_test.scale_view.default" in seen[0]
     assert not any("auto_functionalized" in t for t in seen[0])
+
+
+def test_a_reinplaced_op_still_gives_its_own_output() -> None:
+    """The post pass sees torch's graph (real torch 2.13, the same op: auto_functionalized, a
+    getitem for its sum and one for out's new value, add, copy_ back into buf); what runs is
+    the op in place, its sum read from the call."""
+    @ft.library.custom_op("passes_test::scaled_sum", mutates_args=("out",),
+                          schema="(Tensor(a!) out, Tensor x) -> Tensor")
+    def scaled_sum(out: Any, x: Any) -> Any:
+        out.copy_(x * 2)
+        return x.sum()
+
+    @scaled_sum.register_fake
+    def _(out: Any, x: Any) -> Any:
+        return x.sum()
+
+    graphs: list[list[str]] = []
+
+    def backend(gm: Any, example_inputs: list[Any]) -> Any:
+        compiled = ft_compile_fx(gm, example_inputs, config_patches={
+            "post_grad_custom_post_pass": lambda graph: graphs.append(_targets(graph)),
+            "enable_auto_functionalized_v2": False})
+        graphs.append(_targets(compiled.gm.graph))
+        return compiled
+
+    def f(x: Any, buf: Any) -> Any:
+        total = ft.ops.passes_test.scaled_sum(buf, x)
+        return buf + total
+
+    ft._dynamo.reset()
+    x, buf = ft.arange(3.0, device="cuda"), ft.zeros(3, device="cuda")
+    out = ft.compile(f, backend=backend)(x, buf)
+    assert buf.tolist() == [0.0, 2.0, 4.0] and out.tolist() == [3.0, 5.0, 7.0]
+    assert graphs == [
+        ["auto_functionalized", "<built-in function getitem>", "<built-in function getitem>",
+         "aten.add.Tensor", "aten.copy_.default"],
+        ["passes_test.scaled_sum.default", "aten.add.Tensor"]]

@@ -136,8 +136,8 @@ def reinplace(graph: Graph) -> None:
             continue
         n_outs = len(values) - len(written)  # the op's own outputs come first
         items = {u.args[1]: u for u in node.users if u.target is operator.getitem}
-        if len(items) != len(node.users) or any(i < n_outs for i in items):
-            continue  # (an op whose own output is read: left to run on clones)
+        if len(items) != len(node.users):
+            continue
         write_backs: list[Node] = []
         later_reads = False
         for w in written:
@@ -157,8 +157,14 @@ def reinplace(graph: Graph) -> None:
         for copy in write_backs:
             graph.erase_node(copy)
         for index, item in items.items():
-            item.replace_all_uses_with(written[index - n_outs])
-            graph.erase_node(item)
+            if index >= n_outs:  # a written argument's new value: the argument itself
+                item.replace_all_uses_with(written[index - n_outs])
+                graph.erase_node(item)
+            elif n_outs == 1:  # the op's one output
+                item.replace_all_uses_with(call)
+                graph.erase_node(item)
+            else:  # an item of the op's outputs
+                item.args = (call, index)
         graph.erase_node(node)
 
 
