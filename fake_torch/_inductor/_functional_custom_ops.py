@@ -14,8 +14,9 @@ auto_functionalized_v2, is not emulated).
 
 Reinplacing (`reinplace`): an `auto_functionalized` node whose written arguments are read by no
 later node (a graph input's write-back `copy_` aside, which goes) becomes the op's call on
-those arguments, in place; its items read the arguments again. Otherwise the node stays: it
-runs the op on clones, as torch's inductor does then.
+those arguments, in place: the items of the written arguments read the arguments again, those
+of the op's own outputs read the call. Otherwise the node stays: it runs the op on clones, as
+torch's inductor does then.
 """
 
 from __future__ import annotations
