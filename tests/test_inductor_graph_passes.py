@@ -618,3 +618,19 @@ def test_a_reinplaced_op_still_gives_its_own_output() -> None:
         ["auto_functionalized", "<built-in function getitem>", "<built-in function getitem>",
          "aten.add.Tensor", "aten.copy_.default"],
         ["passes_test.scaled_sum.default", "aten.add.Tensor"]]
+
+
+def test_an_aten_op_called_on_a_dynamic_input_keeps_it_dynamic() -> None:
+    """vLLM's SliceCoalescingModel calls torch.ops.aten.slice.Tensor itself on a tensor whose
+    first dim is marked dynamic: torch compiles it without specialising that dim."""
+    def compiled_sum(lib: ModuleType) -> list[float]:
+        def f(qkv: Any) -> Any:
+            return lib.ops.aten.slice.Tensor(qkv, -1, 0, 4) + 1
+
+        lib._dynamo.reset()
+        x = lib.from_numpy(np.arange(40, dtype=np.float32).reshape(5, 8))
+        lib._dynamo.mark_dynamic(x, 0)
+        out: list[float] = lib.compile(f, backend="eager", fullgraph=True)(x).sum(-1).tolist()
+        return out
+
+    assert compiled_sum(ft) == compiled_sum(torch)

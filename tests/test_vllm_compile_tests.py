@@ -36,7 +36,10 @@ starts for each test. Only configurations that need no inductor codegen are sele
   - compile/passes/test_rmsnorm_reshape_fusion.py (issue 26): all three tests. vLLM's IR ops
     (torch.ops.vllm_ir.rms_norm, fused_add_rms_norm) reach the aten graph as their OpOverloads;
     AddRMSNormFusionPass and RMSNormReshapeFusionPass (register_replacement patterns) match once
-    each, and the ops before/after checks hold.
+    each, and the ops before/after checks hold;
+  - compile/passes/test_split_coalescing.py and test_scatter_split_replace.py: every test
+    (SplitCoalescingPass and ScatterSplitReplacementPass on the aten graph, and on graphs the
+    tests build by hand).
 Each selected vLLM test must pass, and all but one do; in the fullgraph files,
 test_simple_piecewise_compile[False-eager] and test_toy_llama[eager-False] run through Dynamo,
 VllmBackend's pass manager (whose fusion patterns register_replacement traces with make_fx,
@@ -77,6 +80,8 @@ KEYWORDS: dict[str, str | None] = {
     "compile/fullgraph/test_toy_llama.py": "eager",
     "compile/passes/test_noop_elimination.py": None,
     "compile/passes/test_rmsnorm_reshape_fusion.py": None,
+    "compile/passes/test_split_coalescing.py": None,
+    "compile/passes/test_scatter_split_replace.py": None,
 }
 # vLLM test file -> the test ids KEYWORDS selects in it (vLLM 0.33.0)
 SELECTED = {
@@ -93,6 +98,16 @@ SELECTED = {
     "compile/passes/test_rmsnorm_reshape_fusion.py": [
         "test_rmsnorm_reshape_fusion", "test_add_rmsnorm_reshape_fusion[True]",
         "test_add_rmsnorm_reshape_fusion[False]"],
+    "compile/passes/test_split_coalescing.py": [
+        "test_split_coalescing[dtype0]", "test_split_coalescing[dtype1]",
+        "test_slice_partition_canonicalization[dtype0]",
+        "test_slice_partition_canonicalization[dtype1]",
+        "test_slice_partition_accepts_safe_group",
+        *[f"test_slice_partition_rejects_unsafe_groups[ranges{i}]" for i in range(6)],
+        "test_nested_slice_partitions_use_live_source",
+        "test_split_coalescing_preserves_different_dimensions"],
+    "compile/passes/test_scatter_split_replace.py": ["test_scatter_split_replace[dtype0]",
+                                                     "test_scatter_split_replace[dtype1]"],
 }
 
 
