@@ -37,9 +37,10 @@ starts for each test. Only configurations that need no inductor codegen are sele
     (torch.ops.vllm_ir.rms_norm, fused_add_rms_norm) reach the aten graph as their OpOverloads;
     AddRMSNormFusionPass and RMSNormReshapeFusionPass (register_replacement patterns) match once
     each, and the ops before/after checks hold;
-  - compile/passes/test_split_coalescing.py and test_scatter_split_replace.py: every test
-    (SplitCoalescingPass and ScatterSplitReplacementPass on the aten graph, and on graphs the
-    tests build by hand).
+  - compile/passes/test_split_coalescing.py, test_scatter_split_replace.py and
+    test_vllm_fusion_pattern_matcher_pass.py: every test (SplitCoalescingPass,
+    ScatterSplitReplacementPass and VllmFusionPatternMatcherPass's match counts, on the aten
+    graph and on graphs the tests build by hand).
 Each selected vLLM test must pass, and all but one do; in the fullgraph files,
 test_simple_piecewise_compile[False-eager] and test_toy_llama[eager-False] run through Dynamo,
 VllmBackend's pass manager (whose fusion patterns register_replacement traces with make_fx,
@@ -82,6 +83,7 @@ KEYWORDS: dict[str, str | None] = {
     "compile/passes/test_rmsnorm_reshape_fusion.py": None,
     "compile/passes/test_split_coalescing.py": None,
     "compile/passes/test_scatter_split_replace.py": None,
+    "compile/passes/test_vllm_fusion_pattern_matcher_pass.py": None,
 }
 # vLLM test file -> the test ids KEYWORDS selects in it (vLLM 0.33.0)
 SELECTED = {
@@ -108,6 +110,9 @@ SELECTED = {
         "test_split_coalescing_preserves_different_dimensions"],
     "compile/passes/test_scatter_split_replace.py": ["test_scatter_split_replace[dtype0]",
                                                      "test_scatter_split_replace[dtype1]"],
+    "compile/passes/test_vllm_fusion_pattern_matcher_pass.py": [
+        "test_register_tracks_patterns", "test_uuid_stable",
+        *[f"test_matched_count_and_match_table[{n}]" for n in (1, 2, 4)]],
 }
 
 
