@@ -19,22 +19,37 @@ repository root: its pyproject.toml's pytest settings and tests/conftest.py appl
 CI). tests/vllm/site is put on PYTHONPATH: its sitecustomize.py makes `import torch` give
 fake_torch and installs the stand-ins for vLLM's compiled CUDA kernels (tests/vllm/standins), in
 pytest's process and in the fresh interpreter vLLM's `create_new_process_for_each_test("spawn")`
-starts for each test. Only configurations that need no inductor are selected (`-k eager`):
+starts for each test. Only configurations that need no inductor codegen are selected
+(KEYWORDS: `-k eager` in the fullgraph files, every test of the two pass files):
   - compile/fullgraph/test_simple.py: test_simple_piecewise_compile, backend eager, with and
     without an unbacked intermediate size: one graph seen, 5 pieces, 3 capturable, 3 backend
     compilations, 6 CUDA graphs captured, replay output [19, 19], the op called twice;
   - compile/fullgraph/test_toy_llama.py: test_toy_llama, backend eager, no inductor partition:
     vLLM's counters for no compilation, compilation without splitting and split at attention,
-    and equal outputs across the three.
-Each selected vLLM test must pass, and all three do: they run through Dynamo, VllmBackend's
-pass manager (whose fusion patterns register_replacement traces with make_fx, calling
-auto_functionalized on vLLM's fused kernels: tests/vllm/standins declares them with vLLM's own
-schemas and plain-torch bodies), piecewise splitting and CUDA-graph capture, and vLLM's own
-assertions of its counters and outputs hold. In the unbacked variant the test's fake
+    and equal outputs across the three;
+  - compile/passes/test_noop_elimination.py (issue 26): every case (24 parametrizations of
+    test_noop_elimination and test_non_noop_slice_preserved). vLLM's TestBackend calls
+    compile_fx with its passes as post_grad_custom_post_pass: fake_torch traces Dynamo's
+    graph to aten ops (sizes as Dynamo's symbols), runs view_to_reshape and torch's
+    remove_noop_ops, then NoOpEliminationPass; the test's counts of aten.reshape.default,
+    aten.slice.Tensor and aten.slice_scatter.default hold, and the compiled output equals eager;
+  - compile/passes/test_rmsnorm_reshape_fusion.py (issue 26): all three tests. vLLM's IR ops
+    (torch.ops.vllm_ir.rms_norm, fused_add_rms_norm) reach the aten graph as their OpOverloads;
+    AddRMSNormFusionPass and RMSNormReshapeFusionPass (register_replacement patterns) match once
+    each, and the ops before/after checks hold;
+  - compile/passes/test_split_coalescing.py, test_scatter_split_replace.py and
+    test_vllm_fusion_pattern_matcher_pass.py: every test (SplitCoalescingPass,
+    ScatterSplitReplacementPass and VllmFusionPatternMatcherPass's match counts, on the aten
+    graph and on graphs the tests build by hand).
+Each selected vLLM test must pass, and all do. In the fullgraph files they run through Dynamo,
+VllmBackend's pass manager (whose fusion patterns register_replacement traces with make_fx,
+calling auto_functionalized on vLLM's fused kernels: tests/vllm/standins declares them with
+vLLM's own schemas and plain-torch bodies), piecewise splitting and CUDA-graph capture, and
+vLLM's own assertions of its counters and outputs hold. In the unbacked variant the test's fake
 implementation of mylib::foo asks torch.library.get_ctx() for a new dynamic size: an unbacked
-symbol u0 of the trace's ShapeEnv, which the graph carries as torch's does (the op's node,
-its range asserted, `new_ones(s77, u0)`). BLOCKERS names where a selected test stops while an
-issue is open (none today); any other outcome fails.
+symbol u0 of the trace's ShapeEnv, which the graph carries as torch's does (the op's node, its
+range asserted, `new_ones(s77, u0)`). BLOCKERS names where a selected test stops while an issue
+is open (none today); any other outcome fails.
 """
 
 from __future__ import annotations
@@ -59,11 +74,45 @@ pytestmark = pytest.mark.skipif(
     "to vLLM 0.33.0's tests/ folder (and VLLM_PYTHON to an interpreter with fake_torch and "
     "vLLM's dependencies, without torch) to run vLLM's own compile tests")
 
-# vLLM test file -> the test ids `-k eager` selects in it (vLLM 0.33.0)
+# vLLM test file -> the `-k` expression that selects its tests needing no inductor codegen (None:
+# every test of the file)
+KEYWORDS: dict[str, str | None] = {
+    "compile/fullgraph/test_simple.py": "eager",
+    "compile/fullgraph/test_toy_llama.py": "eager",
+    "compile/passes/test_noop_elimination.py": None,
+    "compile/passes/test_rmsnorm_reshape_fusion.py": None,
+    "compile/passes/test_split_coalescing.py": None,
+    "compile/passes/test_scatter_split_replace.py": None,
+    "compile/passes/test_vllm_fusion_pattern_matcher_pass.py": None,
+}
+# vLLM test file -> the test ids KEYWORDS selects in it (vLLM 0.33.0)
 SELECTED = {
     "compile/fullgraph/test_simple.py": ["test_simple_piecewise_compile[True-eager]",
                                          "test_simple_piecewise_compile[False-eager]"],
     "compile/fullgraph/test_toy_llama.py": ["test_toy_llama[eager-False]"],
+    # (hidden_size, num_tokens, buffer_size, dtype): every case, each a Dynamo graph compiled by
+    # compile_fx with vLLM's NoOpEliminationPass as its post-grad custom pass
+    "compile/passes/test_noop_elimination.py": [
+        f"test_noop_elimination[{hidden}-{tokens}-{buffer}-dtype{d}]"
+        for hidden in (64, 4096) for tokens, buffer in ((256, 256), (256, 512), (1024, 1024),
+                                                        (1024, 1025))
+        for d in range(3)] + ["test_non_noop_slice_preserved"],
+    "compile/passes/test_rmsnorm_reshape_fusion.py": [
+        "test_rmsnorm_reshape_fusion", "test_add_rmsnorm_reshape_fusion[True]",
+        "test_add_rmsnorm_reshape_fusion[False]"],
+    "compile/passes/test_split_coalescing.py": [
+        "test_split_coalescing[dtype0]", "test_split_coalescing[dtype1]",
+        "test_slice_partition_canonicalization[dtype0]",
+        "test_slice_partition_canonicalization[dtype1]",
+        "test_slice_partition_accepts_safe_group",
+        *[f"test_slice_partition_rejects_unsafe_groups[ranges{i}]" for i in range(6)],
+        "test_nested_slice_partitions_use_live_source",
+        "test_split_coalescing_preserves_different_dimensions"],
+    "compile/passes/test_scatter_split_replace.py": ["test_scatter_split_replace[dtype0]",
+                                                     "test_scatter_split_replace[dtype1]"],
+    "compile/passes/test_vllm_fusion_pattern_matcher_pass.py": [
+        "test_register_tracks_patterns", "test_uuid_stable",
+        *[f"test_matched_count_and_match_table[{n}]" for n in (1, 2, 4)]],
 }
 
 
@@ -92,11 +141,13 @@ class Outcome:
 
 def _run_vllm_file(rel: str, report: Path) -> tuple[subprocess.CompletedProcess[str],
                                                      dict[str, Outcome]]:
-    """pytest <VLLM_TESTS>/<rel> -k eager in VLLM_PYTHON; each test case's outcome by name."""
+    """pytest <VLLM_TESTS>/<rel> [-k KEYWORDS[rel]] in VLLM_PYTHON; each test case's outcome by
+    name."""
     tests = Path(TESTS).resolve()
     root = tests.parent  # vLLM's repository root (its pyproject.toml holds pytest's settings)
-    args = [PYTHON, "-m", "pytest", str(tests / rel), "-k", "eager", "-p", "no:cacheprovider",
-            "-q", f"--rootdir={root}", f"--junitxml={report}"]
+    keyword = KEYWORDS[rel]
+    args = [PYTHON, "-m", "pytest", str(tests / rel), *(["-k", keyword] if keyword else []),
+            "-p", "no:cacheprovider", "-q", f"--rootdir={root}", f"--junitxml={report}"]
     if (root / "pyproject.toml").is_file():
         args += ["-c", str(root / "pyproject.toml")]
     path = os.pathsep.join([str(REPO), str(SITE), os.environ.get("PYTHONPATH", "")])

@@ -304,7 +304,7 @@ class SymbolicTrace:
 
         if isinstance(result, Tensor):
             shape = tuple(by_hint.get(n, n) for n in result.shape)
-            if not any(isinstance(n, SymInt) for n in shape):
+            if not any(isinstance(n, SymInt) for n in shape):  # (no SymInt compared: no guard)
                 return fake(result)
             strides = contiguous_strides(shape) if result.is_contiguous() else result.stride()
             return FakeTensor.symbolic(fake(result), shape, tuple(strides),

@@ -12,14 +12,11 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 # as in torch, importing torch._dynamo loads torch._functorch.config (gpt-fast sets it then)
 import fake_torch._functorch.config  # noqa: F401
-from fake_torch._logging._internal import LazyString
-
-if TYPE_CHECKING:
-    from fake_torch.fx import GraphModule
+from fake_torch.fx._utils import lazy_format_graph_code  # (torch's import; in __all__)
 
 counters: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
@@ -62,16 +59,6 @@ def dynamo_timed(key: str, phase_name: str | None = None, log_pt2_compile_event:
     keeps only the times)."""
     with timed(key):
         yield
-
-
-def lazy_format_graph_code(name: str, gm: GraphModule, maybe_id: int | None = None,
-                           **kwargs: Any) -> LazyString:
-    """`gm`'s Python code under a title naming it, formatted only when printed (for logs)."""
-    def format_code() -> str:
-        title = f"{name} {maybe_id}" if maybe_id is not None else name
-        return f"TRACED GRAPH\n {title} {gm.print_readable(print_output=False)}"
-
-    return LazyString(format_code)
 
 
 __all__ = ["compile_times", "counters", "dynamo_timed", "lazy_format_graph_code"]

@@ -24,6 +24,9 @@ import numpy as np
 from fake_torch import _generator, _opdef, library
 from fake_torch._functorch._aot_autograd import autograd_cache  # noqa: F401  (as torch's loads it)
 from fake_torch._inductor import config, cudagraph_trees
+from fake_torch._inductor._aten_graph import aten_graph
+from fake_torch._inductor._functional_custom_ops import reinplace
+from fake_torch._inductor._pattern_pass import stable_topological_sort
 from fake_torch._inductor.cudagraph_utils import (
     bump_counter,
     cpu_device_message,
@@ -31,6 +34,8 @@ from fake_torch._inductor.cudagraph_utils import (
     get_mutation_stack_trace,
     log_cudagraph_skip_and_bump_counter,
 )
+from fake_torch._inductor.custom_graph_pass import get_custom_graph_passes
+from fake_torch._inductor.fx_passes import joint_graph, post_grad
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
 from fake_torch._simulated import _dispatch
 from fake_torch._sym import SymFloat, SymInt
@@ -344,17 +349,52 @@ def compile_fx(model_: GraphModule, example_inputs_: Sequence[Any], *,
             raise NotImplementedError("torch._inductor.config.triton.unique_kernel_names=False "
                                       "is not emulated by fake_torch (its kernels keep their "
                                       "fused names)")
-        for key in ("post_grad_custom_pre_pass", "post_grad_custom_post_pass"):
-            if getattr(config, key) is not None:  # never silently skipped
-                raise NotImplementedError(f"torch._inductor.config.{key}: fake_torch's inductor "
-                                          "runs no post-grad passes (it lowers no aten graph)")
-        compiled = CompiledFxGraph(model_, analyze(model_, example_inputs_))
+        if config.combo_kernels and not config.benchmark_combo_kernel:
+            raise NotImplementedError("torch._inductor.config.combo_kernels=True (without "
+                                      "benchmark_combo_kernel) is not emulated by fake_torch")
+        gm = _recursive_pre_grad_passes(model_)
+        if config.post_grad_custom_pre_pass is not None or \
+                config.post_grad_custom_post_pass is not None:
+            gm = _post_grad_graph(gm, example_inputs_)
+        compiled = CompiledFxGraph(gm, analyze(gm, example_inputs_))
         if not config.triton.cudagraphs:
             return compiled
         if not config.triton.cudagraph_trees:
             raise NotImplementedError("torch._inductor.config.triton.cudagraph_trees=False is "
                                       "not emulated by fake_torch")
         return _cudagraphify_or_skip(compiled)
+
+
+def _recursive_pre_grad_passes(gm: GraphModule) -> GraphModule:
+    """torch's pre-grad passes on Dynamo's graph: of them, config.pre_grad_custom_pass (its
+    own pattern passes change no launch here), then the stable topological sort (a graph no
+    pass changed is already sorted: left as it is)."""
+    passes = get_custom_graph_passes(config.pre_grad_custom_pass)
+    if not config.use_pre_grad_passes or not passes:
+        return gm
+    for custom in passes:
+        custom(gm.graph)
+    stable_topological_sort(gm.graph)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _post_grad_graph(gm: GraphModule, example_inputs: Sequence[Any]) -> GraphModule:
+    """The aten graph torch's inductor lowers: Dynamo's graph traced to aten ops (as
+    aot_autograd does for inference), the joint-graph passes, views made reshapes, then the
+    post-grad passes (the custom ones among them). fake_torch takes this path only when a
+    post-grad custom pass is set: otherwise the Dynamo graph is compiled as it is, as before
+    this path existed (the kernels can differ where a decomposition or a removed no-op changes
+    the ops)."""
+    aten = aten_graph(gm, example_inputs)
+    if config.use_joint_graph_passes:
+        aten = joint_graph.joint_graph_passes(aten)
+    post_grad.view_to_reshape(aten)
+    post_grad.post_grad_passes(aten, is_inference=True)
+    reinplace(aten.graph)  # auto_functionalized back to its op, in place, where safe
+    aten.recompile()
+    return aten
 
 
 def _cudagraphify_or_skip(compiled: CompiledFxGraph) -> Any:

@@ -26,10 +26,28 @@ freezing = False
 size_asserts = True
 enable_auto_functionalized_v2 = True
 custom_should_partition_ops: list[str] = []  # read with graph_partition, which is off here
-post_grad_custom_pre_pass: Any = None  # CustomGraphPass objects: compiling with one raises
+# graph passes (fx_passes/): a custom pass is a CustomGraphPass or a callable taking the graph
+# (or a list of them). The pre-grad pass runs on Dynamo's graph; setting a post-grad pass makes
+# compile_fx trace the graph to aten ops and run the post-grad passes on that graph
+post_grad_custom_pre_pass: Any = None
 post_grad_custom_post_pass: Any = None
+pre_grad_custom_pass: Any = None
+use_pre_grad_passes = True
+use_joint_graph_passes = True  # (fx_passes/joint_graph.py) on the aten graph, before post-grad
+joint_custom_pre_pass: Any = None
+joint_custom_post_pass: Any = None
+pattern_matcher = True  # torch's own pattern passes; here: remove_noop_ops in post_grad_passes
+dce = False  # dead-code elimination first thing in post_grad_passes
+reorder_for_locality = True  # post-grad: producers moved next to their last reader
 assume_32bit_indexing = False  # index arithmetic width in generated code: no launch changes
-pre_grad_custom_pass: Any = None  # (set by vLLM's backend; fake_torch runs no pre-grad passes)
+# horizontal fusion of independent kernels into one launch. Only with benchmark_combo_kernel
+# (vLLM's setting), where torch keeps a combo kernel only when its benchmark beats the separate
+# kernels: fake_torch has no timings and keeps them separate. Without the benchmark it is not
+# emulated (compile_fx raises)
+combo_kernels = False
+benchmark_combo_kernel = False
+# accepted: picks deterministic kernels and skips autotuning, no launch changes
+deterministic = os.getenv("TORCHINDUCTOR_DETERMINISTIC") == "1"
 # the options a compile-cache key leaves out (torch's list; read and extended by vLLM)
 _cache_config_ignore_prefix = [
     "trace", "cuda.cutlass_dir", "cutlass.cutlass_dir", "xpu.cutlass_dir", "worker_start_method",
@@ -51,7 +69,9 @@ class triton:  # torch's name
     unique_kernel_names = os.environ.get("TORCHINDUCTOR_UNIQUE_KERNEL_NAMES", "1") == "1"
 
 
-_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager", "os"}
+_NOT_OPTIONS = {"annotations", "Any", "Iterator", "contextmanager", "os", "triton"}
+# the options, named once here: an option holding a pass (a function, an object) is one too
+_OPTIONS = tuple(k for k in list(globals()) if not k.startswith("_") and k not in _NOT_OPTIONS)
 
 
 def _split(key: str) -> tuple[Any, str]:
@@ -61,9 +81,7 @@ def _split(key: str) -> tuple[Any, str]:
 
 def get_config_copy() -> dict[str, Any]:
     """Every option by its dotted name, with its current value."""
-    out = {k: v for k, v in globals().items()
-           if not k.startswith("_") and k not in _NOT_OPTIONS
-           and (v is None or isinstance(v, (bool, int, list)))}
+    out = {k: globals()[k] for k in _OPTIONS}
     out.update({f"triton.{k}": v for k, v in vars(triton).items() if not k.startswith("_")})
     return out
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 from fake_torch.fx import Graph
 
@@ -22,4 +23,28 @@ class CustomGraphPass(ABC):
         """A value that changes whenever the pass's behaviour does."""
 
 
-__all__ = ["CustomGraphPass"]
+class CustomInferenceAwareGraphPass(CustomGraphPass):
+    """A pass told whether the graph is an inference graph: `__call__(graph, is_inference)`
+    (fake_torch compiles inference graphs only: is_inference is True)."""
+
+    @abstractmethod
+    def __call__(self, graph: Graph, is_inference: bool) -> None:  # type: ignore[override]
+        """Implementation of the custom pass."""
+
+
+CustomGraphPassCallable: TypeAlias = CustomGraphPass | Callable[[Graph], None]
+CustomGraphPassType: TypeAlias = (CustomGraphPassCallable | list[CustomGraphPassCallable]
+                                  | tuple[CustomGraphPassCallable, ...] | None)
+
+
+def get_custom_graph_passes(custom_pass: CustomGraphPassType
+                            ) -> tuple[CustomGraphPassCallable, ...]:
+    """A config option's passes: none, the one given, or each of a list or tuple."""
+    if custom_pass is None:
+        return ()
+    if isinstance(custom_pass, (list, tuple)):
+        return tuple(custom_pass)
+    return (custom_pass,)
+
+
+__all__ = ["CustomGraphPass", "CustomInferenceAwareGraphPass", "get_custom_graph_passes"]

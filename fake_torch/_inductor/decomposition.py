@@ -7,6 +7,8 @@ code are here (torch's table has several hundred): t, transpose -> permute, _uns
 _softmax / _log_softmax -> amax, sub, exp, sum[, log], div / sub, silu -> neg, exp, add, div,
 exact gelu -> erf, native_layer_norm -> var_mean, ..., _to_copy of a dtype ->
 prims.convert_element_type, index_copy_ -> index_put_, masked_fill of a number -> where.
+Not here: torch's ones / zeros / *_like -> aten.full (full's layout=torch.strided argument is
+not emulated), so fake_torch's aten graphs keep those fills as they are.
 """
 
 from __future__ import annotations

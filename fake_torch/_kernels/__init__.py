@@ -45,6 +45,7 @@ from fake_torch._kernels import (  # noqa: F401
     sampling,
     shape,
     shape_inplace,
+    slice_scatter,
     sparse,
     split,
     window_views,

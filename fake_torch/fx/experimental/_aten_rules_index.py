@@ -37,9 +37,10 @@ def _basic_index(tr: _Tracer, x: Tensor, index: Any) -> tuple[Tensor, list[Any]]
             size = x.shape[dim]
             start, stop, step = item.start, item.stop, item.step
             # torch skips a slice that keeps every element; not on a symbolic size (one a
-            # guard has specialised to a number is static again)
-            full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= size) \
-                and not _symbolic_size(tr, x, dim)
+            # guard has specialised to a number is static again), and a SymInt bound is not
+            # compared with the size (that would guard on it)
+            full = start in (None, 0) and step in (None, 1) and not _symbolic_size(tr, x, dim) \
+                and (stop is None or (not isinstance(stop, SymInt) and stop >= size))
             if not full:
                 x = tr.call("slice", "Tensor", x, dim, 0 if start is None else start,
                             2 ** 63 - 1 if stop is None else stop,
