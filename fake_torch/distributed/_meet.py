@@ -6,7 +6,7 @@ A collective is two functions of the launch's arrays (outputs first, then inputs
 from every rank's post. Three phases:
 
   - gloo (cpu tensors): the host meets the others now and writes the outputs; no launch.
-  - eager (cuda): the queued work this rank's inputs wait for runs first (TIMELINE.flush),
+  - eager (cuda): the queued work this rank's inputs wait for runs first (the timeline's flush),
     then the ranks meet, each posting when its stream reaches the collective; the kernel
     starts there on every rank and ends, on all of them, when the last rank has arrived plus
     the interconnect's time (_nccl_cost): a straggler makes everyone wait, as NCCL's kernels
@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch._kernels import _common
-from fake_torch._simulated import _allocator, _allocator_capture, _cost
-from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._simulated import _cost, _machine
 from fake_torch._tensor import Tensor
 from fake_torch.distributed._exchange import Post
 from fake_torch.distributed._groups import ProcessGroup
@@ -47,8 +46,9 @@ def meet(pg: ProcessGroup, what: str, outs: list[Tensor], ins: list[Tensor], dev
         finish(exchange.collective(what, payload(arrays)), arrays)
         return
     name, cost_ns = nccl
-    stream = _allocator._current_stream()
-    if _allocator_capture.is_capturing(stream):  # capture: a node that meets at each replay
+    device = _machine.MACHINE.device(dev.device.index)  # c10d: the tensor's device's stream
+    stream = device.current_stream()
+    if device.captures.is_capturing(stream):  # capture: a node that meets at each replay
         def replay(posts_of: Any = exchange.collective) -> Callable[..., None]:
             def kernel(*arrays: np.ndarray, duration_ns: float) -> None:
                 finish(posts_of(what, payload(list(arrays))), list(arrays))
@@ -58,11 +58,12 @@ def meet(pg: ProcessGroup, what: str, outs: list[Tensor], ins: list[Tensor], dev
                        dev=dev.device)
         return
     # eager
-    ready = TIMELINE.ready.get(stream)
-    host = TIMELINE.host_ns + _cost.host_ns("nccl")
+    timeline = _machine.MACHINE.timeline
+    ready = timeline.ready.get(stream)
+    host = timeline.host_ns + _cost.host_ns("nccl")
     gap = _cost.STREAM_QUEUE_GAP_NS
     start = host if ready is None or ready + gap <= host else ready + gap
-    TIMELINE.flush()  # the inputs as the stream will have them when it gets here
+    timeline.flush()  # the inputs as the stream will have them when it gets here
     arrays = [t._a for t in (*outs, *ins)]
     posts = exchange.collective(what, payload(arrays), start)
     waited = max(p.start_ns for p in posts) - start
@@ -75,7 +76,7 @@ def host_meets() -> None:
     """Before the host itself meets the other ranks (gloo, objects, a cpu barrier): the device
     work queued so far runs first, so that a replayed graph's collectives take their numbers
     before this one on every rank, whenever each rank's device got to them."""
-    TIMELINE.flush()
+    _machine.MACHINE.timeline.flush()
 
 
 def _write(*arrays: np.ndarray, posts: list[Post], finish: Finish, duration_ns: float) -> None:

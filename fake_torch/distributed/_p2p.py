@@ -15,9 +15,7 @@ from typing import Any
 import numpy as np
 
 from fake_torch._kernels import _common
-from fake_torch._simulated._allocator import _current_stream
-from fake_torch._simulated._allocator_capture import is_capturing
-from fake_torch._simulated._timeline import TIMELINE
+from fake_torch._simulated import _machine
 from fake_torch._tensor import Tensor
 from fake_torch.distributed._groups import ProcessGroup, Work
 from fake_torch.distributed._nccl_cost import collective_ns
@@ -30,13 +28,14 @@ def _what(t: Tensor) -> str:
 
 
 def _on_gpu(tensors: list[Tensor], fn: str) -> bool:
-    gpu = any(t.device.type == "cuda" for t in tensors)
-    if gpu and is_capturing(_current_stream()):
+    gpu = [t for t in tensors if t.device.type == "cuda"]
+    device = _machine.MACHINE.device(gpu[0].device.index) if gpu else None
+    if device is not None and device.captures.is_capturing(device.current_stream()):
         raise NotImplementedError(f"torch.distributed.{fn} inside CUDA graph capture is not "
                                   "emulated by fake_torch: capture collectives only")
     if gpu:
-        TIMELINE.flush()  # the values the stream will send when it gets there
-    return gpu
+        _machine.MACHINE.timeline.flush()  # the values the stream will send when it gets there
+    return bool(gpu)
 
 
 def _launch(pg: ProcessGroup, tensors: list[Tensor], writes: list[tuple[Tensor, np.ndarray]]
