@@ -50,6 +50,7 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).resolve().parent / "nanovllm"
+REPO = HERE.parents[1]  # the checkout whose fake_torch is under test
 CHECKOUT = os.environ.get("NANOVLLM_PATH", "")
 PYTHON = os.environ.get("NANOVLLM_PYTHON") or sys.executable
 MODES = ("eager", "graphs")
@@ -96,6 +97,13 @@ def _run_all(commands: dict[str, list[str]], env: dict[str, str]) -> None:
                         f"{out[-3000:]}\n{err[-6000:]}", pytrace=False)
 
 
+def _runner_env() -> dict[str, str]:
+    """The runner's environment: this checkout's fake_torch first on the path (the runner's
+    and the ranks' it spawns, whatever fake_torch NANOVLLM_PYTHON has installed)."""
+    path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return os.environ | {"NANOVLLM_PATH": CHECKOUT, "PYTHONPATH": os.pathsep.join(path)}
+
+
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     """Kill what is left of the process group `proc` leads (the runner and its ranks)."""
     try:
@@ -109,7 +117,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """mode -> the runner's JSON for that mode."""
     tmp = tmp_path_factory.mktemp("nanovllm")
-    env = os.environ | {"NANOVLLM_PATH": CHECKOUT}
+    env = _runner_env()
     _run_all({mode: [PYTHON, str(HERE / "run_nanovllm.py"), "--mode", mode,
                      "--json", str(tmp / f"{mode}.json")] for mode in MODES}, env)
     return {mode: json.loads((tmp / f"{mode}.json").read_text()) for mode in MODES}
@@ -124,14 +132,21 @@ def real_graphs(runs: dict[str, dict[str, Any]], tmp_path_factory: pytest.TempPa
 
     if "fake" in torch.__version__:
         pytest.skip("the compile-count oracle needs the real torch in this interpreter")
-    tmp = tmp_path_factory.mktemp("replay")
-    for mode, run in runs.items():
-        (tmp / f"{mode}.json").write_text(json.dumps(run))
+    return _replay(runs, tmp_path_factory.mktemp("replay"))
+
+
+def _replay(runs: dict[Any, dict[str, Any]], tmp: Path) -> dict[Any, list[int]]:
+    """key -> graphs compiled per call of runs[key]'s compiled calls, replayed on real torch
+    (one process per run, in parallel)."""
+    names = {key: "-".join(map(str, key)) if isinstance(key, tuple) else key for key in runs}
+    for key, run in runs.items():
+        (tmp / f"{names[key]}.json").write_text(json.dumps(run))
     env = os.environ | {"NANOVLLM_PATH": CHECKOUT, "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-    _run_all({mode: [sys.executable, str(HERE / "replay_compiles.py"), str(tmp / f"{mode}.json"),
-                     str(tmp / f"{mode}.real.json")] for mode in MODES}, env)
-    return {mode: json.loads((tmp / f"{mode}.real.json").read_text())["graphs"]
-            for mode in MODES}
+    _run_all({names[key]: [sys.executable, str(HERE / "replay_compiles.py"),
+                           str(tmp / f"{names[key]}.json"), str(tmp / f"{names[key]}.real.json")]
+              for key in runs}, env)
+    return {key: json.loads((tmp / f"{names[key]}.real.json").read_text())["graphs"]
+            for key in runs}
 
 
 def test_llm_builds_and_generates_both_ways(runs: dict[str, dict[str, Any]]) -> None:
@@ -176,8 +191,12 @@ def test_graphs_are_captured_and_each_decode_step_is_one_replay(
 @pytest.mark.parametrize("mode", MODES)
 def test_compiled_rmsnorm_and_sampler_compile_as_many_graphs_as_real_torch(
         runs: dict[str, dict[str, Any]], real_graphs: dict[str, list[int]], mode: str) -> None:
-    calls = runs[mode]["compiled_calls"]
-    fake, real = [c["graphs"] for c in calls], real_graphs[mode]
+    _assert_same_compiles(runs[mode]["compiled_calls"], real_graphs[mode])
+
+
+def _assert_same_compiles(calls: list[dict[str, Any]], real: list[int]) -> None:
+    """Each recorded call compiled as many graphs on fake_torch as on real torch."""
+    fake = [c["graphs"] for c in calls]
     assert len(fake) == len(real)
     totals: dict[str, list[int]] = {}
     for call, n_fake, n_real in zip(calls, fake, real, strict=True):
@@ -198,7 +217,7 @@ def test_compiled_rmsnorm_and_sampler_compile_as_many_graphs_as_real_torch(
 def tp_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, str], dict[str, Any]]:
     """(tensor_parallel_size, mode) -> the runner's JSON, greedy, for TP 1, 2 and 4."""
     tmp = tmp_path_factory.mktemp("nanovllm_tp")
-    env = os.environ | {"NANOVLLM_PATH": CHECKOUT}
+    env = _runner_env()
     env.pop("FAKE_TORCH_DEVICES", None)  # the runner gives each TP its machine
     results = {}
     for tp in (1, *TP_SIZES):
@@ -209,6 +228,19 @@ def tp_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, str], d
                      env)
             results[tp, mode] = json.loads(out.read_text())
     return results
+
+
+@pytest.fixture(scope="module")
+def real_tp_graphs(tp_runs: dict[tuple[int, str], dict[str, Any]],
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, str], list[int]]:
+    """(tp, mode) -> graphs compiled per call of rank 0's compiled calls, on real torch."""
+    pytest.importorskip("torch")
+    import torch
+
+    if "fake" in torch.__version__:
+        pytest.skip("the compile-count oracle needs the real torch in this interpreter")
+    return _replay({key: run for key, run in tp_runs.items() if key[0] > 1},
+                   tmp_path_factory.mktemp("replay_tp"))
 
 
 def _decode_calls(run: dict[str, Any], rank: int) -> list[dict[str, Any]]:
@@ -224,6 +256,8 @@ def test_tensor_parallel_generates_the_tokens_of_one_gpu(
     assert run["tokens"] == one["tokens"]
     assert tp_runs[1, "graphs"]["tokens"] == one["tokens"]
     assert [r["device"] for r in run["ranks"]] == list(range(tp))  # rank r on cuda:r
+    # every rank's `import torch` is this checkout's fake_torch
+    assert {r["torch"] for r in run["ranks"]} == {str(REPO / "fake_torch" / "__init__.py")}
     assert [len(r["calls"]) for r in run["ranks"]] == [len(one["steps"])] * tp
 
 
@@ -271,6 +305,16 @@ def test_tensor_parallel_graph_decode_step_is_one_replay_per_rank(
             assert call["ops"]["ncclDevKernel_SendRecv"] == 1
             if rank > 0:  # no sampler; every RMSNorm is inside the replay
                 assert call["compiled_launches"] == 0
+
+
+@pytest.mark.parametrize("tp", TP_SIZES)
+@pytest.mark.parametrize("mode", MODES)
+def test_tensor_parallel_compiles_as_many_graphs_as_real_torch(
+        tp_runs: dict[tuple[int, str], dict[str, Any]],
+        real_tp_graphs: dict[tuple[int, str], list[int]], tp: int, mode: str) -> None:
+    """A rank's RMSNorm sees its shard's shapes (TP=4: one KV head, k_norm on (1, 16) at
+    batch 1), past Dynamo's recompile limit: the calls after it run eagerly, as on torch."""
+    _assert_same_compiles(tp_runs[tp, mode]["compiled_calls"], real_tp_graphs[tp, mode])
 
 
 def test_tensor_parallel_simulated_ms_per_decode_step(

@@ -211,7 +211,8 @@ def _record_spawned_rank(folder: Path) -> None:
     def recorded_exit(runner: Any) -> None:
         calls = recorder.timed()
         (folder / f"rank{runner.rank}.json").write_text(json.dumps(
-            {"rank": runner.rank, "device": torch.cuda.current_device(), "calls": calls}))
+            {"rank": runner.rank, "device": torch.cuda.current_device(),
+             "torch": torch.__file__, "calls": calls}))
         exit_(runner)
 
     ModelRunner.exit = recorded_exit
@@ -249,7 +250,8 @@ def run(mode: str, model: Path, recorder: CompileRecorder, tp: int = 1,
                       **_launches()})
     replays = {bs: g.num_replays for bs, g in getattr(runner, "graphs", {}).items()}
     tokens = [seq.completion_token_ids for seq in seqs]
-    ranks = [{"rank": 0, "device": torch.cuda.current_device(), "calls": rank0.timed()}]
+    ranks = [{"rank": 0, "device": torch.cuda.current_device(), "torch": torch.__file__,
+              "calls": rank0.timed()}]
     llm.exit()  # ranks 1.. write their records as they exit; exit() joins them
     atexit.unregister(llm.exit)  # nano-vllm registers it; it has run
     if tp > 1:
