@@ -129,7 +129,7 @@ def _launches() -> dict[str, Any]:
 
 class RunRecorder:
     """Wraps ModelRunner.run (in one rank's process) to record each call: prefill or decode,
-    its tokens, the launches it made (by kind and op) and its simulated milliseconds, from a
+    its sequences, the launches it made (by kind and op) and its simulated milliseconds, from a
     cuda event recorded before it to one recorded after it on the rank's current stream (read
     when the rank exits: no synchronization is added between calls), and how many of its
     launches the @torch.compile'd calls inside it made. nano-vllm's warmup call (sequences
