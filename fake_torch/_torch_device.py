@@ -115,7 +115,7 @@ def canonical(d: DeviceLike | None) -> device:
         if index is None:
             index = machine.thread.index
         elif index >= len(machine.devices):
-            raise _machine.AcceleratorError(_machine.INVALID_ORDINAL)
+            raise _machine.invalid_ordinal(len(machine.devices))
         return _CUDA[index] if index < len(_CUDA) else cuda(index)
     if dev.type == "meta":  # torch's meta tensors report "meta" whatever index was asked
         return META

@@ -117,6 +117,62 @@ def test_fake_torch_devices_environment_variable_sets_the_count() -> None:
     assert bad.returncode != 0 and "FAKE_TORCH_DEVICES must be a positive integer" in bad.stderr
 
 
+def test_invalid_device_ordinal_says_how_many_devices_are_simulated(
+        four: _machine.Machine) -> None:
+    """torch's text first (real CUDA's on a machine of fewer GPUs), then fake_torch's hint:
+    a rank r of a distributed run needs a machine of more than r devices."""
+    calls: list[Callable[[], object]] = [lambda: torch.cuda.set_device(4),
+                                         lambda: torch.ones(1, device="cuda:5")]
+    for call in calls:
+        with pytest.raises(torch.AcceleratorError) as info:
+            call()
+        text = str(info.value)
+        assert text.startswith(_machine.INVALID_ORDINAL)
+        assert text.endswith("(fake_torch simulates 4 devices: set FAKE_TORCH_DEVICES, or call "
+                             "torch.cuda.set_simulated_devices(n), for more)")
+    with _machine.fresh(num_devices=1), pytest.raises(torch.AcceleratorError,
+                                                       match=r"simulates 1 device: set"):
+        torch.cuda.set_device(1)
+
+
+SPAWNED = """
+import multiprocessing as mp, sys
+import fake_torch
+fake_torch.install()
+import torch.multiprocessing
+
+
+def rank(r, q):
+    import torch
+    torch.cuda.set_device(r)  # as a tensor-parallel rank does
+    q.put((r, torch.cuda.device_count(), torch.ones(1, device="cuda").get_device()))
+
+
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    ps = [ctx.Process(target=rank, args=(r, q)) for r in range(2)]
+    for p in ps:
+        p.start()
+    print(sorted(q.get(timeout=60) for _ in ps))
+    for p in ps:
+        p.join(60)
+"""
+
+
+def test_spawned_ranks_inherit_the_simulated_devices(tmp_path: Path) -> None:
+    """FAKE_TORCH_DEVICES is the machine's size for every process of a run: children the
+    spawn start method starts read the same environment, so rank r finds cuda:r."""
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    root = str(Path(torch.__file__).resolve().parents[1])  # this checkout's fake_torch
+    env = {**os.environ, "FAKE_TORCH_DEVICES": "2", "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split("\n")[0] == "[(0, 2, 0), (1, 2, 1)]"
+
+
 def test_set_simulated_devices_swaps_in_a_new_machine() -> None:
     with _machine.fresh():
         before = _machine.MACHINE

@@ -16,6 +16,22 @@ and writes what it saw as JSON. Checked here:
     compile, call by call, as many graphs as real torch compiles for the same calls
     (tests/nanovllm/replay_compiles.py replays them on real torch, in this interpreter).
 The stand-ins themselves are checked on real torch CPU against per-sequence references.
+
+Tensor parallel (issue 28): the same checkpoint with tensor_parallel_size 2 and 4, eager and with
+CUDA graphs, sampling greedily (run_nanovllm.py --greedy: temperature 1e-5; at 0.8 the ranks'
+bf16 partial sums, rounded before the all_reduce adds them, move TP=4's logits enough to flip
+one seeded draw, as real NCCL would). nano-vllm spawns its ranks itself; the runner gives the
+simulated machine one GPU per rank (FAKE_TORCH_DEVICES=tp, inherited by the ranks). The TP runs
+go one at a time (nano-vllm's TCPStore port 2333 and SharedMemory "nanovllm" are fixed). Checked:
+  - every TP run generates the TP=1 tokens, eager and with graphs;
+  - each rank's decode step, exactly: eager, the TP=1 step's kernels (the compiled calls'
+    kernels set aside: Dynamo's recompile limit sends some of TP=4's RMSNorm calls to eager)
+    plus the vocab-parallel embedding's mask (6 kernels) and, on rank 0, the gathered logits'
+    cat; one NCCL all_reduce per row-parallel linear and the embedding, one gather (SendRecv)
+    for the head; ranks 1.. copy no temperatures and read no tokens back. With graphs: one
+    graph launch (its all_reduces inside), the host copies, the head's gather;
+  - the simulated ms per decode step, printed per TP (a tiny model: the extra launches and
+    collectives make each eager step slower, not faster).
 """
 
 from __future__ import annotations
@@ -23,6 +39,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -33,10 +50,13 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).resolve().parent / "nanovllm"
+REPO = HERE.parents[1]  # the checkout whose fake_torch is under test
 CHECKOUT = os.environ.get("NANOVLLM_PATH", "")
 PYTHON = os.environ.get("NANOVLLM_PYTHON") or sys.executable
 MODES = ("eager", "graphs")
+TP_SIZES = (2, 4)
 TIMEOUT_S = 300
+LAYERS = 2  # tests/nanovllm/tiny_qwen3.py's num_hidden_layers
 
 pytestmark = pytest.mark.skipif(
     not CHECKOUT, reason="set NANOVLLM_PATH to a nano-vllm checkout (and NANOVLLM_PYTHON to an "
@@ -56,22 +76,48 @@ GRAPH_STEP_KERNELS = 2  # slot_mapping.fill_(-1), lm_head's mm; then the compile
 
 
 def _run_all(commands: dict[str, list[str]], env: dict[str, str]) -> None:
-    """Run the commands in parallel; fail with its stderr when one fails."""
+    """Run the commands in parallel; fail with its stderr when one fails. Each runs in its own
+    session: at a timeout its whole process group (nano-vllm's spawned ranks too) is killed."""
     procs = {key: subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
              for key, cmd in commands.items()}
     for key, proc in procs.items():
-        out, err = proc.communicate(timeout=TIMEOUT_S)
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            for p in procs.values():
+                if p.poll() is None or p is proc:
+                    _kill_group(p)
+            out, err = proc.communicate()
+            pytest.fail(f"{key}: {' '.join(commands[key])} ran past {TIMEOUT_S} s:\n"
+                        f"{out[-3000:]}\n{err[-6000:]}", pytrace=False)
+        _kill_group(proc)  # a rank a failed run left behind
         if proc.returncode != 0:
             pytest.fail(f"{key}: {' '.join(commands[key])} exited {proc.returncode}:\n"
                         f"{out[-3000:]}\n{err[-6000:]}", pytrace=False)
+
+
+def _runner_env() -> dict[str, str]:
+    """The runner's environment: this checkout's fake_torch first on the path (the runner's
+    and the ranks' it spawns, whatever fake_torch NANOVLLM_PYTHON has installed)."""
+    path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return os.environ | {"NANOVLLM_PATH": CHECKOUT, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """Kill what is left of the process group `proc` leads (the runner and its ranks)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """mode -> the runner's JSON for that mode."""
     tmp = tmp_path_factory.mktemp("nanovllm")
-    env = os.environ | {"NANOVLLM_PATH": CHECKOUT}
+    env = _runner_env()
     _run_all({mode: [PYTHON, str(HERE / "run_nanovllm.py"), "--mode", mode,
                      "--json", str(tmp / f"{mode}.json")] for mode in MODES}, env)
     return {mode: json.loads((tmp / f"{mode}.json").read_text()) for mode in MODES}
@@ -86,14 +132,21 @@ def real_graphs(runs: dict[str, dict[str, Any]], tmp_path_factory: pytest.TempPa
 
     if "fake" in torch.__version__:
         pytest.skip("the compile-count oracle needs the real torch in this interpreter")
-    tmp = tmp_path_factory.mktemp("replay")
-    for mode, run in runs.items():
-        (tmp / f"{mode}.json").write_text(json.dumps(run))
+    return _replay(runs, tmp_path_factory.mktemp("replay"))
+
+
+def _replay(runs: dict[Any, dict[str, Any]], tmp: Path) -> dict[Any, list[int]]:
+    """key -> graphs compiled per call of runs[key]'s compiled calls, replayed on real torch
+    (one process per run, in parallel)."""
+    names = {key: "-".join(map(str, key)) if isinstance(key, tuple) else key for key in runs}
+    for key, run in runs.items():
+        (tmp / f"{names[key]}.json").write_text(json.dumps(run))
     env = os.environ | {"NANOVLLM_PATH": CHECKOUT, "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-    _run_all({mode: [sys.executable, str(HERE / "replay_compiles.py"), str(tmp / f"{mode}.json"),
-                     str(tmp / f"{mode}.real.json")] for mode in MODES}, env)
-    return {mode: json.loads((tmp / f"{mode}.real.json").read_text())["graphs"]
-            for mode in MODES}
+    _run_all({names[key]: [sys.executable, str(HERE / "replay_compiles.py"),
+                           str(tmp / f"{names[key]}.json"), str(tmp / f"{names[key]}.real.json")]
+              for key in runs}, env)
+    return {key: json.loads((tmp / f"{names[key]}.real.json").read_text())["graphs"]
+            for key in runs}
 
 
 def test_llm_builds_and_generates_both_ways(runs: dict[str, dict[str, Any]]) -> None:
@@ -138,8 +191,12 @@ def test_graphs_are_captured_and_each_decode_step_is_one_replay(
 @pytest.mark.parametrize("mode", MODES)
 def test_compiled_rmsnorm_and_sampler_compile_as_many_graphs_as_real_torch(
         runs: dict[str, dict[str, Any]], real_graphs: dict[str, list[int]], mode: str) -> None:
-    calls = runs[mode]["compiled_calls"]
-    fake, real = [c["graphs"] for c in calls], real_graphs[mode]
+    _assert_same_compiles(runs[mode]["compiled_calls"], real_graphs[mode])
+
+
+def _assert_same_compiles(calls: list[dict[str, Any]], real: list[int]) -> None:
+    """Each recorded call compiled as many graphs on fake_torch as on real torch."""
+    fake = [c["graphs"] for c in calls]
     assert len(fake) == len(real)
     totals: dict[str, list[int]] = {}
     for call, n_fake, n_real in zip(calls, fake, real, strict=True):
@@ -152,6 +209,135 @@ def test_compiled_rmsnorm_and_sampler_compile_as_many_graphs_as_real_torch(
               if n_fake != n_real]
     assert not differ, (f"graphs compiled (fake, torch) per function: {totals}\n"
                         + "\n".join(differ))
+
+
+# --- tensor parallel ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tp_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, str], dict[str, Any]]:
+    """(tensor_parallel_size, mode) -> the runner's JSON, greedy, for TP 1, 2 and 4."""
+    tmp = tmp_path_factory.mktemp("nanovllm_tp")
+    env = _runner_env()
+    env.pop("FAKE_TORCH_DEVICES", None)  # the runner gives each TP its machine
+    results = {}
+    for tp in (1, *TP_SIZES):
+        for mode in MODES:  # one at a time: nano-vllm's port and shared memory are fixed
+            out = tmp / f"tp{tp}-{mode}.json"
+            _run_all({f"tp{tp} {mode}": [PYTHON, str(HERE / "run_nanovllm.py"), "--mode", mode,
+                                         "--tp", str(tp), "--greedy", "--json", str(out)]},
+                     env)
+            results[tp, mode] = json.loads(out.read_text())
+    return results
+
+
+@pytest.fixture(scope="module")
+def real_tp_graphs(tp_runs: dict[tuple[int, str], dict[str, Any]],
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, str], list[int]]:
+    """(tp, mode) -> graphs compiled per call of rank 0's compiled calls, on real torch."""
+    pytest.importorskip("torch")
+    import torch
+
+    if "fake" in torch.__version__:
+        pytest.skip("the compile-count oracle needs the real torch in this interpreter")
+    return _replay({key: run for key, run in tp_runs.items() if key[0] > 1},
+                   tmp_path_factory.mktemp("replay_tp"))
+
+
+def _decode_calls(run: dict[str, Any], rank: int) -> list[dict[str, Any]]:
+    return [c for c in run["ranks"][rank]["calls"] if c["phase"] == "decode"]
+
+
+@pytest.mark.parametrize("tp", TP_SIZES)
+@pytest.mark.parametrize("mode", MODES)
+def test_tensor_parallel_generates_the_tokens_of_one_gpu(
+        tp_runs: dict[tuple[int, str], dict[str, Any]], tp: int, mode: str) -> None:
+    one, run = tp_runs[1, "eager"], tp_runs[tp, mode]
+    assert [len(t) for t in one["tokens"]] == one["max_tokens"]
+    assert run["tokens"] == one["tokens"]
+    assert tp_runs[1, "graphs"]["tokens"] == one["tokens"]
+    assert [r["device"] for r in run["ranks"]] == list(range(tp))  # rank r on cuda:r
+    # every rank's `import torch` is this checkout's fake_torch
+    assert {r["torch"] for r in run["ranks"]} == {str(REPO / "fake_torch" / "__init__.py")}
+    assert [len(r["calls"]) for r in run["ranks"]] == [len(one["steps"])] * tp
+
+
+@pytest.mark.parametrize("tp", TP_SIZES)
+def test_tensor_parallel_eager_decode_step_is_one_gpus_kernels_plus_the_collectives(
+        tp_runs: dict[tuple[int, str], dict[str, Any]], tp: int) -> None:
+    one, run = _decode_calls(tp_runs[1, "eager"], 0), tp_runs[tp, "eager"]
+    nccl = {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL": 1 + 2 * LAYERS,  # embedding, o_proj,
+            "ncclDevKernel_SendRecv": 1}  # down_proj; the head's gather to rank 0
+    mask = {"ge": 1, "lt": 1, "bitwise_and": 1, "sub": 1, "mul": 2}  # VocabParallelEmbedding
+    for rank in range(tp):
+        for ref, call in zip(one, _decode_calls(run, rank), strict=True):
+            assert call["seqs"] == ref["seqs"]
+            extra = sum(mask.values()) + (rank == 0)  # rank 0: torch.cat of the gathered logits
+            # ranks 1..: no temperatures to copy in, no sampler, no tokens to read back
+            assert call["kinds"] == {"kernel": call["kinds"]["kernel"], "nccl": 6,
+                                     "memcpy_h2d": 6 if rank == 0 else 5,
+                                     **({"memcpy_d2h": 1} if rank == 0 else {})}, (rank, call)
+            assert (call["kinds"]["kernel"] - call["compiled_launches"]
+                    == ref["kinds"]["kernel"] - ref["compiled_launches"] + extra), (rank, call)
+            assert {op: call["ops"].get(op) for op in (*nccl, "cat")} == \
+                   nccl | {"cat": 1 if rank == 0 else None}
+            for op, n in mask.items():  # (mul, sub: also elsewhere in the step)
+                assert call["ops"][op] - ref["ops"].get(op, 0) >= n, (rank, op)
+            assert call["total"] == sum(call["kinds"].values())
+
+
+@pytest.mark.parametrize("tp", TP_SIZES)
+def test_tensor_parallel_graph_decode_step_is_one_replay_per_rank(
+        tp_runs: dict[tuple[int, str], dict[str, Any]], tp: int) -> None:
+    run = tp_runs[tp, "graphs"]
+    assert run["graphs"] == [8, 4, 2, 1]
+    assert run["replays"] == tp_runs[1, "graphs"]["replays"]
+    for rank in range(tp):
+        for call in _decode_calls(run, rank):
+            # outside the graph: slot_mapping.fill_, lm_head's mm, the gather; rank 0 also cats
+            # the logits and samples (the compiled sampler's kernels)
+            kinds = GRAPH_STEP_KINDS | {"nccl": 1, "kernel": call["compiled_launches"]
+                                        + GRAPH_STEP_KERNELS + (rank == 0)}
+            if rank > 0:
+                kinds = kinds | {"memcpy_h2d": 5}
+                del kinds["memcpy_d2h"]
+            assert call["kinds"] == kinds, (rank, call)
+            assert call["ops"]["cudaGraphLaunch"] == 1
+            assert call["ops"]["ncclDevKernel_SendRecv"] == 1
+            if rank > 0:  # no sampler; every RMSNorm is inside the replay
+                assert call["compiled_launches"] == 0
+
+
+@pytest.mark.parametrize("tp", TP_SIZES)
+@pytest.mark.parametrize("mode", MODES)
+def test_tensor_parallel_compiles_as_many_graphs_as_real_torch(
+        tp_runs: dict[tuple[int, str], dict[str, Any]],
+        real_tp_graphs: dict[tuple[int, str], list[int]], tp: int, mode: str) -> None:
+    """A rank's RMSNorm sees its shard's shapes (TP=4: one KV head, k_norm on (1, 16) at
+    batch 1), past Dynamo's recompile limit: the calls after it run eagerly, as on torch."""
+    _assert_same_compiles(tp_runs[tp, mode]["compiled_calls"], real_tp_graphs[tp, mode])
+
+
+def test_tensor_parallel_simulated_ms_per_decode_step(
+        tp_runs: dict[tuple[int, str], dict[str, Any]], capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    ms: dict[tuple[int, str], float] = {}
+    lines = ["nano-vllm decode step, simulated ms (rank 0; launches per step per rank):"]
+    for (tp, mode), run in sorted(tp_runs.items()):
+        per_rank = []
+        for rank in range(tp):
+            calls = _decode_calls(run, rank)
+            assert all(c["ms"] > 0 for c in calls)
+            per_rank.append(sum(c["total"] for c in calls) / len(calls))
+        calls = _decode_calls(run, 0)
+        ms[tp, mode] = sum(c["ms"] for c in calls) / len(calls)
+        lines.append(f"  TP={tp} {mode:<6} {ms[tp, mode]:.4f} ms  launches "
+                     + ", ".join(f"{n:.1f}" for n in per_rank))
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+    assert all(ms[tp, "graphs"] < ms[tp, "eager"] for tp in (1, *TP_SIZES)), ms
+    # eager on a launch-bound tiny model: each rank launches more (mask, collectives), and
+    # every collective waits for the slowest rank
+    assert ms[1, "eager"] < ms[2, "eager"] < ms[4, "eager"], ms
 
 
 # --- the stand-ins, on real torch CPU --------------------------------------------------------

@@ -48,6 +48,15 @@ INVALID_ORDINAL = ("CUDA error: invalid device ordinal\n"
                    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
 
 
+def invalid_ordinal(num_devices: int) -> AcceleratorError:
+    """CUDA's invalid-ordinal error, then how many devices are simulated and how to have more
+    (a rank r of a distributed run does `torch.cuda.set_device(r)`: its machine needs r + 1)."""
+    plural = "" if num_devices == 1 else "s"
+    return AcceleratorError(f"{INVALID_ORDINAL}(fake_torch simulates {num_devices} "
+                            f"device{plural}: set FAKE_TORCH_DEVICES, or call "
+                            "torch.cuda.set_simulated_devices(n), for more)")
+
+
 class _CurrentStream(threading.local):
     """One device's current stream on each thread: its handle (what the allocator and the
     timeline key streams by) and the stream object (None: the default stream)."""
@@ -138,7 +147,7 @@ class Machine:
     def set_current(self, index: int) -> None:
         """cudaSetDevice: make cuda:`index` current on this thread."""
         if not 0 <= index < len(self.devices):
-            raise AcceleratorError(INVALID_ORDINAL)
+            raise invalid_ordinal(len(self.devices))
         self.thread.index = index
 
     def device(self, index: int | None = None) -> SimulatedDevice:
@@ -146,7 +155,7 @@ class Machine:
         if index is None:
             return self.devices[self.thread.index]
         if not 0 <= index < len(self.devices):
-            raise AcceleratorError(INVALID_ORDINAL)
+            raise invalid_ordinal(len(self.devices))
         return self.devices[index]
 
     def storage_of(self, a: np.ndarray) -> Storage | None:

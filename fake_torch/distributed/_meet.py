@@ -46,8 +46,7 @@ def meet(pg: ProcessGroup, what: str, outs: list[Tensor], ins: list[Tensor], dev
         finish(exchange.collective(what, payload(arrays)), arrays)
         return
     name, cost_ns = nccl
-    device = _machine.MACHINE.device(dev.device.index)  # the simulated GPU it runs on
-    timeline = _machine.MACHINE.timeline
+    device = _machine.MACHINE.device(dev.device.index)  # c10d: the tensor's device's stream
     stream = device.current_stream()
     if device.captures.is_capturing(stream):  # capture: a node that meets at each replay
         def replay(posts_of: Any = exchange.collective) -> Callable[..., None]:
@@ -59,6 +58,7 @@ def meet(pg: ProcessGroup, what: str, outs: list[Tensor], ins: list[Tensor], dev
                        dev=dev.device)
         return
     # eager
+    timeline = _machine.MACHINE.timeline
     ready = timeline.ready.get(stream)
     host = timeline.host_ns + _cost.host_ns("nccl")
     gap = _cost.STREAM_QUEUE_GAP_NS

@@ -28,15 +28,14 @@ def _what(t: Tensor) -> str:
 
 
 def _on_gpu(tensors: list[Tensor], fn: str) -> bool:
-    on = [t.device.index for t in tensors if t.device.type == "cuda"]
-    if not on:
-        return False
-    device = _machine.MACHINE.device(on[0])
-    if device.captures.is_capturing(device.current_stream()):
+    gpu = [t for t in tensors if t.device.type == "cuda"]
+    device = _machine.MACHINE.device(gpu[0].device.index) if gpu else None
+    if device is not None and device.captures.is_capturing(device.current_stream()):
         raise NotImplementedError(f"torch.distributed.{fn} inside CUDA graph capture is not "
                                   "emulated by fake_torch: capture collectives only")
-    _machine.MACHINE.timeline.flush()  # the values the stream will send when it gets there
-    return True
+    if gpu:
+        _machine.MACHINE.timeline.flush()  # the values the stream will send when it gets there
+    return bool(gpu)
 
 
 def _launch(pg: ProcessGroup, tensors: list[Tensor], writes: list[tuple[Tensor, np.ndarray]]

@@ -19,15 +19,18 @@ import numpy as np
 
 EOS = "<|endoftext|>"
 NUM_BYTES = 256  # byte-level vocabulary: one token per byte, then EOS
+# then unused special tokens up to a vocabulary that 4 ranks split evenly (nano-vllm's
+# vocab-parallel embedding and head need vocab_size % tensor_parallel_size == 0)
+PADDING = [f"<|unused{i}|>" for i in range(3)]
 CONFIG = {
     "architectures": ["Qwen3ForCausalLM"],
     "model_type": "qwen3",
-    "vocab_size": NUM_BYTES + 1,
+    "vocab_size": NUM_BYTES + 1 + len(PADDING),
     "hidden_size": 64,
     "intermediate_size": 128,
     "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,  # GQA: 2 query heads per KV head
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,  # GQA: 2 query heads per KV head; 4 ranks get one KV head each
     "head_dim": 16,
     "hidden_act": "silu",
     "max_position_embeddings": 512,  # nano-vllm's RoPE cache has one row per position
@@ -85,8 +88,9 @@ def _write_tokenizer(folder: Path) -> None:
     tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.add_special_tokens([EOS])  # id NUM_BYTES
+    tokenizer.add_special_tokens([EOS, *PADDING])  # ids NUM_BYTES, NUM_BYTES + 1, ...
     assert tokenizer.token_to_id(EOS) == NUM_BYTES
+    assert tokenizer.get_vocab_size() == CONFIG["vocab_size"]
     tokenizer.save(str(folder / "tokenizer.json"))
     (folder / "tokenizer_config.json").write_text(json.dumps({
         "tokenizer_class": "PreTrainedTokenizerFast", "eos_token": EOS, "bos_token": None,
