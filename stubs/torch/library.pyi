@@ -3,6 +3,7 @@ from fake_torch.library import (
     CustomOpDef as CustomOpDef,
     Library as Library,
     custom_op as custom_op,
+    get_ctx as get_ctx,
     impl_abstract as impl_abstract,
     infer_schema as infer_schema,
     register_autograd as register_autograd,

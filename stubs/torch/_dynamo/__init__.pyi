@@ -37,9 +37,9 @@ from torch._dynamo import output_graph as output_graph
 from torch._dynamo import reconstruct as reconstruct
 from torch._dynamo import segments as segments
 from torch._dynamo import state as state
-from torch._dynamo import sym_number as sym_number
 from torch._dynamo import symbolic as symbolic
 from torch._dynamo import symbolic_convert as symbolic_convert
 from torch._dynamo import trace as trace
 from torch._dynamo import tracing_mode as tracing_mode
 from torch._dynamo import types as types
+from torch._dynamo import unbacked as unbacked

@@ -4,8 +4,10 @@ from fake_torch.distributed import (
     DistError as DistError,
     DistNetworkError as DistNetworkError,
     DistStoreError as DistStoreError,
+    FileStore as FileStore,
     GroupMember as GroupMember,
     HashStore as HashStore,
+    P2POp as P2POp,
     PrefixStore as PrefixStore,
     ProcessGroup as ProcessGroup,
     ReduceOp as ReduceOp,
@@ -19,11 +21,13 @@ from fake_torch.distributed import (
     all_reduce as all_reduce,
     all_to_all_single as all_to_all_single,
     barrier as barrier,
+    batch_isend_irecv as batch_isend_irecv,
     broadcast as broadcast,
     broadcast_object_list as broadcast_object_list,
     default_pg_timeout as default_pg_timeout,
     destroy_process_group as destroy_process_group,
     gather as gather,
+    gather_object as gather_object,
     get_backend as get_backend,
     get_global_rank as get_global_rank,
     get_group_rank as get_group_rank,
@@ -42,6 +46,7 @@ from fake_torch.distributed import (
     is_xccl_available as is_xccl_available,
     isend as isend,
     new_group as new_group,
+    new_subgroups as new_subgroups,
     recv as recv,
     reduce as reduce,
     reduce_scatter as reduce_scatter,
@@ -61,4 +66,5 @@ from torch.distributed import device_mesh as device_mesh
 from torch.distributed import distributed_c10d as distributed_c10d
 from torch.distributed import fsdp as fsdp
 from torch.distributed import rpc as rpc
+from torch.distributed import run as run
 from torch.distributed import tensor as tensor

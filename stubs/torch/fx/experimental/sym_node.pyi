@@ -2,6 +2,7 @@
 from fake_torch.fx.experimental.sym_node import (
     SymNode as SymNode,
     get_tracing_hook as get_tracing_hook,
+    set_display_hook as set_display_hook,
     set_tracing_hook as set_tracing_hook,
     to_node as to_node,
     wrap_node as wrap_node,
