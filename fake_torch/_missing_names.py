@@ -136,6 +136,14 @@ class _AttachingLoader(importlib.machinery.SourceFileLoader):
         attach(module)
 
 
+class _AttachingExtensionLoader(importlib.machinery.ExtensionFileLoader):
+    """A compiled module's loader (the native core) that attaches its `__getattr__` too."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        super().exec_module(module)
+        attach(module)
+
+
 class FakeTorchFinder(importlib.abc.MetaPathFinder):
     """`fake_torch.X`: found as usual (by the finders after this one), loaded by a loader that
     attaches `__getattr__`; not found but a torch module: ModuleNotFoundError saying so."""
@@ -152,6 +160,8 @@ class FakeTorchFinder(importlib.abc.MetaPathFinder):
                 continue
             if type(spec.loader) is importlib.machinery.SourceFileLoader:
                 spec.loader = _AttachingLoader(spec.loader.name, spec.loader.path)
+            elif type(spec.loader) is importlib.machinery.ExtensionFileLoader:
+                spec.loader = _AttachingExtensionLoader(spec.loader.name, spec.loader.path)
             return spec
         if torch_has_module(torch_name(fullname)):
             raise module_not_found(fullname)

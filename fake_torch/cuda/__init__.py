@@ -2,6 +2,7 @@
 Streams and events (streams.py), memory statistics (memory.py) and CUDA graphs (graphs.py,
 graphed_callables.py, _sanitizer.py) live in their own modules."""
 
+import sys
 from typing import Any
 
 from fake_torch import _generator
@@ -15,6 +16,7 @@ from fake_torch._legacy_types import cuda_HalfTensor as HalfTensor
 from fake_torch._legacy_types import cuda_IntTensor as IntTensor
 from fake_torch._legacy_types import cuda_LongTensor as LongTensor
 from fake_torch._legacy_types import cuda_ShortTensor as ShortTensor
+from fake_torch._missing_names import missing_attribute
 from fake_torch._simulated._allocator import OutOfMemoryError
 from fake_torch._simulated._machine import AcceleratorError
 from fake_torch.cuda import _sanitizer
@@ -102,7 +104,7 @@ def __getattr__(name: str) -> Any:
     machine in use decides how many)."""
     if name == "default_generators":
         return _generator.cuda_default_generators()
-    raise AttributeError(f"module 'torch.cuda' has no attribute '{name}'")
+    return missing_attribute(sys.modules[__name__], name)
 
 
 _HAS_PYNVML = False  # torch's flag: pynvml imported (it is not, for a simulated GPU)

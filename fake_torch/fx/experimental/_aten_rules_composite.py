@@ -54,7 +54,7 @@ def _isfinite(tr: _Tracer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     """Floating: (x == x) * (x.abs() != inf); integers and bools: all true."""
     x: Tensor = args[0] if args else kwargs["input"]
     if not (x.dtype.is_floating_point or x.is_complex()):
-        return tr.call("ones_like", "default", x, dtype=_dtype.bool,
+        return tr.call("ones_like", "default", x, dtype=_dtype.bool_,
                        memory_format=preserve_format)
     finite = tr.call("ne", "Scalar", tr.call("abs", "default", x), float("inf"))
     return tr.call("mul", "Tensor", tr.call("eq", "Tensor", x, x), finite)
