@@ -88,6 +88,9 @@ _held_here = _LOCK._is_owned  # type: ignore[attr-defined]  # (CPython's RLock: 
 _acquire, _release_lock = _LOCK.acquire, _LOCK.release  # (bound once: `with` costs ~2x more)
 _late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root id, block)
 _refcount = sys.getrefcount
+# what getrefcount reads in `_release` of an array only the dying Storage holds; CPython 3.14
+# may read less while others still hold it (borrowed stack references): never keep there
+_ALONE = 3 if sys.version_info < (3, 14) else -1
 _KEPT_LIMIT = 4096  # free blocks remembered with their arrays (then forgotten all at once)
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -409,7 +412,8 @@ class CachingAllocator:
             # an output's arrays that only this storage holds (the view: its slot, `view` and
             # getrefcount's argument; the root: its slot, the view's base, the argument),
             # kept with the block if it is free for reuse now (see `allocate_array`)
-            if (view is not None and _refcount(view) == 3 and _refcount(storage.root) == 3
+            if (view is not None and _refcount(view) == _ALONE
+                    and _refcount(storage.root) == _ALONE
                     and block is not None and not block.allocated and not block.pending):
                 if len(self._kept) >= _KEPT_LIMIT:
                     self._kept.clear()
