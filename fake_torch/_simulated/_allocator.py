@@ -146,10 +146,11 @@ class CachingAllocator:
         # ... of those, the ones with free markers (graph_capture_record_stream_reuse)
         self._free_markers: dict[Block, frozenset[int]] = {}
         self.raw: dict[int, Storage] = {}  # caching_allocator_alloc's blocks, by address
-        # free blocks whose last output's arrays nobody else holds: block -> (address, nbytes,
-        # root, typed view), handed out again to a request of the same bytes, shape and dtype
-        # (see `allocate_array`). Emptied when a segment goes back (the roots hold its memory)
-        self._kept: dict[Block, tuple[int, int, np.ndarray, np.ndarray]] = {}
+        # dead outputs' arrays that nobody else held: (address, nbytes) -> (root, typed view),
+        # handed out again to a request of the same bytes, shape and dtype given that address
+        # (see `allocate_array`); the memory is a segment's as long as the segment is here, so
+        # this is emptied when one goes back (the roots would hold its memory)
+        self._kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     @property
     def config(self) -> AllocatorConfig:
@@ -287,14 +288,13 @@ class CachingAllocator:
         book.hand_out(block, size, nbytes, limit, self.memory_fraction is not None, self.stats)
         # a root whose base is a memoryview, not the segment array: numpy then keeps views'
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
-        kept = self._kept.pop(block, None) if self._kept else None
-        if (kept is not None and kept[0] == block.address and kept[1] == nbytes
-                and shape is not None):
-            view = kept[3]
+        kept = self._kept.pop((block.address, nbytes), None) if shape is not None else None
+        if kept is not None:
+            root, view = kept
             if view.shape == shape and view.dtype is np_dtype:  # (as made: nobody held it)
-                storage = Storage(block, kept[2], self._release)
+                storage = Storage(block, root, self._release)
                 storage.view = view
-                self._by_root[id(kept[2])] = weakref.ref(storage)
+                self._by_root[id(root)] = weakref.ref(storage)
                 return storage
         seg = block.segment
         root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
@@ -417,7 +417,7 @@ class CachingAllocator:
                     and block is not None and not block.allocated and not block.pending):
                 if len(self._kept) >= _KEPT_LIMIT:
                     self._kept.clear()
-                self._kept[block] = (address, storage.root.nbytes, storage.root, view)
+                self._kept[address, storage.root.nbytes] = (storage.root, view)
             if _late:
                 _free_late()
         finally:
