@@ -27,6 +27,7 @@ import bisect
 import functools
 import itertools
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -86,6 +87,11 @@ _LOCK = threading.RLock()
 _held_here = _LOCK._is_owned  # type: ignore[attr-defined]  # (CPython's RLock: this thread's?)
 _acquire, _release_lock = _LOCK.acquire, _LOCK.release  # (bound once: `with` costs ~2x more)
 _late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root id, block)
+_refcount = sys.getrefcount
+# what getrefcount reads in `_release` of an array only the dying Storage holds; CPython 3.14
+# may read less while others still hold it (borrowed stack references): never keep there
+_ALONE = 3 if sys.version_info < (3, 14) else -1
+_KEPT_LIMIT = 4096  # free blocks remembered with their arrays (then forgotten all at once)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -140,6 +146,11 @@ class CachingAllocator:
         # ... of those, the ones with free markers (graph_capture_record_stream_reuse)
         self._free_markers: dict[Block, frozenset[int]] = {}
         self.raw: dict[int, Storage] = {}  # caching_allocator_alloc's blocks, by address
+        # dead outputs' arrays that nobody else held: (address, nbytes) -> (root, typed view),
+        # handed out again to a request of the same bytes, shape and dtype given that address
+        # (see `allocate_array`); the memory is a segment's as long as the segment is here, so
+        # this is emptied when one goes back (the roots would hold its memory)
+        self._kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     @property
     def config(self) -> AllocatorConfig:
@@ -227,9 +238,32 @@ class CachingAllocator:
         finally:
             _release_lock()
 
-    def _allocate(self, nbytes: int, pool_id: PoolId, stream: int | None) -> Storage:
+    def allocate_array(self, shape: tuple[int, ...], np_dtype: np.dtype[Any],
+                       nbytes: int) -> tuple[np.ndarray, Storage]:
+        """`allocate` from the default pool for the current stream, as a typed array of
+        `shape` over the block (its `.base` the Storage's root). The commonest allocation, an
+        op's output: when the block found was last handed out for the same bytes, shape and
+        dtype, and the arrays made then died with their Storage (nobody else held them), those
+        arrays are handed out again instead of building two views (measured, callgrind: 7.2k
+        instructions a new root and view). Addresses, blocks and statistics are those of
+        `allocate`."""
+        _acquire()
+        try:
+            storage = self._allocate(nbytes, DEFAULT_POOL, None, shape, np_dtype)
+            if _late:
+                _free_late()
+        finally:
+            _release_lock()
+        return storage.view, storage  # type: ignore[return-value]  # (set for a shape)
+
+    def _allocate(self, nbytes: int, pool_id: PoolId, stream: int | None,
+                  shape: tuple[int, ...] | None = None,
+                  np_dtype: np.dtype[Any] | None = None) -> Storage:
         if nbytes == 0:  # torch hands out a null pointer: no block
-            return self._register(Storage(None, np.empty(0, np.uint8), self._release))
+            storage = self._register(Storage(None, np.empty(0, np.uint8), self._release))
+            if shape is not None:
+                storage.view = np.ndarray(shape, np_dtype, buffer=storage.root)
+            return storage
         if stream is None:
             stream = self.current_stream()
         config = self._config or self.config
@@ -254,10 +288,20 @@ class CachingAllocator:
         book.hand_out(block, size, nbytes, limit, self.memory_fraction is not None, self.stats)
         # a root whose base is a memoryview, not the segment array: numpy then keeps views'
         # `.base` pointing at this root, so a view finds its Storage (`storage_of`)
+        kept = self._kept.pop((block.address, nbytes), None) if shape is not None else None
+        if kept is not None:
+            root, view = kept
+            if view.shape == shape and view.dtype is np_dtype:  # (as made: nobody held it)
+                storage = Storage(block, root, self._release)
+                storage.view = view
+                self._by_root[id(root)] = weakref.ref(storage)
+                return storage
         seg = block.segment
         root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
         storage = Storage(block, root, self._release)
         self._by_root[id(root)] = weakref.ref(storage)  # (`_register`, written out)
+        if shape is not None:
+            storage.view = np.ndarray(shape, np_dtype, buffer=root)
         return storage
 
     def _alloc_block(self, pool: Pool, size: int, small: bool, stream: int,
@@ -362,7 +406,18 @@ class CachingAllocator:
             return
         _acquire()
         try:
+            address = block.address if block is not None else 0  # (before a merge moves it)
             self._release_parts(key, block, storage)
+            view = storage.view
+            # an output's arrays that only this storage holds (the view: its slot, `view` and
+            # getrefcount's argument; the root: its slot, the view's base, the argument),
+            # kept with the block if it is free for reuse now (see `allocate_array`)
+            if (view is not None and _refcount(view) == _ALONE
+                    and _refcount(storage.root) == _ALONE
+                    and block is not None and not block.allocated and not block.pending):
+                if len(self._kept) >= _KEPT_LIMIT:
+                    self._kept.clear()
+                self._kept[address, storage.root.nbytes] = (storage.root, view)
             if _late:
                 _free_late()
         finally:
@@ -489,6 +544,7 @@ class CachingAllocator:
 
     def _release_segment(self, block: Block) -> None:
         """cudaFree the segment of a free, unsplit block (c10's release_block)."""
+        self._kept.clear()  # (kept roots would hold the segment's memory)
         self._remove_free(block)
         seg = block.segment
         seg.pool.segments.remove(seg)

@@ -120,15 +120,17 @@ class Storage:
     """The owner of one block. Tensors (and views) hold it; its death frees the block.
 
     `hazard` is set by the sanitizer when reading the memory would read garbage on a GPU (a
-    capture's output before any replay, an output another graph's replay overwrote)."""
+    capture's output before any replay, an output another graph's replay overwrote). `view`:
+    the typed array an op's output was made as (`CachingAllocator.allocate_array`), else None."""
 
-    __slots__ = ("__weakref__", "_on_death", "block", "hazard", "root")
+    __slots__ = ("__weakref__", "_on_death", "block", "hazard", "root", "view")
 
     def __init__(self, block: Block | None, root: np.ndarray,
                  on_death: Callable[[Storage], None] | None = None) -> None:
         self.block = block
         self.root = root
         self.hazard: str | None = None
+        self.view: np.ndarray | None = None
         self._on_death = on_death  # the allocator's bookkeeping for a storage that is gone
 
     def __del__(self) -> None:

@@ -56,8 +56,8 @@ class Mode:
             if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major ones
                 a = np.ndarray(shape, np_dtype, buffer=a)
             return a, None
-        return device_buffer(_machine.current_device().allocator.allocate(
-            _nbytes(shape, np_dtype)), shape, np_dtype)
+        return _machine.current_device().allocator.allocate_array(
+            shape, np_dtype, _nbytes(shape, np_dtype))
 
     def run(self, op: str, kernel: Kernel, outs: tuple[np.ndarray, ...],
             inputs: tuple[Any, ...], params: dict[str, Any], kind: str, on_cuda: bool) -> None:
