@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import itertools
 import re
 import subprocess
 import sys
@@ -17,12 +16,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from distributed_programs import free_port
 from oracles import outcome
 
 import fake_torch as ft
 
 dist = ft.distributed
-_ports = itertools.count(29731)
 
 
 @pytest.fixture
@@ -70,7 +69,7 @@ def test_store_semantics_match_torch(torch: Any, make: str, tmp_path: Any) -> No
     results = []
     for lib in (torch, ft):
         d = lib.distributed
-        port = next(_ports)
+        port = free_port()
         if make == "HashStore":
             store = d.HashStore()
         elif make == "FileStore":
@@ -104,7 +103,7 @@ def test_prefix_store_writes_under_its_prefix(torch: Any) -> None:
 def test_tcp_store_client_shares_the_master_keys(torch: Any) -> None:
     seen = []
     for lib in (torch, ft):
-        port = next(_ports)
+        port = free_port()
         master = lib.distributed.TCPStore("127.0.0.1", port, 1, True, wait_for_workers=False)
         master.set("a", "1")
         client = lib.distributed.TCPStore("127.0.0.1", port, is_master=False)
@@ -143,12 +142,12 @@ def test_rendezvous_yields_a_store_for_one_rank(torch: Any,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     seen = []
     for lib in (torch, ft):
-        port = next(_ports)
+        port = free_port()
         store, rank, size = next(lib.distributed.rendezvous(f"tcp://127.0.0.1:{port}", 0, 1,
                                                             timeout=timedelta(seconds=5)))
         store.set("k", "v")
         monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
-        monkeypatch.setenv("MASTER_PORT", str(next(_ports)))
+        monkeypatch.setenv("MASTER_PORT", str(free_port()))
         env_store, env_rank, env_size = next(lib.distributed.rendezvous("env://", 0, 1))
         seen.append((type(store).__name__, rank, size, store.get("k"),
                      type(env_store).__name__, env_rank, env_size))
@@ -167,13 +166,13 @@ def test_stateless_group_flow_as_vllm_runs_it(torch: Any) -> None:
     """vLLM's stateless process group: rendezvous, set_timeout, PrefixStore, register a group
     under a name, unregister it."""
     bindings = importlib.import_module("fake_torch._C._distributed_c10d")
-    port = next(_ports)
+    port = free_port()
     store, _, _ = next(dist.rendezvous(f"tcp://127.0.0.1:{port}", 0, 1))
     store.set_timeout(timedelta(seconds=1))
     prefix = dist.PrefixStore(f"tcp://127.0.0.1:{port}", store)
     prefix.set("x", "1")
     assert store.get(f"tcp://127.0.0.1:{port}/x") == b"1"
-    dist.init_process_group("gloo", f"tcp://127.0.0.1:{next(_ports)}", world_size=1, rank=0)
+    dist.init_process_group("gloo", f"tcp://127.0.0.1:{free_port()}", world_size=1, rank=0)
     pg = dist.new_group([0])
     bindings._register_process_group("vllm_g", pg)
     assert bindings._resolve_process_group("vllm_g") is pg
@@ -276,7 +275,7 @@ def test_signatures_match_torch(torch: Any) -> None:
 
 def test_all_to_all_single_is_one_copy_on_one_rank() -> None:
     funcol = importlib.import_module("fake_torch.distributed._functional_collectives")
-    dist.init_process_group("nccl", f"tcp://127.0.0.1:{next(_ports)}", world_size=1, rank=0)
+    dist.init_process_group("nccl", f"tcp://127.0.0.1:{free_port()}", world_size=1, rank=0)
     with ft.cuda.fresh_simulated_device():
         x = ft.arange(6.0, device="cuda").reshape(3, 2)
         with ft.LaunchCounter.expect(1, alltoall_base_=1):  # NCCL's send-to-self copy

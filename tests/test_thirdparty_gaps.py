@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from distributed_programs import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +121,7 @@ def test_get_global_rank_deprecated_spelling() -> None:
     dist = fake_torch.distributed
     started = not dist.is_initialized()
     if started:
-        dist.init_process_group("gloo", "tcp://localhost:29511", world_size=1, rank=0)
+        dist.init_process_group("gloo", f"tcp://localhost:{free_port()}", world_size=1, rank=0)
     try:
         with pytest.warns(FutureWarning, match=r"`torch\.distributed\.distributed_c10d\."
                                                r"_get_global_rank` is deprecated"):
