@@ -36,6 +36,7 @@ from fake_torch._inductor.cudagraph_utils import (
 )
 from fake_torch._inductor.custom_graph_pass import get_custom_graph_passes
 from fake_torch._inductor.fx_passes import joint_graph, post_grad
+from fake_torch._inductor.fx_passes.tensor_constants import lift_tensor_constants
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
 from fake_torch._simulated import _dispatch
 from fake_torch._sym import SymFloat, SymInt
@@ -352,7 +353,7 @@ def compile_fx(model_: GraphModule, example_inputs_: Sequence[Any], *,
         if config.combo_kernels and not config.benchmark_combo_kernel:
             raise NotImplementedError("torch._inductor.config.combo_kernels=True (without "
                                       "benchmark_combo_kernel) is not emulated by fake_torch")
-        gm = _recursive_pre_grad_passes(model_)
+        gm = lift_tensor_constants(_recursive_pre_grad_passes(model_))
         if config.post_grad_custom_pre_pass is not None or \
                 config.post_grad_custom_post_pass is not None:
             gm = _post_grad_graph(gm, example_inputs_)
