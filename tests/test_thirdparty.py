@@ -109,6 +109,12 @@ CODEBASES = {
                          ("transformers", "safetensors")),
     "hf_t5": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
                       ("transformers", "safetensors")),
+    # encoders: forward over padded batches (no generate), compiled by torch.compile(model)
+    "hf_bert": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
+                        ("transformers", "safetensors")),
+    "hf_distilbert": Codebase("", "transformers==5.25.0",
+                              ("eager", "compile", "reduce-overhead"),
+                              ("transformers", "safetensors")),
     "mamba": Codebase("johnma2006__mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d",
                       ("eager", "compile"), ("einops",),
                       # per position and layer: eagerly deltaA*x, +deltaB_u, the einsum with
