@@ -109,6 +109,10 @@ CODEBASES = {
                          ("transformers", "safetensors")),
     "hf_t5": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
                       ("transformers", "safetensors")),
+    "hf_olmo": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
+                        ("transformers", "safetensors")),
+    "hf_mixtral": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
+                           ("transformers", "safetensors")),
     # encoders: forward over padded batches (no generate), compiled by torch.compile(model)
     "hf_bert": Codebase("", "transformers==5.25.0", ("eager", "compile", "reduce-overhead"),
                         ("transformers", "safetensors")),
