@@ -1,5 +1,5 @@
 """`torch.tensor(<Python data>)` inside a torch.compile'd function: a graph constant made at
-compile time (fake_torch/_inductor/fx_passes/tensor_constants.py), as aot_autograd + inductor
+compile time (fake_torch/_inductor/_tensor_constants.py), as aot_autograd + inductor
 make it: no host-to-device copy per call, so CUDA-graph capture (mode="reduce-overhead")
 accepts it. transformers' sliding-window cache (Gemma2 under generate's static-cache compile)
 writes its KV cache through `torch.tensor([-1], dtype=int, device=...)` so. Values against real

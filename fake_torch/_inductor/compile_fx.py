@@ -27,6 +27,7 @@ from fake_torch._inductor import config, cudagraph_trees
 from fake_torch._inductor._aten_graph import aten_graph
 from fake_torch._inductor._functional_custom_ops import reinplace
 from fake_torch._inductor._pattern_pass import stable_topological_sort
+from fake_torch._inductor._tensor_constants import lift_tensor_constants
 from fake_torch._inductor.cudagraph_utils import (
     bump_counter,
     cpu_device_message,
@@ -36,7 +37,6 @@ from fake_torch._inductor.cudagraph_utils import (
 )
 from fake_torch._inductor.custom_graph_pass import get_custom_graph_passes
 from fake_torch._inductor.fx_passes import joint_graph, post_grad
-from fake_torch._inductor.fx_passes.tensor_constants import lift_tensor_constants
 from fake_torch._inductor.scheduler import Kernel, Launch, NodeInfo, plan_kernels
 from fake_torch._simulated import _dispatch
 from fake_torch._sym import SymFloat, SymInt
