@@ -100,6 +100,16 @@ from fake_torch._grad_mode import (
 from fake_torch._install import install, installed, is_installed, uninstall
 from fake_torch._kernels.cast import can_cast, is_floating_point, is_tensor, numel, result_type
 from fake_torch._kernels.expand import broadcast_shapes
+from fake_torch._layout import (
+    jagged,
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from fake_torch._legacy_types import (
     BFloat16Tensor,
     BoolTensor,
@@ -285,7 +295,9 @@ __all__ = [
     "is_inference_mode_enabled",
     "is_installed",
     "is_tensor",
+    "jagged",
     "jit",
+    "layout",
     "library",
     "linalg",
     "load",
@@ -325,7 +337,13 @@ __all__ = [
     "set_printoptions",
     "set_rng_state",
     "short",
+    "sparse_bsc",
+    "sparse_bsr",
+    "sparse_coo",
+    "sparse_csc",
+    "sparse_csr",
     "storage",
+    "strided",
     "sym_float",
     "sym_int",
     "sym_ite",

@@ -20,6 +20,8 @@ import numpy as np
 
 from fake_torch import _torch_function as _tf
 from fake_torch._dtype import dtype, from_numpy_dtype, get_default_dtype
+from fake_torch._layout import layout as _Layout
+from fake_torch._layout import strided
 from fake_torch._memory_format import (
     contiguous_format,
     is_contiguous_as,
@@ -245,6 +247,11 @@ class Tensor(TensorBase):
         if _TF.enabled:
             return _meta(_GETTERS["is_meta"], _is_meta, self)  # type: ignore[no-any-return]
         return self._device.type == "meta"
+
+    @property
+    def layout(self) -> _Layout:
+        """torch.strided: every fake_torch tensor is dense."""
+        return strided
 
     @property
     def is_leaf(self) -> bool:

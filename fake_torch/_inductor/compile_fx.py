@@ -27,6 +27,7 @@ from fake_torch._inductor import config, cudagraph_trees
 from fake_torch._inductor._aten_graph import aten_graph
 from fake_torch._inductor._functional_custom_ops import reinplace
 from fake_torch._inductor._pattern_pass import stable_topological_sort
+from fake_torch._inductor._tensor_constants import lift_tensor_constants
 from fake_torch._inductor.cudagraph_utils import (
     bump_counter,
     cpu_device_message,
@@ -352,7 +353,7 @@ def compile_fx(model_: GraphModule, example_inputs_: Sequence[Any], *,
         if config.combo_kernels and not config.benchmark_combo_kernel:
             raise NotImplementedError("torch._inductor.config.combo_kernels=True (without "
                                       "benchmark_combo_kernel) is not emulated by fake_torch")
-        gm = _recursive_pre_grad_passes(model_)
+        gm = lift_tensor_constants(_recursive_pre_grad_passes(model_))
         if config.post_grad_custom_pre_pass is not None or \
                 config.post_grad_custom_post_pass is not None:
             gm = _post_grad_graph(gm, example_inputs_)

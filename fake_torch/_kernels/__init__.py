@@ -30,6 +30,7 @@ from fake_torch._kernels import (  # noqa: F401
     logsumexp,
     loss,
     masked,
+    nan_to_num,
     operators,
     pointwise_math,
     pooling,

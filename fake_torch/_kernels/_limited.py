@@ -58,7 +58,7 @@ _COMPLEX_OK = frozenset({
     "reciprocal", "sin", "cos", "tanh", "sigmoid", "pow", "square", "eq", "ne", "isnan", "copy",
     "isinf", "where", "abs", "angle", "sgn", "_conj_physical", "sum", "mean", "prod",
     "masked_fill", "lerp", "log1p", "silu", "any", "all", "logical_and", "logical_or",
-    "logical_xor", "logical_not",
+    "logical_xor", "logical_not", "nan_to_num",
 })
 # torch's own refusals that are not its "<kernel>" not implemented for '<dtype>' error
 _COMPLEX_ERRORS: dict[str, tuple[type[Exception], str]] = {

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -143,6 +144,7 @@ class Launches:
         self.calls.setdefault(label, []).append({"total": n - before[0], "kinds": delta})
 
     def wrap(self, fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        @functools.wraps(fn)  # the codebase may read its signature (transformers' generate)
         def counted(*args: Any, **kwargs: Any) -> Any:
             if self.profile:
                 return self._profiled(fn, label, *args, **kwargs)

@@ -42,7 +42,7 @@ def write(torch: Any, ckpt: Path, arch: str = ARCH, config: dict[str, Any] = CON
     model.save_pretrained(ckpt)
 
 
-def run(torch: Any, args: Any, arch: str = ARCH) -> None:
+def run(torch: Any, args: Any, arch: str = ARCH, new_tokens: int = NEW_TOKENS) -> None:
     _, model_cls = _classes(arch)
     device = common.device_for(args.torch)
     model = model_cls.from_pretrained(args.ckpt, dtype=torch.float32).to(device).eval()
@@ -58,15 +58,15 @@ def run(torch: Any, args: Any, arch: str = ARCH) -> None:
     if args.mode == "eager":
         model.forward = launches.wrap(model.forward, "step")
     else:
-        model.generate(prompt, max_new_tokens=NEW_TOKENS, do_sample=False, **options)
+        model.generate(prompt, max_new_tokens=new_tokens, do_sample=False, **options)
         if args.torch == "fake":  # generate compiled on "cuda" (the CPU oracle never does)
             model._compiled_call = launches.wrap(model._compiled_call, "decode_step")
-    out = model.generate(prompt, max_new_tokens=NEW_TOKENS, do_sample=False,
+    out = model.generate(prompt, max_new_tokens=new_tokens, do_sample=False,
                          output_logits=True, return_dict_in_generate=True, **options)
     if args.mode == "eager":
         steps = launches.calls.pop("step", [])  # the first forward is the prefill
         launches.calls.update(prefill=steps[:1], decode_step=steps[1:])
-    logits = torch.cat(out.logits)  # [NEW_TOKENS, vocab]: the logits each token came from
+    logits = torch.cat(out.logits)  # [new_tokens, vocab]: the logits each token came from
     common.write_results(args.json, torch, args.mode, out.sequences.tolist(), logits, launches)
 
 
