@@ -99,7 +99,9 @@ from fake_torch import (
     is_inference_mode_enabled as is_inference_mode_enabled,
     is_installed as is_installed,
     is_tensor as is_tensor,
+    jagged as jagged,
     jit as jit,
+    layout as layout,
     library as library,
     linalg as linalg,
     load as load,
@@ -139,7 +141,13 @@ from fake_torch import (
     set_printoptions as set_printoptions,
     set_rng_state as set_rng_state,
     short as short,
+    sparse_bsc as sparse_bsc,
+    sparse_bsr as sparse_bsr,
+    sparse_coo as sparse_coo,
+    sparse_csc as sparse_csc,
+    sparse_csr as sparse_csr,
     storage as storage,
+    strided as strided,
     sym_float as sym_float,
     sym_int as sym_int,
     sym_ite as sym_ite,
@@ -333,6 +341,8 @@ from fake_torch._kernels.arith import mul as mul
 from fake_torch._kernels.sampling import multinomial as multinomial
 from fake_torch._kernels.arith import mul as multiply
 from fake_torch._kernels.linalg import mv as mv
+from fake_torch._kernels.nan_to_num import nan_to_num as nan_to_num
+from fake_torch._kernels.nan_to_num import nan_to_num_ as nan_to_num_
 from fake_torch._kernels.split import narrow as narrow
 from fake_torch._kernels.compare import ne as ne
 from fake_torch._kernels.pointwise_math import neg as neg
