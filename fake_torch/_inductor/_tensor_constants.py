@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_torch import _namespace
 from fake_torch._tensor import Tensor
 from fake_torch.fx import GraphModule, Node
 
@@ -42,9 +43,7 @@ def _constant_call(n: Node, factory: Any) -> bool:
 def lift_tensor_constants(gm: GraphModule) -> GraphModule:
     """Rewrite gm's constant `torch.tensor(...)` calls in place (see the module docstring);
     gm itself, recompiled if anything changed."""
-    import fake_torch
-
-    factory: Any = fake_torch.tensor  # the public entry Dynamo records as the node's target
+    factory: Any = _namespace.torch().tensor  # the public entry Dynamo records as its target
     graph, taken = gm.graph, 0
     for n in list(graph.nodes):
         if not _constant_call(n, factory):

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what a tensor is: dtypes, devices, streams, storage, the Tensor class, generators, SymInts,
     # the API door (__torch_function__) and the op-definition machinery the Tensor class reads
     ("tensor core", (
-        "fake_torch._dtype", "fake_torch._memory_format", "fake_torch._meta",
+        "fake_torch._dtype", "fake_torch._layout", "fake_torch._memory_format", "fake_torch._meta",
         "fake_torch._tensor_base", "fake_torch._torch_function", "fake_torch._torch_device",
         "fake_torch._torch_stream", "fake_torch._grad_mode", "fake_torch._tensor",
         "fake_torch._storage", "fake_torch._generator", "fake_torch._sym", "fake_torch._checks",
