@@ -77,7 +77,7 @@ class _Hooks:
     untyped_storage: Callable[[Tensor], UntypedStorage]
 
 
-hooks = _Hooks()
+hooks: _Hooks = _Hooks()
 
 
 def _meta(func: Any, impl: Any, *args: Any) -> Any:
