@@ -31,6 +31,8 @@ DEVIATIONS: dict[str, str] = {
                     "takes *args to accept the sublist format too, which fake_torch lacks",
     "torch.is_tensor": "obj may be passed by keyword (torch's is positional-only)",
     "torch.set_default_dtype": "d may be passed by keyword (torch's is positional-only)",
+    "torch.layout": "a class whose __new__ refuses every call (torch's C type has no "
+                    "constructor, so inspect shows ()); the same TypeError text either way",
     "torch.no_grad": "also a bare decorator (@no_grad without parentheses) via orig_func",
     "torch.autograd.no_grad": "torch.no_grad itself (see there)",
     "torch.utils.checkpoint.checkpoint": "same parameters; the context_fn default is "
