@@ -97,7 +97,7 @@ class Functionalizer:
         out = kwargs.get("out")
         inplace = (name.endswith("_") and not name.startswith("__")) or \
             (name.startswith("__i") and name.endswith("__"))
-        for t in _tensors((args, {k: v for k, v in kwargs.items() if k != "out"})):
+        for t in tensors_in((args, {k: v for k, v in kwargs.items() if k != "out"})):
             self.sync(t)
         if isinstance(out, Tensor):  # out=: the functional op, its value then out's
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
@@ -106,8 +106,8 @@ class Functionalizer:
             return result
         if not inplace:
             self.tr.record_node(target, args, kwargs, result, opdef)
-            given = {id(t) for t in _tensors((args, kwargs))}
-            for t in _tensors(result):
+            given = {id(t) for t in tensors_in((args, kwargs))}
+            for t in tensors_in(result):
                 if id(t) not in given:
                     self._states[id(t)] = _State(_Storage(self.tr.node_of(t)))
             return result
@@ -236,11 +236,12 @@ def _functional_name(name: str) -> str:
     return name[:-1]
 
 
-def _tensors(value: Any) -> list[Tensor]:
+def tensors_in(value: Any) -> list[Tensor]:
+    """The tensors in `value`, nested in tuples, lists and dicts, in order."""
     if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in tensors_in(v)]
     if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
+        return [t for v in value.values() for t in tensors_in(v)]
     return []

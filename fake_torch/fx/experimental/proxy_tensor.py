@@ -71,7 +71,7 @@ from fake_torch.fx.experimental import (
     _aten_rules_operators,
 )
 from fake_torch.fx.experimental._aten_rules import RULES
-from fake_torch.fx.experimental._functionalize import Functionalizer
+from fake_torch.fx.experimental._functionalize import Functionalizer, tensors_in
 from fake_torch.fx.experimental._proxy_symbolic import PUBLIC_FORM, preorder_symbols, symints
 from fake_torch.nn.parameter import Parameter
 from fake_torch.overrides import TorchFunctionMode
@@ -242,7 +242,7 @@ class _Tracer:
                     result: Any, opdef: _opdef.OpDef | None = None, bind: bool = True) -> Node:
         """The node of `record` (its items' getitem nodes after it); `bind`: the tensors of
         `result` are the node's (not for a functionalized in-place op's target)."""
-        inputs = [self.example(a) for a in _tensors((args, kwargs))]
+        inputs = [self.example(a) for a in tensors_in((args, kwargs))]
         if self.symbolic is not None:  # every size read first, then the arithmetic on them
             for size in symints((args, kwargs)):
                 for symbol in preorder_symbols(size.node.expr):
@@ -346,19 +346,9 @@ def _no_call(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("make_fx: no public call is running")
 
 
-def _tensors(value: Any) -> list[Tensor]:
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
-    return []
-
-
 def _new_tensors(result: Any, args: Any, kwargs: Any) -> bool:
-    made = _tensors(result)
-    given = {id(t) for t in _tensors((args, kwargs))}
+    made = tensors_in(result)
+    given = {id(t) for t in tensors_in((args, kwargs))}
     return bool(made) and not any(id(t) in given for t in made)
 
 
@@ -529,7 +519,7 @@ def _trace(f: Callable[..., Any], args: tuple[Any, ...], tracing_mode: str,
         with tr.fake_mode, mode:
             result = f(*args)
     if tr.functional is not None:
-        tr.functional.finish(_tensors(result))
+        tr.functional.finish(tensors_in(result))
     tr.graph.output(_output_arg(tr, result))
     for node in tr.graph.nodes:  # a size expression's nodes (`mul = s75 * s96`)
         if "val" not in node.meta and "example_value" in node.meta:
