@@ -24,7 +24,8 @@ from types import ModuleType
 from typing import Any
 
 from fake_torch._simulated._allocator_blocks import MIN_BLOCK, SMALL_SIZE, Block, FreeEntry
-from fake_torch._simulated._allocator_stats import FOLD_AT, DeviceStats, Event
+from fake_torch._simulated._allocator_stats import FOLD_AT, DeviceStats
+from fake_torch._simulated._allocator_stats import apply_rows as apply_rows
 
 
 def take(free: list[FreeEntry], size: int, stream: int, max_split_size: int,
@@ -128,26 +129,6 @@ def free_block(block: Block, freed: bool, track_age: bool, stats: DeviceStats) -
                    -requested, net_blocks, net_bytes))
     if len(events) >= FOLD_AT:
         stats.fold()
-
-
-def apply_rows(v: list[int], rows: list[Event], event_stats: tuple[int, ...]) -> None:
-    """Apply statistics rows to v one at a time, in order (see _allocator_stats)."""
-    for row in rows:
-        k = row[0]
-        for j, stat in enumerate(event_stats):
-            n = row[j + 1]
-            i = stat + k
-            if n > 0:  # a rise: current, allocated, maybe the peaks (this pool type's, all's)
-                c = v[i] = v[i] + n
-                v[i + 2] += n
-                if c > v[i + 1]:
-                    v[i + 1] = c
-                c = v[stat] + v[stat + 4]
-                if c > v[stat + 8]:
-                    v[stat + 8] = c
-            elif n < 0:  # a fall: current, freed
-                v[i] += n
-                v[i + 3] -= n
 
 
 PURE: Any = sys.modules[__name__]  # this module is the pure book

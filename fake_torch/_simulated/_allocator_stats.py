@@ -59,11 +59,13 @@ def _change(v: list[int], stat: int, k: int, n: int) -> None:
         v[i + 3] -= n
 
 
-def _apply_each(v: list[int], rows: list[Event]) -> None:
-    """Apply event rows one at a time, in order."""
+def apply_rows(v: list[int], rows: list[Event],
+               event_stats: tuple[int, ...] = EVENT_STATS) -> None:
+    """Apply event rows one at a time, in order (the pure book's fold step; the native core
+    has its own, which tests/test_native_core.py holds to this one)."""
     for row in rows:
         k = row[0]
-        for j, stat in enumerate(EVENT_STATS):
+        for j, stat in enumerate(event_stats):
             _change(v, stat, k, row[j + 1])
 RowFolder = Callable[[list[int], list[Event], tuple[int, ...]], None]  # (v, rows, EVENT_STATS)
 
@@ -125,7 +127,7 @@ class DeviceStats:
                 self._fold_rows(self._v, taken, EVENT_STATS)
                 return
             if n < _FOLD_IN_NUMPY:
-                _apply_each(self._v, taken)
+                apply_rows(self._v, taken)
                 return
             rows = np.array(taken, dtype=np.int64)
             v = self._v
