@@ -57,17 +57,25 @@ def test_report_prints_ratios_and_verdict() -> None:
     assert line.split()[2:] == ["1.00", "3.00", "4.00", "2.00", "1.50x", "2.00x", "3.00x",
                                 "4.00x"]
     text = out.getvalue()
-    assert "target fake cuda/torch cpu <= 2.0x per op: worst 2.00x (add 64), meets it" in text
-    assert "target fake cpu/torch cpu <= 1.5x per op: worst 1.50x (add 64), meets it" in text
-    assert "per step" not in text  # no step row: no step verdict
-    row.seconds["fake cuda"] = 5e-6
-    step = Row("MLP step 8x64", {"numpy": 1e-6, "fake cpu": 3e-6, "fake cuda": 7e-6,
+    assert "target add 64: fake cuda/torch cpu <= 3.0x: 2.00x, meets it" in text
+    assert "target add 64: fake cpu/torch cpu <= 2.0x: 1.50x, meets it" in text
+    assert "MLP step" not in text  # no step row: no step verdict
+    row.seconds["fake cuda"] = 7e-6
+    step = Row("MLP step 8x64", {"numpy": 1e-6, "fake cpu": 3e-6, "fake cuda": 9e-6,
                                  "torch cpu": 2e-6})
+    soft = Row("softmax 64", {"numpy": 2e-6, "fake cpu": 3e-6, "fake cuda": 5.5e-6,
+                              "torch cpu": 1e-6})
     out = io.StringIO()
-    report([row, step], out)
+    report([row, step, soft], out)
     text = out.getvalue()
-    assert "<= 2.0x per op: worst 2.50x (add 64), misses it" in text
-    assert "fake cuda/torch cpu <= 3.0x per step: worst 3.50x (MLP step 8x64), misses it" in text
+    assert "target add 64: fake cuda/torch cpu <= 3.0x: 3.50x, misses it" in text
+    assert "target MLP step 8x64: fake cuda/torch cpu <= 4.0x: 4.50x, misses it" in text
+    # softmax against numpy's own plus 3 us: 5.5 us vs 5.0 us
+    assert "target softmax 64: fake cuda <= numpy + 3 us: 5.50 us vs 5.00 us, misses it" in text
+    soft.seconds["fake cuda"] = 4.9e-6
+    out = io.StringIO()
+    report([soft], out)
+    assert "5.00 us, meets it" in out.getvalue() and "add 64" not in out.getvalue()
 
 
 def test_bench_command_prints_the_table() -> None:
