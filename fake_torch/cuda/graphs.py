@@ -70,11 +70,30 @@ class CapturedInput:
         segment = block.segment if block is not None else None
         producer = None
         if segment is not None and segment.pool.id != DEFAULT_POOL:
-            for g in graphs_of_pool(segment.pool.id, segment.pool.device):
-                if any(ref() is storage for ref in g._made):
-                    producer = weakref.ref(g)
-                    break
+            made_by = _made_by.get(storage)  # the live graph of the pool that made it, if any
+            if made_by is not None:
+                g = made_by[0]()
+                if g is not None and g._made is made_by[1] and \
+                        _in_pool(g, segment.pool.id, segment.pool.device):
+                    producer = made_by[0]
         return CapturedInput(weakref.ref(storage), storage.span(), segment, producer)
+
+
+# storage -> (the graph whose capture allocated it, that capture's `_made` list), for the
+# storages still alive when the capture ended: what CapturedInput.of looks up instead of
+# searching every graph of the pool (a pool of thousands of piecewise graphs made that search
+# quadratic). An entry counts only while the graph still holds that capture (its `_made` is
+# that list: a reset or a new capture replaces it) and is a live graph of the pool, as
+# graphs_of_pool lists them; it goes with its storage.
+_made_by: weakref.WeakKeyDictionary[
+    Storage, tuple[weakref.ref[CUDAGraph], list[weakref.ref[Storage]]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _in_pool(graph: CUDAGraph, pool_id: PoolId, device: int) -> bool:
+    """Whether `graph` is one of graphs_of_pool(pool_id, device)."""
+    devices = _machine.MACHINE.devices
+    return device < len(devices) and graph in devices[device].graphs_by_pool.get(pool_id, ())
 
 
 @dataclass
@@ -339,6 +358,10 @@ class CUDAGraph:
         _sanitizer.capture_ended(self, self._made)
         assert self._pool_id is not None and self._device is not None
         self._device.graphs_by_pool.setdefault(self._pool_id, weakref.WeakSet()).add(self)
+        made_by = (weakref.ref(self), self._made)
+        for storage in (ref() for ref in self._made):
+            if storage is not None:
+                _made_by[storage] = made_by
         self._capture_ended = True
         self._has_graph = True
         if not self.keep_graph:
