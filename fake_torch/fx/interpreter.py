@@ -98,9 +98,10 @@ class Interpreter:
                 continue  # given in initial_env
             try:
                 if node.op == "call_function":
-                    try:
-                        args = _values(node.args, env)
-                        kwargs = _values(node.kwargs, env)
+                    try:  # (the argument tuple's level written out: mostly nodes)
+                        args = tuple([env[a] if type(a) is Node else _values(a, env)
+                                      for a in node.args])
+                        kwargs = _values(node.kwargs, env) if node.kwargs else {}
                     except KeyError:  # (the slow way names the missing node)
                         args, kwargs = self.fetch_args_kwargs_from_env(node)
                     target = node.target
