@@ -194,3 +194,41 @@ def test_the_vllm_runner_serves_every_mode_under_the_sanitizer_as_eager_does() -
         assert res.outputs == eager.outputs, res.label
         for a, b in zip(res.logits, eager.logits, strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4, rtol=0)
+
+
+def _producer(graph: CUDAGraph, t: torch.Tensor) -> CUDAGraph | str | None:
+    """The graph `graph`'s capture records as the maker of `t`'s memory (its replays write
+    it), None if none; "not an input" when the capture did not read `t` as an input."""
+    from fake_torch._simulated import _machine
+
+    storage = _machine.MACHINE.storage_of(t._a)
+    for captured in graph._inputs:
+        if captured.ref() is storage:
+            return captured.producer() if captured.producer is not None else None
+    return "not an input"
+
+
+@pytest.mark.usefixtures("fresh_device")
+def test_a_captured_inputs_producer_is_the_live_graph_whose_current_capture_made_it() -> None:
+    # (what the out-of-order check above reads; found by a lookup, not a search of the pool)
+    x = torch.full((N,), 1.0, device="cuda")
+    pool = torch.cuda.graph_pool_handle()
+    g1, g2, g3, g4 = CUDAGraph(), CUDAGraph(), CUDAGraph(), CUDAGraph()
+    with torch.cuda.graph(g1, pool=pool):
+        o1 = x * 2
+    with torch.cuda.graph(g2, pool=pool):
+        o2 = o1 + 1
+    assert _producer(g2, o1) is g1
+    assert _producer(g1, x) is None  # made outside any capture
+    assert _producer(g2, o2) == "not an input"  # its own output
+    g1.reset()  # g1's capture is gone: o1, still alive, has no producer any more
+    with torch.cuda.graph(g3, pool=pool):
+        o3 = o1 + o2
+    assert _producer(g3, o1) is None
+    assert _producer(g3, o2) is g2
+    with torch.cuda.graph(g1, pool=pool):  # g1 captures again: a producer of its new outputs
+        o4 = x * 3
+    with torch.cuda.graph(g4, pool=pool):
+        o5 = o1 + o4
+    assert (_producer(g4, o1), _producer(g4, o4)) == (None, g1)
+    del o3, o5

@@ -166,13 +166,13 @@ class UnbackedTracing:
         """The traced code's arithmetic on a number over this graph's unbacked symbols, as a
         node where it happens (`mul = item * 2`), as Dynamo records it; what an op is later
         given reuses it. Other arithmetic (sizes, inside ops) is left to the op's use."""
-        from fake_torch.fx.experimental.sym_node import wrap_node
-        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-
         seg, sym, fn = self.segment, self.sym, _SYM_OPS.get(op)
         if seg is None or sym is None or fn is None or _state.tracer is not self \
                 or _state.depth or not seg.unbacked:
-            return None
+            return None  # (before the imports: this runs for every node a trace makes)
+        from fake_torch.fx.experimental.sym_node import wrap_node
+        from fake_torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
         mine = {symbol for symbol, _ in seg.unbacked}
         if not any(free_unbacked_symbols(i.expr) & mine for i in inputs if i.constant is None):
             return None

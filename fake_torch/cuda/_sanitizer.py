@@ -316,8 +316,7 @@ def _reusable(captured: CapturedInput) -> bool:
             or not any(s is segment for s in pool.segments))
 
 
-def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]],
-                 written: list[tuple[int, int]]) -> None:
+def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]]) -> None:
     """The replay made `graph`'s own outputs valid and overwrote whatever else lives in the
     memory its kernels wrote: outputs of other graphs that share the pool (`graph._peers()`)."""
     marks = _marks
@@ -329,6 +328,7 @@ def after_replay(graph: CUDAGraph, made: list[weakref.ref[Storage]],
         graph._cleared_at = marks  # (read before the loop: a mark meanwhile is seen next time)
     if not is_enabled():
         return
+    written = graph._written
     for other in graph._peers():
         for ref in other._made:
             storage = ref()

@@ -70,11 +70,30 @@ class CapturedInput:
         segment = block.segment if block is not None else None
         producer = None
         if segment is not None and segment.pool.id != DEFAULT_POOL:
-            for g in graphs_of_pool(segment.pool.id, segment.pool.device):
-                if any(ref() is storage for ref in g._made):
-                    producer = weakref.ref(g)
-                    break
+            made_by = _made_by.get(storage)  # the live graph of the pool that made it, if any
+            if made_by is not None:
+                g = made_by[0]()
+                if g is not None and g._made is made_by[1] and \
+                        _in_pool(g, segment.pool.id, segment.pool.device):
+                    producer = made_by[0]
         return CapturedInput(weakref.ref(storage), storage.span(), segment, producer)
+
+
+# storage -> (the graph whose capture allocated it, that capture's `_made` list), for the
+# storages still alive when the capture ended: what CapturedInput.of looks up instead of
+# searching every graph of the pool (a pool of thousands of piecewise graphs made that search
+# quadratic). An entry counts only while the graph still holds that capture (its `_made` is
+# that list: a reset or a new capture replaces it) and is a live graph of the pool, as
+# graphs_of_pool lists them; it goes with its storage.
+_made_by: weakref.WeakKeyDictionary[
+    Storage, tuple[weakref.ref[CUDAGraph], list[weakref.ref[Storage]]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _in_pool(graph: CUDAGraph, pool_id: PoolId, device: int) -> bool:
+    """Whether `graph` is one of graphs_of_pool(pool_id, device)."""
+    devices = _machine.MACHINE.devices
+    return device < len(devices) and graph in devices[device].graphs_by_pool.get(pool_id, ())
 
 
 @dataclass
@@ -251,7 +270,9 @@ class CUDAGraph:
         self._made: list[weakref.ref[Storage]] = []  # allocated by the capture: its memory
         self._cleared_at = -1  # the sanitizer's hazard count when a replay last cleared _made's
         self._inputs: list[CapturedInput] = []  # read by the capture, made before it
-        self._written: list[tuple[int, int]] = []  # address spans the kernels write
+        # address spans the kernels write (`_written`), found when first asked (the
+        # sanitizer asks): the kernels keep their buffers, whose addresses never change
+        self._written_spans: list[tuple[int, int]] | None = []
         self._check_liveness = False
         # generator states registered with this graph -> how far each replay moves them
         self._generator_states: dict[PhiloxState, int] = {}
@@ -335,10 +356,15 @@ class CUDAGraph:
         if not self._kernels:
             warnings.warn("The CUDA Graph is empty. This usually means that the graph was "
                           "attempted to be captured on wrong device or stream.", stacklevel=2)
-        self._inputs, self._written = _external_inputs(self._kernels, self._made)
+        self._inputs = _external_inputs(self._kernels, self._made)
+        self._written_spans = None
         _sanitizer.capture_ended(self, self._made)
         assert self._pool_id is not None and self._device is not None
         self._device.graphs_by_pool.setdefault(self._pool_id, weakref.WeakSet()).add(self)
+        made_by = (weakref.ref(self), self._made)
+        for storage in (ref() for ref in self._made):
+            if storage is not None:
+                _made_by[storage] = made_by
         self._capture_ended = True
         self._has_graph = True
         if not self.keep_graph:
@@ -375,7 +401,7 @@ class CUDAGraph:
         self.num_replays += 1
         self._replayed_at = next(_replays)
         assert self._pool_id is not None
-        _sanitizer.after_replay(self, self._made, self._written)
+        _sanitizer.after_replay(self, self._made)
 
     def _launch(self) -> None:
         """A replay's work, on the current stream of the device it was captured on."""
@@ -385,6 +411,16 @@ class CUDAGraph:
         # ONE launch through the door: the graph (its kernels are bound to their buffers)
         _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._nodes,), on_cuda=True,
                          kind="graph", source=self)
+
+    @property
+    def _written(self) -> list[tuple[int, int]]:
+        """[start, end) addresses of every buffer the captured kernels write."""
+        spans = self._written_spans
+        if spans is None:
+            spans = self._written_spans = [
+                (start, start + int(out.nbytes)) for k in self._kernels for out in k.outs
+                for start in (int(out.__array_interface__["data"][0]),)]
+        return spans
 
     def _peers(self) -> list[CUDAGraph]:
         """The other live graphs of this graph's pool (the sanitizer's, after a replay)."""
@@ -511,55 +547,59 @@ def _nodes(kernels: list[RecordedKernel], marks: list[tuple[int, Any]]) -> list[
     compiled (fused) kernel merged into one node with the fused cost, and the events the
     capture recorded, where it recorded them."""
     nodes: list[Work] = []
-    members: list[RecordedKernel] = []
-    at = 0
+    members: list[RecordedKernel] = []  # the fused kernel's launches so far
     marks = sorted(marks, key=lambda m: m[0])
-
-    def flush() -> None:
-        if not members:
-            return
-        first = members[0]
-        calls = [(k.kernel, (*k.outs, *k.inputs), k.params) for k in members]
-        if first.group is not None:  # (an inlined block costs its kernel's time, elsewhere)
-            parts = [(k.op, k.outs, k.inputs, k.params) for k in members]
-            ns = _cost.fused_ns(first.group.name, parts) if first.group.correlation else 0.0
-            nodes.append(Work(first.group.name, "kernel", calls, ns))
-        elif first.kind == "graph":
-            inner: list[Work] = first.inputs[0]
-            nodes.append(Work(first.op, "graph", calls, sum(n.ns for n in inner)))
-        else:
-            ns = _cost.kernel_ns(first.op, first.kind, first.outs, first.inputs, first.params)
-            nodes.append(Work(first.op, first.kind, calls, ns))
-        members.clear()
-
+    at = 0
+    kernel_ns = _cost.kernel_ns
     for i, k in enumerate(kernels):
         while at < len(marks) and marks[at][0] <= i:
-            flush()
+            if members:
+                nodes.append(_fused_node(members))
+                members = []
             nodes.append(Work("cudaEventRecord", "event", [], 0.0, marks[at][1]))
             at += 1
-        if members and (k.group is None or k.group is not members[0].group):
-            flush()
-        members.append(k)
-    flush()
+        group = k.group
+        if members and group is not members[0].group:
+            nodes.append(_fused_node(members))
+            members = []
+        if group is not None:
+            members.append(k)
+        elif k.kind == "graph":  # (a graph launched inside the capture)
+            inner: list[Work] = k.inputs[0]
+            nodes.append(Work(k.op, "graph", [(k.kernel, (*k.outs, *k.inputs), k.params)],
+                              sum(n.ns for n in inner)))
+        else:  # one kernel, one node: the common case, written out
+            nodes.append(Work(k.op, k.kind, [(k.kernel, (*k.outs, *k.inputs), k.params)],
+                              kernel_ns(k.op, k.kind, k.outs, k.inputs, k.params)))
+    if members:
+        nodes.append(_fused_node(members))
     nodes.extend(Work("cudaEventRecord", "event", [], 0.0, m[1]) for m in marks[at:])
     return nodes
 
 
+def _fused_node(members: list[RecordedKernel]) -> Work:
+    """The launches of one compiled kernel, as one node with the fused cost. (An inlined
+    block costs its kernel's time elsewhere: 0 here.)"""
+    group = members[0].group
+    assert group is not None
+    calls = [(k.kernel, (*k.outs, *k.inputs), k.params) for k in members]
+    parts = [(k.op, k.outs, k.inputs, k.params) for k in members]
+    ns = _cost.fused_ns(group.name, parts) if group.correlation else 0.0
+    return Work(group.name, "kernel", calls, ns)
+
+
 def _external_inputs(kernels: list[RecordedKernel], made: list[weakref.ref[Storage]]
-                     ) -> tuple[list[CapturedInput], list[tuple[int, int]]]:
-    """The storages the kernels read that existed before capture, and the spans they write."""
+                     ) -> list[CapturedInput]:
+    """The storages the kernels read that existed before capture."""
     own = {id(s) for s in (ref() for ref in made) if s is not None}
     inputs: dict[int, CapturedInput] = {}
-    written: list[tuple[int, int]] = []
+    storage_of = _machine.MACHINE.storage_of
     for k in kernels:
         for x in k.inputs:
-            storage = _machine.MACHINE.storage_of(x) if isinstance(x, np.ndarray) else None
+            storage = storage_of(x) if isinstance(x, np.ndarray) else None
             if storage is not None and id(storage) not in own and id(storage) not in inputs:
                 inputs[id(storage)] = CapturedInput.of(storage)
-        for out in k.outs:
-            start = int(out.__array_interface__["data"][0])
-            written.append((start, start + int(out.nbytes)))
-    return list(inputs.values()), written
+    return list(inputs.values())
 
 
 def _to_dot(kernels: list[RecordedKernel]) -> str:

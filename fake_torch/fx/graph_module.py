@@ -19,6 +19,7 @@ from fake_torch._tensor import Tensor
 from fake_torch.fx._codegen import _PyTreeCodeGen
 from fake_torch.fx.graph import Graph, PythonCode
 from fake_torch.fx.interpreter import Interpreter
+from fake_torch.fx.node import Node
 from fake_torch.nn.modules.module import Module, _addindent
 from fake_torch.nn.parameter import Parameter
 
@@ -313,10 +314,24 @@ def traceable_forward(graph: Graph) -> Callable[..., Any] | None:
     return fn
 
 
+# graph -> (its edit version, its placeholders): _run's, found once per edit, not per call
+_placeholder_cache: weakref.WeakKeyDictionary[Graph, tuple[int, list[Node]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _placeholders(graph: Graph) -> list[Node]:
+    cached = _placeholder_cache.get(graph)
+    if cached is not None and cached[0] == graph._version:
+        return cached[1]
+    found = graph.find_nodes(op="placeholder")
+    _placeholder_cache[graph] = (graph._version, found)
+    return found
+
+
 def _run(module: GraphModule, values: tuple[Any, ...]) -> Any:
     """Run the module's graph with one value per placeholder (a `*args` one: the tuple)."""
     graph = module.graph
-    placeholders = graph.find_nodes(op="placeholder")
+    placeholders = _placeholders(graph)
     if len(values) != len(placeholders):
         raise RuntimeError(f"forward() flattened its inputs into {len(values)} values, but the "
                            f"graph has {len(placeholders)} placeholders")

@@ -68,18 +68,15 @@ class Interpreter:
         self.env = initial_env if initial_env is not None else {}
         self.args_iter = iter(args)
         last_uses = _last_uses(self.graph) if self.garbage_collect_values else {}
+        if type(self) is Interpreter:  # no method overridden: the calls inline (_run_plain)
+            return self._run_plain(last_uses, enable_io_processing)
         for node in self.graph.nodes:
             if node in self.env:
                 continue  # given in initial_env
             try:
                 self.env[node] = self.run_node(node)
             except Exception as e:
-                if self.extra_traceback:
-                    msg = f"While executing {node.format_node()}"
-                    msg = f"{e.args[0]}\n\n{msg}" if e.args else msg
-                    e.args = (msg, *e.args[1:])
-                    if isinstance(e, KeyError):
-                        raise RuntimeError(*e.args) from e
+                self._annotate(e, node)
                 raise
             for to_delete in last_uses.get(node, ()):
                 del self.env[to_delete]
@@ -90,6 +87,50 @@ class Interpreter:
                     else output_val
         self.env = {}
         return None
+
+    def _run_plain(self, last_uses: dict[Node, list[Node]], enable_io_processing: bool) -> Any:
+        """`run`'s loop for this class itself: what run_node, fetch_args_kwargs_from_env and
+        call_function do for a call_function node, written inline (a GraphModule's forward
+        runs here, every node of every call); other nodes go through their methods."""
+        env = self.env
+        for node in self.graph.nodes:
+            if node in env:
+                continue  # given in initial_env
+            try:
+                if node.op == "call_function":
+                    try:  # (the argument tuple's level written out: mostly nodes)
+                        args = tuple([env[a] if type(a) is Node else _values(a, env)
+                                      for a in node.args])
+                        kwargs = _values(node.kwargs, env) if node.kwargs else {}
+                    except KeyError:  # (the slow way names the missing node)
+                        args, kwargs = self.fetch_args_kwargs_from_env(node)
+                    target = node.target
+                    assert callable(target)
+                    env[node] = target(*args, **kwargs)
+                else:
+                    env[node] = self.run_node(node)
+            except Exception as e:
+                self._annotate(e, node)
+                raise
+            for to_delete in last_uses.get(node, ()):
+                del env[to_delete]
+            if node.op == "output":
+                output_val = env[node]
+                self.env = {}
+                return self.graph.process_outputs(output_val) if enable_io_processing \
+                    else output_val
+        self.env = {}
+        return None
+
+    def _annotate(self, e: Exception, node: Node) -> None:
+        """With extra_traceback: the failing node's text appended to the error's message (a
+        KeyError raised as a RuntimeError, as torch does)."""
+        if self.extra_traceback:
+            msg = f"While executing {node.format_node()}"
+            msg = f"{e.args[0]}\n\n{msg}" if e.args else msg
+            e.args = (msg, *e.args[1:])
+            if isinstance(e, KeyError):
+                raise RuntimeError(*e.args) from e
 
     def run_node(self, n: Node) -> Any:
         """Run one node: fetch its argument values, then call the method named by its op."""
