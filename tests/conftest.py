@@ -41,6 +41,7 @@ if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
 from skip_summary import pytest_terminal_summary  # noqa: E402,F401  (the hook, registered here)
+from xdist_groups import pytest_xdist_make_scheduler  # noqa: E402,F401  (the hook, registered here)
 
 if os.environ.get("FAKE_TORCH_TEST_MKLDNN") == "0":
     import torch as _real_torch  # only under the switch: without it, torch is imported lazily
