@@ -9,4 +9,7 @@ which.
 from setuptools import Extension, setup  # type: ignore[import-untyped]
 
 setup(ext_modules=[Extension("fake_torch._simulated._native", ["fake_torch/_simulated/_native.c"],
-                             optional=True)])
+                             optional=True),
+                   # the door's eager cuda branch (pure Python: fake_torch/_simulated/_dispatch.py)
+                   Extension("fake_torch._simulated._native_launch",
+                             ["fake_torch/_simulated/_native_launch.c"], optional=True)])

@@ -179,9 +179,15 @@ class Timeline:
         if self._place(op, kind, ns, stream, correlation, gap_ns):
             kernel(*args, **params)  # idle device, nothing queued: running it now changes nothing
         else:
-            work = Work(op, kind, [(kernel, args, params)], ns)
-            heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
-            self._drain()
+            self._wait_call(op, kind, kernel, args, params, ns, stream)
+
+    def _wait_call(self, op: str, kind: str, kernel: Callable[..., None], args: tuple[Any, ...],
+                   params: dict[str, Any], ns: float, stream: int) -> None:
+        """A call placed on `stream` that the device is not idle for: queued until it ends
+        (the lock held; the native door, _native_launch.c, calls this too)."""
+        work = Work(op, kind, [(kernel, args, params)], ns)
+        heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
+        self._drain()
 
     def launch_kernel(self, op: str, host_cost_ns: float, kernel: Callable[..., None],
                       args: tuple[Any, ...], params: dict[str, Any], ns: float, stream: int,
