@@ -298,3 +298,62 @@ def test_a_failing_kernel_is_counted_and_releases_the_lock() -> None:
             tl.lock.release()
             seen.append((LaunchCounter.n, tl.host_ns, tl.busy_ns, dict(tl.ready)))
     assert seen[0] == seen[1]
+
+
+# --- the timeline's lock ------------------------------------------------------------------------
+
+def _locks() -> list[Any]:
+    assert NATIVE is not None
+    return [threading.RLock(), NATIVE.Lock()]
+
+
+@pytest.mark.parametrize("which", ["RLock", "native"])
+def test_the_native_lock_behaves_as_an_rlock(which: str) -> None:
+    """Re-entry by its owner, release errors, a non-blocking or timed acquire failing while
+    another thread holds it: threading.RLock's behaviour (the oracle), on both."""
+    lock = _locks()[which == "native"]
+    with lock:
+        assert lock.acquire() is True  # re-entry
+        lock.release()
+        assert lock._is_owned()
+        seen: list[Any] = []
+        other = threading.Thread(target=lambda: seen.extend(
+            [lock.acquire(False), lock.acquire(timeout=0.05), lock._is_owned()]))
+        other.start()
+        other.join()
+        assert seen == [False, False, False]
+    assert not lock._is_owned()
+    with pytest.raises(RuntimeError, match=r"^cannot release un-acquired lock$"):
+        lock.release()
+    with pytest.raises(ValueError, match=r"^can't specify a timeout for a non-blocking call$"):
+        lock.acquire(False, 1.0)
+
+
+@pytest.mark.parametrize("which", ["RLock", "native"])
+def test_the_native_lock_excludes_and_wakes_waiters(which: str) -> None:
+    """Threads that wait for it are woken when it is released, and only one holds it at a
+    time: four threads adding under it lose no update."""
+    lock = _locks()[which == "native"]
+    total = [0]
+
+    def add() -> None:
+        for _ in range(2000):
+            with lock:
+                value = total[0]
+                if value % 97 == 0:
+                    time.sleep(0)  # (the others try meanwhile)
+                total[0] = value + 1
+
+    workers = [threading.Thread(target=add) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert total[0] == 8000
+    assert lock.acquire(False)
+    lock.release()
+
+
+def test_the_timeline_uses_the_cores_lock() -> None:
+    expected = threading.RLock if _launch_core.NATIVE is None else _launch_core.NATIVE.Lock
+    assert type(_machine.MACHINE.timeline.lock) is type(expected())

@@ -11,7 +11,10 @@ door in use, `CORE_WHY` says why).
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 
 def built_native() -> tuple[ModuleType | None, str]:
@@ -36,3 +39,6 @@ def _native() -> tuple[ModuleType | None, str]:
 
 NATIVE, CORE_WHY = _native()
 CORE = "native" if NATIVE is not None else "pure Python"
+# the timeline's lock: the native core's (threading.RLock's methods, no system call while
+# nobody waits; the native door takes it inline) or threading.RLock
+new_lock: Callable[[], Any] = NATIVE.Lock if NATIVE is not None else threading.RLock

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from fake_torch._simulated import _launch_core
 
 BoundCall = tuple[Callable[..., None], tuple[Any, ...], dict[str, Any]]  # kernel, args, params
 
@@ -70,7 +71,7 @@ class Timeline:
         default_factory=weakref.WeakKeyDictionary)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # 0: none
     listeners: list[Listener] = field(default_factory=list)
-    lock: threading.RLock = field(default_factory=threading.RLock)
+    lock: Any = field(default_factory=_launch_core.new_lock)  # an RLock (or the native core's)
 
     # --- the host ---------------------------------------------------------------------------
 
