@@ -51,6 +51,7 @@ step = st.one_of(
     st.tuples(st.just("observer")),
     st.tuples(st.just("per_thread")),
     st.tuples(st.just("thread"), st.sampled_from(SIZES)),  # a launch from another thread
+    st.tuples(st.just("device"), st.integers(0, 1)),  # the current device (two on the machine)
 )
 
 
@@ -65,6 +66,8 @@ class _Run:
         self.streams = [torch.cuda.current_stream()] + [torch.cuda.Stream()
                                                         for _ in range(STREAMS - 1)]
         self.handles = {s.handle: i for i, s in enumerate(self.streams)}
+        self.handles[_machine.MACHINE.devices[1].default_handle] = 10  # cuda:1's default
+        self.device = 0
         self.events = [torch.cuda.Event(enable_timing=True) for _ in range(EVENTS)]
         self.buffers: dict[int, tuple[np.ndarray, ...]] = {
             n: (np.full(n, 1.5, np.float32), np.full(n, 2.0, np.float32),
@@ -111,6 +114,9 @@ class _Run:
         what = s[0]
         if what == "launch":
             _, op, n, stream, extra = s
+            if self.device:  # on cuda:1's default stream
+                self.launch(op, n, extra)
+                return
             with torch.cuda.stream(self.streams[stream]):
                 self.launch(op, n, extra)
         elif what == "record":
@@ -142,6 +148,9 @@ class _Run:
                 self.observer = None
         elif what == "per_thread":
             self.tally = LaunchCounter.this_thread()
+        elif what == "device":
+            self.device = s[1]
+            _machine.MACHINE.set_current(s[1])
         elif what == "thread":
             worker = threading.Thread(target=self.launch, args=("add", s[1], False))
             worker.start()
@@ -161,6 +170,7 @@ class _Run:
                 _dispatch._local.correlation)
 
     def close(self) -> None:
+        _machine.MACHINE.set_current(0)
         if self.remove_listener is not None:
             self.remove_listener()
         if self.observer is not None:
@@ -180,7 +190,7 @@ def run(steps: list[tuple[Any, ...]], door: Any, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(_dispatch, "launch", door)
     LaunchCounter._per_thread = False
     try:
-        with _machine.fresh():
+        with _machine.fresh(num_devices=2):
             r = _Run()
             LaunchCounter.reset()
             if _counter._local.tally is not None:  # (this thread's, from an earlier run)
@@ -227,6 +237,9 @@ EXAMPLES = 200
 @example(steps=[("profiler",), ("launch", "add", 64, 0, False), ("profiler",),
           ("launch", "add", 64, 1, False), ("replay", 1), ("launch", "add", 64, 1, False),
           ("per_thread",), ("launch", "add", 64, 2, False), ("thread", 64)])
+@example(steps=[("launch", "add", 64, 1, False), ("device", 1), ("launch", "add", 64, 0, False),
+                ("thread", 64), ("launch", "add", 64, 0, False), ("device", 0),
+                ("launch", "add", 64, 2, False), ("thread", 1), ("launch", "add", 64, 2, False)])
 @example(steps=[("launch", "_sleep", 0, 1, True), ("launch", "add", 64, 1, False),
           ("launch", "mm", 64, 1, False), ("launch", "add", 0, 1, False), ("sync_stream", 1)])
 @given(steps=st.lists(step, max_size=40))
@@ -257,6 +270,16 @@ def test_the_common_launch_takes_the_native_branch(restore_counter: None) -> Non
         assert calls == ["mm", "add"]
         assert LaunchCounter.n == 3
     np.testing.assert_array_equal(out, 2 * a)
+    with _machine.fresh(num_devices=2):  # another device, another thread: still native
+        _machine.MACHINE.set_current(1)
+        spy("add", lambda o, x, y: None, (out,), (a, a), on_cuda=True)
+        _machine.MACHINE.set_current(0)
+        worker = threading.Thread(target=lambda: spy("add", lambda o, x, y: None, (out,),
+                                                     (a, a), on_cuda=True))
+        worker.start()
+        worker.join()
+        assert calls == ["mm", "add"]
+        assert sorted(_machine.MACHINE.timeline.ready) == [-1, 0]
 
 
 def test_a_launch_waits_for_the_timeline_lock_held_on_another_thread() -> None:

@@ -55,6 +55,21 @@ typedef struct {
     int spec_ok;
     PyObject *count_key;     /* the last (op, "kernel") queued: reused while the op repeats */
     PyObject *dict;          /* __dict__ (__doc__, __wrapped__, ...) */
+    /* What the step reads of the machine in use, found once per machine: a Machine sets its
+     * timeline, devices and thread-local `thread`, a device its thread-local `_current`, a
+     * Timeline its lock, listeners, _heap, ready and _seq once, when made, and never rebinds
+     * them. Valid while `machine_ref` (a weak reference) still reaches the machine in use;
+     * borrowed from it, but for `currents`. */
+    PyObject *machine_ref;
+    PyObject *timeline, *tdict, *thread, *lock, *listeners, *heap, *ready, *seq;
+    PyObject *currents;      /* each device's `_current` (a tuple) */
+    /* The per-thread attribute dicts of the thread-locals the step reads (_dispatch._local,
+     * the machine's `thread`, the current device's `_current`), for the thread that launched
+     * last (its thread state's id, never reused; 0: none): a thread-local's dict for a thread
+     * is made once and lives as long as the thread and the local, so these are borrowed. */
+    unsigned long long thread_id;
+    PyObject *local_dict, *thread_dict, *current_dict;
+    Py_ssize_t current_index;  /* the device whose `_current` dict that is; -1: none */
 } Door;
 
 /* The RLock's own C functions, found once per lock type: acquire(False) and release() called
@@ -387,6 +402,64 @@ static PyObject *dict_of(PyObject *obj, PyObject *type) {
     return d;
 }
 
+/* The machine's part of the step, found anew (a fresh machine); -1 (no exception) when it is
+ * not of the shape the step knows (a subclass, ...): the Python path then runs. */
+static int find_machine(Door *self, PyObject *machine) {
+    Py_CLEAR(self->machine_ref);
+    Py_CLEAR(self->currents);
+    self->thread_dict = NULL;  /* (its thread-locals are the new machine's) */
+    self->current_index = -1;
+    PyObject *mdict = dict_of(machine, self->machine_type), *tdict = NULL, *currents = NULL;
+    if (mdict == NULL)
+        return -1;
+    PyObject *timeline = get_item(mdict, s_timeline), *devices = get_item(mdict, s_devices);
+    PyObject *thread = get_item(mdict, s_thread);
+    if (timeline == NULL || thread == NULL || devices == NULL || !PyTuple_CheckExact(devices)
+        || (tdict = dict_of(timeline, self->timeline_type)) == NULL)
+        goto fail;
+    PyObject *listeners = get_item(tdict, s_listeners), *heap = get_item(tdict, s_heap);
+    PyObject *ready = get_item(tdict, s_ready), *seq = get_item(tdict, s_seq);
+    PyObject *lock = get_item(tdict, s_lock);
+    if (listeners == NULL || !PyList_CheckExact(listeners) || heap == NULL
+        || !PyList_CheckExact(heap) || ready == NULL || !PyDict_CheckExact(ready) || seq == NULL
+        || lock == NULL || (currents = PyTuple_New(PyTuple_GET_SIZE(devices))) == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(devices); i++) {
+        PyObject *ddict = dict_of(PyTuple_GET_ITEM(devices, i), self->device_type);
+        PyObject *current = ddict ? get_item(ddict, s_current) : NULL;
+        Py_XDECREF(ddict);
+        if (current == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(currents, i, Py_NewRef(current));
+    }
+    if ((self->machine_ref = PyWeakref_NewRef(machine, NULL)) == NULL)
+        goto fail;
+    self->timeline = timeline, self->tdict = tdict, self->thread = thread, self->lock = lock;
+    self->listeners = listeners, self->heap = heap, self->ready = ready, self->seq = seq;
+    self->currents = currents;
+    Py_DECREF(tdict);  /* (the timeline holds it) */
+    Py_DECREF(mdict);
+    return 0;
+fail:
+    PyErr_Clear();
+    Py_XDECREF(currents);
+    Py_XDECREF(tdict);
+    Py_DECREF(mdict);
+    return -1;
+}
+
+/* A thread-local's attribute dict for the calling thread (borrowed: see Door.thread_id). */
+static PyObject *thread_dict_of(PyObject *local) {
+    PyObject *d = PyObject_GetAttr(local, s_dict);
+    if (d == NULL || !PyDict_CheckExact(d)) {
+        PyErr_Clear();
+        Py_XDECREF(d);
+        return NULL;
+    }
+    Py_DECREF(d);  /* (the thread's state holds it) */
+    return d;
+}
+
 /* The eager step. 1: done; 0: not taken, nothing changed (the Python path runs); -1: error. */
 static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs,
                       PyObject *inputs, PyObject *params) {
@@ -394,11 +467,18 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
     if (!PyList_CheckExact(self->input_checks) || PyList_GET_SIZE(self->input_checks)
         || !PyList_CheckExact(self->observers) || PyList_GET_SIZE(self->observers))
         return 0;  /* (an input check or an observer sees every launch: Python) */
-    PyObject *ldict = PyObject_GetAttr(self->local, s_dict);  /* this thread's door state */
-    if (ldict == NULL)
-        return -1;
+    unsigned long long thread_id = PyThreadState_GetID(PyThreadState_Get());
+    if (thread_id != self->thread_id) {  /* another thread than the last to launch */
+        self->thread_id = 0;
+        self->current_index = -1;
+        if ((self->local_dict = thread_dict_of(self->local)) == NULL)
+            return 0;
+        self->thread_dict = NULL;  /* (found with the machine, below) */
+        self->thread_id = thread_id;
+    }
+    PyObject *ldict = self->local_dict;  /* this thread's door state */
     int result = 0;
-    PyObject *mdict = NULL, *tdict = NULL, *handle = NULL, *lock = NULL, *correlation = NULL;
+    PyObject *handle = NULL, *lock = NULL, *correlation = NULL;
     PyObject *modes = get_item(ldict, s_modes), *fused = get_item(ldict, s_fused);
     if (modes == NULL || !PyList_CheckExact(modes) || PyList_GET_SIZE(modes) == 0
         || PyList_GET_ITEM(modes, PyList_GET_SIZE(modes) - 1) != self->eager
@@ -432,40 +512,46 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
         goto done;
 
     /* --- the machine: the timeline and the current stream (devices[thread.index]._current) */
-    mdict = dict_of(get_item(self->machine, s_MACHINE), self->machine_type);
-    if (mdict == NULL)
+    PyObject *machine = get_item(self->machine, s_MACHINE);
+    if (machine == NULL)
         goto done;
-    tdict = dict_of(get_item(mdict, s_timeline), self->timeline_type);
-    PyObject *devices = get_item(mdict, s_devices), *thread = get_item(mdict, s_thread);
-    if (tdict == NULL || devices == NULL || thread == NULL || !PyTuple_CheckExact(devices))
+    if ((self->machine_ref == NULL || PyWeakref_GET_OBJECT(self->machine_ref) != machine)
+        && find_machine(self, machine) < 0)
         goto done;
-    PyObject *index = PyObject_GetAttr(thread, s_index);  /* (a thread-local) */
-    if (index == NULL || !PyLong_CheckExact(index)) {
-        PyErr_Clear();
-        Py_XDECREF(index);
+    /* this thread's current device, and its current stream there (thread-locals) */
+    if (self->thread_dict == NULL && (self->thread_dict = thread_dict_of(self->thread)) == NULL)
         goto done;
+    PyObject *index = get_item(self->thread_dict, s_index);
+    if (index == NULL) {  /* never set on this thread: the class's default, read as Python does */
+        if ((index = PyObject_GetAttr(self->thread, s_index)) == NULL) {
+            PyErr_Clear();
+            goto done;
+        }
+        Py_DECREF(index);  /* (the class holds it) */
     }
-    Py_ssize_t i = PyLong_AsSsize_t(index);
-    Py_DECREF(index);
-    if (i < 0 || i >= PyTuple_GET_SIZE(devices)) {
+    Py_ssize_t i = PyLong_CheckExact(index) ? PyLong_AsSsize_t(index) : -1;
+    if (i < 0 || i >= PyTuple_GET_SIZE(self->currents)) {
         PyErr_Clear();
         goto done;  /* (the Python raises what is wrong) */
     }
-    PyObject *ddict = dict_of(PyTuple_GET_ITEM(devices, i), self->device_type);
-    if (ddict == NULL)
-        goto done;
-    PyObject *current = get_item(ddict, s_current);
-    handle = current ? PyObject_GetAttr(current, s_handle) : NULL;  /* (a thread-local) */
-    Py_DECREF(ddict);
+    if (i != self->current_index) {
+        self->current_index = -1;
+        self->current_dict = thread_dict_of(PyTuple_GET_ITEM(self->currents, i));
+        if (self->current_dict == NULL)
+            goto done;
+        self->current_index = i;
+    }
+    handle = get_item(self->current_dict, s_handle);
     if (handle == NULL) {
         PyErr_Clear();
         goto done;
     }
+    Py_INCREF(handle);
+    PyObject *tdict = self->tdict, *ready = self->ready, *seq = self->seq;
 
     /* --- the timeline's lock: a Python-level timeline call on another thread holds it */
-    lock = get_item(tdict, s_lock);
-    Py_XINCREF(lock);
-    int locked = lock ? try_lock(lock) : -1;
+    lock = Py_NewRef(self->lock);
+    int locked = try_lock(lock);
     if (locked < 0) {
         PyErr_Clear();
         goto done;
@@ -474,15 +560,11 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
         goto done;  /* the Python path waits for it */
 
     /* under the lock: a profiler listening, or queued work to drain first, is Python's */
-    PyObject *listeners = get_item(tdict, s_listeners), *heap = get_item(tdict, s_heap);
-    PyObject *ready = get_item(tdict, s_ready), *seq = get_item(tdict, s_seq);
     double host, busy, ready_t = 0.0;
-    PyObject *ready_o = ready && PyDict_CheckExact(ready) ? get_item(ready, handle) : NULL;
-    if (!(listeners && PyList_CheckExact(listeners) && !PyList_GET_SIZE(listeners)
-          && heap && PyList_CheckExact(heap) && !PyList_GET_SIZE(heap)
+    PyObject *ready_o = get_item(ready, handle);
+    if (!(!PyList_GET_SIZE(self->listeners) && !PyList_GET_SIZE(self->heap)
           && as_double(get_item(tdict, s_host_ns), &host) == 0
           && as_double(get_item(tdict, s_busy_ns), &busy) == 0
-          && ready && PyDict_CheckExact(ready) && seq
           && (ready_o == NULL || as_double(ready_o, &ready_t) == 0))) {
         PyErr_Clear();
         unlock(lock);
@@ -550,13 +632,15 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
         PyObject *call_args = PyTuple_New(n);
         PyObject *p = params != NULL ? Py_NewRef(params) : PyDict_New();
         PyObject *ns_o = PyFloat_FromDouble(ns);
-        PyObject *timeline = get_item(mdict, s_timeline);
+        PyObject *timeline = self->timeline;
         r = NULL;
-        if (call_args != NULL && p != NULL && ns_o != NULL && timeline != NULL) {
+        if (call_args != NULL && p != NULL && ns_o != NULL) {
             for (Py_ssize_t k = 0; k < n; k++)
                 PyTuple_SET_ITEM(call_args, k, Py_NewRef(argv[k]));
             PyObject *wargs[] = {timeline, op, s_kernel, kernel, call_args, p, ns_o, handle};
+            Py_INCREF(timeline);  /* (held while its Python runs) */
             r = PyObject_VectorcallMethod(s_wait_call, wargs, 8, NULL);
+            Py_DECREF(timeline);
         }
         Py_XDECREF(call_args);
         Py_XDECREF(p);
@@ -598,9 +682,6 @@ done:
     Py_XDECREF(correlation);
     Py_XDECREF(lock);
     Py_XDECREF(handle);
-    Py_XDECREF(tdict);
-    Py_XDECREF(mdict);
-    Py_DECREF(ldict);
     return result;
 }
 
@@ -643,7 +724,7 @@ static PyObject *Door_call(Door *self, PyObject *args, PyObject *kwargs) {
 
 #define DOOR_FIELDS(X) X(launch) X(local) X(eager) X(input_checks) X(observers) X(counter) \
     X(queued) X(machine) X(cost) X(gpus) X(machine_type) X(device_type) X(timeline_type) \
-    X(ndarray) X(spec) X(count_key) X(dict)
+    X(ndarray) X(spec) X(count_key) X(dict) X(machine_ref) X(currents)
 
 static int Door_init(Door *self, PyObject *args, PyObject *kwds) {
     static char *names[] = {"launch", "local", "eager", "input_checks", "observers", "counter",
