@@ -303,8 +303,8 @@ static double light_ns(Door *self, PyObject *op, PyObject *outs, PyObject *input
         PyErr_Clear();
         return -1;
     }
-    if (PyUnicode_Compare(op, s_sleep) == 0)  /* torch.cuda._sleep: cycles over the clock */
-        return -1;
+    if (op == s_sleep || (PyUnicode_GET_LENGTH(op) == 6 && PyUnicode_Compare(op, s_sleep) == 0))
+        return -1;  /* torch.cuda._sleep: cycles over the clock */
     long long nbytes = 0, n;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outs); i++) {  /* every buffer read or written */
         PyObject *a = PyTuple_GET_ITEM(outs, i);
@@ -522,12 +522,10 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
     if (self->thread_dict == NULL && (self->thread_dict = thread_dict_of(self->thread)) == NULL)
         goto done;
     PyObject *index = get_item(self->thread_dict, s_index);
-    if (index == NULL) {  /* never set on this thread: the class's default, read as Python does */
-        if ((index = PyObject_GetAttr(self->thread, s_index)) == NULL) {
-            PyErr_Clear();
+    if (index == NULL) {  /* never set on this thread: the class's default (a plain int) */
+        index = _PyType_Lookup(Py_TYPE(self->thread), s_index);
+        if (index == NULL || Py_TYPE(index)->tp_descr_get != NULL)
             goto done;
-        }
-        Py_DECREF(index);  /* (the class holds it) */
     }
     Py_ssize_t i = PyLong_CheckExact(index) ? PyLong_AsSsize_t(index) : -1;
     if (i < 0 || i >= PyTuple_GET_SIZE(self->currents)) {
