@@ -17,9 +17,14 @@
  * launch sequences through both and compares counts and simulated times exactly).
  *
  * All state stays where the Python keeps it (the Timeline's attributes, the counter's queue,
- * the modules' globals), read afresh on each call, so the Python that reads or swaps it (a
- * fresh machine, a new GPU spec, a test's constants) sees one representation whichever core
- * runs. The float arithmetic is the Python's, operation by operation, in C doubles.
+ * the modules' globals), so the Python that reads or swaps it (a fresh machine, a new GPU spec,
+ * a test's constants) sees one representation whichever core runs. What may change between
+ * launches is read at each (the machine in use, the cost figures, the clocks, the current
+ * device and stream); what a machine or a thread sets once is found once per machine or thread
+ * (see Door). The float arithmetic is the Python's, operation by operation, in C doubles.
+ *
+ * `Lock` is the timeline's lock when this core is in use: threading.RLock's methods, without
+ * an RLock's system calls while nobody waits (they were a third of this step's time).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
