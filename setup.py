@@ -1,12 +1,16 @@
-"""The optional native core (fake_torch/_simulated/_native.c: the allocator's block book).
+"""The optional native core (fake_torch/_simulated/_native.c: the allocator's block book;
+fake_torch/_simulated/_native_launch.c: the door's eager cuda launch).
 
-Everything else about the package is in pyproject.toml. The extension is `optional`: without a
-C compiler (or Python's headers) the build warns and goes on, and fake_torch runs its
-pure-Python book (fake_torch/_simulated/_allocator_book.py); `python -m fake_torch bench` says
-which.
+Everything else about the package is in pyproject.toml. The extensions are `optional`: without
+a C compiler (or Python's headers) the build warns and goes on, and fake_torch runs its
+pure-Python book (fake_torch/_simulated/_allocator_book.py) and door
+(fake_torch/_simulated/_dispatch.py); `python -m fake_torch bench` says which.
 """
 
 from setuptools import Extension, setup  # type: ignore[import-untyped]
 
 setup(ext_modules=[Extension("fake_torch._simulated._native", ["fake_torch/_simulated/_native.c"],
-                             optional=True)])
+                             optional=True),
+                   # the door's eager cuda branch (pure Python: fake_torch/_simulated/_dispatch.py)
+                   Extension("fake_torch._simulated._native_launch",
+                             ["fake_torch/_simulated/_native_launch.c"], optional=True)])

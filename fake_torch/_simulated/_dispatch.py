@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._simulated import _cost, _machine, _pinned
+from fake_torch._simulated import _cost, _gpus, _launch_core, _machine, _pinned
 from fake_torch._simulated._allocator import Storage
-from fake_torch._simulated._counter import count_launch
-from fake_torch._simulated._timeline import Work
+from fake_torch._simulated._counter import LaunchCounter, count_launch
+from fake_torch._simulated._timeline import Timeline, Work
 
 Kernel = Callable[..., None]
 Observer = Callable[[str, str], None]  # (op name, kind) of each counted launch
@@ -308,6 +308,22 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
                 op, kind, _cost.EAGER_LAUNCH_NS if kind == "kernel" else
                 _cost.host_ns(kind, len(inputs[0]) if kind == "graph" else 0))
     mode.run(op, kernel, outs, inputs, params or {}, kind, on_cuda)
+
+
+def native_door(native: Any, pure: Callable[..., None]) -> Callable[..., None]:
+    """`pure` (a door with `launch`'s signature) with the eager cuda branch of `native`, a
+    built fake_torch._simulated._native_launch: it reads the state this module and the
+    timeline keep, and hands every other case to `pure` (tests build it around a spy)."""
+    door: Callable[..., None] = native.Door(
+        pure, _local, _EAGER, _input_checks, _observers, LaunchCounter, vars(_machine),
+        vars(_cost), vars(_gpus), _machine.Machine, _machine.SimulatedDevice, Timeline,
+        np.ndarray)
+    return door
+
+
+PURE_LAUNCH = launch  # the pure-Python door: the oracle, and the native door's every rare case
+if _launch_core.NATIVE is not None:  # the eager cuda branch as native code (_native_launch.c)
+    launch = native_door(_launch_core.NATIVE, PURE_LAUNCH)
 
 
 def _all_empty(outs: tuple[np.ndarray, ...]) -> bool:

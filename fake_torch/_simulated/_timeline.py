@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from fake_torch._simulated import _launch_core
 
 BoundCall = tuple[Callable[..., None], tuple[Any, ...], dict[str, Any]]  # kernel, args, params
 
@@ -70,7 +71,7 @@ class Timeline:
         default_factory=weakref.WeakKeyDictionary)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # 0: none
     listeners: list[Listener] = field(default_factory=list)
-    lock: threading.RLock = field(default_factory=threading.RLock)
+    lock: Any = field(default_factory=_launch_core.new_lock)  # an RLock (or the native core's)
 
     # --- the host ---------------------------------------------------------------------------
 
@@ -179,9 +180,15 @@ class Timeline:
         if self._place(op, kind, ns, stream, correlation, gap_ns):
             kernel(*args, **params)  # idle device, nothing queued: running it now changes nothing
         else:
-            work = Work(op, kind, [(kernel, args, params)], ns)
-            heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
-            self._drain()
+            self._wait_call(op, kind, kernel, args, params, ns, stream)
+
+    def _wait_call(self, op: str, kind: str, kernel: Callable[..., None], args: tuple[Any, ...],
+                   params: dict[str, Any], ns: float, stream: int) -> None:
+        """A call placed on `stream` that the device is not idle for: queued until it ends
+        (the lock held; the native door, _native_launch.c, calls this too)."""
+        work = Work(op, kind, [(kernel, args, params)], ns)
+        heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
+        self._drain()
 
     def launch_kernel(self, op: str, host_cost_ns: float, kernel: Callable[..., None],
                       args: tuple[Any, ...], params: dict[str, Any], ns: float, stream: int,
