@@ -529,6 +529,43 @@ def _plain_pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand
     return res
 
 
+# the dtypes `plain_binary` takes: those a ufunc computes in as they are (no 16-bit or 8-bit
+# float: torch's opmath; no dtype whose kernels check_kernel vets; no bool, which sub refuses)
+_PLAIN_DTYPES = frozenset(d for d in ALL_DTYPES if d not in _IN_FLOAT32 and d not in CHECKED
+                          and d is not bool_)
+_PLAIN_FLOATS = frozenset(d for d in _PLAIN_DTYPES if d.is_floating_point)
+
+
+def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> Tensor | None:
+    """The commonest call of a binary ufunc op (`x + y`, `h * g`), or None when this is not it:
+    `b` a tensor of a's dtype, shape and device (row-major when 2-d or more), or a Python float
+    beside a float tensor, in a `_PLAIN_DTYPES` dtype, into a fresh output. What
+    `pointwise` then does, in one call instead of six (the op, its operands' checks, the
+    promotion, `_plain_pointwise`): a row-major output of that dtype and `kernel`
+    (`ufunc_kernel_of(fn, 2)`, fetched once per op) launched into it, `b` as the numpy
+    scalar of that dtype. The caller falls back to the op itself on None."""
+    dt = a._dtype
+    x = a._a
+    if isinstance(b, Tensor):
+        y: Any = b._a
+        if (b._dtype is not dt or dt not in _PLAIN_DTYPES or b._device is not a._device
+                or y.shape != x.shape
+                or (x.ndim > 1 and not (x.flags.c_contiguous and y.flags.c_contiguous))):
+            return None
+    elif b.__class__ is float and dt in _PLAIN_FLOATS:
+        if x.ndim > 1 and not x.flags.c_contiguous:
+            return None
+        y = dt.np.type(b)
+    else:
+        return None
+    dev = a._device
+    res = new_tensor_exact(x.shape, dt, dev)
+    on_cuda = dev.type == "cuda"
+    if on_cuda or dev.type != "meta":  # on meta the output is all there is (fake_torch/_meta.py)
+        _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=on_cuda)
+    return res
+
+
 def ufunc_kernel(out: np.ndarray, *xs: Any, fn: np.ufunc) -> None:
     """out <- fn(*xs), a ufunc writing straight into out (`map_kernel`'s plain case)."""
     token = enter_quiet()
