@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -57,6 +57,7 @@ from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
 
 Operand = Tensor | Scalar
+F = TypeVar("F", bound=Callable[..., None])
 Size = Any  # an int, or a torch.SymInt when an output rule runs on symbolic sizes
 
 try:  # numpy's error state is a context variable: setting it directly costs ~0.2us, errstate ~5us
@@ -380,8 +381,11 @@ def map_kernel(out: np.ndarray, *xs: Any, fn: Callable[..., Any], plan: Plan, di
         if direct:
             fn(*args, out=out, **kw)
         else:
-            r = np.asarray(fn(*args, **kw))
-            np.copyto(out, cast_array(r, out.dtype) if r.dtype != out.dtype else r)
+            r = fn(*args, **kw)
+            if r.__class__ is not np.ndarray:  # a ufunc over 0-dim arrays gives a scalar
+                r = np.asarray(r)
+            # (a plain store: np.copyto is a Python wrapper around the same copy)
+            out[...] = r if r.dtype == out.dtype else cast_array(r, out.dtype)
     finally:
         exit_quiet(token)
 
@@ -520,6 +524,8 @@ def _plain_pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand
         n = len(inputs)
         kernel = _UFUNC_KERNELS.get((fn, n)) or ufunc_kernel_of(fn, n)
         params = None
+    elif out is None and fn in _INTO:  # its steps straight into the fresh output
+        kernel, params = _INTO[fn], None
     else:
         kernel, params = map_kernel, {"fn": fn, "direct": False, "kw": {}, "plan": None}
     on_cuda = res._device.type == "cuda"
@@ -564,6 +570,21 @@ def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> 
     if on_cuda or dev.type != "meta":  # on meta the output is all there is (fake_torch/_meta.py)
         _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=on_cuda)
     return res
+
+
+# fn -> a kernel `out <- fn(x)` that runs fn's ufuncs one by one in out itself: no temporaries,
+# no copy on store. `_plain_pointwise` uses it for a fresh output (never for `out=` or in-place:
+# out may be x, which the later steps still read), where the dtypes are fn's own, so each step
+# rounds as fn's would: the same values, op for op.
+_INTO: dict[Callable[..., Any], Callable[..., None]] = {}
+
+
+def computes_into(fn: Callable[..., Any]) -> Callable[[F], F]:
+    """Register the decorated kernel as `fn`'s, written into its output (see `_INTO`)."""
+    def register(kernel: F) -> F:
+        _INTO[fn] = kernel
+        return kernel
+    return register
 
 
 def ufunc_kernel(out: np.ndarray, *xs: Any, fn: np.ufunc) -> None:
