@@ -73,17 +73,22 @@ def _product(shape: tuple[Any, ...], dt: dtype) -> TensorMeta:
 
 @register_meta("torch.mm")
 def _mm_rule(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> TensorMeta:
-    _, shape = _check_mm(input, mat2)
+    _, shape = _check_mm(input, mat2, rule=True)
     if out is not None:
         raise NotImplementedError("torch.mm(..., out=): no output rule (writes `out`)")
     return _product(shape, input.dtype)
 
 
-def _check_mm(input: Tensor, mat2: Tensor) -> tuple[device, tuple[Any, Any]]:
-    """mm's checks; its device and its output's shape."""
-    _need_tensor("mm", "mat2", 2, mat2)
-    dev = common_device(input, mat2)
-    shape1, shape2 = input.shape, mat2.shape
+def _check_mm(input: Tensor, mat2: Tensor, *, rule: bool = False
+              ) -> tuple[device, tuple[Any, Any]]:
+    """mm's checks; its device and its output's shape. The kernel reads the shapes from the
+    arrays; the output `rule` from Tensor.shape, whose sizes may be symbolic."""
+    if not isinstance(mat2, Tensor):
+        _need_tensor("mm", "mat2", 2, mat2)
+    dev = input._device
+    if mat2._device is not dev:
+        dev = common_device(input, mat2)
+    shape1, shape2 = (input.shape, mat2.shape) if rule else (input._a.shape, mat2._a.shape)
     if len(shape1) != 2:
         raise RuntimeError("self must be a matrix")
     if len(shape2) != 2:
@@ -95,7 +100,8 @@ def _check_mm(input: Tensor, mat2: Tensor) -> tuple[device, tuple[Any, Any]]:
     if dt is not mat2._dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{CPP_NAME[dt]} != {CPP_NAME[mat2._dtype]}")
-    _refuse_bool("addmm_impl_cpu_", dt)
+    if dt is bool_:
+        _refuse_bool("addmm_impl_cpu_", dt)
     return dev, (shape1[0], shape2[1])
 
 
@@ -392,8 +398,10 @@ def _addmm_kernel(out: np.ndarray, bias: np.ndarray, a: np.ndarray, b: np.ndarra
 @op(COMPOSITE, method=True)
 def matmul(input: Tensor, other: Tensor, *, out: None = None) -> Tensor:
     """torch.matmul: dot, mv, mm, folded mm or broadcast bmm, by the operands' dims."""
-    check_out(out, "matmul")
-    _need_tensor("matmul", "other", 2, other)
+    if out is not None:
+        check_out(out, "matmul")
+    if not isinstance(other, Tensor):
+        _need_tensor("matmul", "other", 2, other)
     d1, d2 = input._a.ndim, other._a.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
