@@ -21,6 +21,7 @@ from oracles import NP_DTYPE, launches, same_bits
 import fake_torch as ft
 from fake_torch._kernels import _elementwise
 from fake_torch._kernels.pointwise_math import _sigmoid, _silu
+from fake_torch._simulated import _machine
 
 OPS: dict[str, tuple[Callable[[Any, Any], Any], np.ufunc]] = {
     "add": (operator.add, np.add), "sub": (operator.sub, np.subtract),
@@ -135,3 +136,22 @@ def test_activation_into_its_output_matches_its_function(name: str, fn: Any, dty
     call(inplace, inplace=True)
     assert same_bits(inplace.numpy(force=True), got)
     assert names == ([name] if device == "cuda" else [])
+
+
+@pytest.mark.parametrize("call", ["add", "mul float", "silu", "sin", "add broadcast"])
+def test_a_fast_path_launches_on_its_tensors_device(call: str) -> None:
+    """An op on cuda:1 tensors while cuda:0 is current queues on cuda:1's stream (torch's
+    DeviceGuard), on the fast paths as on the general one. Big tensors, so the queued kernel
+    is still running when the host asks."""
+    with _machine.fresh(num_devices=2):
+        a = ft.ones(1 << 22, device="cuda:1")
+        b = ft.ones(1 << 22, device="cuda:1")
+        run = {"add": lambda: a + b, "mul float": lambda: a * 2.0,
+               "silu": lambda: ft.nn.functional.silu(a), "sin": lambda: a.sin(),
+               "add broadcast": lambda: a + b[:1]}[call]
+        ft.cuda.synchronize(0)
+        ft.cuda.synchronize(1)
+        assert ft.cuda.current_device() == 0
+        run()
+        assert ft.cuda.current_stream(0).query()  # nothing queued on cuda:0
+        assert not ft.cuda.current_stream(1).query()  # the kernel, on cuda:1

@@ -51,7 +51,7 @@ from fake_torch._kernels._strides import (
 from fake_torch._memory_format import contiguous_strides, is_contiguous
 from fake_torch._meta_registrations import TensorMeta, register_kind
 from fake_torch._opdef import POINTWISE
-from fake_torch._simulated import _dispatch
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._sym import SymBool, SymFloat, SymInt, sym_max
 from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
@@ -528,9 +528,14 @@ def _plain_pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand
         kernel, params = _INTO[fn], None
     else:
         kernel, params = map_kernel, {"fn": fn, "direct": False, "kw": {}, "plan": None}
-    on_cuda = res._device.type == "cuda"
-    if not on_cuda and res._device.type == "meta":
+    dev = res._device
+    on_cuda = dev.type == "cuda"
+    if not on_cuda and dev.type == "meta":
         return res  # the output is laid out: nothing to run or count (fake_torch/_meta.py)
+    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
+            _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=True)
+        return res
     _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=on_cuda)
     return res
 
@@ -567,7 +572,10 @@ def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> 
     dev = a._device
     res = new_tensor_exact(x.shape, dt, dev)
     on_cuda = dev.type == "cuda"
-    if on_cuda or dev.type != "meta":  # on meta the output is all there is (fake_torch/_meta.py)
+    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
+            _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=True)
+    elif on_cuda or dev.type != "meta":  # on meta the output is all there is (_meta.py)
         _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=on_cuda)
     return res
 
