@@ -155,3 +155,24 @@ def test_a_fast_path_launches_on_its_tensors_device(call: str) -> None:
         run()
         assert ft.cuda.current_stream(0).query()  # nothing queued on cuda:0
         assert not ft.cuda.current_stream(1).query()  # the kernel, on cuda:1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((8, 64), (128, 64)), ((1, 3), (5, 3))])
+def test_linear_into_its_output_matches_the_general_addmm_kernel(
+        dtype: str, shapes: tuple[tuple[int, int], tuple[int, int]]) -> None:
+    """F.linear's addmm computes product then bias in its fresh output: bit for bit what the
+    general kernel (product and sum in temporaries, then stored) gives; one launch."""
+    from fake_torch._kernels.linalg import _addmm_kernel
+
+    (n, k), (m, _) = shapes
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((n, k), (m, k), (m,)))
+    tx, tw, tb = (ft.tensor(a, device="cuda") for a in (x, w, b))
+    with launches() as names:
+        ours = ft.nn.functional.linear(tx, tw, tb)
+    general = np.empty((n, m), dtype)
+    _addmm_kernel(general, np.broadcast_to(b, (n, m)), x, w.T, beta=1, alpha=1,
+                  acc=np.dtype(dtype))
+    assert same_bits(ours.numpy(force=True), general)
+    assert names == ["addmm"]
