@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -51,12 +51,13 @@ from fake_torch._kernels._strides import (
 from fake_torch._memory_format import contiguous_strides, is_contiguous
 from fake_torch._meta_registrations import TensorMeta, register_kind
 from fake_torch._opdef import POINTWISE
-from fake_torch._simulated import _dispatch
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._sym import SymBool, SymFloat, SymInt, sym_max
 from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
 
 Operand = Tensor | Scalar
+F = TypeVar("F", bound=Callable[..., None])
 Size = Any  # an int, or a torch.SymInt when an output rule runs on symbolic sizes
 
 try:  # numpy's error state is a context variable: setting it directly costs ~0.2us, errstate ~5us
@@ -380,8 +381,11 @@ def map_kernel(out: np.ndarray, *xs: Any, fn: Callable[..., Any], plan: Plan, di
         if direct:
             fn(*args, out=out, **kw)
         else:
-            r = np.asarray(fn(*args, **kw))
-            np.copyto(out, cast_array(r, out.dtype) if r.dtype != out.dtype else r)
+            r = fn(*args, **kw)
+            if r.__class__ is not np.ndarray:  # a ufunc over 0-dim arrays gives a scalar
+                r = np.asarray(r)
+            # (a plain store: np.copyto is a Python wrapper around the same copy)
+            out[...] = r if r.dtype == out.dtype else cast_array(r, out.dtype)
     finally:
         exit_quiet(token)
 
@@ -520,13 +524,75 @@ def _plain_pointwise(op: str, fn: Callable[..., Any], operands: Sequence[Operand
         n = len(inputs)
         kernel = _UFUNC_KERNELS.get((fn, n)) or ufunc_kernel_of(fn, n)
         params = None
+    elif out is None and fn in _INTO:  # its steps straight into the fresh output
+        kernel, params = _INTO[fn], None
     else:
         kernel, params = map_kernel, {"fn": fn, "direct": False, "kw": {}, "plan": None}
-    on_cuda = res._device.type == "cuda"
-    if not on_cuda and res._device.type == "meta":
+    dev = res._device
+    on_cuda = dev.type == "cuda"
+    if not on_cuda and dev.type == "meta":
         return res  # the output is laid out: nothing to run or count (fake_torch/_meta.py)
+    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
+            _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=True)
+        return res
     _dispatch.launch(op, kernel, (res._a,), inputs, params, on_cuda=on_cuda)
     return res
+
+
+# the dtypes `plain_binary` takes: those a ufunc computes in as they are (no 16-bit or 8-bit
+# float: torch's opmath; no dtype whose kernels check_kernel vets; no bool, which sub refuses)
+_PLAIN_DTYPES = frozenset(d for d in ALL_DTYPES if d not in _IN_FLOAT32 and d not in CHECKED
+                          and d is not bool_)
+_PLAIN_FLOATS = frozenset(d for d in _PLAIN_DTYPES if d.is_floating_point)
+
+
+def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> Tensor | None:
+    """The commonest call of a binary ufunc op (`x + y`, `h * g`), or None when this is not it:
+    `b` a tensor of a's dtype, shape and device (row-major when 2-d or more), or a Python float
+    beside a float tensor, in a `_PLAIN_DTYPES` dtype, into a fresh output. What
+    `pointwise` then does, in one call instead of six (the op, its operands' checks, the
+    promotion, `_plain_pointwise`): a row-major output of that dtype and `kernel`
+    (`ufunc_kernel_of(fn, 2)`, fetched once per op) launched into it, `b` as the numpy
+    scalar of that dtype. The caller falls back to the op itself on None."""
+    dt = a._dtype
+    x = a._a
+    if isinstance(b, Tensor):
+        y: Any = b._a
+        if (b._dtype is not dt or dt not in _PLAIN_DTYPES or b._device is not a._device
+                or y.shape != x.shape
+                or (x.ndim > 1 and not (x.flags.c_contiguous and y.flags.c_contiguous))):
+            return None
+    elif b.__class__ is float and dt in _PLAIN_FLOATS:
+        if x.ndim > 1 and not x.flags.c_contiguous:
+            return None
+        y = dt.np.type(b)
+    else:
+        return None
+    dev = a._device
+    res = new_tensor_exact(x.shape, dt, dev)
+    on_cuda = dev.type == "cuda"
+    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
+            _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=True)
+    elif on_cuda or dev.type != "meta":  # on meta the output is all there is (_meta.py)
+        _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=on_cuda)
+    return res
+
+
+# fn -> a kernel `out <- fn(x)` that runs fn's ufuncs one by one in out itself: no temporaries,
+# no copy on store. `_plain_pointwise` uses it for a fresh output (never for `out=` or in-place:
+# out may be x, which the later steps still read), where the dtypes are fn's own, so each step
+# rounds as fn's would: the same values, op for op.
+_INTO: dict[Callable[..., Any], Callable[..., None]] = {}
+
+
+def computes_into(fn: Callable[..., Any]) -> Callable[[F], F]:
+    """Register the decorated kernel as `fn`'s, written into its output (see `_INTO`)."""
+    def register(kernel: F) -> F:
+        _INTO[fn] = kernel
+        return kernel
+    return register
 
 
 def ufunc_kernel(out: np.ndarray, *xs: Any, fn: np.ufunc) -> None:

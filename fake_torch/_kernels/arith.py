@@ -22,10 +22,12 @@ from fake_torch._kernels._elementwise import (
     not_implemented,
     operand,
     opmath,
+    plain_binary,
     pointwise,
     pointwise_rule,
     promote,
     tensor_arg,
+    ufunc_kernel_of,
 )
 from fake_torch._kernels._strides import checked_convert, same_meta
 from fake_torch._kernels.cast import check_fits
@@ -89,6 +91,11 @@ def _rsub_alpha(a: Any, b: Any, alpha: Any) -> Any:
     return _alpha_times(b, a, -alpha)
 
 
+# torch.add(x, y), x.mul(y), ...: `plain_binary` first, for two alike tensors (or a tensor and a
+# float) with no alpha and no out; these are its kernels
+_ADD, _SUB, _MUL = (ufunc_kernel_of(fn, 2) for fn in (np.add, np.subtract, np.multiply))
+
+
 def _add_sub(op: str, fname: str, input: Any, other: Any, alpha: Any,
              out: Tensor | None) -> Tensor:
     a, b = binary_operands(fname, input, other)
@@ -112,6 +119,10 @@ def _add_sub(op: str, fname: str, input: Any, other: Any, alpha: Any,
 def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1,
         out: Tensor | None = None) -> Tensor:
     """input + alpha * other."""
+    if out is None and alpha.__class__ is int and alpha == 1 and isinstance(input, Tensor):
+        fast = plain_binary("add", _ADD, input, other)
+        if fast is not None:
+            return fast
     return _add_sub("add", "add", input, other, alpha, out)
 
 
@@ -119,6 +130,10 @@ def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1,
 def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1,
         out: Tensor | None = None) -> Tensor:
     """input - alpha * other."""
+    if out is None and alpha.__class__ is int and alpha == 1 and isinstance(input, Tensor):
+        fast = plain_binary("sub", _SUB, input, other)
+        if fast is not None:
+            return fast
     return _add_sub("sub", "sub", input, other, alpha, out)
 
 
@@ -149,6 +164,10 @@ def _mul(op: str, input: Any, other: Any, out: Tensor | None) -> Tensor:
 
 @op(POINTWISE, method=True, aliases=("multiply",))
 def mul(input: Tensor | Number, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
+    if out is None and isinstance(input, Tensor):
+        fast = plain_binary("mul", _MUL, input, other)
+        if fast is not None:
+            return fast
     return _mul("mul", input, other, out)
 
 

@@ -73,17 +73,22 @@ def _product(shape: tuple[Any, ...], dt: dtype) -> TensorMeta:
 
 @register_meta("torch.mm")
 def _mm_rule(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> TensorMeta:
-    _, shape = _check_mm(input, mat2)
+    _, shape = _check_mm(input, mat2, rule=True)
     if out is not None:
         raise NotImplementedError("torch.mm(..., out=): no output rule (writes `out`)")
     return _product(shape, input.dtype)
 
 
-def _check_mm(input: Tensor, mat2: Tensor) -> tuple[device, tuple[Any, Any]]:
-    """mm's checks; its device and its output's shape."""
-    _need_tensor("mm", "mat2", 2, mat2)
-    dev = common_device(input, mat2)
-    shape1, shape2 = input.shape, mat2.shape
+def _check_mm(input: Tensor, mat2: Tensor, *, rule: bool = False
+              ) -> tuple[device, tuple[Any, Any]]:
+    """mm's checks; its device and its output's shape. The kernel reads the shapes from the
+    arrays; the output `rule` from Tensor.shape, whose sizes may be symbolic."""
+    if not isinstance(mat2, Tensor):
+        _need_tensor("mm", "mat2", 2, mat2)
+    dev = input._device
+    if mat2._device is not dev:
+        dev = common_device(input, mat2)
+    shape1, shape2 = (input.shape, mat2.shape) if rule else (input._a.shape, mat2._a.shape)
     if len(shape1) != 2:
         raise RuntimeError("self must be a matrix")
     if len(shape2) != 2:
@@ -95,7 +100,8 @@ def _check_mm(input: Tensor, mat2: Tensor) -> tuple[device, tuple[Any, Any]]:
     if dt is not mat2._dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{CPP_NAME[dt]} != {CPP_NAME[mat2._dtype]}")
-    _refuse_bool("addmm_impl_cpu_", dt)
+    if dt is bool_:
+        _refuse_bool("addmm_impl_cpu_", dt)
     return dev, (shape1[0], shape2[1])
 
 
@@ -249,10 +255,11 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
           out: None = None) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), `input` broadcast to (n, p); beta=0 ignores it
     (NaN in it does not propagate)."""
-    check_out(out, "addmm")
+    if out is not None:
+        check_out(out, "addmm")
     dev = _check_addmm(input, mat1, mat2)
-    bias = v.expand(input, (mat1.shape[0], mat2.shape[1]))
-    result = new_tensor(bias.shape, input.dtype, dev)
+    bias = v.expand(input, (mat1._a.shape[0], mat2._a.shape[1]))
+    result = new_tensor_exact(bias._a.shape, input._dtype, dev)
     _launch_addmm("addmm", result, bias, mat1, mat2, beta, alpha)
     return result
 
@@ -261,7 +268,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
 def _addmm_rule(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
                 alpha: Number = 1, out: None = None) -> TensorMeta:
     check_out(out, "addmm")
-    _check_addmm(input, mat1, mat2)
+    _check_addmm(input, mat1, mat2, rule=True)
     return _product(_bias_shape(input, (mat1.shape[0], mat2.shape[1])), input.dtype)
 
 
@@ -285,26 +292,33 @@ def addmm_(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
 @register_meta("Tensor.addmm_")
 def _addmm__rule(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1,
                  alpha: Number = 1) -> TensorMeta:
-    _check_addmm(input, mat1, mat2)
+    _check_addmm(input, mat1, mat2, rule=True)
     _check_inplace_shape(input, (mat1.shape[0], mat2.shape[1]))
     return same_meta(input)
 
 
-def _check_addmm(input: Tensor, mat1: Tensor, mat2: Tensor) -> device:
-    dev = common_device(input, mat1, mat2)
-    for name, m in (("mat1", mat1), ("mat2", mat2)):
-        if m.dim() != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {m.dim()}-D tensor")
-    if mat1.dtype is not mat2.dtype:
+def _check_addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, rule: bool = False) -> device:
+    """addmm's checks; its device. The kernel reads the shapes from the arrays; the output
+    `rule` from Tensor.shape, whose sizes may be symbolic."""
+    dev = input._device
+    if mat1._device is not dev or mat2._device is not dev:
+        dev = common_device(input, mat1, mat2)
+    shape1, shape2 = (mat1.shape, mat2.shape) if rule else (mat1._a.shape, mat2._a.shape)
+    for name, shape in (("mat1", shape1), ("mat2", shape2)):
+        if len(shape) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {len(shape)}-D tensor")
+    dt = mat1._dtype
+    if dt is not mat2._dtype:
         raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
-                           f"{SCALAR_NAME[mat1.dtype]} and {SCALAR_NAME[mat2.dtype]}")
-    if input.dtype is not mat2.dtype:
+                           f"{SCALAR_NAME[dt]} and {SCALAR_NAME[mat2._dtype]}")
+    if input._dtype is not dt:
         raise RuntimeError("self and mat2 must have the same dtype, but got "
-                           f"{SCALAR_NAME[input.dtype]} and {SCALAR_NAME[mat2.dtype]}")
-    if mat1.shape[1] != mat2.shape[0]:
+                           f"{SCALAR_NAME[input._dtype]} and {SCALAR_NAME[dt]}")
+    if shape1[1] != shape2[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(mat1)} "
                            f"and {_shape_text(mat2)})")
-    _refuse_bool("addmm_impl_cpu_", mat1.dtype)
+    if dt is bool_:
+        _refuse_bool("addmm_impl_cpu_", dt)
     return dev
 
 
@@ -369,14 +383,21 @@ def _check_inplace_shape(input: Tensor, want: tuple[int, ...]) -> None:
 
 def _launch_addmm(op: str, result: Tensor, bias: Tensor, a: Tensor, b: Tensor, beta: Number,
                   alpha: Number) -> None:
-    if not result.dtype.is_floating_point:  # integer GEMMs take integer scalars, as in torch
+    dt = result._dtype
+    if not dt.is_floating_point:  # integer GEMMs take integer scalars, as in torch
         beta, alpha = int(beta), int(alpha)
     launch(op, _addmm_kernel, result, (bias, a, b),
-           {"beta": beta, "alpha": alpha, "acc": acc_np(result.dtype)})
+           {"beta": beta, "alpha": alpha, "acc": acc_np(dt), "fresh": op == "addmm"})
 
 
 def _addmm_kernel(out: np.ndarray, bias: np.ndarray, a: np.ndarray, b: np.ndarray, *,
-                  beta: Number, alpha: Number, acc: np.dtype[Any]) -> None:
+                  beta: Number, alpha: Number, acc: np.dtype[Any], fresh: bool = False) -> None:
+    if fresh and beta == 1 and alpha == 1 and out.dtype == acc and a.dtype == acc:
+        # (F.linear's call) the product, then the bias, in out itself: the same two roundings
+        # without the temporaries; `fresh`: out is a new buffer, overlapping no input
+        np.matmul(a, b, out=out)
+        np.add(out, bias, out=out)
+        return
     product = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
     if alpha != 1:
         product = product * acc.type(alpha)
@@ -392,8 +413,10 @@ def _addmm_kernel(out: np.ndarray, bias: np.ndarray, a: np.ndarray, b: np.ndarra
 @op(COMPOSITE, method=True)
 def matmul(input: Tensor, other: Tensor, *, out: None = None) -> Tensor:
     """torch.matmul: dot, mv, mm, folded mm or broadcast bmm, by the operands' dims."""
-    check_out(out, "matmul")
-    _need_tensor("matmul", "other", 2, other)
+    if out is not None:
+        check_out(out, "matmul")
+    if not isinstance(other, Tensor):
+        _need_tensor("matmul", "other", 2, other)
     d1, d2 = input._a.ndim, other._a.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "

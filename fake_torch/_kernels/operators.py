@@ -11,8 +11,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from fake_torch._kernels import arith, compare, division, linalg, pointwise_math
-from fake_torch._kernels._elementwise import is_number
+from fake_torch._kernels._elementwise import is_number, plain_binary, ufunc_kernel_of
 from fake_torch._kernels._strides import same_meta
 from fake_torch._meta_calls import call_rule
 from fake_torch._meta_registrations import register_meta
@@ -24,9 +26,17 @@ def _takes(other: object) -> bool:
     return isinstance(other, Tensor) or is_number(other)
 
 
+# `x + y`, `x - y`, `x * y` of two alike tensors (or a tensor and a float) first try
+# `plain_binary`, the op's own common case in one call; these are its kernels
+_ADD, _SUB, _MUL = (ufunc_kernel_of(fn, 2) for fn in (np.add, np.subtract, np.multiply))
+
+
 @method(COMPOSITE, name="__radd__", torch_function="add", fx_target=operator.add, reflected=True)
 @method(COMPOSITE, name="__add__", torch_function="add", fx_target=operator.add)
 def add(self: Tensor, other: Any) -> Any:
+    fast = plain_binary("add", _ADD, self, other)
+    if fast is not None:
+        return fast
     return arith.add(self, other) if _takes(other) else NotImplemented
 
 
@@ -37,6 +47,9 @@ def iadd(self: Tensor, other: Any) -> Any:
 
 @method(COMPOSITE, name="__sub__", torch_function="sub", fx_target=operator.sub)
 def sub(self: Tensor, other: Any) -> Any:
+    fast = plain_binary("sub", _SUB, self, other)
+    if fast is not None:
+        return fast
     return arith.sub(self, other) if _takes(other) else NotImplemented
 
 
@@ -53,6 +66,9 @@ def isub(self: Tensor, other: Any) -> Any:
 @method(COMPOSITE, name="__rmul__", torch_function="mul", fx_target=operator.mul, reflected=True)
 @method(COMPOSITE, name="__mul__", torch_function="mul", fx_target=operator.mul)
 def mul(self: Tensor, other: Any) -> Any:
+    fast = plain_binary("mul", _MUL, self, other)
+    if fast is not None:
+        return fast
     return arith.mul(self, other) if _takes(other) else NotImplemented
 
 

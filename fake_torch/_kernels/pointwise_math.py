@@ -14,7 +14,10 @@ import numpy as np
 
 from fake_torch._dtype import CPP_NAME, bool_, complex64, complex128, dtype, get_default_dtype
 from fake_torch._kernels._elementwise import (
+    computes_into,
     elementwise_meta,
+    enter_quiet,
+    exit_quiet,
     inplace,
     new_output,
     not_implemented,
@@ -54,8 +57,32 @@ def _sigmoid(x: np.ndarray) -> Any:
     return np.reciprocal(1 + np.exp(-x))
 
 
+@computes_into(_sigmoid)
+def _sigmoid_into(out: np.ndarray, x: np.ndarray) -> None:
+    token = enter_quiet()
+    try:
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.reciprocal(out, out=out)
+    finally:
+        exit_quiet(token)
+
+
 def _silu(x: np.ndarray) -> Any:
     return x / (1 + np.exp(-x))
+
+
+@computes_into(_silu)
+def _silu_into(out: np.ndarray, x: np.ndarray) -> None:
+    token = enter_quiet()
+    try:
+        np.negative(x, out=out)
+        np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.divide(x, out, out=out)
+    finally:
+        exit_quiet(token)
 
 
 def _gelu(x: np.ndarray) -> Any:
@@ -251,8 +278,8 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """torch.nn.functional.silu: x * sigmoid(x), in one kernel."""
     x = _float_only(input, "silu", "silu_cpu", "silu_cuda", complex_ok=True)
     out = x if inplace else None
-    return pointwise("silu_" if inplace else "silu", _silu, [x], promo=x.dtype,
-                     result=x.dtype, out=out)
+    return pointwise("silu_" if inplace else "silu", _silu, [x], promo=x._dtype,
+                     result=x._dtype, out=out)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -266,8 +293,9 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def _float_only(input: Any, fname: str, cpu: str, cuda: str, complex_ok: bool = False) -> Tensor:
     x = tensor_arg(input, fname)
-    if not (x.dtype.is_floating_point or (complex_ok and x.dtype.is_complex)):
-        raise not_implemented(kernel_name(x, cpu, cuda), x.dtype)
+    dt = x._dtype
+    if not (dt.is_floating_point or (complex_ok and dt.is_complex)):
+        raise not_implemented(kernel_name(x, cpu, cuda), dt)
     return x
 
 

@@ -45,7 +45,7 @@ def _softmax_like(op: str, name: str, x: Tensor, dim: int, dt: dtype | None) -> 
     # torch converts the input first (`_to_copy`), except that CUDA has a half-in, float-out
     # kernel: softmax(half_cuda, dtype=torch.float32) is the one `_softmax` launch.
     half_to_float = x._device.type == "cuda" and x._dtype is float16 and out_dt is float32
-    src = x if half_to_float else cast(x, out_dt)
+    src = x if half_to_float or x._dtype is out_dt else cast(x, out_dt)
     out = new_tensor_exact(x._a.shape, out_dt, x._device)
     launch(op, _softmax_kernel, out, (src,), {"axis": axis if ndim > 0 else None,
                                               "acc": acc_np(out_dt), "log": op == "_log_softmax"})
@@ -57,10 +57,12 @@ def _softmax_plan(op: str, name: str, x: Tensor, dim: int, dt: dtype | None
     """softmax's checks; its (dim, output dtype)."""
     if not isinstance(dim, int):
         raise TypeError(f"{op[1:]}(): argument 'dim' must be int, not {type(dim).__name__}")
-    check_dtype_arg(dt, op[1:])
-    ndim = x.dim()
-    axis = wrap_dim(dim, ndim)
-    out_dt = dt or x.dtype
+    if dt is not None:
+        check_dtype_arg(dt, op[1:])
+    ndim = x._a.ndim
+    # (an int dim in range, the common call, wrapped without a call)
+    axis = dim % ndim if dim.__class__ is int and -ndim <= dim < ndim else wrap_dim(dim, ndim)
+    out_dt = dt or x._dtype
     if not out_dt.is_floating_point:  # the kernel torch's dtype dispatch names, by device
         kernel = ("host_softmax" if x.device.type == "cuda" else
                   f"{name}_lastdim_kernel_impl" if axis == max(ndim - 1, 0) else
@@ -74,11 +76,11 @@ def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np
                     log: bool) -> None:
     if out.size == 0:
         return
-    a = x.astype(acc, copy=False)
-    if axis is None:  # a 0-dim input: a one-element row
-        a, axis = a.reshape(1), 0
+    a = x if x.dtype == acc else x.astype(acc)
     in_place = out.dtype == acc  # else compute in float32 and round once on store
-    shifted = out.reshape(a.shape) if in_place else np.empty(a.shape, acc)
+    shifted = out if in_place else np.empty(a.shape, acc)
+    if axis is None:  # a 0-dim input: a one-element row
+        a, shifted, axis = a.reshape(1), shifted.reshape(1), 0
     # one ufunc call per step, each into a buffer it is given (the ndarray methods a.max(),
     # e.sum() are the same reductions behind a Python wrapper). Quiet: a row whose max is +-inf
     # gives inf - inf = nan there, as in torch, where numpy would warn.
@@ -92,7 +94,7 @@ def _softmax_kernel(out: np.ndarray, x: np.ndarray, *, axis: int | None, acc: np
             np.exp(shifted, out=shifted)  # cannot overflow: shifted <= 0
             np.divide(shifted, np.add.reduce(shifted, axis=axis, keepdims=True), out=shifted)
         if not in_place:
-            out[...] = shifted.reshape(out.shape)
+            out[...] = shifted.reshape(out.shape)  # (one rounding, on store)
     finally:
         exit_quiet(token)
 

@@ -1,0 +1,178 @@
+"""The front's fast paths against the general paths they stand in for.
+
+`x + y`, `x - y`, `x * y` (and torch.add/sub/mul without alpha or out) first try
+`_elementwise.plain_binary`; silu and sigmoid into a fresh output run `computes_into` kernels
+instead of `map_kernel`. Oracle: the general path (`pointwise` with the op's ufunc; the same
+activation through `map_kernel`, which in-place calls still take), bit for bit, with the same
+dtype, shape, strides and launches. Real torch's values and texts for these ops are
+tests/test_pointwise.py's and tests/test_functional.py's.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from oracles import NP_DTYPE, launches, same_bits
+
+import fake_torch as ft
+from fake_torch._kernels import _elementwise
+from fake_torch._kernels.pointwise_math import _sigmoid, _silu
+from fake_torch._simulated import _machine
+
+OPS: dict[str, tuple[Callable[[Any, Any], Any], np.ufunc]] = {
+    "add": (operator.add, np.add), "sub": (operator.sub, np.subtract),
+    "mul": (operator.mul, np.multiply)}
+PLAIN = ["uint8", "int8", "int16", "int32", "int64", "float32", "float64"]
+
+
+def _values(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if NP_DTYPE[dtype].kind == "f":
+        a = rng.standard_normal(shape) * 1e3
+        a.flat[:3] = [np.inf, -np.inf, np.nan][: a.size]
+        return a.astype(dtype)
+    info = np.iinfo(NP_DTYPE[dtype])
+    return rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+
+
+def _general(op: str, x: ft.Tensor, y: Any) -> ft.Tensor:
+    """The general path: `pointwise` over the op's ufunc, torch's promotion."""
+    promo = _elementwise.promote(x, y)
+    return _elementwise.pointwise(op, OPS[op][1], [x, y], promo=promo, result=promo)
+
+
+def _same(ours: ft.Tensor, general: ft.Tensor) -> None:
+    assert ours.dtype is general.dtype and ours.device == general.device
+    assert ours.stride() == general.stride()
+    assert same_bits(ours.numpy(force=True), general.numpy(force=True))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", PLAIN)
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("shape", [(64,), (3, 5), (), (0, 4)])
+def test_plain_binary_matches_the_general_path(op: str, dtype: str, device: str,
+                                               shape: tuple[int, ...]) -> None:
+    x = ft.tensor(_values(shape, dtype, 0), device=device)
+    y = ft.tensor(_values(shape, dtype, 1), device=device)
+    with launches() as general_names:
+        general = _general(op, x, y)
+    for call in (lambda: OPS[op][0](x, y), lambda: getattr(ft, op)(x, y),
+                 lambda: getattr(x, op)(y)):
+        with launches() as names:
+            ours = call()
+        _same(ours, general)
+        assert names == general_names == ([op] if device == "cuda" and 0 not in shape else [])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("scalar", [2.5, -1e-3, 1e300, float("nan")])
+def test_plain_binary_with_a_float_matches_the_general_path(op: str, dtype: str,
+                                                            scalar: float) -> None:
+    x = ft.tensor(_values((4, 8), dtype, 0), device="cuda")
+    general = _general(op, x, scalar)
+    with launches() as names:
+        ours = OPS[op][0](x, scalar)
+    _same(ours, general)
+    assert names == [op]
+
+
+@pytest.mark.parametrize("case", ["float16", "bool", "broadcast", "transposed", "int scalar",
+                                  "alpha"])
+def test_what_plain_binary_leaves_to_the_op(case: str) -> None:
+    """Cases it refuses (None) go the general way: opmath, bool's refusal, broadcasting, a
+    layout to follow, a number to convert as torch does, an alpha."""
+    x = ft.tensor(_values((3, 4), "float32", 0))
+    y: Any = ft.tensor(_values((3, 4), "float32", 1))
+    if case == "float16":
+        x, y = x.half(), y.half()
+    elif case == "bool":
+        x, y = x > 0, y > 0
+    elif case == "broadcast":
+        y = y[:1]
+    elif case == "transposed":
+        x, y = x.t(), y.t()
+    elif case == "int scalar":
+        y = 3
+    if case != "alpha":
+        assert _elementwise.plain_binary("add", _elementwise.ufunc_kernel_of(np.add, 2), x,
+                                         y) is None
+        _same(x + y, _general("add", x, y))
+    else:  # one fused multiply-add, as torch's kernels compute it
+        torch = pytest.importorskip("torch")
+        theirs = torch.add(torch.from_numpy(x.numpy()), torch.from_numpy(y.numpy()), alpha=2)
+        assert same_bits(ft.add(x, y, alpha=2).numpy(), theirs.numpy())
+    if case == "bool":
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool"):
+            x - y
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+@pytest.mark.parametrize("name, fn", [("silu", _silu), ("sigmoid", _sigmoid)])
+@pytest.mark.parametrize("shape", [(64,), (2, 3), ()])
+def test_activation_into_its_output_matches_its_function(name: str, fn: Any, dtype: str,
+                                                         device: str,
+                                                         shape: tuple[int, ...]) -> None:
+    """The kernel writing its steps into the fresh output gives fn's values bit for bit, as
+    the in-place call (still `map_kernel`: out is x there) does; one launch each."""
+    a = (np.random.default_rng(0).standard_normal(shape) * 50).astype(dtype)
+    if a.size:
+        a.flat[0] = -1000.0  # exp overflows: quiet, as torch
+    x = ft.tensor(a, device=device)
+    call = (lambda t, **kw: ft.nn.functional.silu(t, **kw)) if name == "silu" else (
+        lambda t, **kw: t.sigmoid_() if kw else t.sigmoid())
+    with launches() as names:
+        ours = call(x)
+    expected = np.asarray(fn(a))
+    got = ours.numpy(force=True)
+    assert got.dtype == expected.dtype and same_bits(got, expected)
+    inplace = x.clone()
+    call(inplace, inplace=True)
+    assert same_bits(inplace.numpy(force=True), got)
+    assert names == ([name] if device == "cuda" else [])
+
+
+@pytest.mark.parametrize("call", ["add", "mul float", "silu", "sin", "add broadcast"])
+def test_a_fast_path_launches_on_its_tensors_device(call: str) -> None:
+    """An op on cuda:1 tensors while cuda:0 is current queues on cuda:1's stream (torch's
+    DeviceGuard), on the fast paths as on the general one. Big tensors, so the queued kernel
+    is still running when the host asks."""
+    with _machine.fresh(num_devices=2):
+        a = ft.ones(1 << 22, device="cuda:1")
+        b = ft.ones(1 << 22, device="cuda:1")
+        run = {"add": lambda: a + b, "mul float": lambda: a * 2.0,
+               "silu": lambda: ft.nn.functional.silu(a), "sin": lambda: a.sin(),
+               "add broadcast": lambda: a + b[:1]}[call]
+        ft.cuda.synchronize(0)
+        ft.cuda.synchronize(1)
+        assert ft.cuda.current_device() == 0
+        run()
+        assert ft.cuda.current_stream(0).query()  # nothing queued on cuda:0
+        assert not ft.cuda.current_stream(1).query()  # the kernel, on cuda:1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((8, 64), (128, 64)), ((1, 3), (5, 3))])
+def test_linear_into_its_output_matches_the_general_addmm_kernel(
+        dtype: str, shapes: tuple[tuple[int, int], tuple[int, int]]) -> None:
+    """F.linear's addmm computes product then bias in its fresh output: bit for bit what the
+    general kernel (product and sum in temporaries, then stored) gives; one launch."""
+    from fake_torch._kernels.linalg import _addmm_kernel
+
+    (n, k), (m, _) = shapes
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(dtype) for s in ((n, k), (m, k), (m,)))
+    tx, tw, tb = (ft.tensor(a, device="cuda") for a in (x, w, b))
+    with launches() as names:
+        ours = ft.nn.functional.linear(tx, tw, tb)
+    general = np.empty((n, m), dtype)
+    _addmm_kernel(general, np.broadcast_to(b, (n, m)), x, w.T, beta=1, alpha=1,
+                  acc=np.dtype(dtype))
+    assert same_bits(ours.numpy(force=True), general)
+    assert names == ["addmm"]
