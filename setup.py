@@ -1,4 +1,5 @@
-"""The optional native core (fake_torch/_simulated/_native.c: the allocator's block book).
+"""The optional native core (fake_torch/_simulated/_native.c: the allocator's block book;
+_native_storage.c: an op output's allocation and free; _native_lock.c: the allocator's lock).
 
 Everything else about the package is in pyproject.toml. The extension is `optional`: without a
 C compiler (or Python's headers) the build warns and goes on, and fake_torch runs its
@@ -8,5 +9,8 @@ which.
 
 from setuptools import Extension, setup  # type: ignore[import-untyped]
 
-setup(ext_modules=[Extension("fake_torch._simulated._native", ["fake_torch/_simulated/_native.c"],
-                             optional=True)])
+setup(ext_modules=[Extension("fake_torch._simulated._native",
+                             ["fake_torch/_simulated/_native.c",
+                              "fake_torch/_simulated/_native_storage.c",
+                              "fake_torch/_simulated/_native_lock.c"],
+                             depends=["fake_torch/_simulated/_native.h"], optional=True)])
