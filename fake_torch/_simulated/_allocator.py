@@ -118,16 +118,21 @@ def _free_late() -> None:
 class CachingAllocator:
     """One simulated device's memory: a default pool plus graph pools. Safe to use from
     several threads (see _LOCK). Its device gives it the clocks (`timeline`), the captures
-    underway on its streams, and how to read the calling thread's current stream."""
+    underway on its streams, and how to read the calling thread's current stream
+    (`current_stream`; `stream_local`: the thread-local it reads, if it reads one's
+    `handle`)."""
 
     def __init__(self, total_bytes: int | None = None, *, timeline: Timeline,
                  captures: StreamCaptures, current_stream: Callable[[], int],
-                 index: int = 0, book: Any = None) -> None:
+                 index: int = 0, book: Any = None, stream_local: Any = None) -> None:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
         self.index = index  # cuda:index
         self.timeline = timeline
         self.captures = captures
         self.current_stream = current_stream
+        # the thread-local whose `handle` current_stream() returns, when the device has one:
+        # the native fast path reads it (a call of current_stream costs twice that)
+        self._stream_local = stream_local
         # the block book (_allocator_book.py): the native core or the pure one
         self._book = BOOK if book is None else book
         # (stats, pools, _by_root and _kept are never rebound: the native FastPath keeps them)

@@ -26,7 +26,7 @@
 #define FOLD_AT 4096            /* _allocator_stats.FOLD_AT */
 #define NSTATS 81               /* nine statistics, nine numbers each */
 
-static PyObject *s_free, *s_stream, *s_is_small, *s_head, *s_pool, *s_searches, *s_events,
+static PyObject *s_free, *s_stream, *s_is_small, *s_head, *s_pool, *s_id, *s_searches, *s_events,
     *s_fold;
 
 /* --- the Block type ------------------------------------------------------------------------ */
@@ -37,6 +37,8 @@ static int Block_traverse(Block *self, visitproc visit, void *arg) {
     Py_VISIT(self->next);
     Py_VISIT(self->stream_uses);
     Py_VISIT(self->seg_free);
+    Py_VISIT(self->seg_pool);
+    Py_VISIT(self->seg_pool_id);
     return 0;
 }
 
@@ -46,6 +48,8 @@ static int Block_clear(Block *self) {
     Py_CLEAR(self->next);
     Py_CLEAR(self->stream_uses);
     Py_CLEAR(self->seg_free);
+    Py_CLEAR(self->seg_pool);
+    Py_CLEAR(self->seg_pool_id);
     return 0;
 }
 
@@ -94,6 +98,10 @@ static Block *new_block(Block *of, long long address, long long size, PyObject *
     b->segment = of->segment;
     Py_XINCREF(of->seg_free);
     b->seg_free = of->seg_free;
+    Py_XINCREF(of->seg_pool);
+    b->seg_pool = of->seg_pool;
+    Py_XINCREF(of->seg_pool_id);
+    b->seg_pool_id = of->seg_pool_id;
     b->seg_stream = of->seg_stream;
     b->seg_small = of->seg_small;
     b->address = address;
@@ -238,13 +246,13 @@ static Py_ssize_t lower_bound(PyObject *list, const long long key[3]) {
     return lo;
 }
 
-/* The block's segment's free list, stream and pool type, read into the block at first need;
- * -1 on error. */
-static int segment_facts(Block *b) {
+/* The block's segment's free list, stream, pool type, pool and pool id, read into the block
+ * at first need; -1 on error. */
+int segment_facts(Block *b) {
     if (b->seg_free != NULL)
         return 0;
     PyObject *seg = b->segment == NULL ? Py_None : b->segment;
-    PyObject *s = PyObject_GetAttr(seg, s_stream), *small = NULL, *list = NULL;
+    PyObject *s = PyObject_GetAttr(seg, s_stream), *small = NULL, *list = NULL, *pool, *id;
     if (s == NULL)
         return -1;
     b->seg_stream = PyLong_AsLongLong(s);
@@ -261,8 +269,19 @@ static int segment_facts(Block *b) {
         PyErr_SetString(PyExc_TypeError, "a segment's free list is a list");
         return -1;
     }
+    if ((pool = PyObject_GetAttr(seg, s_pool)) == NULL) {
+        Py_DECREF(list);
+        return -1;
+    }
+    if ((id = PyObject_GetAttr(pool, s_id)) == NULL) {
+        Py_DECREF(list);
+        Py_DECREF(pool);
+        return -1;
+    }
     b->seg_small = (char)r;
-    b->seg_free = list;
+    Py_XSETREF(b->seg_pool, pool);
+    Py_XSETREF(b->seg_pool_id, id);
+    b->seg_free = list; /* (last: it marks the facts read) */
     return 0;
 }
 
@@ -408,11 +427,12 @@ static PyObject *py_take(PyObject *m, PyObject *args) {
 /* --- statistics rows ------------------------------------------------------------------------ */
 
 /* Append one block event row to stats.events; fold them in past FOLD_AT. */
-static int queue_row(PyObject *stats, int small, long long allocs, long long active,
+static int queue_row(PyObject *stats, PyObject *events, int small, long long allocs, long long active,
                      long long alloc_bytes, long long active_bytes, long long requested,
                      long long splits, long long split_bytes) {
-    PyObject *events = PyObject_GetAttr(stats, s_events);
-    if (events == NULL)
+    if (events != NULL)
+        Py_INCREF(events);
+    else if ((events = PyObject_GetAttr(stats, s_events)) == NULL)
         return -1;
     if (!PyList_Check(events)) {
         Py_DECREF(events);
@@ -435,7 +455,7 @@ static int queue_row(PyObject *stats, int small, long long allocs, long long act
 
 /* hand_out(block, size, nbytes, max_split_size, track_age, stats): c10's alloc_found_block. */
 int book_hand_out(Block *b, long long size, long long nbytes, unsigned long long limit,
-                  int track_age, PyObject *stats) {
+                  int track_age, PyObject *stats, PyObject *events) {
     PyObject *bo = (PyObject *)b;
     if (segment_facts(b) < 0)
         return -1;
@@ -473,7 +493,7 @@ int book_hand_out(Block *b, long long size, long long nbytes, unsigned long long
     b->requested = nbytes;
     size = b->size;
     /* one more allocation and active block, their bytes, the requested bytes */
-    if (queue_row(stats, small, 1, 1, size, size, nbytes, splits, split_bytes) < 0)
+    if (queue_row(stats, events, small, 1, 1, size, size, nbytes, splits, split_bytes) < 0)
         return -1;
     if ((unsigned long long)size >= limit) {
         PyObject *r = PyObject_CallMethod(stats, "add_oversize", "ii", 0, 1);
@@ -491,7 +511,7 @@ static PyObject *py_hand_out(PyObject *m, PyObject *args) {
     int track_age;
     if (!PyArg_ParseTuple(args, "O!LLKpO", &BlockType, &bo, &size, &nbytes, &limit,
                           &track_age, &stats) ||
-        book_hand_out(AS_BLOCK(bo), size, nbytes, limit, track_age, stats) < 0)
+        book_hand_out(AS_BLOCK(bo), size, nbytes, limit, track_age, stats, NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -506,7 +526,7 @@ static int absorbable(PyObject *o) {
 }
 
 /* free_block(block, freed, track_age, stats): c10's free_block (see the pure book). */
-int book_free_block(Block *b, int freed, int track_age, PyObject *stats) {
+int book_free_block(Block *b, int freed, int track_age, PyObject *stats, PyObject *events) {
     PyObject *bo = (PyObject *)b;
     if (segment_facts(b) < 0)
         return -1;
@@ -572,7 +592,7 @@ int book_free_block(Block *b, int freed, int track_age, PyObject *stats) {
     }
     /* one active block fewer (and, when `freed`, one allocation), their bytes, the requested
      * bytes; the inactive splits' change */
-    if (queue_row(stats, small, freed ? -1 : 0, -1, freed ? -size : 0, -size, -requested,
+    if (queue_row(stats, events, small, freed ? -1 : 0, -1, freed ? -size : 0, -size, -requested,
                   net_blocks, net_bytes) < 0)
         return -1;
     return 0;
@@ -582,7 +602,7 @@ static PyObject *py_free_block(PyObject *m, PyObject *args) {
     PyObject *bo, *stats;
     int freed, track_age;
     if (!PyArg_ParseTuple(args, "O!ppO", &BlockType, &bo, &freed, &track_age, &stats) ||
-        book_free_block(AS_BLOCK(bo), freed, track_age, stats) < 0)
+        book_free_block(AS_BLOCK(bo), freed, track_age, stats, NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -680,6 +700,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     INTERN(s_is_small, "is_small")
     INTERN(s_head, "head")
     INTERN(s_pool, "pool")
+    INTERN(s_id, "id")
     INTERN(s_searches, "searches")
     INTERN(s_events, "events")
     INTERN(s_fold, "fold")

@@ -27,6 +27,8 @@ typedef struct {
     /* the segment's free list, stream and pool type, read from it at first need (a segment
      * never changes them; every allocation and free needs them) */
     PyObject *seg_free;      /* NULL until read */
+    PyObject *seg_pool;      /* ... its pool, and the pool's id */
+    PyObject *seg_pool_id;
     long long seg_stream;
     char seg_small;
 } Block;
@@ -39,12 +41,17 @@ extern PyTypeObject BlockType;
 /* The book's operations (see _allocator_book.py for each one's rules). Each returns -1 with an
  * exception set on error. `limit`, `rounding`: max_split_size, max_non_split_rounding_size. */
 
+/* The block's segment's facts (seg_free, seg_pool, ...), read at first need. */
+int segment_facts(Block *b);
+
+/* `events`: stats.events when the caller has it at hand, else NULL (then it is read). */
+
 /* take: *found is a new reference to the block taken off `free`, or NULL when none serves. */
 int book_take(PyObject *free, long long size, long long stream, unsigned long long limit,
               unsigned long long rounding, PyObject **found);
 int book_hand_out(Block *b, long long size, long long nbytes, unsigned long long limit,
-                  int track_age, PyObject *stats);
-int book_free_block(Block *b, int freed, int track_age, PyObject *stats);
+                  int track_age, PyObject *stats, PyObject *events);
+int book_free_block(Block *b, int freed, int track_age, PyObject *stats, PyObject *events);
 
 /* A tuple of n ints, then `tail` when not NULL. */
 PyObject *int_tuple(const long long *values, int n, PyObject *tail);

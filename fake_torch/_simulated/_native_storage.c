@@ -30,9 +30,9 @@
 #define KEPT_LIMIT 4096 /* _allocator._KEPT_LIMIT */
 
 static PyObject *s_config, *s_captures_underway, *s_pending, *s_deferred, *s_memory_fraction,
-    *s_rounds_up, *s_max_split_size, *s_rounding, *s_free_small, *s_free_large, *s_pool, *s_id,
+    *s_rounds_up, *s_max_split_size, *s_rounding, *s_free_small, *s_free_large,
     *s_mem, *s_base, *s_shape, *s_dtype, *s_kwnames_buffer, *s_array_interface, *s_data,
-    *s_nbytes;
+    *s_nbytes, *s_handle;
 
 /* --- Storage ------------------------------------------------------------------------------- */
 
@@ -56,8 +56,9 @@ typedef struct {
     PyObject *slow_allocate_array;           /* the Python CachingAllocator.allocate_array */
     PyObject *slow_release;                  /* ... and _release */
     PyObject *current_stream;                /* the allocator's current_stream callable */
+    PyObject *stream_local;                  /* ... or the thread-local it reads, or None */
     /* the allocator's containers (never rebound: the allocator only mutates them) */
-    PyObject *pools, *by_root, *kept, *stats;
+    PyObject *pools, *by_root, *kept, *stats, *events;
     PyObject *default_pool;                  /* DEFAULT_POOL, (0, 0) */
     PyObject *frombuffer, *uint8, *ndarray;  /* numpy's */
 } FastPath;
@@ -250,6 +251,23 @@ static int item_ull(PyObject *dict, PyObject *name, unsigned long long *out) {
     return *out == (unsigned long long)-1 && PyErr_Occurred() ? -1 : 1;
 }
 
+/* dict.pop(key): 1 (*out a new reference), 0 missing, -1 error (one search, where a get then
+ * a del hash the key and search twice; Python 3.13 made the call public) */
+static int dict_pop(PyObject *dict, PyObject *key, PyObject **out) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyDict_Pop(dict, key, out);
+#else
+    *out = _PyDict_Pop(dict, key, Py_Ellipsis); /* (no value here is Ellipsis) */
+    if (*out == NULL)
+        return -1;
+    if (*out == Py_Ellipsis) {
+        Py_CLEAR(*out);
+        return 0;
+    }
+    return 1;
+#endif
+}
+
 static int attr_ll(PyObject *obj, PyObject *name, long long *out) {
     PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL)
@@ -257,6 +275,20 @@ static int attr_ll(PyObject *obj, PyObject *name, long long *out) {
     *out = PyLong_AsLongLong(v);
     Py_DECREF(v);
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The free's one setting: 1 with max_split_size when the settings are parsed, else 0. */
+static int split_limit(FastPath *fp, unsigned long long *limit) {
+    PyObject *config;
+    int r = item(fp->state, s_config, &config);
+    if (r <= 0 || config == Py_None)
+        return r < 0 ? -1 : 0;
+    PyObject *fields = PyObject_GenericGetDict(config, NULL);
+    if (fields == NULL)
+        return -1;
+    r = PyDict_Check(fields) ? item_ull(fields, s_max_split_size, limit) : 0;
+    Py_DECREF(fields);
+    return r;
 }
 
 /* The settings the fast steps read: 1 with max_split_size and max_non_split_rounding_size
@@ -288,19 +320,16 @@ static int release_locked(FastPath *fp, Storage *s, Block *b) {
      * (record_stream: it waits for their events), or it is oversize (its own statistic) */
     if (!IS_NONE(b->stream_uses) && (r = PyObject_IsTrue(b->stream_uses)) != 0)
         return r < 0 ? -1 : 0;
-    unsigned long long limit, rounding;
-    if ((r = common_config(fp, &limit, &rounding)) <= 0)
+    unsigned long long limit;
+    if ((r = split_limit(fp, &limit)) <= 0)
         return r;
     if ((unsigned long long)b->size >= limit)
         return 0;
     /* a block of a pool the allocator no longer has (a released graph pool) is not freed */
-    PyObject *pool = PyObject_GetAttr(b->segment, s_pool), *id = NULL, *found = NULL;
-    if (pool != NULL && (id = PyObject_GetAttr(pool, s_id)) != NULL)
-        found = PyDict_GetItemWithError(fp->pools, id); /* (borrowed) */
-    int ours = found != NULL && found == pool;
-    Py_XDECREF(id);
-    Py_XDECREF(pool);
-    if (!ours)
+    if (segment_facts(b) < 0)
+        return -1;
+    PyObject *found = PyDict_GetItemWithError(fp->pools, b->seg_pool_id); /* (borrowed) */
+    if (found != b->seg_pool)
         return PyErr_Occurred() ? -1 : 0;
     PyObject *fraction;
     if ((r = item(fp->state, s_memory_fraction, &fraction)) <= 0)
@@ -312,23 +341,22 @@ static int release_locked(FastPath *fp, Storage *s, Block *b) {
     PyObject *key = PyLong_FromVoidPtr(s->root);
     if (key == NULL)
         return -1;
-    PyObject *ref = PyDict_GetItemWithError(fp->by_root, key); /* (borrowed) */
-    if (ref != NULL) {
+    PyObject *ref;
+    r = dict_pop(fp->by_root, key, &ref);
+    if (r > 0) {
         PyObject *who = PyWeakref_GetObject(ref); /* (still us within our finalizer) */
-        if (who == NULL || ((who == Py_None || who == (PyObject *)s) &&
-                            PyDict_DelItem(fp->by_root, key) < 0)) {
-            Py_DECREF(key);
-            return -1;
-        }
-    } else if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return -1;
+        if (who == NULL || (who != Py_None && who != (PyObject *)s &&
+                            PyDict_SetItem(fp->by_root, key, ref) < 0)) /* (put back) */
+            r = -1;
+        Py_DECREF(ref);
     }
     Py_DECREF(key);
+    if (r < 0)
+        return -1;
 
     /* _free's common branch: no longer allocated, merged and back on its free list */
     b->allocated = 0;
-    if (book_free_block(b, 1, track_age, fp->stats) < 0)
+    if (book_free_block(b, 1, track_age, fp->stats, fp->events) < 0)
         return -1;
 
     /* an output's arrays that only this storage holds (the view: its slot; the root: its
@@ -388,11 +416,13 @@ static PyObject *make_output(FastPath *fp, Block *b, PyObject *shape, PyObject *
     PyObject *key = int_tuple(kv, 2, NULL);
     if (key == NULL)
         return NULL;
-    PyObject *kept = PyDict_GetItemWithError(fp->kept, key); /* (borrowed) */
-    if (kept != NULL) { /* popped: used now or never (its arrays are another shape) */
-        Py_INCREF(kept);
-        if (PyDict_DelItem(fp->kept, key) < 0 || !PyTuple_Check(kept) ||
-            PyTuple_GET_SIZE(kept) != 2) {
+    PyObject *kept;
+    int found = dict_pop(fp->kept, key, &kept);
+    if (found < 0)
+        goto done;
+    if (found) { /* popped: used now or never (its arrays are another shape) */
+        if (!PyTuple_Check(kept) || PyTuple_GET_SIZE(kept) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a kept entry is (root, view)");
             Py_DECREF(kept);
             goto done;
         }
@@ -414,8 +444,7 @@ static PyObject *make_output(FastPath *fp, Block *b, PyObject *shape, PyObject *
         Py_DECREF(kept);
         if (same < 0)
             goto done;
-    } else if (PyErr_Occurred())
-        goto done;
+    }
     if (root == NULL) { /* np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base) */
         long long base;
         PyObject *mem = PyObject_GetAttr(b->segment, s_mem);
@@ -482,7 +511,8 @@ static int allocate_locked(FastPath *fp, PyObject *shape, PyObject *dtype, long 
     if ((r = item_unset(state, s_captures_underway)) <= 0 ||
         (r = item_unset(state, s_pending)) <= 0 || (r = item_unset(state, s_deferred)) <= 0)
         return r;
-    PyObject *st = PyObject_CallNoArgs(fp->current_stream);
+    PyObject *st = fp->stream_local == Py_None ? PyObject_CallNoArgs(fp->current_stream)
+                                                : PyObject_GetAttr(fp->stream_local, s_handle);
     if (st == NULL)
         return -1;
     long long stream = PyLong_AsLongLong(st);
@@ -509,7 +539,7 @@ static int allocate_locked(FastPath *fp, PyObject *shape, PyObject *dtype, long 
     if (r < 0 || block == NULL)
         return r;
     /* from here on the allocation happens: c10's alloc_found_block, then the arrays */
-    if (book_hand_out(AS_BLOCK(block), size, nbytes, limit, 0, fp->stats) < 0) {
+    if (book_hand_out(AS_BLOCK(block), size, nbytes, limit, 0, fp->stats, fp->events) < 0) {
         Py_DECREF(block);
         return -1;
     }
@@ -553,7 +583,8 @@ static PyObject *FastPath_allocate_array(FastPath *fp, PyObject *const *args, Py
 
 #define FASTPATH_FIELDS(X)                                                                     \
     X(allocator) X(state) X(lock) X(late) X(free_late) X(slow_allocate_array) \
-    X(slow_release) X(current_stream) X(pools) X(by_root) X(kept) X(stats) X(default_pool)    \
+    X(slow_release) X(current_stream) X(stream_local) X(pools) X(by_root) X(kept) X(stats) \
+    X(events) X(default_pool)    \
     X(frombuffer) X(uint8) X(ndarray)
 
 static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
@@ -601,14 +632,16 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
     SET(by_root, PyObject_GetAttrString(allocator, "_by_root"))
     SET(kept, PyObject_GetAttrString(allocator, "_kept"))
     SET(stats, PyObject_GetAttrString(allocator, "stats"))
+    SET(events, PyObject_GetAttrString(self->stats, "events"))
+    SET(stream_local, PyObject_GetAttrString(allocator, "_stream_local"))
     SET(default_pool, Py_BuildValue("(ii)", 0, 0))
     SET(frombuffer, PyObject_GetAttrString(numpy, "frombuffer"))
     SET(uint8, PyObject_GetAttrString(numpy, "uint8"))
     SET(ndarray, PyObject_GetAttrString(numpy, "ndarray"))
     Py_DECREF(numpy);
-    if (!PyDict_Check(self->state) || !PyDict_Check(self->pools) || !PyDict_Check(self->by_root) || !PyDict_Check(self->kept)) {
+    if (!PyList_Check(self->events) || !PyDict_Check(self->state) || !PyDict_Check(self->pools) || !PyDict_Check(self->by_root) || !PyDict_Check(self->kept)) {
         PyErr_SetString(PyExc_TypeError, "FastPath: the allocator's __dict__, pools, _by_root "
-                                         "and _kept are dicts");
+                                         "and _kept are dicts, its stats.events a list");
         return -1;
     }
     return 0;
@@ -650,8 +683,6 @@ int add_storage_types(PyObject *m) {
     INTERN(s_rounding, "max_non_split_rounding_size")
     INTERN(s_free_small, "free_small")
     INTERN(s_free_large, "free_large")
-    INTERN(s_pool, "pool")
-    INTERN(s_id, "id")
     INTERN(s_mem, "mem")
     INTERN(s_base, "base")
     INTERN(s_shape, "shape")
@@ -659,6 +690,7 @@ int add_storage_types(PyObject *m) {
     INTERN(s_array_interface, "__array_interface__")
     INTERN(s_data, "data")
     INTERN(s_nbytes, "nbytes")
+    INTERN(s_handle, "handle")
     if ((s_kwnames_buffer = Py_BuildValue("(s)", "buffer")) == NULL)
         return -1;
     if (PyType_Ready(&StorageType) < 0 || PyType_Ready(&FastPathType) < 0)
