@@ -129,8 +129,9 @@ static void Storage_finalize(Storage *self) {
     int done = 0;
     PyObject *slow = on_death;
     if (Py_IS_TYPE(on_death, &FastPathType)) {
-        done = fast_release((FastPath *)on_death, self);
         slow = ((FastPath *)on_death)->slow_release;
+        /* (NULL: the collector cleared its allocator's cycle at exit; nothing to free into) */
+        done = slow == NULL ? 1 : fast_release((FastPath *)on_death, self);
     }
     if (done == 0) {
         PyObject *r = PyObject_CallOneArg(slow, (PyObject *)self);
@@ -581,11 +582,12 @@ static PyObject *FastPath_allocate_array(FastPath *fp, PyObject *const *args, Py
 
 /* --- the FastPath type ------------------------------------------------------------------------ */
 
+/* (slow_release first: tp_clear drops it before anything whose release could free the
+ * allocator, so a storage dying meanwhile finds it NULL and leaves everything alone) */
 #define FASTPATH_FIELDS(X)                                                                     \
-    X(allocator) X(state) X(lock) X(late) X(free_late) X(slow_allocate_array) \
-    X(slow_release) X(current_stream) X(stream_local) X(pools) X(by_root) X(kept) X(stats) \
-    X(events) X(default_pool)    \
-    X(frombuffer) X(uint8) X(ndarray)
+    X(slow_release) X(allocator) X(state) X(lock) X(late) X(free_late) X(slow_allocate_array) \
+    X(current_stream) X(stream_local) X(pools) X(by_root) X(kept) X(stats) X(events)         \
+    X(default_pool) X(frombuffer) X(uint8) X(ndarray)
 
 static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
 #define VISIT(f) Py_VISIT(self->f);
