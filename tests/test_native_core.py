@@ -11,9 +11,12 @@ Skipped when the native core was not built (no C compiler at install)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +26,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import fake_torch as torch
 from fake_torch._simulated import _allocator, _allocator_book, _machine
 from fake_torch._simulated._allocator import CachingAllocator, OutOfMemoryError
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, MB, Segment
@@ -196,6 +200,151 @@ def test_both_books_agree(events: list[tuple[Any, ...]], conf: str, fraction: fl
                                                                total)
 
 
+# --- an op output's allocation and free: the native FastPath against the Python methods -------
+
+DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int8), np.dtype(np.complex64)]
+shape = st.one_of(st.sampled_from([(64,), (8, 8), (0,), (1000,), (3, 0, 2), (300_000,)]),
+                  st.lists(st.integers(1, 300), min_size=1, max_size=3).map(tuple))
+out = st.tuples(st.just("out"), shape, st.sampled_from(DTYPES))
+free = st.tuples(st.just("free"), st.integers(0, 63))
+output_event = st.one_of(  # (mostly outputs made and dropped, as in a program)
+    out, out, out, out, free, free, free,
+    st.tuples(st.just("hold"), st.integers(0, 63)),  # someone keeps the view past its storage
+    st.tuples(st.just("record"), st.integers(0, 63), st.sampled_from(STREAMS)),
+    st.tuples(st.just("stream"), st.sampled_from(STREAMS)),  # the current stream changes
+    st.tuples(st.just("empty_cache")),
+    st.tuples(st.just("begin"), st.sampled_from(STREAMS)),
+    st.tuples(st.just("end")),
+    st.tuples(st.just("fraction"), st.sampled_from([None, 0.9])),
+)
+
+
+def _run_outputs(book: Any, events: list[tuple[Any, ...]], conf: str,
+                 total: int) -> tuple[list[Any], int]:
+    """Op outputs (allocate_array, as the dispatcher makes them) and their deaths; everything
+    observable, in order: each output's place, which earlier output's arrays it reused (kept
+    views), storage_of, the statistics after every event, the final layout. And how many
+    outputs the native fast path made (0 on the pure book)."""
+    seen: list[Any] = []
+    made = [0]
+    with _machine.fresh(total) as machine, _numpy_is(ARENA):
+        ARENA.top = 0
+        dev = machine.devices[0]
+        a = CachingAllocator(total, timeline=dev.timeline, captures=dev.captures,
+                             current_stream=dev.current_stream, book=book)
+        config = AllocatorConfig()
+        parse(conf, config)
+        a._config = config
+        a.settings_changed()
+        python_path = a._allocate  # (counts the outputs the Python path made)
+
+        def counted(*args: Any) -> Any:
+            made[0] += 1
+            return python_path(*args)
+        a._allocate = counted  # type: ignore[method-assign,assignment]
+        segments: dict[int, int] = {}
+        kept_alive: list[Any] = []
+        views: list[Any] = []  # weak references to every output's view, in order
+        live: list[Any] = []  # (view, storage)
+        held: list[Any] = []
+        capture: tuple[int, Any] | None = None
+        for ev in events:
+            kind = ev[0]
+            try:
+                if kind == "out":
+                    stream = dev.current_stream()
+                    nbytes = int(np.prod(ev[1])) * ev[2].itemsize
+                    if capture is not None and capture[0] == stream:  # (the graph's pool)
+                        storage = a.allocate(nbytes, capture[1])
+                        view = np.ndarray(ev[1], ev[2], buffer=storage.root)
+                    else:
+                        view, storage = a.allocate_array(ev[1], ev[2], nbytes)
+                    reused = [i for i, r in enumerate(views) if r() is view]
+                    views.append(weakref.ref(view))
+                    b = storage.block
+                    place = None
+                    if b is not None:
+                        if id(b.segment) not in segments:
+                            segments[id(b.segment)] = len(segments)
+                            kept_alive.append(b.segment)
+                        place = (segments[id(b.segment)], b.address - b.segment.base, b.size)
+                    seen.append((place, reused, view.shape, str(view.dtype),
+                                 a.storage_of(view) is storage, storage.hazard,
+                                 storage.span()[1] - storage.span()[0]))
+                    live.append((view, storage))
+                    del view, storage, b
+                elif kind == "free" and live:
+                    del live[ev[1] % len(live)]
+                elif kind == "hold" and live:
+                    held.append(live[ev[1] % len(live)][0])
+                elif kind == "record" and live:
+                    a.record_stream(live[ev[1] % len(live)][1], ev[2])
+                elif kind == "stream":
+                    dev.set_current_stream(None, ev[1])
+                elif kind == "empty_cache":
+                    a.empty_cache()
+                elif kind == "begin" and capture is None:
+                    capture = (ev[1], a.new_pool_id(False))
+                    a.begin_allocate_to_pool(capture[1], capture[0])
+                elif kind == "end" and capture is not None:
+                    a.end_allocate_to_pool(capture[0])
+                    a.release_pool(capture[1])
+                    capture = None
+                elif kind == "fraction":
+                    a.memory_fraction = ev[1]
+            except (OutOfMemoryError, RuntimeError) as e:
+                seen.append((type(e).__name__, str(e)))
+            seen.append(a.stats.as_nested_dict(config.max_split_size))
+        live.clear()
+        seen.append(a.stats.as_nested_dict(config.max_split_size))
+        seen.append(len(a._by_root))  # every dead storage's root forgotten
+        seen.append([(p.id, [(g.size, g.stream) for g in p.segments], len(p.free_small),
+                      len(p.free_large)) for p in a.pools.values()])
+        if capture is not None:
+            a.end_allocate_to_pool(capture[0])
+        outputs = sum(1 for ev in events if ev[0] == "out")
+    return seen, outputs - made[0]
+
+
+# (outputs the fast path made, outputs made) per example (see test_the_fast_path_ran)
+FAST_PATH_RUNS: list[tuple[int, int]] = []
+
+
+@settings(max_examples=int(os.environ.get("FAKE_TORCH_DIFF_EXAMPLES", "300")), deadline=None)
+# the common loop: an output dies after the next one is made (two blocks alternate, the
+# arrays of each are handed out again); a held view is not reused; record_stream's free waits
+@example([("out", (64,), DTYPES[0]), ("out", (64,), DTYPES[0]), ("free", 0),
+          ("out", (64,), DTYPES[0]), ("free", 0), ("out", (64,), DTYPES[0]), ("hold", 0),
+          ("free", 0), ("out", (64,), DTYPES[0]), ("record", 0, 11), ("free", 0),
+          ("out", (8, 8), DTYPES[0])], "", 96 * MB)
+@given(st.lists(output_event, min_size=30, max_size=90), st.sampled_from(SETTINGS),
+       st.sampled_from([96 * MB, 512 * MB]))
+def test_outputs_agree_on_both_cores(events: list[tuple[Any, ...]], conf: str,
+                                     total: int) -> None:
+    """allocate_array and the storages' deaths: the native core (its FastPath, falling back to
+    the Python methods in the rare cases) and the pure one give identical places, reuse of
+    kept arrays, registry, statistics and layouts."""
+    native, fast = _run_outputs(NATIVE, events, conf, total)
+    pure, none = _run_outputs(PURE, events, conf, total)
+    assert native == pure
+    assert none == 0
+    FAST_PATH_RUNS.append((fast, sum(1 for ev in events if ev[0] == "out")))
+
+
+def test_the_fast_path_ran() -> None:
+    """The differential test above exercised the fast path (it is not the Python path twice):
+    run after it, in file order."""
+    if not FAST_PATH_RUNS:
+        pytest.skip("run with test_outputs_agree_on_both_cores")
+    assert NATIVE is not None
+    if not isinstance(_allocator._LOCK, NATIVE.RLock):
+        pytest.skip("FAKE_TORCH_PURE=1: the allocators run without the FastPath")
+    fast, outputs = (sum(n) for n in zip(*FAST_PATH_RUNS, strict=True))
+    # (9-18%: the rest are new segments, other streams' first outputs, captures underway, a
+    # memory fraction, rounding by divisions, pending frees: the Python path's cases)
+    assert fast >= outputs // 20, (fast, outputs)
+
+
 change = st.integers(-(2**40), 2**40)
 row = st.tuples(st.sampled_from([0, 4]), change, change, change, change, change, change, change)
 
@@ -247,3 +396,103 @@ def test_in_use() -> None:
     assert _machine.MACHINE.devices[0].allocator._book is _allocator_book.BOOK
     assert (_allocator_book.BOOK is NATIVE) == (os.environ.get("FAKE_TORCH_PURE", "") in
                                                 ("", "0"))
+
+
+# --- the native lock and the fast path's manners with threads ---------------------------------
+
+
+def test_native_rlock_is_threading_rlock() -> None:
+    """The allocator's native RLock against threading.RLock: reentrancy, ownership, releasing
+    what is not held, non-blocking and timed acquires from another thread."""
+    assert NATIVE is not None
+
+    def from_another_thread(lock: Any, other: list[Any]) -> None:
+        other += [lock.acquire(blocking=False), lock.acquire(timeout=0.01), lock._is_owned()]
+
+    locks: tuple[Any, ...] = (NATIVE.RLock(), threading.RLock())
+    for lock in locks:
+        seen: list[Any] = [lock.acquire(), lock.acquire(blocking=False), lock._is_owned()]
+        other: list[Any] = []
+        t = threading.Thread(target=from_another_thread, args=(lock, other))
+        t.start()
+        t.join()
+        lock.release()
+        seen.append(lock._is_owned())
+        lock.release()
+        seen.append(lock._is_owned())
+        with pytest.raises(RuntimeError, match="cannot release un-acquired lock"):
+            lock.release()
+        with lock:
+            seen.append(lock._is_owned())
+        with pytest.raises(ValueError, match="can't specify a timeout for a non-blocking call"):
+            lock.acquire(blocking=False, timeout=1)
+        assert (seen, other) == ([True, True, True, True, False, True], [False, False, False])
+
+
+def test_an_output_waits_for_another_threads_allocator_call() -> None:
+    """While another thread is inside an allocator call (it holds the lock; the GIL passes
+    between threads meanwhile), an output's allocation and a storage's free on this thread
+    wait for it, as the Python path does: the fast path never runs beside it."""
+    x = torch.empty(1000, device="cuda")
+    baseline = torch.cuda.memory_allocated()
+    inside, leave = threading.Event(), threading.Event()
+
+    def allocator_call() -> None:
+        with _allocator._LOCK:
+            inside.set()
+            leave.wait(5)
+
+    t = threading.Thread(target=allocator_call)
+    t.start()
+    inside.wait(5)
+    done: list[Any] = []
+
+    def ops() -> None:
+        nonlocal x
+        done.append(torch.empty(64, device="cuda"))
+        del x
+        done.append(torch.cuda.memory_allocated())
+
+    worker = threading.Thread(target=ops)
+    worker.start()
+    worker.join(0.2)
+    assert done == []  # waiting for the lock
+    leave.set()
+    t.join()
+    worker.join(5)
+    assert done[1] == baseline - 4096 + 512  # x freed, the new output allocated
+    done.clear()
+    assert torch.cuda.memory_allocated() == baseline - 4096
+
+
+def test_a_storage_in_a_garbage_cycle_frees_its_block() -> None:
+    """A native Storage caught in a reference cycle is freed by the cyclic collector (its
+    finalizer runs before anything is cleared, as a Python __del__ does)."""
+    gc.collect()
+    baseline = torch.cuda.memory_allocated()
+    t = torch.empty(1000, device="cuda")
+    cycle: list[Any] = [t._storage]
+    cycle.append(cycle)
+    del t, cycle
+    assert torch.cuda.memory_allocated() == baseline + 4096
+    gc.collect()
+    assert torch.cuda.memory_allocated() == baseline
+
+
+def test_native_storage_is_a_storage() -> None:
+    """The attributes the rest of fake_torch reads and writes behave as the Python class's."""
+    assert NATIVE is not None
+    t = torch.empty(16, device="cuda")
+    s = t._storage
+    if not isinstance(_allocator._LOCK, NATIVE.RLock):
+        pytest.skip("FAKE_TORCH_PURE=1: the Python Storage is in use")
+    assert type(s) is NATIVE.Storage
+    start = int(t._a.__array_interface__["data"][0])
+    assert s.span() == (start, start + 64) and s.block.address == start
+    assert s.hazard is None and s.view is t._a and s.root is t._a.base
+    s.hazard = "a capture's output before any replay"
+    assert s.hazard == "a capture's output before any replay" and weakref.ref(s)() is s
+    with pytest.raises(AttributeError):
+        setattr(s, "other", 1)  # noqa: B010  # (no such slot)
+    with pytest.raises(TypeError):
+        type("Sub", (NATIVE.Storage,), {})(None, np.empty(0, np.uint8))

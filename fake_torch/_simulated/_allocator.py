@@ -83,8 +83,9 @@ def _default_device_bytes() -> int:
 # collector runs finalizers at any object allocation): the lock being reentrant, that free would
 # rearrange the free lists under the call. So a death on the thread that holds the lock is put
 # in `_late`, and freed as the call ends.
-_LOCK = threading.RLock()
-_held_here = _LOCK._is_owned  # type: ignore[attr-defined]  # (CPython's RLock: this thread's?)
+# (The native core's RLock when it is built: the same lock, whose state its fast path reads.)
+_LOCK: Any = threading.RLock() if BOOK is PURE else BOOK.RLock()
+_held_here = _LOCK._is_owned  # (CPython's RLock, and the native one: this thread's?)
 _acquire, _release_lock = _LOCK.acquire, _LOCK.release  # (bound once: `with` costs ~2x more)
 _late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root id, block)
 _refcount = sys.getrefcount
@@ -117,18 +118,24 @@ def _free_late() -> None:
 class CachingAllocator:
     """One simulated device's memory: a default pool plus graph pools. Safe to use from
     several threads (see _LOCK). Its device gives it the clocks (`timeline`), the captures
-    underway on its streams, and how to read the calling thread's current stream."""
+    underway on its streams, and how to read the calling thread's current stream
+    (`current_stream`; `stream_local`: the thread-local it reads, if it reads one's
+    `handle`)."""
 
     def __init__(self, total_bytes: int | None = None, *, timeline: Timeline,
                  captures: StreamCaptures, current_stream: Callable[[], int],
-                 index: int = 0, book: Any = None) -> None:
+                 index: int = 0, book: Any = None, stream_local: Any = None) -> None:
         self.total_bytes = _default_device_bytes() if total_bytes is None else total_bytes
         self.index = index  # cuda:index
         self.timeline = timeline
         self.captures = captures
         self.current_stream = current_stream
+        # the thread-local whose `handle` current_stream() returns, when the device has one:
+        # the native fast path reads it (a call of current_stream costs twice that)
+        self._stream_local = stream_local
         # the block book (_allocator_book.py): the native core or the pure one
         self._book = BOOK if book is None else book
+        # (stats, pools, _by_root and _kept are never rebound: the native FastPath keeps them)
         self.stats = DeviceStats(None if self._book is PURE else self._book.apply_rows)
         self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL, device=index)}
         # id(root) -> its live Storage, weakly (the tensors own a Storage, not this map); a
@@ -151,6 +158,16 @@ class CachingAllocator:
         # (see `allocate_array`); the memory is a segment's as long as the segment is here, so
         # this is emptied when one goes back (the roots would hold its memory)
         self._kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        # the Storage type and what its death calls: with the native core, its Storage and its
+        # FastPath, which allocates an op's output and frees a storage in C in the common case
+        # (fake_torch/_simulated/_native_storage.c) and calls the methods here otherwise
+        self._storage_type: Callable[..., Storage] = self._book.Storage
+        self._on_death: Callable[[Storage], None] = self._release
+        if self._book is not PURE and isinstance(_LOCK, self._book.RLock):
+            fast = self._book.FastPath(self, _LOCK, _late, _free_late, self.allocate_array,
+                                       self._release)
+            self._on_death = fast
+            self.allocate_array = fast.allocate_array  # type: ignore[method-assign]
 
     @property
     def config(self) -> AllocatorConfig:
@@ -260,7 +277,8 @@ class CachingAllocator:
                   shape: tuple[int, ...] | None = None,
                   np_dtype: np.dtype[Any] | None = None) -> Storage:
         if nbytes == 0:  # torch hands out a null pointer: no block
-            storage = self._register(Storage(None, np.empty(0, np.uint8), self._release))
+            storage = self._register(self._storage_type(None, np.empty(0, np.uint8),
+                                                        self._on_death))
             if shape is not None:
                 storage.view = np.ndarray(shape, np_dtype, buffer=storage.root)
             return storage
@@ -292,13 +310,13 @@ class CachingAllocator:
         if kept is not None:
             root, view = kept
             if view.shape == shape and view.dtype is np_dtype:  # (as made: nobody held it)
-                storage = Storage(block, root, self._release)
+                storage = self._storage_type(block, root, self._on_death)
                 storage.view = view
                 self._by_root[id(root)] = weakref.ref(storage)
                 return storage
         seg = block.segment
         root = np.frombuffer(seg.mem, np.uint8, nbytes, block.address - seg.base)
-        storage = Storage(block, root, self._release)
+        storage = self._storage_type(block, root, self._on_death)
         self._by_root[id(root)] = weakref.ref(storage)  # (`_register`, written out)
         if shape is not None:
             storage.view = np.ndarray(shape, np_dtype, buffer=root)

@@ -95,7 +95,8 @@ class DeviceStats:
         # faster than numpy; None: rows one by one in Python, or numpy's over many
         self._fold_rows = fold_rows
         self._v = [0] * (9 * len(ARRAYS))  # the nine statistics, as of the last fold
-        # block events not folded in yet (the allocator appends them under its lock)
+        # block events not folded in yet (the allocator appends them under its lock; never
+        # rebound: the native core keeps it)
         self.events: list[Event] = []
         self._fold_lock = threading.Lock()
         self.oversize = [0] * 8  # oversize_allocations, oversize_segments: 4 fields each

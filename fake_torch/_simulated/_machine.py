@@ -87,7 +87,8 @@ class SimulatedDevice:
         self._current = _CurrentStream(self.default_handle)
         self.captures = StreamCaptures(self)
         self.allocator = CachingAllocator(total_bytes, timeline=timeline, captures=self.captures,
-                                          current_stream=self.current_stream, index=index)
+                                          current_stream=self.current_stream, index=index,
+                                          stream_local=self._current)
         self.capturing: set[int] = set()  # stream ids a CUDA graph capture is underway on
         self.graphs_by_pool: dict[Any, Any] = {}  # pool id -> its live CUDAGraphs (weakly)
         self.trees_manager: Any = None  # torch.compile's CUDA graph trees on this device
@@ -98,7 +99,8 @@ class SimulatedDevice:
         return self._current_device.index == self.index
 
     def current_stream(self) -> int:
-        """The handle of the calling thread's current stream on this device."""
+        """The handle of the calling thread's current stream on this device (the allocator's
+        native fast path reads `_current.handle` itself)."""
         return self._current.handle
 
     def current_stream_object(self) -> Any:

@@ -10,6 +10,8 @@
  *   hand_out         c10's alloc_found_block: split off the rest, queue the statistics row
  *   free_block       c10's free_block: merge with free neighbours, back on the free list
  *   apply_rows       the statistics fold: queued rows applied in order
+ * (The module's other sources: _native_storage.c, an op output's allocation and free with the
+ * Storage type; _native_lock.c, the allocator's lock. _native.h: what they share.)
  * Free lists stay Python lists of (stream, size, address, block) tuples and statistics rows
  * stay tuples on DeviceStats.events, so the Python code that reads them (snapshots, empty_cache,
  * garbage collection, the fold) sees one representation whichever book runs.
@@ -17,35 +19,15 @@
  * Sizes and addresses are C long long (a user-space address and any simulated device fit);
  * the limits from the allocator settings may be SIZE_MAX, so they are unsigned long long.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_native.h"
+
 #include <structmember.h>
 
-#define MIN_BLOCK 512LL         /* kMinBlockSize */
-#define SMALL_SIZE (1LL << 20)  /* kSmallSize */
 #define FOLD_AT 4096            /* _allocator_stats.FOLD_AT */
 #define NSTATS 81               /* nine statistics, nine numbers each */
 
-typedef struct {
-    PyObject_HEAD
-    PyObject *segment;
-    long long address;
-    long long size;
-    char allocated;
-    long long requested;
-    PyObject *prev;          /* Block or None (NULL reads as None) */
-    PyObject *next;
-    PyObject *stream_uses;   /* set or None */
-    char pending;
-    long long gc_base;
-} Block;
-
-static PyTypeObject BlockType;
-static PyObject *s_free, *s_stream, *s_is_small, *s_head, *s_pool, *s_searches, *s_events,
+static PyObject *s_free, *s_stream, *s_is_small, *s_head, *s_pool, *s_id, *s_searches, *s_events,
     *s_fold;
-
-#define IS_NONE(o) ((o) == NULL || (o) == Py_None)
-#define AS_BLOCK(o) ((Block *)(o))
 
 /* --- the Block type ------------------------------------------------------------------------ */
 
@@ -54,6 +36,9 @@ static int Block_traverse(Block *self, visitproc visit, void *arg) {
     Py_VISIT(self->prev);
     Py_VISIT(self->next);
     Py_VISIT(self->stream_uses);
+    Py_VISIT(self->seg_free);
+    Py_VISIT(self->seg_pool);
+    Py_VISIT(self->seg_pool_id);
     return 0;
 }
 
@@ -62,6 +47,9 @@ static int Block_clear(Block *self) {
     Py_CLEAR(self->prev);
     Py_CLEAR(self->next);
     Py_CLEAR(self->stream_uses);
+    Py_CLEAR(self->seg_free);
+    Py_CLEAR(self->seg_pool);
+    Py_CLEAR(self->seg_pool_id);
     return 0;
 }
 
@@ -83,6 +71,7 @@ static int Block_init(Block *self, PyObject *args, PyObject *kwds) {
         return -1;
     Py_INCREF(segment);
     Py_XSETREF(self->segment, segment);
+    Py_CLEAR(self->seg_free); /* (read from the new segment at first need) */
     Py_INCREF(prev);
     Py_XSETREF(self->prev, prev);
     Py_INCREF(next);
@@ -98,14 +87,23 @@ static int Block_init(Block *self, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-/* A new free block of `segment` (the tail a split cuts off), linked between prev and next. */
-static Block *new_block(PyObject *segment, long long address, long long size, PyObject *prev,
+/* A new free block of `of`'s segment (the tail a split cuts off), linked between prev and
+ * next. */
+static Block *new_block(Block *of, long long address, long long size, PyObject *prev,
                         PyObject *next) {
     Block *b = PyObject_GC_New(Block, &BlockType);
     if (b == NULL)
         return NULL;
-    Py_INCREF(segment);
-    b->segment = segment;
+    Py_INCREF(of->segment);
+    b->segment = of->segment;
+    Py_XINCREF(of->seg_free);
+    b->seg_free = of->seg_free;
+    Py_XINCREF(of->seg_pool);
+    b->seg_pool = of->seg_pool;
+    Py_XINCREF(of->seg_pool_id);
+    b->seg_pool_id = of->seg_pool_id;
+    b->seg_stream = of->seg_stream;
+    b->seg_small = of->seg_small;
     b->address = address;
     b->size = size;
     b->allocated = 0;
@@ -137,8 +135,28 @@ static PyMethodDef Block_methods[] = {
      "Whether the block is a piece of a split segment (it has a neighbour)."},
     {NULL}};
 
+static PyObject *Block_get_segment(Block *self, void *closure) {
+    PyObject *seg = IS_NONE(self->segment) ? Py_None : self->segment;
+    Py_INCREF(seg);
+    return seg;
+}
+
+static int Block_set_segment(Block *self, PyObject *value, void *closure) {
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "a Block's segment cannot be deleted");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_XSETREF(self->segment, value);
+    Py_CLEAR(self->seg_free); /* (read from the new segment at first need) */
+    return 0;
+}
+
+static PyGetSetDef Block_getset[] = {
+    {"segment", (getter)Block_get_segment, (setter)Block_set_segment, NULL, NULL},
+    {NULL}};
+
 static PyMemberDef Block_members[] = {
-    {"segment", T_OBJECT, offsetof(Block, segment), 0, NULL},
     {"address", T_LONGLONG, offsetof(Block, address), 0, NULL},
     {"size", T_LONGLONG, offsetof(Block, size), 0, NULL},
     {"allocated", T_BOOL, offsetof(Block, allocated), 0, NULL},
@@ -150,7 +168,7 @@ static PyMemberDef Block_members[] = {
     {"gc_base", T_LONGLONG, offsetof(Block, gc_base), 0, NULL},
     {NULL}};
 
-static PyTypeObject BlockType = {
+PyTypeObject BlockType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "fake_torch._simulated._native.Block",
     .tp_doc = "A piece of a segment; a segment's blocks tile it as a list linked in address "
@@ -165,7 +183,29 @@ static PyTypeObject BlockType = {
     .tp_repr = (reprfunc)Block_repr,
     .tp_methods = Block_methods,
     .tp_members = Block_members,
+    .tp_getset = Block_getset,
 };
+
+/* A tuple of n ints, then `tail` when not NULL (what Py_BuildValue makes, at a fifth of the
+ * cost: free list entries and statistics rows are made at every allocation and free). */
+PyObject *int_tuple(const long long *values, int n, PyObject *tail) {
+    PyObject *t = PyTuple_New(n + (tail != NULL));
+    if (t == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *o = PyLong_FromLongLong(values[i]);
+        if (o == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, o);
+    }
+    if (tail != NULL) {
+        Py_INCREF(tail);
+        PyTuple_SET_ITEM(t, n, tail);
+    }
+    return t;
+}
 
 /* --- free lists: sorted lists of (stream, size, address, block) ------------------------------ */
 
@@ -206,31 +246,52 @@ static Py_ssize_t lower_bound(PyObject *list, const long long key[3]) {
     return lo;
 }
 
-/* The segment's free list and stream (new references); -1 on error. */
-static int segment_list(PyObject *segment, PyObject **list, long long *stream) {
-    PyObject *s = PyObject_GetAttr(segment, s_stream);
+/* The block's segment's free list, stream, pool type, pool and pool id, read into the block
+ * at first need; -1 on error. */
+int segment_facts(Block *b) {
+    if (b->seg_free != NULL)
+        return 0;
+    PyObject *seg = b->segment == NULL ? Py_None : b->segment;
+    PyObject *s = PyObject_GetAttr(seg, s_stream), *small = NULL, *list = NULL, *pool, *id;
     if (s == NULL)
         return -1;
-    *stream = PyLong_AsLongLong(s);
+    b->seg_stream = PyLong_AsLongLong(s);
     Py_DECREF(s);
-    if (*stream == -1 && PyErr_Occurred())
+    if ((b->seg_stream == -1 && PyErr_Occurred()) ||
+        (small = PyObject_GetAttr(seg, s_is_small)) == NULL)
         return -1;
-    *list = PyObject_GetAttr(segment, s_free);
-    if (*list == NULL)
+    int r = PyObject_IsTrue(small);
+    Py_DECREF(small);
+    if (r < 0 || (list = PyObject_GetAttr(seg, s_free)) == NULL)
         return -1;
-    if (!PyList_Check(*list)) {
-        Py_CLEAR(*list);
+    if (!PyList_Check(list)) {
+        Py_DECREF(list);
         PyErr_SetString(PyExc_TypeError, "a segment's free list is a list");
         return -1;
     }
+    if ((pool = PyObject_GetAttr(seg, s_pool)) == NULL) {
+        Py_DECREF(list);
+        return -1;
+    }
+    if ((id = PyObject_GetAttr(pool, s_id)) == NULL) {
+        Py_DECREF(list);
+        Py_DECREF(pool);
+        return -1;
+    }
+    b->seg_small = (char)r;
+    Py_XSETREF(b->seg_pool, pool);
+    Py_XSETREF(b->seg_pool_id, id);
+    b->seg_free = list; /* (last: it marks the facts read) */
     return 0;
 }
 
 static int push_free(Block *b, int track_age) {
     PyObject *list, *entry;
-    long long stream;
-    if (segment_list(b->segment, &list, &stream) < 0)
+    if (segment_facts(b) < 0)
         return -1;
+    list = b->seg_free;
+    Py_INCREF(list);
+    long long stream = b->seg_stream;
     if (track_age) { /* only garbage collection reads the ages */
         PyObject *pool = PyObject_GetAttr(b->segment, s_pool), *n = NULL;
         if (pool != NULL) {
@@ -256,7 +317,7 @@ static int push_free(Block *b, int track_age) {
         else
             lo = mid + 1;
     }
-    entry = Py_BuildValue("(LLLO)", stream, b->size, b->address, (PyObject *)b);
+    entry = int_tuple(key, 3, (PyObject *)b);
     if (entry == NULL || PyList_Insert(list, lo, entry) < 0) {
         Py_XDECREF(entry);
         goto fail;
@@ -270,11 +331,11 @@ fail:
 }
 
 static int remove_free(Block *b) {
-    PyObject *list;
-    long long stream;
-    if (segment_list(b->segment, &list, &stream) < 0)
+    if (segment_facts(b) < 0)
         return -1;
-    long long key[3] = {stream, b->size, b->address};
+    PyObject *list = b->seg_free;
+    Py_INCREF(list);
+    long long key[3] = {b->seg_stream, b->size, b->address};
     Py_ssize_t i = lower_bound(list, key);
     if (i < 0)
         goto fail;
@@ -317,67 +378,70 @@ static PyObject *py_remove_free(PyObject *m, PyObject *b) {
 }
 
 /* take(free, size, stream, max_split_size, max_non_split_rounding_size): the smallest free
- * block of `stream` that fits, the lowest address among equals, off the list; None when there
+ * block of `stream` that fits, the lowest address among equals, off the list; none when there
  * is none or max_split_size rules it out. */
-static PyObject *py_take(PyObject *m, PyObject *args) {
-    PyObject *list;
-    long long size, stream;
-    unsigned long long limit, rounding;
-    if (!PyArg_ParseTuple(args, "O!LLKK", &PyList_Type, &list, &size, &stream, &limit,
-                          &rounding))
-        return NULL;
+int book_take(PyObject *list, long long size, long long stream, unsigned long long limit,
+              unsigned long long rounding, PyObject **found) {
+    *found = NULL;
     long long key[3] = {stream, size, -1}, k[3];
     Py_ssize_t i = lower_bound(list, key);
     if (i < 0)
-        return NULL;
+        return -1;
     if (i == PyList_GET_SIZE(list))
-        Py_RETURN_NONE;
+        return 0;
     PyObject *entry = PyList_GET_ITEM(list, i);
     if (entry_key(entry, k) < 0)
-        return NULL;
+        return -1;
     if (k[0] != stream)
-        Py_RETURN_NONE;
+        return 0;
     PyObject *b = PyTuple_GET_ITEM(entry, 3);
     if (check_block(b) < 0)
-        return NULL;
+        return -1;
     unsigned long long want = (unsigned long long)size, have = (unsigned long long)AS_BLOCK(b)->size;
     if (want < limit && limit <= have) /* an oversize block never serves a small request */
-        Py_RETURN_NONE;
+        return 0;
     if (want >= limit && have - want >= rounding) /* ... nor a large one it would waste */
-        Py_RETURN_NONE;
+        return 0;
     Py_INCREF(b);
     if (PyList_SetSlice(list, i, i + 1, NULL) < 0) {
         Py_DECREF(b);
-        return NULL;
+        return -1;
     }
-    return b;
+    *found = b;
+    return 0;
+}
+
+static PyObject *py_take(PyObject *m, PyObject *args) {
+    PyObject *list, *found;
+    long long size, stream;
+    unsigned long long limit, rounding;
+    if (!PyArg_ParseTuple(args, "O!LLKK", &PyList_Type, &list, &size, &stream, &limit,
+                          &rounding) ||
+        book_take(list, size, stream, limit, rounding, &found) < 0)
+        return NULL;
+    if (found == NULL)
+        Py_RETURN_NONE;
+    return found;
 }
 
 /* --- statistics rows ------------------------------------------------------------------------ */
 
-static int segment_is_small(PyObject *segment) {
-    PyObject *o = PyObject_GetAttr(segment, s_is_small);
-    if (o == NULL)
-        return -1;
-    int r = PyObject_IsTrue(o);
-    Py_DECREF(o);
-    return r;
-}
-
 /* Append one block event row to stats.events; fold them in past FOLD_AT. */
-static int queue_row(PyObject *stats, int small, long long allocs, long long active,
+static int queue_row(PyObject *stats, PyObject *events, int small, long long allocs, long long active,
                      long long alloc_bytes, long long active_bytes, long long requested,
                      long long splits, long long split_bytes) {
-    PyObject *events = PyObject_GetAttr(stats, s_events);
-    if (events == NULL)
+    if (events != NULL)
+        Py_INCREF(events);
+    else if ((events = PyObject_GetAttr(stats, s_events)) == NULL)
         return -1;
     if (!PyList_Check(events)) {
         Py_DECREF(events);
         PyErr_SetString(PyExc_TypeError, "DeviceStats.events is a list");
         return -1;
     }
-    PyObject *row = Py_BuildValue("(iLLLLLLL)", small ? 0 : 4, allocs, active, alloc_bytes,
-                                  active_bytes, requested, splits, split_bytes);
+    long long values[8] = {small ? 0 : 4, allocs, active, alloc_bytes, active_bytes, requested,
+                           splits, split_bytes};
+    PyObject *row = int_tuple(values, 8, NULL);
     int r = row == NULL ? -1 : PyList_Append(events, row);
     Py_XDECREF(row);
     if (r == 0 && PyList_GET_SIZE(events) >= FOLD_AT) {
@@ -390,18 +454,12 @@ static int queue_row(PyObject *stats, int small, long long allocs, long long act
 }
 
 /* hand_out(block, size, nbytes, max_split_size, track_age, stats): c10's alloc_found_block. */
-static PyObject *py_hand_out(PyObject *m, PyObject *args) {
-    PyObject *bo, *stats;
-    long long size, nbytes;
-    unsigned long long limit;
-    int track_age;
-    if (!PyArg_ParseTuple(args, "O!LLKpO", &BlockType, &bo, &size, &nbytes, &limit,
-                          &track_age, &stats))
-        return NULL;
-    Block *b = AS_BLOCK(bo);
-    int small = segment_is_small(b->segment);
-    if (small < 0)
-        return NULL;
+int book_hand_out(Block *b, long long size, long long nbytes, unsigned long long limit,
+                  int track_age, PyObject *stats, PyObject *events) {
+    PyObject *bo = (PyObject *)b;
+    if (segment_facts(b) < 0)
+        return -1;
+    int small = b->seg_small;
     int already_split = !IS_NONE(b->prev) || !IS_NONE(b->next);
     long long rest = b->size - size, splits = 0, split_bytes = 0;
     int split = small ? rest >= MIN_BLOCK
@@ -409,10 +467,10 @@ static PyObject *py_hand_out(PyObject *m, PyObject *args) {
     if (split) {
         PyObject *after = b->next == NULL ? Py_None : b->next;
         if (after != Py_None && check_block(after) < 0)
-            return NULL;
-        Block *tail = new_block(b->segment, b->address + size, rest, bo, after);
+            return -1;
+        Block *tail = new_block(b, b->address + size, rest, bo, after);
         if (tail == NULL)
-            return NULL;
+            return -1;
         if (after != Py_None) {
             Py_INCREF(tail);
             Py_XSETREF(AS_BLOCK(after)->prev, (PyObject *)tail);
@@ -420,7 +478,7 @@ static PyObject *py_hand_out(PyObject *m, PyObject *args) {
         Py_XSETREF(b->next, (PyObject *)tail); /* (takes new_block's reference) */
         b->size = size;
         if (push_free(tail, track_age) < 0)
-            return NULL;
+            return -1;
         if (already_split) /* a free piece of a split segment shrinks by `size` */
             split_bytes = -size;
         else { /* the segment is split from now on: its free rest is an inactive split */
@@ -435,14 +493,26 @@ static PyObject *py_hand_out(PyObject *m, PyObject *args) {
     b->requested = nbytes;
     size = b->size;
     /* one more allocation and active block, their bytes, the requested bytes */
-    if (queue_row(stats, small, 1, 1, size, size, nbytes, splits, split_bytes) < 0)
-        return NULL;
+    if (queue_row(stats, events, small, 1, 1, size, size, nbytes, splits, split_bytes) < 0)
+        return -1;
     if ((unsigned long long)size >= limit) {
         PyObject *r = PyObject_CallMethod(stats, "add_oversize", "ii", 0, 1);
         if (r == NULL)
-            return NULL;
+            return -1;
         Py_DECREF(r);
     }
+    return 0;
+}
+
+static PyObject *py_hand_out(PyObject *m, PyObject *args) {
+    PyObject *bo, *stats;
+    long long size, nbytes;
+    unsigned long long limit;
+    int track_age;
+    if (!PyArg_ParseTuple(args, "O!LLKpO", &BlockType, &bo, &size, &nbytes, &limit,
+                          &track_age, &stats) ||
+        book_hand_out(AS_BLOCK(bo), size, nbytes, limit, track_age, stats, NULL) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -456,23 +526,19 @@ static int absorbable(PyObject *o) {
 }
 
 /* free_block(block, freed, track_age, stats): c10's free_block (see the pure book). */
-static PyObject *py_free_block(PyObject *m, PyObject *args) {
-    PyObject *bo, *stats;
-    int freed, track_age;
-    if (!PyArg_ParseTuple(args, "O!ppO", &BlockType, &bo, &freed, &track_age, &stats))
-        return NULL;
-    Block *b = AS_BLOCK(bo);
-    int small = segment_is_small(b->segment);
-    if (small < 0)
-        return NULL;
+int book_free_block(Block *b, int freed, int track_age, PyObject *stats, PyObject *events) {
+    PyObject *bo = (PyObject *)b;
+    if (segment_facts(b) < 0)
+        return -1;
+    int small = b->seg_small;
     long long size = b->size, requested = b->requested, net_blocks = 0, net_bytes = 0;
     int merge = absorbable(b->next);
     if (merge < 0)
-        return NULL;
+        return -1;
     if (merge) { /* the block absorbs its free neighbours */
         Block *after = AS_BLOCK(b->next);
         if (remove_free(after) < 0)
-            return NULL;
+            return -1;
         long long after_size = after->size;
         b->size += after_size;
         PyObject *beyond = IS_NONE(after->next) ? Py_None : after->next;
@@ -480,7 +546,7 @@ static PyObject *py_free_block(PyObject *m, PyObject *args) {
         Py_SETREF(b->next, beyond); /* (drops the last reference to `after` but its list's) */
         if (beyond != Py_None) {
             if (check_block(beyond) < 0)
-                return NULL;
+                return -1;
             Py_INCREF(bo);
             Py_XSETREF(AS_BLOCK(beyond)->prev, bo);
         }
@@ -489,13 +555,13 @@ static PyObject *py_free_block(PyObject *m, PyObject *args) {
     }
     merge = absorbable(b->prev);
     if (merge < 0)
-        return NULL;
+        return -1;
     if (merge) {
         Block *before = AS_BLOCK(b->prev);
         Py_INCREF(before); /* (kept alive until its fields are read) */
         if (remove_free(before) < 0) {
             Py_DECREF(before);
-            return NULL;
+            return -1;
         }
         b->address = before->address;
         b->size += before->size;
@@ -505,13 +571,13 @@ static PyObject *py_free_block(PyObject *m, PyObject *args) {
         if (first != Py_None) {
             if (check_block(first) < 0) {
                 Py_DECREF(before);
-                return NULL;
+                return -1;
             }
             Py_INCREF(bo);
             Py_XSETREF(AS_BLOCK(first)->next, bo);
         } else if (PyObject_SetAttr(b->segment, s_head, bo) < 0) {
             Py_DECREF(before);
-            return NULL;
+            return -1;
         }
         net_blocks -= 1;
         net_bytes -= before->size;
@@ -519,15 +585,24 @@ static PyObject *py_free_block(PyObject *m, PyObject *args) {
     }
     b->pending = 0;
     if (push_free(b, track_age) < 0)
-        return NULL;
+        return -1;
     if (!IS_NONE(b->prev) || !IS_NONE(b->next)) {
         net_blocks += 1;
         net_bytes += b->size;
     }
     /* one active block fewer (and, when `freed`, one allocation), their bytes, the requested
      * bytes; the inactive splits' change */
-    if (queue_row(stats, small, freed ? -1 : 0, -1, freed ? -size : 0, -size, -requested,
+    if (queue_row(stats, events, small, freed ? -1 : 0, -1, freed ? -size : 0, -size, -requested,
                   net_blocks, net_bytes) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *py_free_block(PyObject *m, PyObject *args) {
+    PyObject *bo, *stats;
+    int freed, track_age;
+    if (!PyArg_ParseTuple(args, "O!ppO", &BlockType, &bo, &freed, &track_age, &stats) ||
+        book_free_block(AS_BLOCK(bo), freed, track_age, stats, NULL) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -625,6 +700,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     INTERN(s_is_small, "is_small")
     INTERN(s_head, "head")
     INTERN(s_pool, "pool")
+    INTERN(s_id, "id")
     INTERN(s_searches, "searches")
     INTERN(s_events, "events")
     INTERN(s_fold, "fold")
@@ -635,7 +711,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (PyModule_AddObject(m, "Block", (PyObject *)&BlockType) < 0 ||
         PyModule_AddIntConstant(m, "FOLD_AT", FOLD_AT) < 0 ||
         PyModule_AddIntConstant(m, "MIN_BLOCK", MIN_BLOCK) < 0 ||
-        PyModule_AddIntConstant(m, "SMALL_SIZE", SMALL_SIZE) < 0) {
+        PyModule_AddIntConstant(m, "SMALL_SIZE", SMALL_SIZE) < 0 || add_storage_types(m) < 0 ||
+        add_lock_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
