@@ -39,10 +39,8 @@ def test_bench_measures_every_case_and_implementation() -> None:
     text = out.getvalue()
     header = text.splitlines()[1].split()
     assert header[0] == "op" and "fake cpu/torch cpu" in text and "fake cuda/numpy" in text
-    from fake_torch._simulated._allocator_book import CORE, CORE_WHY
-    assert f"allocator core: {CORE} ({CORE_WHY})" in text  # native or pure Python, and why
-    from fake_torch._simulated import _launch_core
-    assert f"launch core: {_launch_core.CORE} ({_launch_core.CORE_WHY})" in text
+    from fake_torch._simulated._native_core import CORE, CORE_WHY
+    assert f"core: {CORE} ({CORE_WHY})" in text  # native or pure Python, and why
     for case in CASES:
         line = next(ln for ln in text.splitlines() if ln.startswith(case))
         cells = line[len(case):].split()

@@ -27,13 +27,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import fake_torch as torch
-from fake_torch._simulated import _allocator, _allocator_book, _machine
+from fake_torch._simulated import _allocator, _allocator_book, _machine, _native_core
 from fake_torch._simulated._allocator import CachingAllocator, OutOfMemoryError
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, MB, Segment
 from fake_torch._simulated._allocator_config import AllocatorConfig, parse
 from fake_torch._simulated._allocator_stats import EVENT_STATS
 
-NATIVE, WHY_NOT = _allocator_book.built_native()  # (both books, whichever is in use)
+NATIVE, WHY_NOT = _native_core.built_native()  # (both books, whichever is in use)
 PURE = _allocator_book.PURE
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=f"no native core: {WHY_NOT}")
 
@@ -383,12 +383,14 @@ def test_native_block_is_a_block() -> None:
 def test_core_selection(pure: str) -> None:
     """FAKE_TORCH_PURE=1 selects the pure book; unset, the native one (built here)."""
     env = {**os.environ, "FAKE_TORCH_PURE": pure}
-    code = ("from fake_torch._simulated import _allocator_book as b; "
+    code = ("from fake_torch._simulated import _allocator_book as b, _dispatch as d; "
+            "from fake_torch._simulated._native_core import CORE; "
             "from fake_torch._simulated._machine import MACHINE; "
-            "print(b.CORE, MACHINE.devices[0].allocator._book is b.BOOK)")
+            "print(CORE, MACHINE.devices[0].allocator._book is b.BOOK, "
+            "(d.launch is d.PURE_LAUNCH) == (CORE != 'native'))")
     out = subprocess.run([sys.executable, "-c", code],
                          env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert out == (["pure", "Python", "True"] if pure else ["native", "True"])
+    assert out == (["pure", "Python", "True", "True"] if pure else ["native", "True", "True"])
 
 
 def test_in_use() -> None:

@@ -1,4 +1,4 @@
-"""The native door (fake_torch/_simulated/_native_launch.c) against the pure-Python door, its
+"""The native door (fake_torch/_simulated/_native_door.c) against the pure-Python door, its
 oracle (fake_torch/_simulated/_dispatch.py `launch`, kept as `_dispatch.PURE_LAUNCH`).
 
 The same random sequences of launches (light kernels of every size, with and without params,
@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import fake_torch as torch
-from fake_torch._simulated import _counter, _dispatch, _launch_core, _machine
+from fake_torch._simulated import _counter, _dispatch, _machine, _native_core
 from fake_torch._simulated._counter import LaunchCounter
 from fake_torch._simulated._timeline import Span
 
-NATIVE, WHY_NOT = _launch_core.built_native()
+NATIVE, WHY_NOT = _native_core.built_native()
 pytestmark = pytest.mark.skipif(NATIVE is None, reason=f"no native door: {WHY_NOT}")
 
 STREAMS = 3  # the default stream and two side streams
@@ -327,7 +327,7 @@ def test_a_failing_kernel_is_counted_and_releases_the_lock() -> None:
 
 def _locks() -> list[Any]:
     assert NATIVE is not None
-    return [threading.RLock(), NATIVE.Lock()]
+    return [threading.RLock(), NATIVE.RLock()]
 
 
 @pytest.mark.parametrize("which", ["RLock", "native"])
@@ -378,5 +378,5 @@ def test_the_native_lock_excludes_and_wakes_waiters(which: str) -> None:
 
 
 def test_the_timeline_uses_the_cores_lock() -> None:
-    expected = threading.RLock if _launch_core.NATIVE is None else _launch_core.NATIVE.Lock
+    expected = threading.RLock if _native_core.NATIVE is None else _native_core.NATIVE.RLock
     assert type(_machine.MACHINE.timeline.lock) is type(expected())

@@ -28,7 +28,6 @@ import functools
 import itertools
 import os
 import sys
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -59,6 +58,7 @@ from fake_torch._simulated._allocator_stats import (
     SEGMENT,
     DeviceStats,
 )
+from fake_torch._simulated._native_core import new_rlock
 from fake_torch._simulated._timeline import Timeline
 
 
@@ -84,7 +84,7 @@ def _default_device_bytes() -> int:
 # rearrange the free lists under the call. So a death on the thread that holds the lock is put
 # in `_late`, and freed as the call ends.
 # (The native core's RLock when it is built: the same lock, whose state its fast path reads.)
-_LOCK: Any = threading.RLock() if BOOK is PURE else BOOK.RLock()
+_LOCK: Any = new_rlock()
 _held_here = _LOCK._is_owned  # (CPython's RLock, and the native one: this thread's?)
 _acquire, _release_lock = _LOCK.acquire, _LOCK.release  # (bound once: `with` costs ~2x more)
 _late: list[tuple[CachingAllocator, int, Block | None]] = []  # (allocator, root id, block)

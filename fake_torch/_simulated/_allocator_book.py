@@ -3,8 +3,8 @@ blocks, free lists and statistics rows of fake_torch/_simulated/_allocator_block
 
 Two implementations with one interface: this module's pure Python (the oracle), and the native
 core fake_torch._simulated._native (its source: _native.c here) when it was built. `BOOK` is the
-one in use: the native core unless it is absent or FAKE_TORCH_PURE=1 (`CORE` names it,
-`CORE_WHY` says why).
+one in use: the native core unless it is absent or FAKE_TORCH_PURE=1 (_native_core.py chooses
+and says why).
 tests/test_native_core.py runs both on the same event sequences and compares them.
 
   take(free, size, stream, max_split_size, max_non_split_rounding_size) -> Block | None
@@ -21,15 +21,14 @@ common cases; the allocator's Python methods otherwise): _native_storage.c.
 from __future__ import annotations
 
 import bisect
-import os
 import sys
-from types import ModuleType
 from typing import Any
 
 from fake_torch._simulated._allocator_blocks import MIN_BLOCK, SMALL_SIZE, Block, FreeEntry
 from fake_torch._simulated._allocator_blocks import Storage as Storage
 from fake_torch._simulated._allocator_stats import FOLD_AT, DeviceStats
 from fake_torch._simulated._allocator_stats import apply_rows as apply_rows
+from fake_torch._simulated._native_core import NATIVE
 
 
 def take(free: list[FreeEntry], size: int, stream: int, max_split_size: int,
@@ -136,27 +135,4 @@ def free_block(block: Block, freed: bool, track_age: bool, stats: DeviceStats) -
 
 
 PURE: Any = sys.modules[__name__]  # this module is the pure book
-
-
-def built_native() -> tuple[ModuleType | None, str]:
-    """The native core if it was built (whatever FAKE_TORCH_PURE says), or None and why not."""
-    try:
-        from fake_torch._simulated import _native as native
-    except ImportError:
-        return None, "fake_torch._simulated._native was not built (no C compiler at install)"
-    if native.FOLD_AT != FOLD_AT or native.MIN_BLOCK != MIN_BLOCK or (
-            native.SMALL_SIZE != SMALL_SIZE):
-        return None, "fake_torch._simulated._native is stale (its constants differ): reinstall"
-    return native, "built at install"
-
-
-def _native() -> tuple[ModuleType | None, str]:
-    """The native core to use, or None and why not."""
-    if os.environ.get("FAKE_TORCH_PURE", "") not in ("", "0"):
-        return None, "FAKE_TORCH_PURE is set"
-    return built_native()
-
-
-NATIVE, CORE_WHY = _native()
-BOOK: Any = NATIVE if NATIVE is not None else PURE
-CORE = "native" if NATIVE is not None else "pure Python"
+BOOK: Any = NATIVE if NATIVE is not None else PURE  # (which core: _native_core.py)

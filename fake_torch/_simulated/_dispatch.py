@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._simulated import _cost, _gpus, _launch_core, _machine, _pinned
+from fake_torch._simulated import _cost, _gpus, _machine, _pinned
 from fake_torch._simulated._allocator import Storage
 from fake_torch._simulated._counter import LaunchCounter, count_launch
+from fake_torch._simulated._native_core import NATIVE
 from fake_torch._simulated._timeline import Timeline, Work
 
 Kernel = Callable[..., None]
@@ -312,7 +313,7 @@ def launch(op: str, kernel: Kernel, outs: tuple[np.ndarray, ...], inputs: tuple[
 
 def native_door(native: Any, pure: Callable[..., None]) -> Callable[..., None]:
     """`pure` (a door with `launch`'s signature) with the eager cuda branch of `native`, a
-    built fake_torch._simulated._native_launch: it reads the state this module and the
+    built fake_torch._simulated._native (its Door): it reads the state this module and the
     timeline keep, and hands every other case to `pure` (tests build it around a spy)."""
     door: Callable[..., None] = native.Door(
         pure, _local, _EAGER, _input_checks, _observers, LaunchCounter, vars(_machine),
@@ -322,8 +323,8 @@ def native_door(native: Any, pure: Callable[..., None]) -> Callable[..., None]:
 
 
 PURE_LAUNCH = launch  # the pure-Python door: the oracle, and the native door's every rare case
-if _launch_core.NATIVE is not None:  # the eager cuda branch as native code (_native_launch.c)
-    launch = native_door(_launch_core.NATIVE, PURE_LAUNCH)
+if NATIVE is not None:  # the eager cuda branch as native code (_native_door.c)
+    launch = native_door(NATIVE, PURE_LAUNCH)
 
 
 def _all_empty(outs: tuple[np.ndarray, ...]) -> bool:

@@ -11,7 +11,8 @@
  *   free_block       c10's free_block: merge with free neighbours, back on the free list
  *   apply_rows       the statistics fold: queued rows applied in order
  * (The module's other sources: _native_storage.c, an op output's allocation and free with the
- * Storage type; _native_lock.c, the allocator's lock. _native.h: what they share.)
+ * Storage type; _native_lock.c, the allocator's and the timeline's lock; _native_door.c, the
+ * door's eager cuda launch. _native.h: what they share.)
  * Free lists stay Python lists of (stream, size, address, block) tuples and statistics rows
  * stay tuples on DeviceStats.events, so the Python code that reads them (snapshots, empty_cache,
  * garbage collection, the fold) sees one representation whichever book runs.
@@ -712,7 +713,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         PyModule_AddIntConstant(m, "FOLD_AT", FOLD_AT) < 0 ||
         PyModule_AddIntConstant(m, "MIN_BLOCK", MIN_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "SMALL_SIZE", SMALL_SIZE) < 0 || add_storage_types(m) < 0 ||
-        add_lock_type(m) < 0) {
+        add_lock_type(m) < 0 || add_door_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -72,8 +72,13 @@ extern PyTypeObject RLockType;
 
 /* Take the lock when no thread holds it (1), else 0 without waiting. */
 int rlock_take_free(RLock *l);
+/* ... or when the calling thread holds it already (one hold more). */
+int rlock_try(RLock *l);
 /* Release one hold of the calling thread's. */
 void rlock_give_back(RLock *l);
 int add_lock_type(PyObject *module);
+
+/* _native_door.c: adds Door (the door's eager cuda branch) to the module. */
+int add_door_type(PyObject *module);
 
 #endif

@@ -1,10 +1,12 @@
-# The native block book (fake_torch/_simulated/_native.c); the pure book's signatures
-# (fake_torch/_simulated/_allocator_book.py) are its documentation.
+# The native core (fake_torch/_simulated/_native*.c); the pure Python it mirrors is its
+# documentation: the block book (_allocator_book.py), the allocator's fast path (_allocator.py
+# allocate_array and _release), the door's eager branch (_dispatch.py `launch`).
 from typing import Any
 
 FOLD_AT: int
 MIN_BLOCK: int
 SMALL_SIZE: int
+COUNT_FOLD_AT: int
 
 class Block:
     segment: Any
@@ -53,3 +55,12 @@ class RLock:
     def _is_owned(self) -> bool: ...
     def __enter__(self) -> bool: ...
     def __exit__(self, *args: object) -> None: ...
+
+class Door:
+    __wrapped__: Any
+    def __init__(self, launch: Any, dispatch: dict[str, Any], machine: dict[str, Any],
+                 cost: dict[str, Any], gpus: dict[str, Any], counter: type,
+                 ndarray: type) -> None: ...
+    def __call__(self, op: str, kernel: Any, outs: tuple[Any, ...], inputs: tuple[Any, ...],
+                 params: dict[str, Any] | None = ..., *, on_cuda: bool, kind: str = ...,
+                 source: Any = ...) -> None: ...

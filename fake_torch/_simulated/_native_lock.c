@@ -49,6 +49,16 @@ int rlock_take_free(RLock *l) {
     return 1;
 }
 
+int rlock_try(RLock *l) {
+    if (l->count > 0 && l->owner == PyThread_get_thread_ident()) {
+        if (l->count == ULONG_MAX)
+            return 0;  /* (the Python path raises the overflow) */
+        l->count++;
+        return 1;
+    }
+    return rlock_take_free(l);
+}
+
 void rlock_give_back(RLock *l) {
     if (--l->count == 0) {
         l->owner = 0;

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_torch._simulated import _launch_core
+from fake_torch._simulated._native_core import new_rlock
 
 BoundCall = tuple[Callable[..., None], tuple[Any, ...], dict[str, Any]]  # kernel, args, params
 
@@ -71,7 +71,7 @@ class Timeline:
         default_factory=weakref.WeakKeyDictionary)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # 0: none
     listeners: list[Listener] = field(default_factory=list)
-    lock: Any = field(default_factory=_launch_core.new_lock)  # an RLock (or the native core's)
+    lock: Any = field(default_factory=new_rlock)  # an RLock (the native core's, when built)
 
     # --- the host ---------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ class Timeline:
     def _wait_call(self, op: str, kind: str, kernel: Callable[..., None], args: tuple[Any, ...],
                    params: dict[str, Any], ns: float, stream: int) -> None:
         """A call placed on `stream` that the device is not idle for: queued until it ends
-        (the lock held; the native door, _native_launch.c, calls this too)."""
+        (the lock held; the native door, _native_door.c, calls this too)."""
         work = Work(op, kind, [(kernel, args, params)], ns)
         heapq.heappush(self._heap, (self.ready[stream], next(self._seq), work))
         self._drain()

@@ -224,11 +224,11 @@ def report(rows: list[Row], out: TextIO) -> None:
         line = target.verdict(case_row) if case_row is not None else None
         if line is not None:
             print(line, file=out)
-    # (which block book the allocator runs, which door the eager cuda launches take)
-    from fake_torch._simulated import _allocator_book, _launch_core
+    # (which core runs the allocator's bookkeeping and the door's eager cuda launches)
+    from fake_torch._simulated import _native_core
 
-    print(f"allocator core: {_allocator_book.CORE} ({_allocator_book.CORE_WHY})", file=out)
-    print(f"launch core: {_launch_core.CORE} ({_launch_core.CORE_WHY})", file=out)
+    print(f"core: {_native_core.CORE} ({_native_core.CORE_WHY}): the allocator's bookkeeping "
+          "and the door's eager cuda launch", file=out)
 
 
 def run_bench(*, repeat: int = 5, min_time: float = 0.02, out: TextIO | None = None

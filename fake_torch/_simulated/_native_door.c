@@ -1,4 +1,4 @@
-/* fake_torch._simulated._native_launch: the door's eager branch as native code.
+/* fake_torch._simulated._native, part four: the door's eager branch as native code.
  *
  * What it mirrors, step for step, is the first branch of fake_torch/_simulated/_dispatch.py
  * `launch` (an eager kernel on the simulated cuda device, nobody watching) and what it calls:
@@ -23,17 +23,13 @@
  * device and stream); what a machine or a thread sets once is found once per machine or thread
  * (see Door). The float arithmetic is the Python's, operation by operation, in C doubles.
  *
- * `Lock` is the timeline's lock when this core is in use: threading.RLock's methods, without
- * an RLock's system calls while nobody waits (they were a third of this step's time).
+ * The timeline's lock, when this core is in use, is the allocator's native RLock
+ * (_native_lock.c): the step takes it inline, where calling threading.RLock's methods was a
+ * third of its time.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stddef.h>
+#include "_native.h"
 
-#define FOLD_AT 4096   /* _counter._FOLD_AT */
-#if PY_VERSION_HEX >= 0x030D0000
-typedef PyTime_t _PyTime_t;
-#endif
+#define COUNT_FOLD_AT 4096   /* _counter._FOLD_AT */
 #define MAX_ARGS 32    /* a launch with more buffers than this takes the Python path */
 
 /* interned names, made once at import */
@@ -83,179 +79,6 @@ static PyTypeObject *lock_type;
 static PyCFunctionWithKeywords lock_acquire;
 static PyCFunction lock_release;
 static PyObject *args_false;  /* (False,) */
-
-/* --- Lock: the timeline's lock, a recursive lock that costs no system call when free -------
- *
- * threading.RLock's semantics (acquire(blocking=True, timeout=-1), release(), the with
- * statement, re-entry by its owner), as the timeline's `lock` when this core is in use. Its
- * state (owner, count) is read and written only with the GIL held, so taking a free lock or
- * re-entering is two stores: the door's step takes it inline, and the timeline's Python
- * (`with self.lock:`) pays a C call instead of an RLock's semaphore operations. Only a thread
- * that finds it held by another waits, GIL released, on `wake`, a semaphore that each release
- * with waiters posts once; a woken thread looks again (another may have taken it first). */
-typedef struct {
-    PyObject_HEAD
-    unsigned long owner;        /* thread ident of the holder (when count > 0) */
-    unsigned long count;        /* re-entries of the holder; 0: free */
-    unsigned long waiters;      /* threads blocked in acquire */
-    PyThread_type_lock wake;    /* held while nobody is to be woken */
-} Lock;
-
-static PyTypeObject LockType;
-
-static _PyTime_t monotonic_ns(void) {  /* (for a timed wait) */
-#if PY_VERSION_HEX >= 0x030D0000
-    PyTime_t t;
-    (void)PyTime_MonotonicRaw(&t);
-    return t;
-#else
-    return _PyTime_GetMonotonicClock();
-#endif
-}
-
-static int lock_take(Lock *self, int blocking, double timeout) {  /* 1 got, 0 not, -1 error */
-    unsigned long me = PyThread_get_thread_ident();
-    if (self->count && self->owner == me) {
-        self->count++;
-        return 1;
-    }
-    if (!self->count) {
-        self->owner = me;
-        self->count = 1;
-        return 1;
-    }
-    if (!blocking)
-        return 0;
-    _PyTime_t deadline = 0, wait_us = -1;
-    if (timeout >= 0)
-        deadline = monotonic_ns() + (_PyTime_t)(timeout * 1e9);
-    while (self->count) {
-        if (timeout >= 0) {
-            _PyTime_t left = deadline - monotonic_ns();
-            if (left <= 0)
-                return 0;
-            wait_us = left / 1000;
-        }
-        PyLockStatus r;
-        self->waiters++;
-        Py_BEGIN_ALLOW_THREADS
-        r = PyThread_acquire_lock_timed(self->wake, wait_us, 1);
-        Py_END_ALLOW_THREADS
-        self->waiters--;
-        if (r == PY_LOCK_INTR && Py_MakePendingCalls() < 0)
-            return -1;  /* (a signal handler raised: KeyboardInterrupt) */
-        if (r == PY_LOCK_FAILURE && timeout >= 0 && !self->count)
-            break;
-    }
-    self->owner = me;
-    self->count = 1;
-    return 1;
-}
-
-static int lock_give(Lock *self) {
-    if (!self->count || self->owner != PyThread_get_thread_ident()) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot release un-acquired lock");
-        return -1;
-    }
-    if (--self->count == 0 && self->waiters)
-        PyThread_release_lock(self->wake);  /* one waiter looks again */
-    return 0;
-}
-
-static PyObject *Lock_acquire(Lock *self, PyObject *args, PyObject *kwds) {
-    static char *names[] = {"blocking", "timeout", NULL};
-    int blocking = 1;
-    double timeout = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pd:acquire", names, &blocking, &timeout))
-        return NULL;
-    if (!blocking && timeout != -1) {
-        PyErr_SetString(PyExc_ValueError, "can't specify a timeout for a non-blocking call");
-        return NULL;
-    }
-    if (timeout < 0 && timeout != -1) {
-        PyErr_SetString(PyExc_ValueError, "timeout value must be a non-negative number");
-        return NULL;
-    }
-    int r = lock_take(self, blocking, timeout);
-    if (r < 0)
-        return NULL;
-    return PyBool_FromLong(r);
-}
-
-static PyObject *Lock_enter(Lock *self, PyObject *unused) {
-    if (lock_take(self, 1, -1) < 0)
-        return NULL;
-    Py_RETURN_TRUE;
-}
-
-static PyObject *Lock_release(Lock *self, PyObject *unused) {
-    if (lock_give(self) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-static PyObject *Lock_exit(Lock *self, PyObject *const *args, Py_ssize_t nargs) {
-    return Lock_release(self, NULL);
-}
-
-static PyObject *Lock_is_owned(Lock *self, PyObject *unused) {
-    return PyBool_FromLong(self->count && self->owner == PyThread_get_thread_ident());
-}
-
-static PyObject *Lock_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    if (PyTuple_GET_SIZE(args) || (kwds && PyDict_GET_SIZE(kwds))) {
-        PyErr_SetString(PyExc_TypeError, "Lock() takes no arguments");
-        return NULL;
-    }
-    Lock *self = (Lock *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    self->wake = PyThread_allocate_lock();
-    if (self->wake == NULL) {
-        Py_DECREF(self);
-        PyErr_SetString(PyExc_MemoryError, "cannot allocate a lock");
-        return NULL;
-    }
-    PyThread_acquire_lock(self->wake, WAIT_LOCK);  /* held: a waiter blocks until a release */
-    return (PyObject *)self;
-}
-
-static void Lock_dealloc(Lock *self) {
-    if (self->wake != NULL) {
-        PyThread_release_lock(self->wake);
-        PyThread_free_lock(self->wake);
-    }
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyObject *Lock_repr(Lock *self) {
-    return PyUnicode_FromFormat("<%s %s object owner=%lu count=%lu at %p>",
-                                self->count ? "locked" : "unlocked", Py_TYPE(self)->tp_name,
-                                self->count ? self->owner : 0UL, self->count, self);
-}
-
-static PyMethodDef Lock_methods[] = {
-    {"acquire", (PyCFunction)(void (*)(void))Lock_acquire, METH_VARARGS | METH_KEYWORDS,
-     "acquire(blocking=True, timeout=-1): as threading.RLock's"},
-    {"release", (PyCFunction)Lock_release, METH_NOARGS, "release(): as threading.RLock's"},
-    {"__enter__", (PyCFunction)Lock_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)(void (*)(void))Lock_exit, METH_FASTCALL, NULL},
-    {"_is_owned", (PyCFunction)Lock_is_owned, METH_NOARGS, "held by the calling thread"},
-    {NULL},
-};
-
-static PyTypeObject LockType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "fake_torch._simulated._native_launch.Lock",
-    .tp_basicsize = sizeof(Lock),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The timeline's recursive lock (threading.RLock's methods), free of system calls "
-              "when nobody waits (see _native_launch.c).",
-    .tp_new = Lock_new,
-    .tp_dealloc = (destructor)Lock_dealloc,
-    .tp_repr = (reprfunc)Lock_repr,
-    .tp_methods = Lock_methods,
-};
 
 /* A float the Python keeps (an exact float, so C doubles do the Python's arithmetic); -1 and
  * no exception when it is something else (the Python path then handles it). */
@@ -349,8 +172,8 @@ static PyObject *fall_back(Door *self, PyObject *const *args, size_t nargsf, PyO
 
 /* The lock of the timeline, taken without blocking (1), or held by another thread (0). */
 static int try_lock(PyObject *lock) {
-    if (Py_IS_TYPE(lock, &LockType))  /* this core's own lock: taken inline */
-        return lock_take((Lock *)lock, 0, -1);
+    if (Py_IS_TYPE(lock, &RLockType))  /* this core's own lock: taken inline */
+        return rlock_try((RLock *)lock);
     if (Py_TYPE(lock) != lock_type) {  /* a new lock type: its methods, if they are C's */
         PyObject *a = _PyType_Lookup(Py_TYPE(lock), s_acquire);
         PyObject *r = _PyType_Lookup(Py_TYPE(lock), s_release);
@@ -378,8 +201,8 @@ static int try_lock(PyObject *lock) {
 static void unlock(PyObject *lock) {  /* keeps a pending exception */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    if (Py_IS_TYPE(lock, &LockType)) {  /* (held by this thread: it cannot fail) */
-        lock_give((Lock *)lock);
+    if (Py_IS_TYPE(lock, &RLockType)) {  /* (held by this thread: it cannot fail) */
+        rlock_give_back((RLock *)lock);
         PyErr_Restore(type, value, tb);
         return;
     }
@@ -663,7 +486,7 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
     }
     /* the counter's queue folded in when it grows (after the timeline's lock: the fold takes
      * the counter's) */
-    if (PyList_GET_SIZE(self->queued) >= FOLD_AT) {
+    if (PyList_GET_SIZE(self->queued) >= COUNT_FOLD_AT) {
         PyObject *f = PyObject_CallMethodNoArgs(self->counter, s_fold);
         if (f == NULL) {
             result = -1;
@@ -792,7 +615,7 @@ static PyGetSetDef Door_getset[] = {
 
 static PyTypeObject DoorType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "fake_torch._simulated._native_launch.Door",
+    .tp_name = "fake_torch._simulated._native.Door",
     .tp_basicsize = sizeof(Door),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Door(launch, ...): `launch` (the pure-Python door) with its eager cuda branch "
@@ -810,14 +633,10 @@ static PyTypeObject DoorType = {
     .tp_getset = Door_getset,
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_native_launch",
-    "The door's eager cuda branch as native code (see _native_launch.c's header).", -1, NULL,
-};
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return -1
 
-#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
-
-PyMODINIT_FUNC PyInit__native_launch(void) {
+/* Adds Door and COUNT_FOLD_AT to the module (_native.c's init). */
+int add_door_type(PyObject *m) {
     INTERN(s_MACHINE, "MACHINE");
     INTERN(s_timeline, "timeline"); INTERN(s_devices, "devices"); INTERN(s_thread, "thread");
     INTERN(s_index, "index"); INTERN(s_current, "_current"); INTERN(s_handle, "handle");
@@ -834,18 +653,13 @@ PyMODINIT_FUNC PyInit__native_launch(void) {
     INTERN(s_source, "source"); INTERN(s_params, "params"); INTERN(s_queued, "_queued");
     INTERN(s_per_thread, "_per_thread"); INTERN(s_fold, "_fold");
     INTERN(s_wait_call, "_wait_call");
-    if ((args_false = PyTuple_Pack(1, Py_False)) == NULL)
-        return NULL;
-    if (PyType_Ready(&DoorType) < 0 || PyType_Ready(&LockType) < 0)
-        return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (m == NULL)
-        return NULL;
-    if (PyModule_AddObjectRef(m, "Door", (PyObject *)&DoorType) < 0
-        || PyModule_AddObjectRef(m, "Lock", (PyObject *)&LockType) < 0
-        || PyModule_AddIntConstant(m, "FOLD_AT", FOLD_AT) < 0) {
-        Py_DECREF(m);
-        return NULL;
+    if ((args_false = PyTuple_Pack(1, Py_False)) == NULL || PyType_Ready(&DoorType) < 0)
+        return -1;
+    Py_INCREF(&DoorType);
+    if (PyModule_AddObject(m, "Door", (PyObject *)&DoorType) < 0) {
+        Py_DECREF(&DoorType);
+        return -1;
     }
-    return m;
+    return PyModule_AddIntConstant(m, "COUNT_FOLD_AT", COUNT_FOLD_AT);
 }
+#undef INTERN
