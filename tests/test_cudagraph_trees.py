@@ -235,6 +235,32 @@ def test_reading_an_output_after_the_next_run_raises_torchs_error() -> None:
     assert close(y3, gm(x)[0])
 
 
+def test_the_freed_output_check_lasts_as_long_as_a_freed_output() -> None:
+    """The door checks every launch for a freed output only while one is alive (a registered
+    input check sends every launch through the door's general path, the native door's too)."""
+    from fake_torch._inductor.cudagraph_trees import _check_not_freed
+    from fake_torch._simulated import _dispatch
+
+    gm = linear_relu()
+    x = torch.randn(4, 8, device="cuda")
+    f = reduce_overhead(gm, x)
+    assert _check_not_freed not in _dispatch._input_checks
+    (y1,) = frame_call(f, x)  # warmup
+    (y2,) = frame_call(f, x)  # record: frees the warmup's outputs (y1)
+    assert _check_not_freed in _dispatch._input_checks
+    with pytest.raises(RuntimeError, match="overwritten by a subsequent run"):
+        y1.add(1)
+    del y1
+    assert _check_not_freed not in _dispatch._input_checks
+    (y3,) = frame_call(f, x)  # replay: frees the recording's outputs (y2): checked again
+    assert _check_not_freed in _dispatch._input_checks
+    with pytest.raises(RuntimeError, match="overwritten by a subsequent run"):
+        y2.add(1)
+    del y2
+    assert _check_not_freed not in _dispatch._input_checks
+    assert close(y3, gm(x)[0])
+
+
 def test_a_warmups_outputs_are_freed_by_storage_through_torch_compile() -> None:
     """As torch 2.13's try_end_curr_warmup -> dealloc_current_path_weakrefs: the next
     invocation frees the warmup's output STORAGES, so the tensor torch.compile returned (not

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import threading
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -106,20 +107,37 @@ def _check_not_freed(op: str, outs: tuple[np.ndarray, ...], inputs: tuple[Any, .
             raise RuntimeError(a._msg)
 
 
+# The door's check, registered while a freed output is alive (held by a tensor or a view): a
+# registered input check sends every launch through the door's general path (the native
+# door's too), so it goes again when the last freed output dies, not at the process's end.
 _freed_check: _dispatch.Registration | None = None
+_freed_alive = 0
+_freed_lock = threading.RLock()  # (a finalizer may run inside, on a collection)
+
+
+def _freed_output_died() -> None:
+    global _freed_check, _freed_alive
+    with _freed_lock:
+        _freed_alive -= 1
+        if _freed_alive == 0 and _freed_check is not None:
+            _freed_check.remove()
+            _freed_check = None
 
 
 def _free_output(t: Tensor, msg: str) -> None:
     """Make `t` an output whose memory the trees took back: its data reads raise `msg`."""
-    global _freed_check
-    if _freed_check is None:  # from the first freed output on, every launch is checked
-        _freed_check = _dispatch.add_input_check(_check_not_freed)
+    global _freed_check, _freed_alive
     a = t._a
     extent = 0 if a.size == 0 else 1 + sum((n - 1) * s // a.itemsize
                                            for n, s in zip(a.shape, a.strides, strict=True))
     host = np.lib.stride_tricks.as_strided(np.empty(extent, a.dtype), a.shape, a.strides)
     freed = host.view(_FreedArray)
     freed._msg = msg
+    with _freed_lock:  # (its views hold it: it dies with the last of them)
+        if _freed_check is None:
+            _freed_check = _dispatch.add_input_check(_check_not_freed)
+        _freed_alive += 1
+    weakref.finalize(freed, _freed_output_died)
     t._set(freed, t._device, None)
 
 
