@@ -265,10 +265,12 @@ def test_the_common_launch_takes_the_native_branch(restore_counter: None) -> Non
         spy("add", lambda o, x, y: np.add(x, y, out=o), (out,), (a, a), None, on_cuda=True)
         spy("add", lambda o, x, y: None, (out,), (a, a), on_cuda=True, kind="kernel")
         assert calls == []
-        spy("mm", lambda o, x, y: None, (out,), (a, a), on_cuda=True)  # heavy: Python's
+        spy("mm", lambda o, x, y: None, (out,), (a, a), on_cuda=True)  # heavy: _cost's time
+        assert calls == []
+        spy("_sleep", lambda o, cycles: None, (out,), (), {"cycles": 10}, on_cuda=True)  # Python's
         spy("add", lambda o, x, y: None, (out,), (a, a), on_cuda=False)  # cpu: Python's
-        assert calls == ["mm", "add"]
-        assert LaunchCounter.n == 3
+        assert calls == ["_sleep", "add"]
+        assert LaunchCounter.n == 4  # (the cpu launch is not counted)
     np.testing.assert_array_equal(out, 2 * a)
     with _machine.fresh(num_devices=2):  # another device, another thread: still native
         _machine.MACHINE.set_current(1)
@@ -278,7 +280,7 @@ def test_the_common_launch_takes_the_native_branch(restore_counter: None) -> Non
                                                      (a, a), on_cuda=True))
         worker.start()
         worker.join()
-        assert calls == ["mm", "add"]
+        assert calls == ["_sleep", "add"]
         assert sorted(_machine.MACHINE.timeline.ready) == [-1, 0]
 
 

@@ -4,14 +4,15 @@
  * `launch` (an eager kernel on the simulated cuda device, nobody watching) and what it calls:
  *   _counter.count_launch      (op, kind) onto the launch counter's queue, folded at FOLD_AT
  *   _cost.kernel_ns            a light kernel's roofline: max(bytes / HBM bandwidth,
- *                              output elements / FP32 peak, MIN_KERNEL_NS)
+ *                              output elements / FP32 peak, MIN_KERNEL_NS); a heavy one's
+ *                              (matmul, convolution, attention) by calling kernel_ns itself
  *   _timeline.launch_kernel    under the timeline's lock: the correlation id, the host clock
  *     and _place / _queue_call   advanced by the launch's CPU cost, the stream's clock and the
  *                              busy time advanced by the kernel, the kernel run now (the device
  *                              is idle for it) or queued (Timeline._wait_call)
  * `Door(launch)` is a callable with `launch`'s signature. It takes that branch only when every
  * rare case is ruled out first (another mode, a fused block, observers, input checks, a
- * per-thread tally, a profiler listening, queued work, a heavy or special op, an empty output,
+ * per-thread tally, a profiler listening, queued work, torch.cuda._sleep, an empty output,
  * arguments of an unusual type, the timeline's lock held by another thread); otherwise it calls
  * `launch`, the pure Python, which stays the oracle (tests/test_native_launch.py runs random
  * launch sequences through both and compares counts and simulated times exactly).
@@ -38,7 +39,7 @@ static PyObject *s_MACHINE, *s_timeline,
     *s_correlation, *s_host_ns, *s_busy_ns, *s_ready, *s_heap, *s_seq, *s_listeners, *s_lock,
     *s_acquire, *s_release, *s_nbytes, *s_size, *s_gpus_current, *s_hbm, *s_fp32, *s_EAGER_NS,
     *s_GAP_NS, *s_MIN_NS, *s_HEAVY, *s_sleep, *s_kernel, *s_on_cuda, *s_kind, *s_source,
-    *s_params, *s_queued, *s_per_thread, *s_fold, *s_wait_call;
+    *s_params, *s_queued, *s_per_thread, *s_fold, *s_wait_call, *s_kernel_ns;
 
 typedef struct {
     PyObject_HEAD
@@ -127,9 +128,9 @@ static long long array_int(PyObject *a, PyObject *name) {
 static double light_ns(Door *self, PyObject *op, PyObject *outs, PyObject *inputs,
                        double min_ns, PyObject *heavy, long long n_out) {
     int r = PySet_Contains(heavy, op);
-    if (r != 0) {  /* heavy: cached or by FLOPs, in Python */
+    if (r != 0) {  /* heavy: cached or by FLOPs, in Python (see heavy_ns) */
         PyErr_Clear();
-        return -1;
+        return r > 0 ? -2 : -1;
     }
     if (op == s_sleep || (PyUnicode_GET_LENGTH(op) == 6 && PyUnicode_Compare(op, s_sleep) == 0))
         return -1;  /* torch.cuda._sleep: cycles over the clock */
@@ -168,6 +169,34 @@ static double light_ns(Door *self, PyObject *op, PyObject *outs, PyObject *input
 
 static PyObject *fall_back(Door *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     return PyObject_Vectorcall(self->launch, args, nargsf, kwnames);
+}
+
+/* A heavy kernel's time (a matmul's, a convolution's, attention's): _cost.kernel_ns itself,
+ * the Python's lookup by shapes and dtypes (or its FLOPs), called before anything is counted;
+ * -1 and no exception when it raises (the Python path then counts and raises the same). */
+static double heavy_ns(PyObject *cost, PyObject *op, PyObject *outs, PyObject *inputs,
+                       PyObject *params) {
+    PyObject *fn = get_item(cost, s_kernel_ns);
+    if (fn == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    PyObject *p = params != NULL ? Py_NewRef(params) : PyDict_New();
+    if (p == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    PyObject *argv[] = {op, s_kernel, outs, inputs, p};
+    PyObject *r = PyObject_Vectorcall(fn, argv, 5, NULL);
+    Py_DECREF(p);
+    double ns;
+    if (r == NULL || as_double(r, &ns) < 0 || !(ns >= 0)) {
+        Py_XDECREF(r);
+        PyErr_Clear();
+        return -1;
+    }
+    Py_DECREF(r);
+    return ns;
 }
 
 /* The lock of the timeline, taken without blocking (1), or held by another thread (0). */
@@ -336,6 +365,8 @@ static int eager_step(Door *self, PyObject *op, PyObject *kernel, PyObject *outs
         || spec == Py_None || spec_figures(self, spec))
         goto done;  /* (no spec chosen yet: _gpus.current() chooses it, in Python) */
     double ns = light_ns(self, op, outs, inputs, min_ns, heavy, n_out);
+    if (ns == -2 && (ns = heavy_ns(c, op, outs, inputs, params)) < 0)
+        goto done;
     if (ns < 0)
         goto done;
 
@@ -652,7 +683,7 @@ int add_door_type(PyObject *m) {
     INTERN(s_kernel, "kernel"); INTERN(s_on_cuda, "on_cuda"); INTERN(s_kind, "kind");
     INTERN(s_source, "source"); INTERN(s_params, "params"); INTERN(s_queued, "_queued");
     INTERN(s_per_thread, "_per_thread"); INTERN(s_fold, "_fold");
-    INTERN(s_wait_call, "_wait_call");
+    INTERN(s_wait_call, "_wait_call"); INTERN(s_kernel_ns, "kernel_ns");
     if ((args_false = PyTuple_Pack(1, Py_False)) == NULL || PyType_Ready(&DoorType) < 0)
         return -1;
     Py_INCREF(&DoorType);
