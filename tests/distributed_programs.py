@@ -211,6 +211,14 @@ def collectives(rank: int, lib_name: str, world: int, port: int, backend: str,
     _save(out, rank, seen)
 
 
+def collectives_each(rank: int, lib_name: str, world: int, ports: list[int],
+                     backends: list[str], dtypes: list[str], outs: list[str]) -> None:
+    """`collectives` once per backend, one process group after the other, in the same ranks:
+    one start-up of the library for all of them."""
+    for port, backend, out in zip(ports, backends, outs, strict=True):
+        collectives(rank, lib_name, world, port, backend, dtypes, out)
+
+
 def load(out: str, n: int) -> list[Any]:
     results = []
     for r in range(n):

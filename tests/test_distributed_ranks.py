@@ -43,11 +43,13 @@ def test_collectives_match_gloo(n: int, dtypes: list[str]) -> None:
     torch_or_skip("torch")
     libs = ("torch:gloo", "fake_torch:gloo", "fake_torch:nccl")
     outs = [tempfile.mkdtemp() for _ in libs]
-    jobs = [(programs.collectives, n, (lib.split(":")[0], n, programs.free_port(),
-                                       lib.split(":")[1], dtypes, out))
-            for lib, out in zip(libs, outs, strict=True)]
-    codes = programs.start_jobs(jobs, 120)  # the three runs side by side
-    assert codes == [[0] * n] * 3
+    # real torch's ranks beside fake_torch's, whose ranks run gloo's group then nccl's
+    jobs = [(programs.collectives_each, n, (lib, n, [programs.free_port() for _ in backends],
+                                            backends, dtypes, lib_outs))
+            for lib, backends, lib_outs in (("torch", ["gloo"], outs[:1]),
+                                            ("fake_torch", ["gloo", "nccl"], outs[1:]))]
+    codes = programs.start_jobs(jobs, 120)
+    assert codes == [[0] * n] * 2
     results = {lib: programs.load(out, n) for lib, out in zip(libs, outs, strict=True)}
     oracle, ours, nccl = (results[k] for k in ("torch:gloo", "fake_torch:gloo",
                                                "fake_torch:nccl"))
