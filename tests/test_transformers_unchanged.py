@@ -7,13 +7,14 @@ dependencies: it must not bring another torch).
 
 tests/thirdparty/transformers_run.py writes tiny random Llama, Qwen2, Mistral, Qwen3 and
 Mixtral checkpoints with real torch (`save_pretrained`, safetensors; hidden 64, 2 layers, 4
-heads / 2 kv heads, vocab 128, seed 0), then loads each with `AutoModelForCausalLM.
-from_pretrained` twice, in two processes: fake_torch installed as torch on device "cuda", and
-real torch on the CPU. Each greedily generates 8 tokens for two prompts (token ids given,
-no tokenizer) in four modes: `eager` (DynamicCache), `static` (cache_implementation="static",
-StaticCache), `auto` (static cache and transformers' own compile of the decode steps:
-torch.compile(mode="reduce-overhead"), which it does on a cuda device; real torch on the CPU
-runs it as `static`) and `compile` (model.forward = torch.compile(model.forward)). Checked:
+heads / 2 kv heads, vocab 128, seed 0; in the process that then runs them on real torch),
+then loads each with `AutoModelForCausalLM.from_pretrained` twice, in two processes:
+fake_torch installed as torch on device "cuda", and real torch on the CPU. Each greedily
+generates 8 tokens for two prompts (token ids given, no tokenizer) in four modes: `eager`
+(DynamicCache), `static` (cache_implementation="static", StaticCache), `auto` (static cache
+and transformers' own compile of the decode steps: torch.compile(mode="reduce-overhead"),
+which it does on a cuda device; real torch on the CPU runs it as `static`) and `compile`
+(model.forward = torch.compile(model.forward)). Checked:
   - the forward's logits agree within float32 tolerance;
   - every mode's tokens equal real torch's, and each step's scores agree until then (a token
     may differ only where real torch's two best scores tie within the tolerance);
@@ -34,6 +35,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +66,15 @@ H200_EXACT = ("llama", "qwen2", "mistral", "qwen3")
 EXACT_MODES = ("eager", "static", "auto")
 
 
-def _run(commands: dict[str, list[str]]) -> None:
+def _start(cmd: list[str]) -> subprocess.Popen[str]:
     env = os.environ | {"PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
-    procs = {key: subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-             for key, cmd in commands.items()}
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _wait(procs: dict[str, subprocess.Popen[str]]) -> None:
     for key, proc in procs.items():
         out, err = proc.communicate(timeout=TIMEOUT_S)
         if proc.returncode != 0:
@@ -82,9 +86,22 @@ def _run(commands: dict[str, list[str]]) -> None:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """'fake' / 'real' -> the driver's report: per model, logits and each mode's runs."""
     tmp = tmp_path_factory.mktemp("transformers")
-    _run({"write": [sys.executable, str(DRIVER), "write", str(tmp / "ckpt")]})
-    _run({which: [sys.executable, str(DRIVER), "run", "--torch", which, str(tmp / "ckpt"),
-                  str(tmp / f"{which}.json")] for which in ("fake", "real")})
+    ckpt = tmp / "ckpt"
+    # real torch writes the checkpoints, then runs them (one start-up of torch and
+    # transformers for both); fake_torch's run starts once they are written
+    real = _start([sys.executable, str(DRIVER), "run", "--torch", "real", "--write", str(ckpt),
+                   str(tmp / "real.json")])
+    deadline = time.monotonic() + TIMEOUT_S
+    while not (ckpt / "written").exists() and real.poll() is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not (ckpt / "written").exists():
+        real.kill()
+        _wait({"real": real})  # (its error, or the time it ran out of)
+        pytest.fail(f"real: no checkpoints after {TIMEOUT_S} s", pytrace=False)
+    fake = _start([sys.executable, str(DRIVER), "run", "--torch", "fake", str(ckpt),
+                   str(tmp / "fake.json")])
+    _wait({"fake": fake, "real": real})
     return {which: json.loads((tmp / f"{which}.json").read_text())["models"]
             for which in ("fake", "real")}
 
