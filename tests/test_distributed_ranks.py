@@ -1,8 +1,10 @@
 """torch.distributed across local processes: the collectives against real torch's gloo backend
 (2 and 4 ranks, every op and dtype gloo reduces; fake_torch's nccl on cuda tensors too, where
 both accept the op), graph capture of a collective, a straggler's wait, a rank that captures
-another collective, init errors. Each rank is a spawned process (tests/distributed_programs.py);
-every test kills what is left after its timeout and asserts no rank was left running."""
+another collective, init errors. Each rank is a new process (tests/distributed_programs.py:
+forked by a fork server that imported fake_torch, in the parent's environment; torchrun's and
+multiprocessing.spawn's ranks are spawned); every test kills what is left after its timeout
+and asserts no rank was left running."""
 
 from __future__ import annotations
 
