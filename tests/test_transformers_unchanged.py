@@ -1,8 +1,8 @@
 """HuggingFace transformers 5.x, unchanged, on fake_torch against real torch (issue 23).
 
 Written against transformers 5.25.0 (huggingface_hub 2.4.0, tokenizers 0.23.3, safetensors
-0.8.0) and real torch 2.13.0+cpu. Skipped unless transformers and real torch are importable
-in this interpreter (pip install 'transformers>=5,<6' --no-deps and its few pure-Python
+0.8.0) and real torch 2.13.0+cpu. Skipped unless transformers is installed and real torch
+importable in this interpreter (pip install 'transformers>=5,<6' --no-deps and its few pure-Python
 dependencies: it must not bring another torch).
 
 tests/thirdparty/transformers_run.py writes tiny random Llama, Qwen2, Mistral, Qwen3 and
@@ -31,6 +31,7 @@ on the CPU for the same step (tests/oracles.py's torch_launches).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -42,8 +43,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("transformers", reason="transformers 5.x is not installed: pip install "
-                    "'transformers>=5,<6' to run HuggingFace models unchanged on fake_torch")
+# (looked up, not imported: only the drivers import it, and an import here would cost every
+# pytest process that collects this file half a second)
+if importlib.util.find_spec("transformers") is None:
+    pytest.skip("transformers 5.x is not installed: pip install 'transformers>=5,<6' to run "
+                "HuggingFace models unchanged on fake_torch", allow_module_level=True)
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 if "fake" in torch.__version__:
     pytest.skip("the oracle needs the real torch in this interpreter", allow_module_level=True)
