@@ -34,10 +34,18 @@ def start_ranks(target: Any, n: int, args: tuple[Any, ...], timeout: float) -> l
 
 def start_jobs(jobs: list[tuple[Any, int, tuple[Any, ...]]],
                timeout: float) -> list[list[int | None]]:
-    """start_ranks for several (target, n, args) at once: their ranks run side by side."""
-    ctx = multiprocessing.get_context("spawn")
-    procs = [[ctx.Process(target=target, args=(r, *args)) for r in range(n)]
-             for target, n, args in jobs]
+    """start_ranks for several (target, n, args) at once: their ranks run side by side.
+
+    Each rank is a new process forked by multiprocessing's fork server, a process started once
+    (per test session) that imported fake_torch and ran nothing else: a rank starts as a
+    spawned one would after `import fake_torch`, without paying that import again, in the
+    environment the parent has now (_in_environ). (Real torch is imported by the ranks that
+    use it, after the fork.)"""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["fake_torch", "fake_torch.distributed"])
+    environ = dict(os.environ)
+    procs = [[ctx.Process(target=_in_environ, args=(environ, target, r, *args))
+              for r in range(n)] for target, n, args in jobs]
     for p in (p for job in procs for p in job):
         p.start()
     deadline = time.monotonic() + timeout
@@ -53,6 +61,14 @@ def start_jobs(jobs: list[tuple[Any, int, tuple[Any, ...]]],
                 p.join()
             codes[-1].append(None if killed else p.exitcode)
     return codes
+
+
+def _in_environ(environ: dict[str, str], target: Any, *args: Any) -> None:
+    """target(*args) in the environment the parent had when it started the rank (as a spawned
+    rank gets it; the fork server's is the one it started with)."""
+    os.environ.clear()
+    os.environ.update(environ)
+    target(*args)
 
 
 def _lib(name: str) -> Any:
@@ -209,6 +225,14 @@ def collectives(rank: int, lib_name: str, world: int, port: int, backend: str,
     dist.barrier()
     dist.destroy_process_group()
     _save(out, rank, seen)
+
+
+def collectives_each(rank: int, lib_name: str, world: int, ports: list[int],
+                     backends: list[str], dtypes: list[str], outs: list[str]) -> None:
+    """`collectives` once per backend, one process group after the other, in the same ranks:
+    one start-up of the library for all of them."""
+    for port, backend, out in zip(ports, backends, outs, strict=True):
+        collectives(rank, lib_name, world, port, backend, dtypes, out)
 
 
 def load(out: str, n: int) -> list[Any]:

@@ -36,10 +36,33 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False, env=env)
 
 
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+
 @pytest.fixture(scope="module")
-def demo() -> tuple[subprocess.CompletedProcess[str], dict[tuple[str, int], list[str]]]:
-    """The demo's output, and its table: (mode, bs) -> the row's other cells."""
-    done = _cli("demo")
+def plotted(tmp_path_factory: pytest.TempPathFactory) -> tuple[
+        subprocess.CompletedProcess[str], Path]:
+    """`demo --plot DIR/demo.png` (one run for the table's tests and the plot's): its output,
+    and the path it was given."""
+    if not HAVE_MATPLOTLIB:
+        pytest.skip("matplotlib is not installed; pip install -e '.[test]'")
+    path = tmp_path_factory.mktemp("demo") / "demo.png"
+    return _cli("demo", "--plot", str(path)), path
+
+
+@pytest.fixture(scope="module")
+def demo(request: pytest.FixtureRequest) -> tuple[subprocess.CompletedProcess[str],
+                                                  dict[tuple[str, int], list[str]]]:
+    """The demo's output, and its table: (mode, bs) -> the row's other cells. With matplotlib,
+    the --plot run's output up to its plot (what a plain run prints: asserted below), else a
+    plain run's."""
+    if HAVE_MATPLOTLIB:
+        with_plot, path = request.getfixturevalue("plotted")
+        stdout = with_plot.stdout.partition(f"plot written to {path}\n")[0]
+        done = subprocess.CompletedProcess(with_plot.args, with_plot.returncode, stdout,
+                                           with_plot.stderr)
+    else:
+        done = _cli("demo")
     table = {}
     for line in done.stdout.splitlines()[1:]:
         mode = next((m for m in MODES if line.startswith(m + " ")), None)
@@ -165,15 +188,13 @@ def test_footnotes_explain_the_padding_launch_and_the_unpadded_pieces(demo: tupl
     assert "piecewise pads nothing: torch.compile captures its pieces for each batch size" in notes
 
 
-def test_plot_writes_a_png(tmp_path: Path) -> None:
+def test_plot_writes_a_png(plotted: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """--plot FILE draws launches to FILE and step time vs batch to FILE_time, and prints the
     second figure's numbers: the batch it names is where eager/graph first falls under SLACK."""
-    if importlib.util.find_spec("matplotlib") is None:
-        pytest.skip("matplotlib is not installed; pip install -e '.[test]'")
-    path = tmp_path / "demo.png"
-    done = _cli("demo", "--plot", str(path))
+    done, path = plotted
     assert done.returncode == 0, done.stderr
-    for png in (path, tmp_path / "demo_time.png"):
+    assert f"\nplot written to {path}\n" in done.stdout
+    for png in (path, path.parent / "demo_time.png"):
         data = png.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
     lines = done.stdout.splitlines()

@@ -1,8 +1,10 @@
 """torch.distributed across local processes: the collectives against real torch's gloo backend
 (2 and 4 ranks, every op and dtype gloo reduces; fake_torch's nccl on cuda tensors too, where
 both accept the op), graph capture of a collective, a straggler's wait, a rank that captures
-another collective, init errors. Each rank is a spawned process (tests/distributed_programs.py);
-every test kills what is left after its timeout and asserts no rank was left running."""
+another collective, init errors. Each rank is a new process (tests/distributed_programs.py:
+forked by a fork server that imported fake_torch, in the parent's environment; torchrun's and
+multiprocessing.spawn's ranks are spawned); every test kills what is left after its timeout
+and asserts no rank was left running."""
 
 from __future__ import annotations
 
@@ -43,11 +45,13 @@ def test_collectives_match_gloo(n: int, dtypes: list[str]) -> None:
     torch_or_skip("torch")
     libs = ("torch:gloo", "fake_torch:gloo", "fake_torch:nccl")
     outs = [tempfile.mkdtemp() for _ in libs]
-    jobs = [(programs.collectives, n, (lib.split(":")[0], n, programs.free_port(),
-                                       lib.split(":")[1], dtypes, out))
-            for lib, out in zip(libs, outs, strict=True)]
-    codes = programs.start_jobs(jobs, 120)  # the three runs side by side
-    assert codes == [[0] * n] * 3
+    # real torch's ranks beside fake_torch's, whose ranks run gloo's group then nccl's
+    jobs = [(programs.collectives_each, n, (lib, n, [programs.free_port() for _ in backends],
+                                            backends, dtypes, lib_outs))
+            for lib, backends, lib_outs in (("torch", ["gloo"], outs[:1]),
+                                            ("fake_torch", ["gloo", "nccl"], outs[1:]))]
+    codes = programs.start_jobs(jobs, 120)
+    assert codes == [[0] * n] * 2
     results = {lib: programs.load(out, n) for lib, out in zip(libs, outs, strict=True)}
     oracle, ours, nccl = (results[k] for k in ("torch:gloo", "fake_torch:gloo",
                                                "fake_torch:nccl"))

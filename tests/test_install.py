@@ -1,15 +1,18 @@
 """`fake_torch.install()`, `installed()` and `python -m fake_torch run`: torch code runs unchanged.
 
 Installing rewires `sys.modules` for a whole process, and this test session may have real torch
-imported, so everything that installs runs in a fresh subprocess.
+imported, so everything that installs runs in a fresh subprocess (INSTALLED_CASES: one for the
+cases that can follow one another).
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,8 +34,12 @@ def _ok(done: subprocess.CompletedProcess[str]) -> None:
     assert done.stdout.strip().endswith("ok"), done.stdout
 
 
-def test_install_makes_import_torch_mean_fake_torch() -> None:
-    _ok(_python("""
+# Cases that each begin `import fake_torch; fake_torch.install()` as a fresh process would and
+# leave it installed: one fresh process runs them in this order (the first install is the
+# first case's; none imports what a later one asserts is not yet imported), each in its own
+# namespace, and reports each one's output and error; each test asserts its own case.
+INSTALLED_CASES = {
+    "install_makes_import_torch_mean_fake_torch": """
         import sys
         import fake_torch
         fake_torch.install()
@@ -49,11 +56,8 @@ def test_install_makes_import_torch_mean_fake_torch() -> None:
         assert isinstance(x, Tensor) and x.device == torch.device("cuda", 0)
         fake_torch.install()  # a second install changes nothing
         print("ok")
-    """))
-
-
-def test_install_resolves_nn_functional_and_cuda() -> None:
-    _ok(_python("""
+    """,
+    "install_resolves_nn_functional_and_cuda": """
         import fake_torch
         fake_torch.install()
         import torch
@@ -64,11 +68,8 @@ def test_install_resolves_nn_functional_and_cuda() -> None:
         assert nn is fake_torch.nn and F is fake_torch.nn.functional is functional
         assert torch.cuda is fake_torch.cuda and torch.nn is nn
         print("ok")
-    """))
-
-
-def test_submodule_imported_later_is_the_same_module_object() -> None:
-    _ok(_python("""
+    """,
+    "submodule_imported_later_is_the_same_module_object": """
         import sys
         import fake_torch
         fake_torch.install()
@@ -82,11 +83,8 @@ def test_submodule_imported_later_is_the_same_module_object() -> None:
         assert bench.__name__ == "fake_torch._tools._bench"
         assert bench.__spec__.name == "fake_torch._tools._bench"
         print("ok")
-    """))
-
-
-def test_import_of_a_torch_module_fake_torch_lacks_names_it() -> None:
-    _ok(_python("""
+    """,
+    "import_of_a_torch_module_fake_torch_lacks_names_it": """
         import fake_torch
         fake_torch.install()
         try:
@@ -97,7 +95,53 @@ def test_import_of_a_torch_module_fake_torch_lacks_names_it() -> None:
         else:
             raise AssertionError("import torch.fft should fail")
         print("ok")
-    """))
+    """,
+}
+
+_RUN_CASES = """
+import contextlib, io, json, sys, textwrap, traceback
+results = {}
+for name, code in json.loads(sys.argv[1]).items():
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(textwrap.dedent(code), name, "exec"), {"__name__": "__main__"})
+        error = ""
+    except BaseException:
+        error = traceback.format_exc()
+    results[name] = {"stdout": out.getvalue(), "error": error}
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, Any]:
+    """Each of INSTALLED_CASES' output and error ("": none)."""
+    done = _python(_RUN_CASES, json.dumps(INSTALLED_CASES))
+    assert done.returncode == 0, done.stderr
+    results: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return results
+
+
+def _ok_case(results: dict[str, Any], name: str) -> None:
+    assert not results[name]["error"], results[name]["error"]
+    assert results[name]["stdout"].strip().endswith("ok"), results[name]["stdout"]
+
+
+def test_install_makes_import_torch_mean_fake_torch(cases: dict[str, Any]) -> None:
+    _ok_case(cases, "install_makes_import_torch_mean_fake_torch")
+
+
+def test_install_resolves_nn_functional_and_cuda(cases: dict[str, Any]) -> None:
+    _ok_case(cases, "install_resolves_nn_functional_and_cuda")
+
+
+def test_submodule_imported_later_is_the_same_module_object(cases: dict[str, Any]) -> None:
+    _ok_case(cases, "submodule_imported_later_is_the_same_module_object")
+
+
+def test_import_of_a_torch_module_fake_torch_lacks_names_it(cases: dict[str, Any]) -> None:
+    _ok_case(cases, "import_of_a_torch_module_fake_torch_lacks_names_it")
 
 
 def test_installed_context_restores_sys_modules() -> None:

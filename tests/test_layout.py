@@ -71,13 +71,20 @@ def _round_trip(fake: bool, path: Path, device: str) -> Any:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_safetensors_save_file_load_file_as_torch(tmp_path: Path, device: str) -> None:
+@pytest.fixture(scope="module")
+def torch_round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, bytes]:
+    """The oracle, once for every device: real torch's round trip, and the file it wrote."""
     pytest.importorskip("safetensors")
+    path = tmp_path_factory.mktemp("safetensors") / "theirs.safetensors"
+    return _round_trip(False, path, "cpu"), path.read_bytes()
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_safetensors_save_file_load_file_as_torch(tmp_path: Path, device: str,
+                                                  torch_round_trip: tuple[Any, bytes]) -> None:
+    theirs, their_bytes = torch_round_trip
     ours = _round_trip(True, tmp_path / "ours.safetensors", device)
-    theirs = _round_trip(False, tmp_path / "theirs.safetensors", "cpu")
     assert [r[:3] for r in ours] == [r[:3] for r in theirs]
     assert {r[3] for r in ours} == {"cuda:0" if device == "cuda" else "cpu"}
     # the same file format: the bytes fake_torch wrote are the bytes torch wrote
-    assert (tmp_path / "ours.safetensors").read_bytes() == \
-        (tmp_path / "theirs.safetensors").read_bytes()
+    assert (tmp_path / "ours.safetensors").read_bytes() == their_bytes

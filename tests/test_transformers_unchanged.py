@@ -1,19 +1,20 @@
 """HuggingFace transformers 5.x, unchanged, on fake_torch against real torch (issue 23).
 
 Written against transformers 5.25.0 (huggingface_hub 2.4.0, tokenizers 0.23.3, safetensors
-0.8.0) and real torch 2.13.0+cpu. Skipped unless transformers and real torch are importable
-in this interpreter (pip install 'transformers>=5,<6' --no-deps and its few pure-Python
+0.8.0) and real torch 2.13.0+cpu. Skipped unless transformers is installed and real torch
+importable in this interpreter (pip install 'transformers>=5,<6' --no-deps and its few pure-Python
 dependencies: it must not bring another torch).
 
 tests/thirdparty/transformers_run.py writes tiny random Llama, Qwen2, Mistral, Qwen3 and
 Mixtral checkpoints with real torch (`save_pretrained`, safetensors; hidden 64, 2 layers, 4
-heads / 2 kv heads, vocab 128, seed 0), then loads each with `AutoModelForCausalLM.
-from_pretrained` twice, in two processes: fake_torch installed as torch on device "cuda", and
-real torch on the CPU. Each greedily generates 8 tokens for two prompts (token ids given,
-no tokenizer) in four modes: `eager` (DynamicCache), `static` (cache_implementation="static",
-StaticCache), `auto` (static cache and transformers' own compile of the decode steps:
-torch.compile(mode="reduce-overhead"), which it does on a cuda device; real torch on the CPU
-runs it as `static`) and `compile` (model.forward = torch.compile(model.forward)). Checked:
+heads / 2 kv heads, vocab 128, seed 0; in the process that then runs them on real torch),
+then loads each with `AutoModelForCausalLM.from_pretrained` twice, in two processes:
+fake_torch installed as torch on device "cuda", and real torch on the CPU. Each greedily
+generates 8 tokens for two prompts (token ids given, no tokenizer) in four modes: `eager`
+(DynamicCache), `static` (cache_implementation="static", StaticCache), `auto` (static cache
+and transformers' own compile of the decode steps: torch.compile(mode="reduce-overhead"),
+which it does on a cuda device; real torch on the CPU runs it as `static`) and `compile`
+(model.forward = torch.compile(model.forward)). Checked:
   - the forward's logits agree within float32 tolerance;
   - every mode's tokens equal real torch's, and each step's scores agree until then (a token
     may differ only where real torch's two best scores tie within the tolerance);
@@ -30,18 +31,23 @@ on the CPU for the same step (tests/oracles.py's torch_launches).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-pytest.importorskip("transformers", reason="transformers 5.x is not installed: pip install "
-                    "'transformers>=5,<6' to run HuggingFace models unchanged on fake_torch")
+# (looked up, not imported: only the drivers import it, and an import here would cost every
+# pytest process that collects this file half a second)
+if importlib.util.find_spec("transformers") is None:
+    pytest.skip("transformers 5.x is not installed: pip install 'transformers>=5,<6' to run "
+                "HuggingFace models unchanged on fake_torch", allow_module_level=True)
 torch = pytest.importorskip("torch", reason="real torch (CPU build) not installed")
 if "fake" in torch.__version__:
     pytest.skip("the oracle needs the real torch in this interpreter", allow_module_level=True)
@@ -64,13 +70,15 @@ H200_EXACT = ("llama", "qwen2", "mistral", "qwen3")
 EXACT_MODES = ("eager", "static", "auto")
 
 
-def _run(commands: dict[str, list[str]]) -> None:
+def _start(cmd: list[str]) -> subprocess.Popen[str]:
     env = os.environ | {"PYTHONPATH": os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
-    procs = {key: subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-             for key, cmd in commands.items()}
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _wait(procs: dict[str, subprocess.Popen[str]]) -> None:
     for key, proc in procs.items():
         out, err = proc.communicate(timeout=TIMEOUT_S)
         if proc.returncode != 0:
@@ -82,9 +90,22 @@ def _run(commands: dict[str, list[str]]) -> None:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """'fake' / 'real' -> the driver's report: per model, logits and each mode's runs."""
     tmp = tmp_path_factory.mktemp("transformers")
-    _run({"write": [sys.executable, str(DRIVER), "write", str(tmp / "ckpt")]})
-    _run({which: [sys.executable, str(DRIVER), "run", "--torch", which, str(tmp / "ckpt"),
-                  str(tmp / f"{which}.json")] for which in ("fake", "real")})
+    ckpt = tmp / "ckpt"
+    # real torch writes the checkpoints, then runs them (one start-up of torch and
+    # transformers for both); fake_torch's run starts once they are written
+    real = _start([sys.executable, str(DRIVER), "run", "--torch", "real", "--write", str(ckpt),
+                   str(tmp / "real.json")])
+    deadline = time.monotonic() + TIMEOUT_S
+    while not (ckpt / "written").exists() and real.poll() is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not (ckpt / "written").exists():
+        real.kill()
+        _wait({"real": real})  # (its error, or the time it ran out of)
+        pytest.fail(f"real: no checkpoints after {TIMEOUT_S} s", pytrace=False)
+    fake = _start([sys.executable, str(DRIVER), "run", "--torch", "fake", str(ckpt),
+                   str(tmp / "fake.json")])
+    _wait({"fake": fake, "real": real})
     return {which: json.loads((tmp / f"{which}.json").read_text())["models"]
             for which in ("fake", "real")}
 

@@ -2,6 +2,8 @@
 
     python tests/thirdparty/transformers_run.py write CKPT_DIR      (real torch: the checkpoints)
     python tests/thirdparty/transformers_run.py run --torch fake CKPT_DIR OUT.json [MODEL...]
+    python tests/thirdparty/transformers_run.py run --torch real --write CKPT_DIR OUT.json
+                                                  (`write`, then `run`: one start-up of torch)
 
 `write` builds each tiny model of MODELS from its config with real torch under a fixed seed
 and saves it with `save_pretrained` (safetensors) into CKPT_DIR/<name>. `run` installs
@@ -64,6 +66,9 @@ GPU_MODES = {"qwen2": MODES[:3], "mistral": MODES[:3], "qwen3": MODES[:3]}  # in
 # compiles take a GPU run's minutes: torch.compile(model.forward) on Llama and Mixtral only
 
 
+WRITTEN = "written"  # the file `write` leaves in CKPT_DIR last
+
+
 def write(ckpt: Path) -> None:
     """Each model of MODELS, randomly initialised by real torch under SEED, saved."""
     import torch
@@ -75,6 +80,7 @@ def write(ckpt: Path) -> None:
         auto: Any = transformers.AutoModelForCausalLM
         model = auto.from_config(config)
         model.save_pretrained(ckpt / name)
+    (ckpt / WRITTEN).touch()  # the checkpoints are complete: another process may load them
 
 
 class LaunchProbe:
@@ -238,6 +244,7 @@ def main() -> None:
     w.add_argument("ckpt", type=Path)
     r = sub.add_parser("run")
     r.add_argument("--torch", choices=("fake", "real", "gpu"), required=True)
+    r.add_argument("--write", action="store_true", help="write the checkpoints first")
     r.add_argument("ckpt", type=Path)
     r.add_argument("out", type=Path)
     r.add_argument("models", nargs="*", default=list(MODELS))
@@ -247,6 +254,8 @@ def main() -> None:
     if args.cmd == "write":
         write(args.ckpt)
     else:
+        if args.write:
+            write(args.ckpt)
         run(args.torch, args.ckpt, args.models, args.out)
     sys.exit(0)
 
