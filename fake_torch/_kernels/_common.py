@@ -7,6 +7,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from fake_torch import _meta, _opdef
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
 from fake_torch._simulated import _dispatch, _machine
@@ -26,8 +28,15 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
     On meta: a buffer of zero pages that costs no memory (fake_torch/_meta.py)."""
     try:
         on_cuda = dev.type == "cuda"
-        if not on_cuda and dev.type == "meta":
-            return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
+        if not on_cuda:
+            if dev.type == "meta":
+                return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
+            if _dispatch._local.modes[-1] is _dispatch._EAGER:  # eager cpu: Mode.allocate's
+                # cpu branch, without its two calls
+                a = np.empty(shape, dt.np)
+                if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major
+                    a = np.ndarray(shape, dt.np, buffer=a)
+                return Tensor._make(a, dev, None, dt)
         if on_cuda and dev.index != _machine.MACHINE.thread.index:
             with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its allocator)
                 a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
