@@ -176,3 +176,36 @@ def test_linear_into_its_output_matches_the_general_addmm_kernel(
                   acc=np.dtype(dtype))
     assert same_bits(ours.numpy(force=True), general)
     assert names == ["addmm"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape, dim", [((64,), -1), ((64,), 0), ((3, 5), 1), ((3, 5), 0),
+                                        ((), 0), ((0,), 0)])
+def test_softmax_bound_kernel_matches_the_kernel_with_params(
+        device: str, dtype: str, log: bool, shape: tuple[int, ...], dim: int) -> None:
+    """softmax launches a kernel bound once per (axis, acc, log, 1-d) (a 1-d input: scalar
+    reductions); the oracle is `_softmax_kernel` called with its params, into the same dtype."""
+    from fake_torch._kernels import reduction_scan
+    from fake_torch._kernels._reduce_util import acc_np
+
+    values = np.array(_values(shape, "float32", 3) / 100, NP_DTYPE[dtype])
+    values[np.isinf(values)] = 7.0  # (inf rows are the general tests'; one nan stays)
+    x = ft.tensor(values, device=device)
+    fn = ft.log_softmax if log else ft.softmax
+    with launches() as names:
+        ours = fn(x, dim=dim)
+    dt = x.dtype
+    expected = np.empty(shape, NP_DTYPE[dtype])
+    if expected.size:
+        reduction_scan._softmax_kernel(expected, values, axis=dim % max(len(shape), 1)
+                                       if shape else None, acc=acc_np(dt), log=log)
+    assert ours.dtype is dt and ours.stride() == ft.empty(shape).stride()
+    assert same_bits(ours.numpy(force=True), expected)
+    op = "_log_softmax" if log else "_softmax"
+    assert names == ([op] if device == "cuda" and 0 not in shape else [])
+    again = reduction_scan.softmax_kernel_of(dim % max(len(shape), 1) if shape else None,
+                                             acc_np(dt), log, len(shape) == 1)
+    assert again is reduction_scan.softmax_kernel_of(
+        dim % max(len(shape), 1) if shape else None, acc_np(dt), log, len(shape) == 1)

@@ -216,7 +216,7 @@ def dense_strides_like(shape: Shape, strides: Shape) -> Shape:
 
 def wrap(base: Tensor, a: np.ndarray) -> Tensor:
     """A numpy view of `base`'s memory as a Tensor on `base`'s device and storage."""
-    return Tensor._make(a, base.device, base._storage)
+    return Tensor._make(a, base._device, base._storage)
 
 
 def _root(t: Tensor) -> np.ndarray:
@@ -244,8 +244,7 @@ def reshaped(t: Tensor, shape: Sequence[int], strides: Sequence[int]) -> Tensor:
     v = a.reshape(shape)
     itemsize = a.itemsize
     owner = a.base if isinstance(a.base, np.ndarray) else a  # numpy collapses view chains
-    if v.base is owner and v.strides == tuple(
-            s * itemsize for s in strides):
+    if v.base is owner and v.strides == tuple([s * itemsize for s in strides]):
         return wrap(t, v)
     return restride(t, shape, strides)
 

@@ -67,7 +67,11 @@ def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     target = _view_target(self, shape, kwargs, self.numel())
     if isinstance(target, dtype):
         return view_from(self, view_dtype_geometry(self, target), target)
-    return reshaped(self, target, _checked_view_strides(self, target))
+    a = self._a  # (the geometry from the array: no Size to build)
+    strides = view_strides(a.shape, tuple([s // a.itemsize for s in a.strides]), target)
+    if strides is None:
+        raise RuntimeError(_VIEW_HINT)
+    return reshaped(self, target, strides)
 
 
 @register_meta("Tensor.view")
