@@ -209,3 +209,58 @@ def test_softmax_bound_kernel_matches_the_kernel_with_params(
                                              acc_np(dt), log, len(shape) == 1)
     assert again is reduction_scan.softmax_kernel_of(
         dim % max(len(shape), 1) if shape else None, acc_np(dt), log, len(shape) == 1)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+def test_mm_bound_kernel_matches_the_kernel_with_params(device: str, dtype: str) -> None:
+    """mm launches the product kernel bound once per accumulation dtype; the oracle is
+    `_matmul_kernel` called with its `acc` param (bmm's, dot's and mv's launch)."""
+    from fake_torch._kernels import linalg
+    from fake_torch._kernels._reduce_util import acc_np
+
+    a = np.array(_values((8, 5), "float32", 4) / 1e3, NP_DTYPE[dtype])
+    b = np.array(_values((5, 3), "float32", 5) / 1e3, NP_DTYPE[dtype])
+    x, y = ft.tensor(a, device=device), ft.tensor(b, device=device)
+    with launches() as names:
+        ours = x @ y
+    expected = np.empty((8, 3), NP_DTYPE[dtype])
+    linalg._matmul_kernel(expected, a, b, acc=acc_np(x.dtype))
+    assert ours.dtype is x.dtype and ours.stride() == (3, 1)
+    assert same_bits(ours.numpy(force=True), expected)
+    assert names == (["mm"] if device == "cuda" else [])
+    assert linalg.matmul_kernel_of(acc_np(x.dtype)) is linalg.matmul_kernel_of(acc_np(x.dtype))
+
+
+@pytest.mark.parametrize("shape", [(64,), (0, 3)])
+def test_eager_cpu_launch_skips_the_door_as_its_general_path_would(
+        shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An eager cpu kernel runs without the door's calls: the same values as through the door
+    (a spy door, which the general path takes, hears none of it), an empty output runs no
+    kernel; an input check (the sanitizer's) still sees every cpu launch through the door."""
+    from fake_torch._kernels import _common
+    from fake_torch._simulated import _dispatch
+
+    seen: list[str] = []
+    door = _dispatch.launch
+    monkeypatch.setattr(_dispatch, "launch", lambda op, *args, **kwargs: (
+        seen.append(op), door(op, *args, **kwargs))[1])
+    x = ft.tensor(np.arange(float(np.prod(shape)), dtype=np.float32).reshape(shape))
+    ran: list[int] = []
+
+    def kernel(out: np.ndarray, a: np.ndarray, *, k: float) -> None:
+        ran.append(1)
+        np.multiply(a, k, out=out)
+
+    out = _common.new_tensor_exact(x._a.shape, x.dtype, x.device)
+    _common.launch("mul", kernel, out, (x,), {"k": 2.0})
+    assert seen == [] and ran == ([1] if out.numel() else [])
+    assert np.array_equal(out.numpy(), x.numpy() * 2)
+    registration = _dispatch.add_input_check(lambda op, outs, inputs, kind: seen.append(kind))
+    try:
+        _common.launch("mul", kernel, out, (x,), {"k": 3.0})
+    finally:
+        registration.remove()
+    # (an empty output: the door returns before its checks, as before any launch)
+    assert seen == (["mul", "kernel"] if out.numel() else ["mul"])
+    assert np.array_equal(out.numpy(), x.numpy() * 3)
