@@ -264,3 +264,37 @@ def test_eager_cpu_launch_skips_the_door_as_its_general_path_would(
     # (an empty output: the door returns before its checks, as before any launch)
     assert seen == (["mul", "kernel"] if out.numel() else ["mul"])
     assert np.array_equal(out.numpy(), x.numpy() * 3)
+
+
+_SLICES = [slice(None), slice(2, 10), slice(-5, None), slice(None, -1), slice(1, 100),
+           slice(-100, 3), slice(3, 3), slice(4, 5), slice(0, 8, 2), Ellipsis]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "meta"])
+@pytest.mark.parametrize("seed", range(40))
+def test_slices_view_matches_the_slice_by_slice_path(device: str, seed: int) -> None:
+    """`x[a:b, ..., c:d]` is one numpy slicing when every slice keeps 2+ elements (else the
+    general path): the same shape, strides, storage offset and storage as `_apply_slicing`,
+    and no launch; a bad index still raises the general path's error."""
+    from fake_torch._kernels import indexing
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(1 if seed % 4 == 0 else 6, 9, rng.integers(0, 4)))
+    base = ft.arange(4 * 8 * 8 * 8, device=device).reshape(4, 8, 8, 8)
+    x = base[(0,) * (4 - len(shape)) + tuple(slice(0, s) for s in shape)]
+    items = tuple(_SLICES[i] for i in rng.integers(0, len(_SLICES), rng.integers(1, 5)))
+    try:
+        sliced, indices = indexing._apply_slicing(x, items)
+    except IndexError as e:
+        with pytest.raises(IndexError, match=str(e).split("(")[0]):
+            x[items]
+        return
+    general = indexing._alias(sliced) if sliced is x else sliced
+    with launches() as names:
+        ours = x[items]
+    assert not indices and names == []
+    assert ours.shape == general.shape and ours.stride() == general.stride()
+    assert ours.storage_offset() == general.storage_offset()
+    assert ours.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    if device != "meta":
+        assert np.array_equal(ours.numpy(force=True), general.numpy(force=True))
