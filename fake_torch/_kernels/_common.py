@@ -37,7 +37,10 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
                 if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major
                     a = np.ndarray(shape, dt.np, buffer=a)
                 return Tensor._make(a, dev, None, dt)
-        if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        # (one GPU: the current device is cuda:0, set_device allows no other; the thread-local
+        # read costs more than the rest of the test, and a cuda op pays it twice)
+        if (on_cuda and len(_machine.MACHINE.devices) > 1
+                and dev.index != _machine.MACHINE.thread.index):
             with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its allocator)
                 a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
         else:
@@ -95,7 +98,8 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
                         if isinstance(x, Tensor) else x for x in inputs])
     else:
         arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
-    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+    if (on_cuda and len(_machine.MACHINE.devices) > 1  # (see new_tensor_exact)
+            and dev.index != _machine.MACHINE.thread.index):
         with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
             _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
         return
