@@ -13,6 +13,7 @@ a subclass's ops return that subclass.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -444,9 +445,11 @@ def _stride(t: Tensor, dim: int | None = None) -> Any:
 
 
 def _storage_offset(t: Tensor) -> int:
-    base = base_array(t._a)
-    start = int(t._a.__array_interface__["data"][0])
-    return (start - int(base.__array_interface__["data"][0])) // t._a.itemsize
+    a = t._a
+    if a.base is None:  # an array that owns its memory starts its storage
+        return 0
+    # (one address read: the view's; its storage root's is read once per root)
+    return (int(a.__array_interface__["data"][0]) - root_address(base_array(a))) // a.itemsize
 
 
 def _is_contiguous(t: Tensor, memory_format: memory_format = contiguous_format) -> bool:
@@ -545,6 +548,22 @@ def base_array(a: np.ndarray) -> np.ndarray:
             root = base
         base = getattr(base, "base", None)
     return root
+
+
+_root_addresses: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
+
+
+def root_address(root: np.ndarray) -> int:
+    """A storage root's data address, cached: roots live long, and numpy's
+    `__array_interface__` builds a whole dict for it (the weakref guards id reuse)."""
+    hit = _root_addresses.get(id(root))
+    if hit is not None and hit[0]() is root:
+        return hit[1]
+    if len(_root_addresses) > 4096:
+        _root_addresses.clear()
+    addr = int(root.__array_interface__["data"][0])
+    _root_addresses[id(root)] = (weakref.ref(root), addr)
+    return addr
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

@@ -176,3 +176,128 @@ def test_linear_into_its_output_matches_the_general_addmm_kernel(
                   acc=np.dtype(dtype))
     assert same_bits(ours.numpy(force=True), general)
     assert names == ["addmm"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape, dim", [((64,), -1), ((64,), 0), ((3, 5), 1), ((3, 5), 0),
+                                        ((), 0), ((0,), 0)])
+def test_softmax_bound_kernel_matches_the_kernel_with_params(
+        device: str, dtype: str, log: bool, shape: tuple[int, ...], dim: int) -> None:
+    """softmax launches a kernel bound once per (axis, acc, log, 1-d) (a 1-d input: scalar
+    reductions); the oracle is `_softmax_kernel` called with its params, into the same dtype."""
+    from fake_torch._kernels import reduction_scan
+    from fake_torch._kernels._reduce_util import acc_np
+
+    values = np.array(_values(shape, "float32", 3) / 100, NP_DTYPE[dtype])
+    values[np.isinf(values)] = 7.0  # (inf rows are the general tests'; one nan stays)
+    x = ft.tensor(values, device=device)
+    fn = ft.log_softmax if log else ft.softmax
+    with launches() as names:
+        ours = fn(x, dim=dim)
+    dt = x.dtype
+    expected = np.empty(shape, NP_DTYPE[dtype])
+    if expected.size:
+        reduction_scan._softmax_kernel(expected, values, axis=dim % max(len(shape), 1)
+                                       if shape else None, acc=acc_np(dt), log=log)
+    assert ours.dtype is dt and ours.stride() == ft.empty(shape).stride()
+    assert same_bits(ours.numpy(force=True), expected)
+    op = "_log_softmax" if log else "_softmax"
+    assert names == ([op] if device == "cuda" and 0 not in shape else [])
+    again = reduction_scan.softmax_kernel_of(dim % max(len(shape), 1) if shape else None,
+                                             acc_np(dt), log, len(shape) == 1)
+    assert again is reduction_scan.softmax_kernel_of(
+        dim % max(len(shape), 1) if shape else None, acc_np(dt), log, len(shape) == 1)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+def test_mm_bound_kernel_matches_the_kernel_with_params(device: str, dtype: str) -> None:
+    """mm launches the product kernel bound once per accumulation dtype; the oracle is
+    `_matmul_kernel` called with its `acc` param (bmm's, dot's and mv's launch)."""
+    from fake_torch._kernels import linalg
+    from fake_torch._kernels._reduce_util import acc_np
+
+    a = np.array(_values((8, 5), "float32", 4) / 1e3, NP_DTYPE[dtype])
+    b = np.array(_values((5, 3), "float32", 5) / 1e3, NP_DTYPE[dtype])
+    x, y = ft.tensor(a, device=device), ft.tensor(b, device=device)
+    with launches() as names:
+        ours = x @ y
+    expected = np.empty((8, 3), NP_DTYPE[dtype])
+    linalg._matmul_kernel(expected, a, b, acc=acc_np(x.dtype))
+    assert ours.dtype is x.dtype and ours.stride() == (3, 1)
+    assert same_bits(ours.numpy(force=True), expected)
+    assert names == (["mm"] if device == "cuda" else [])
+    assert linalg.matmul_kernel_of(acc_np(x.dtype)) is linalg.matmul_kernel_of(acc_np(x.dtype))
+
+
+@pytest.mark.parametrize("shape", [(64,), (0, 3)])
+def test_eager_cpu_launch_skips_the_door_as_its_general_path_would(
+        shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An eager cpu kernel runs without the door's calls: the same values as through the door
+    (a spy door, which the general path takes, hears none of it), an empty output runs no
+    kernel; an input check (the sanitizer's) still sees every cpu launch through the door."""
+    from fake_torch._kernels import _common
+    from fake_torch._simulated import _dispatch
+
+    seen: list[str] = []
+    door = _dispatch.launch
+    # (nobody checking buffers: an inductor cudagraph tree, once used, checks them for good)
+    monkeypatch.setattr(_dispatch, "_input_checks", [])
+    monkeypatch.setattr(_dispatch, "launch", lambda op, *args, **kwargs: (
+        seen.append(op), door(op, *args, **kwargs))[1])
+    x = ft.tensor(np.arange(float(np.prod(shape)), dtype=np.float32).reshape(shape))
+    ran: list[int] = []
+
+    def kernel(out: np.ndarray, a: np.ndarray, *, k: float) -> None:
+        ran.append(1)
+        np.multiply(a, k, out=out)
+
+    out = _common.new_tensor_exact(x._a.shape, x.dtype, x.device)
+    _common.launch("mul", kernel, out, (x,), {"k": 2.0})
+    assert seen == []
+    assert ran == ([1] if out.numel() else [])
+    assert np.array_equal(out.numpy(), x.numpy() * 2)
+    registration = _dispatch.add_input_check(lambda op, outs, inputs, kind: seen.append(kind))
+    try:
+        _common.launch("mul", kernel, out, (x,), {"k": 3.0})
+    finally:
+        registration.remove()
+    # (an empty output: the door returns before its checks, as before any launch)
+    assert seen == (["mul", "kernel"] if out.numel() else ["mul"])
+    assert np.array_equal(out.numpy(), x.numpy() * 3)
+
+
+_SLICES = [slice(None), slice(2, 10), slice(-5, None), slice(None, -1), slice(1, 100),
+           slice(-100, 3), slice(3, 3), slice(4, 5), slice(0, 8, 2), Ellipsis]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "meta"])
+@pytest.mark.parametrize("seed", range(40))
+def test_slices_view_matches_the_slice_by_slice_path(device: str, seed: int) -> None:
+    """`x[a:b, ..., c:d]` is one numpy slicing when every slice keeps 2+ elements (else the
+    general path): the same shape, strides, storage offset and storage as `_apply_slicing`,
+    and no launch; a bad index still raises the general path's error."""
+    from fake_torch._kernels import indexing
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(1 if seed % 4 == 0 else 6, 9, rng.integers(0, 4)))
+    base = ft.arange(4 * 8 * 8 * 8, device=device).reshape(4, 8, 8, 8)
+    x = base[(0,) * (4 - len(shape)) + tuple(slice(0, s) for s in shape)]
+    items = tuple(_SLICES[i] for i in rng.integers(0, len(_SLICES), rng.integers(1, 5)))
+    try:
+        sliced, indices = indexing._apply_slicing(x, items)
+    except IndexError as e:
+        with pytest.raises(IndexError, match=str(e).split("(")[0]):
+            x[items]
+        return
+    general = indexing._alias(sliced) if sliced is x else sliced
+    with launches() as names:
+        ours = x[items]
+    assert not indices and names == []
+    assert ours.shape == general.shape and ours.stride() == general.stride()
+    assert ours.storage_offset() == general.storage_offset()
+    assert ours.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    if device != "meta":
+        assert np.array_equal(ours.numpy(force=True), general.numpy(force=True))

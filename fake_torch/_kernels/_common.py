@@ -7,6 +7,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from fake_torch import _meta, _opdef
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
 from fake_torch._simulated import _dispatch, _machine
@@ -26,9 +28,19 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
     On meta: a buffer of zero pages that costs no memory (fake_torch/_meta.py)."""
     try:
         on_cuda = dev.type == "cuda"
-        if not on_cuda and dev.type == "meta":
-            return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
-        if on_cuda and dev.index != _machine.MACHINE.thread.index:
+        if not on_cuda:
+            if dev.type == "meta":
+                return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
+            if _dispatch._local.modes[-1] is _dispatch._EAGER:  # eager cpu: Mode.allocate's
+                # cpu branch, without its two calls
+                a = np.empty(shape, dt.np)
+                if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major
+                    a = np.ndarray(shape, dt.np, buffer=a)
+                return Tensor._make(a, dev, None, dt)
+        # (one GPU: the current device is cuda:0, set_device allows no other; the thread-local
+        # read costs more than the rest of the test, and a cuda op pays it twice)
+        if (on_cuda and len(_machine.MACHINE.devices) > 1
+                and dev.index != _machine.MACHINE.thread.index):
             with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its allocator)
                 a, storage = _dispatch.allocate(shape, dt.np, on_cuda)
         else:
@@ -61,9 +73,22 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
         if dev is None:
             dev = outs[0]._device if outs else CPU
     on_cuda = dev.type == "cuda"
-    if not on_cuda and dev.type == "meta":
-        meta_launch(op)
-        return
+    if not on_cuda:
+        if dev.type == "meta":
+            meta_launch(op)
+            return
+        if (_dispatch._local.modes[-1] is _dispatch._EAGER and kind == "kernel"
+                and not _dispatch._input_checks):
+            # an eager cpu kernel, nobody checking its buffers: what the door's general path
+            # does for it (counts nothing, runs it now), without its calls
+            if out_arrays and out_arrays[0].size == 0 and _dispatch._all_empty(out_arrays):
+                return  # (CUDA torch's empty-output rule, as the door keeps it on cpu too)
+            arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
+            if params:
+                kernel(*out_arrays, *arrays, **params)
+            else:
+                kernel(*out_arrays, *arrays)
+            return
     # list comprehensions, not generators: this runs once per launch
     if on_cuda and kind == "kernel":
         # a cpu tensor operand of a cuda kernel (a 0-dim one: `x * s`) is read on the host at
@@ -73,7 +98,8 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
                         if isinstance(x, Tensor) else x for x in inputs])
     else:
         arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
-    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+    if (on_cuda and len(_machine.MACHINE.devices) > 1  # (see new_tensor_exact)
+            and dev.index != _machine.MACHINE.thread.index):
         with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
             _dispatch.launch(op, kernel, out_arrays, arrays, params, on_cuda=on_cuda, kind=kind)
         return

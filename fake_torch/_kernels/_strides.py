@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import operator
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ from fake_torch._memory_format import is_contiguous as is_contiguous  # re-expor
 from fake_torch._memory_format import memory_format, preserve_format, strides_for
 from fake_torch._meta_registrations import TensorMeta
 from fake_torch._sym import SymInt
-from fake_torch._tensor import Tensor
+from fake_torch._tensor import Tensor, root_address
 from fake_torch._torch_device import device
 
 Shape = tuple[int, ...]
@@ -217,7 +216,7 @@ def dense_strides_like(shape: Shape, strides: Shape) -> Shape:
 
 def wrap(base: Tensor, a: np.ndarray) -> Tensor:
     """A numpy view of `base`'s memory as a Tensor on `base`'s device and storage."""
-    return Tensor._make(a, base.device, base._storage)
+    return Tensor._make(a, base._device, base._storage)
 
 
 def _root(t: Tensor) -> np.ndarray:
@@ -234,19 +233,8 @@ def _address(a: np.ndarray) -> int:
     return int(a.__array_interface__["data"][0])
 
 
-_root_addresses: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
-
-
 def _root_address(root: np.ndarray) -> int:
-    """A storage root's address, cached (roots live long; the weakref guards id reuse)."""
-    hit = _root_addresses.get(id(root))
-    if hit is not None and hit[0]() is root:
-        return hit[1]
-    if len(_root_addresses) > 4096:
-        _root_addresses.clear()
-    addr = _address(root)
-    _root_addresses[id(root)] = (weakref.ref(root), addr)
-    return addr
+    return root_address(root)
 
 
 def reshaped(t: Tensor, shape: Sequence[int], strides: Sequence[int]) -> Tensor:
@@ -256,8 +244,7 @@ def reshaped(t: Tensor, shape: Sequence[int], strides: Sequence[int]) -> Tensor:
     v = a.reshape(shape)
     itemsize = a.itemsize
     owner = a.base if isinstance(a.base, np.ndarray) else a  # numpy collapses view chains
-    if v.base is owner and v.strides == tuple(
-            s * itemsize for s in strides):
+    if v.base is owner and v.strides == tuple([s * itemsize for s in strides]):
         return wrap(t, v)
     return restride(t, shape, strides)
 
@@ -266,7 +253,17 @@ def restride(t: Tensor, shape: Sequence[int], strides: Sequence[int], byte_offse
              dt: dtype | None = None) -> Tensor:
     """A view of t's storage: `shape` and element `strides` (of `dt`, default t's dtype),
     starting `byte_offset` bytes after t's first element. No copy, no launch."""
-    np_dtype = t._a.dtype if dt is None else dt.np
+    a = t._a
+    if byte_offset == 0 and dt is None and a.flags.c_contiguous:
+        # the common case, a view from t's first element of a row-major t: numpy lays it over
+        # t's own buffer (its base, as any view's, the storage's root), no address read; it
+        # refuses a view that would reach past t's end, which the general path lays out
+        try:
+            return wrap(t, np.ndarray(tuple(shape), a.dtype, buffer=a,
+                                      strides=tuple([s * a.itemsize for s in strides])))
+        except ValueError:
+            pass
+    np_dtype = a.dtype if dt is None else dt.np
     itemsize = np_dtype.itemsize
     root = _root(t)
     start = _address(t._a) - _root_address(root) + byte_offset

@@ -29,7 +29,9 @@ from fake_torch._tensor import Tensor, wrap_dim
 @method(VIEW)
 def expand(self: Tensor, *sizes: Any) -> Tensor:
     """A stride-0 view that repeats size-1 dims (and new leading dims); -1 keeps a size."""
-    shape, strides, _ = expand_geometry(self, sizes)
+    a = self._a  # (the geometry from the array: the storage offset, unused here, unread)
+    g = (a.shape, tuple([s // a.itemsize for s in a.strides]), 0)
+    shape, strides, _ = expand_geometry(self, sizes, g)
     return restride(self, shape, strides)
 
 

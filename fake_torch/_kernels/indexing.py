@@ -35,7 +35,7 @@ from fake_torch._kernels._strides import (
 )
 from fake_torch._kernels.advanced_index import Plan, index_put_, index_tensor
 from fake_torch._kernels.shape import expand, unsqueeze, unsqueeze_geometry, view
-from fake_torch._kernels.split import select_geometry, slice_dim, slice_geometry
+from fake_torch._kernels.split import select_geometry, slice_bounds, slice_dim, slice_geometry
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, VIEW, Break, dynamic_shape, method
 from fake_torch._simulated import _dispatch
@@ -92,6 +92,45 @@ def _slice_bounds(t: Any, dim: int, s: slice) -> tuple[Any, Any, Any] | None:
     start = None if s.start is None else sym_index(s.start)
     stop = None if s.stop is None else sym_index(s.stop)
     return start, stop, step
+
+
+def _slices_view(t: Tensor, items: tuple[Any, ...]) -> Tensor | None:
+    """x[a:b, ..., c:d] (the common index of model code): slices of int or None bounds and no
+    step, at most one Ellipsis, no more slices than dims, each keeping 2+ elements, as ONE
+    numpy slicing: the view `_apply_slicing` makes slice by slice (numpy's slice of 2+
+    elements has torch's strides and offset). None: any other index, the general path's."""
+    a = t._a
+    shape = a.shape
+    ndim = len(shape)
+    n_items = len(items)
+    if not items or n_items > ndim + 1:
+        return None
+    out: list[Any] = []
+    dim = 0
+    for obj in items:
+        if obj.__class__ is slice:
+            start, stop = obj.start, obj.stop
+            if obj.step is not None or dim >= ndim:
+                return None
+            if start is None and stop is None:
+                out.append(obj)
+            elif ((start is None or start.__class__ is int)
+                  and (stop is None or stop.__class__ is int)):
+                lo, n = slice_bounds(shape[dim], start, stop, 1)
+                if n < 2:
+                    return None  # (numpy normalises a 0- or 1-element slice; torch does not)
+                out.append(slice(lo, lo + n))
+            else:
+                return None
+            dim += 1
+        elif obj is Ellipsis and Ellipsis not in out:
+            if n_items - 1 > ndim:
+                return None
+            dim += ndim - (n_items - 1)
+            out.append(obj)
+        else:
+            return None
+    return wrap(t, a[tuple(out)])
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -404,6 +443,10 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     if isinstance(index, bool):
         result = unsqueeze(self, 0)
         return index_tensor(result, [_bool_scalar_index(result, index)])
+    if index.__class__ is tuple:
+        view = _slices_view(self, index)
+        if view is not None:
+            return view
     sliced, indices = _apply_slicing(self, _as_tuple(index))
     if not indices:
         return _alias(sliced) if sliced is self else sliced

@@ -31,6 +31,7 @@ from fake_torch._kernels._strides import same_meta
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import COMPOSITE, EXTERN, method, op
+from fake_torch._simulated._dispatch import Kernel
 from fake_torch._tensor import Number, Tensor
 from fake_torch._torch_device import device
 
@@ -62,7 +63,7 @@ def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return _mm_out(input, mat2, out, dev)
     result = new_tensor_exact(shape, dt, dev)
-    launch("mm", _matmul_kernel, result, (input, mat2), {"acc": acc_np(dt)})
+    launch("mm", matmul_kernel_of(acc_np(dt)), result, (input, mat2))
     return result
 
 
@@ -241,10 +242,24 @@ def _check_mv(input: Tensor, vec: Tensor, out: None) -> device:
 
 def _matmul_kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray, *,
                    acc: np.dtype[Any]) -> None:
-    if a.dtype == acc and out.ndim >= 2:
-        np.matmul(a, b, out=out)  # a fresh output never overlaps its inputs
-    else:
-        out[...] = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
+    matmul_kernel_of(acc)(out, a, b)
+
+
+_MATMUL_KERNELS: dict[np.dtype[Any], Kernel] = {}
+
+
+def matmul_kernel_of(acc: np.dtype[Any]) -> Kernel:
+    """The product kernel accumulating in `acc`, made once per acc: mm's launch passes the
+    door no params (no dict to build, no keyword call)."""
+    kernel = _MATMUL_KERNELS.get(acc)
+    if kernel is None:
+        def kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+            if a.dtype == acc and out.ndim >= 2:
+                np.matmul(a, b, out=out)  # a fresh output never overlaps its inputs
+            else:
+                out[...] = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
+        kernel = _MATMUL_KERNELS.setdefault(acc, kernel)
+    return kernel
 
 
 # --- addmm, baddbmm: beta * input + alpha * (product) ------------------------------------------

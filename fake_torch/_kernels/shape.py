@@ -67,7 +67,11 @@ def view(self: Tensor, *shape: Any, **kwargs: Any) -> Tensor:
     target = _view_target(self, shape, kwargs, self.numel())
     if isinstance(target, dtype):
         return view_from(self, view_dtype_geometry(self, target), target)
-    return reshaped(self, target, _checked_view_strides(self, target))
+    a = self._a  # (the geometry from the array: no Size to build)
+    strides = view_strides(a.shape, tuple([s // a.itemsize for s in a.strides]), target)
+    if strides is None:
+        raise RuntimeError(_VIEW_HINT)
+    return reshaped(self, target, strides)
 
 
 @register_meta("Tensor.view")
@@ -169,8 +173,9 @@ def _view_as_rule(self: Tensor, other: Tensor) -> TensorMeta:
 def reshape(input: Tensor, shape: Sequence[Any]) -> Tensor:
     """A view when torch's stride rule allows it, else one "clone" launch into a fresh
     contiguous buffer (torch: clone + _unsafe_view)."""
-    sizes = _reshape_sizes(input, shape, input.numel())
-    strides = view_strides(input.shape, input.stride(), sizes)
+    a = input._a  # (the geometry from the array: no Size to build)
+    sizes = _reshape_sizes(input, shape, a.size)
+    strides = view_strides(a.shape, tuple([s // a.itemsize for s in a.strides]), sizes)
     if strides is not None:
         return reshaped(input, sizes, strides)
     out = _common.new_tensor(sizes, input.dtype, input.device)
@@ -285,7 +290,9 @@ def _unflattened(input: Tensor, dim: int, sizes: Sequence[int]) -> tuple[Any, ..
 @op(VIEW, method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     # (the offset stays as it is: reshaped keeps it, so it is not read here)
-    shape, strides, _ = unsqueeze_geometry((input.shape, input.stride(), 0), dim)
+    a = input._a  # (the geometry from the array: no Size to build)
+    shape, strides, _ = unsqueeze_geometry(
+        (a.shape, tuple([s // a.itemsize for s in a.strides]), 0), dim)
     return reshaped(input, shape, strides)
 
 

@@ -55,7 +55,7 @@ def slice_geometry(g: Geometry, dim: int, start: Any, stop: Any, step: Any = 1) 
 
 def slice_dim(t: Tensor, dim: int, start: int | None, stop: int | None, step: int = 1) -> Tensor:
     """t[..., start:stop:step, ...] along `dim` (already wrapped), as torch's aten::slice."""
-    lo, n = slice_bounds(t.shape[dim], start, stop, step)
+    lo, n = slice_bounds(t._a.shape[dim], start, stop, step)  # (the array's: no Size built)
     if n >= 2:  # numpy's slice has torch's strides and offset
         return wrap(t, t._a[(slice(None),) * dim + (slice(lo, lo + (n - 1) * step + 1, step),)])
     # numpy normalises a slice of 0 or 1 elements (stride, start); torch keeps them
@@ -129,7 +129,7 @@ def _narrow_args(input: Tensor, dim: int, start: int | Tensor, length: int) -> t
 
 
 def _pieces(t: Tensor, d: int, bounds: Bounds) -> tuple[Tensor, ...]:
-    return tuple(slice_dim(t, d, a, b) for a, b in bounds)
+    return tuple([slice_dim(t, d, a, b) for a, b in bounds])
 
 
 def _piece_rules(t: Tensor, d: int, bounds: Bounds) -> tuple[TensorMeta, ...]:
