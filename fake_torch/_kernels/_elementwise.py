@@ -572,7 +572,8 @@ def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> 
     dev = a._device
     res = new_tensor_exact(x.shape, dt, dev)
     on_cuda = dev.type == "cuda"
-    if on_cuda and dev.index != _machine.MACHINE.thread.index:
+    machine = _machine.MACHINE  # (one GPU: cuda:0 is current, no thread-local to read)
+    if on_cuda and len(machine.devices) > 1 and dev.index != machine.thread.index:
         with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
             _dispatch.launch(op, kernel, (res._a,), (x, y), None, on_cuda=True)
     elif on_cuda or dev.type != "meta":  # on meta the output is all there is (_meta.py)

@@ -245,7 +245,16 @@ def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any],
              on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
     """A fresh output buffer from the current mode (capture takes it from the graph's pool),
     with the allocator Storage that owns it (None on cpu)."""
-    return _local.modes[-1].allocate(shape, np_dtype, on_cuda)
+    mode = _local.modes[-1]
+    if mode is _EAGER and on_cuda:  # Mode.allocate's cuda branch, written out (once per output)
+        machine = _machine.MACHINE
+        devices = machine.devices  # (one GPU: cuda:0 is the current device, whatever thread)
+        device = devices[0] if len(devices) == 1 else devices[machine.thread.index]
+        n = np_dtype.itemsize
+        for s in shape:
+            n *= s
+        return device.allocator.allocate_array(shape, np_dtype, n)
+    return mode.allocate(shape, np_dtype, on_cuda)
 
 
 def device_buffer(storage: Storage, shape: tuple[int, ...],
