@@ -91,6 +91,22 @@ ARENA = _Arena(2048 * MB)
 ARENA_BASE = int(ARENA.buf.__array_interface__["data"][0])
 
 
+
+def _pool_event(a: Any, kind: str, ev: tuple[Any, ...],
+                capture: tuple[int, Any] | None) -> tuple[int, Any] | None:
+    """An empty_cache, or a capture's begin (allocating to a new pool on stream ev[1]) or end
+    (its pool released): the capture underway after it, as (stream, pool id) or None."""
+    if kind == "empty_cache":
+        a.empty_cache()
+    elif kind == "begin" and capture is None:
+        capture = (ev[1], a.new_pool_id(False))
+        a.begin_allocate_to_pool(capture[1], capture[0])
+    elif kind == "end" and capture is not None:
+        a.end_allocate_to_pool(capture[0])
+        a.release_pool(capture[1])
+        capture = None
+    return capture
+
 def _run(book: Any, events: list[tuple[Any, ...]], conf: str, fraction: float | None,
          total: int) -> list[Any]:
     """Run `events` on a fresh allocator with `book`; everything observable, in order."""
@@ -145,15 +161,8 @@ def _run(book: Any, events: list[tuple[Any, ...]], conf: str, fraction: float | 
                     del live[ev[1] % len(live)]
                 elif kind == "record" and live:
                     a.record_stream(live[ev[1] % len(live)], ev[2])
-                elif kind == "empty_cache":
-                    a.empty_cache()
-                elif kind == "begin" and capture is None:
-                    capture = (ev[1], a.new_pool_id(False))
-                    a.begin_allocate_to_pool(capture[1], capture[0])
-                elif kind == "end" and capture is not None:
-                    a.end_allocate_to_pool(capture[0])
-                    a.release_pool(capture[1])
-                    capture = None
+                elif kind in ("empty_cache", "begin", "end"):
+                    capture = _pool_event(a, kind, ev, capture)
             except (OutOfMemoryError, RuntimeError) as e:
                 seen.append((type(e).__name__, str(e)))
             seen.append(a.stats.as_nested_dict(config.max_split_size))
@@ -281,15 +290,8 @@ def _run_outputs(book: Any, events: list[tuple[Any, ...]], conf: str,
                     a.record_stream(live[ev[1] % len(live)][1], ev[2])
                 elif kind == "stream":
                     dev.set_current_stream(None, ev[1])
-                elif kind == "empty_cache":
-                    a.empty_cache()
-                elif kind == "begin" and capture is None:
-                    capture = (ev[1], a.new_pool_id(False))
-                    a.begin_allocate_to_pool(capture[1], capture[0])
-                elif kind == "end" and capture is not None:
-                    a.end_allocate_to_pool(capture[0])
-                    a.release_pool(capture[1])
-                    capture = None
+                elif kind in ("empty_cache", "begin", "end"):
+                    capture = _pool_event(a, kind, ev, capture)
                 elif kind == "fraction":
                     a.memory_fraction = ev[1]
             except (OutOfMemoryError, RuntimeError) as e:
