@@ -31,8 +31,8 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
         if not on_cuda:
             if dev.type == "meta":
                 return Tensor._make(_meta.meta_array(shape, dt.np), dev, None, dt)
-            if _dispatch._local.modes[-1] is _dispatch._EAGER:  # eager cpu: Mode.allocate's
-                # cpu branch, without its two calls
+            if _dispatch.in_eager():  # eager cpu: Mode.allocate's cpu branch, without its
+                # two calls
                 a = np.empty(shape, dt.np)
                 if not a.size:  # numpy 2 gives an empty array zero strides; torch, row-major
                     a = np.ndarray(shape, dt.np, buffer=a)
@@ -77,11 +77,10 @@ def launch(op: str, kernel: _dispatch.Kernel, outs: Tensor | Sequence[Tensor],
         if dev.type == "meta":
             meta_launch(op)
             return
-        if (_dispatch._local.modes[-1] is _dispatch._EAGER and kind == "kernel"
-                and not _dispatch._input_checks):
+        if kind == "kernel" and _dispatch.runs_cpu_kernels_now():
             # an eager cpu kernel, nobody checking its buffers: what the door's general path
             # does for it (counts nothing, runs it now), without its calls
-            if out_arrays and out_arrays[0].size == 0 and _dispatch._all_empty(out_arrays):
+            if out_arrays and all(a.size == 0 for a in out_arrays):
                 return  # (CUDA torch's empty-output rule, as the door keeps it on cpu too)
             arrays = tuple([x._a if isinstance(x, Tensor) else x for x in inputs])
             if params:

@@ -234,6 +234,18 @@ def record_ops() -> Iterator[list[str]]:
         yield names
 
 
+def in_eager() -> bool:
+    """This thread's mode is eager (no capture, trace or probe underway): a cpu output is a
+    plain `np.empty` (`Mode.allocate`'s cpu branch)."""
+    return _local.modes[-1] is _EAGER
+
+
+def runs_cpu_kernels_now() -> bool:
+    """An eager cpu kernel would run at once and nothing else (eager mode, no input check to
+    see its buffers): what `launch` does for it, so a caller may call the kernel itself."""
+    return _local.modes[-1] is _EAGER and not _input_checks
+
+
 def launch_source() -> Any:
     """While observers hear of a launch: the CUDAGraph a graph launch replays, else None."""
     return _local.source
