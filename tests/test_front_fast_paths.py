@@ -305,3 +305,21 @@ def test_slices_view_matches_the_slice_by_slice_path(device: str, seed: int) -> 
     assert ours.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
     if device != "meta":
         assert np.array_equal(ours.numpy(force=True), general.numpy(force=True))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_a_product_of_inf_and_zero_is_nan_without_numpys_warning(device: str,
+                                                                  dtype: str) -> None:
+    """torch's matmul says nothing where inf * 0 makes a NaN; numpy's warns (its float16 loop,
+    and any inf beside a zero): the product kernel runs with numpy's warnings off."""
+    import warnings
+
+    a = np.array([[np.inf, 0.0], [0.0, 2.0]], NP_DTYPE[dtype])
+    x = ft.tensor(a, device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = (x @ x).numpy(force=True)
+    with np.errstate(all="ignore"):
+        expected = np.matmul(a.astype(np.float32), a.astype(np.float32)).astype(a.dtype)
+    assert same_bits(got, expected)

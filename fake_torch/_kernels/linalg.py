@@ -26,6 +26,7 @@ from fake_torch._kernels._common import (
     new_tensor_exact,
     result_type,
 )
+from fake_torch._kernels._elementwise import enter_quiet, exit_quiet
 from fake_torch._kernels._reduce_util import acc_np, check_out
 from fake_torch._kernels._strides import same_meta
 from fake_torch._memory_format import contiguous_strides
@@ -254,10 +255,14 @@ def matmul_kernel_of(acc: np.dtype[Any]) -> Kernel:
     kernel = _MATMUL_KERNELS.get(acc)
     if kernel is None:
         def kernel(out: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
-            if a.dtype == acc and out.ndim >= 2:
-                np.matmul(a, b, out=out)  # a fresh output never overlaps its inputs
-            else:
-                out[...] = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
+            token = enter_quiet()  # (inf * 0 in a product: numpy warns, torch says nothing)
+            try:
+                if a.dtype == acc and out.ndim >= 2:
+                    np.matmul(a, b, out=out)  # a fresh output never overlaps its inputs
+                else:
+                    out[...] = np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False))
+            finally:
+                exit_quiet(token)
         kernel = _MATMUL_KERNELS.setdefault(acc, kernel)
     return kernel
 
