@@ -92,6 +92,19 @@ ARENA_BASE = int(ARENA.buf.__array_interface__["data"][0])
 
 
 
+def _allocator_on(machine: Any, total: int, book: Any, conf: str) -> tuple[Any, Any]:
+    """A caching allocator of `total` bytes running `book`, on a new machine's first device
+    (its clocks, captures and current stream), with the settings `conf`; and those settings."""
+    dev = machine.devices[0]
+    a = CachingAllocator(total, timeline=dev.timeline, captures=dev.captures,
+                         current_stream=dev.current_stream, book=book)
+    config = AllocatorConfig()
+    parse(conf, config)
+    a._config = config
+    a.settings_changed()
+    return a, config
+
+
 def _pool_event(a: Any, kind: str, ev: tuple[Any, ...],
                 capture: tuple[int, Any] | None) -> tuple[int, Any] | None:
     """An empty_cache, or a capture's begin (allocating to a new pool on stream ev[1]) or end
@@ -139,13 +152,7 @@ def _run(book: Any, events: list[tuple[Any, ...]], conf: str, fraction: float | 
 
     ARENA.top = 0
     with _machine.fresh(total) as machine, _numpy_is(ARENA):
-        dev = machine.devices[0]  # (the clocks, captures and current stream of a new device)
-        a = CachingAllocator(total, timeline=dev.timeline, captures=dev.captures,
-                             current_stream=dev.current_stream, book=book)
-        config = AllocatorConfig()
-        parse(conf, config)
-        a._config = config
-        a.settings_changed()
+        a, config = _allocator_on(machine, total, book, conf)
         a.memory_fraction = fraction
         live: list[Any] = []
         capture: tuple[int, Any] | None = None  # (stream, pool id)
@@ -239,12 +246,7 @@ def _run_outputs(book: Any, events: list[tuple[Any, ...]], conf: str,
     with _machine.fresh(total) as machine, _numpy_is(ARENA):
         ARENA.top = 0
         dev = machine.devices[0]
-        a = CachingAllocator(total, timeline=dev.timeline, captures=dev.captures,
-                             current_stream=dev.current_stream, book=book)
-        config = AllocatorConfig()
-        parse(conf, config)
-        a._config = config
-        a.settings_changed()
+        a, config = _allocator_on(machine, total, book, conf)
         python_path = a._allocate  # (counts the outputs the Python path made)
 
         def counted(*args: Any) -> Any:
