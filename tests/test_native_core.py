@@ -364,6 +364,44 @@ def test_apply_rows_agrees(v: list[int], rows: list[Any]) -> None:
     assert got == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**40), min_size=81, max_size=81),
+       st.lists(st.one_of(row, st.just("fold")), max_size=120))
+def test_rows_agree(v: list[int], steps: list[Any]) -> None:
+    """The statistics' queue of block events: the native Rows (eight C integers a row) against
+    the pure one (a list of tuples, folded row by row under 48 rows and with numpy's cumsum
+    over more), appending and folding in the same order."""
+    assert NATIVE is not None
+    pure, native = PURE.Rows(), NATIVE.Rows()
+    expected, got = list(v), list(v)
+    for step in steps:
+        if step == "fold":
+            pure.fold_into(expected, EVENT_STATS)
+            native.fold_into(got, EVENT_STATS)
+        else:
+            pure.append(step)
+            native.append(step)
+        assert len(native) == len(pure)
+        assert native.tolist() == list(pure)
+    pure.fold_into(expected, EVENT_STATS)
+    native.fold_into(got, EVENT_STATS)
+    assert got == expected and len(native) == 0
+
+
+def test_rows_refuse_what_is_not_a_row() -> None:
+    """A row is a tuple of 8 ints whose pool type is 0 or 4; anything else is refused, and the
+    queue is left as it was."""
+    assert NATIVE is not None
+    rows = NATIVE.Rows()
+    with pytest.raises(TypeError, match="a statistics row is a tuple of 8 ints"):
+        rows.append((0, 1, 2))
+    with pytest.raises(ValueError, match="a row's pool type is 0 or 4"):
+        rows.append((2, 0, 0, 0, 0, 0, 0, 0))
+    with pytest.raises(ValueError, match="a fold takes a list of 81 numbers"):
+        rows.fold_into([0] * 80, EVENT_STATS)
+    assert len(rows) == 0
+
+
 def test_native_block_is_a_block() -> None:
     """The attributes the rest of fake_torch reads (snapshots, the capture code) behave as the
     dataclass's do."""

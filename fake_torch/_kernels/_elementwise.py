@@ -572,6 +572,12 @@ def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> 
     dev = a._device
     res = new_tensor_exact(x.shape, dt, dev)
     on_cuda = dev.type == "cuda"
+    if not on_cuda and dev.type == "cpu" and _dispatch.runs_cpu_kernels_now():
+        # an eager cpu kernel that nobody checks: what the door does with it (counts nothing,
+        # runs it now; an empty output runs nothing), without the door's calls
+        if x.size:
+            kernel(res._a, x, y)
+        return res
     machine = _machine.MACHINE  # (one GPU: cuda:0 is current, no thread-local to read)
     if on_cuda and len(machine.devices) > 1 and dev.index != machine.thread.index:
         with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)

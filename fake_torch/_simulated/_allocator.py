@@ -136,7 +136,7 @@ class CachingAllocator:
         # the block book (_allocator_book.py): the native core or the pure one
         self._book = BOOK if book is None else book
         # (stats, pools, _by_root and _kept are never rebound: the native FastPath keeps them)
-        self.stats = DeviceStats(None if self._book is PURE else self._book.apply_rows)
+        self.stats = DeviceStats(self._book.Rows())  # (its block event queue: the book's)
         self.pools: dict[PoolId, Pool] = {DEFAULT_POOL: Pool(DEFAULT_POOL, device=index)}
         # id(root) -> its live Storage, weakly (the tensors own a Storage, not this map); a
         # Storage takes its entry out when it dies (`_release`)

@@ -12,6 +12,7 @@ tests/test_native_core.py runs both on the same event sequences and compares the
   hand_out(block, size, nbytes, max_split_size, track_age, stats)
   free_block(block, freed, track_age, stats)
   apply_rows(v, rows, event_stats)   (the statistics fold's row-by-row step)
+  Rows()                             (the statistics' queue of block event rows)
   Storage(block, root, on_death)     (the owner of a block: _allocator_blocks.Storage)
 The native core adds FastPath, an allocator's allocate_array and storage free in C (its
 common cases; the allocator's Python methods otherwise): _native_storage.c.
@@ -27,6 +28,7 @@ from typing import Any
 from fake_torch._simulated._allocator_blocks import MIN_BLOCK, SMALL_SIZE, Block, FreeEntry
 from fake_torch._simulated._allocator_blocks import Storage as Storage
 from fake_torch._simulated._allocator_stats import FOLD_AT, DeviceStats
+from fake_torch._simulated._allocator_stats import Rows as Rows
 from fake_torch._simulated._allocator_stats import apply_rows as apply_rows
 from fake_torch._simulated._native_core import NATIVE
 

@@ -9,19 +9,19 @@ The numbers live in one flat list, nine per statistic: the small pool's four, th
 pool's four, then the peak of `all` (whose other three are the sums of the two pools').
 
 Every allocation and free changes five to seven of them. Those changes are not applied one by
-one: the allocator appends each block event as one row of changes to `events` (a list append,
-where applying costs ~1.5 us per op output), and the rows are folded in, in order, when anything
-reads the numbers (or every 4096 rows). The fold is exact: a statistic's `current` is the sum of
-its changes, `peak` the most any running sum reached (a peak between two reads is kept),
-`allocated` and `freed` the sums of the rises and the falls: row by row for a few rows, with
-numpy's cumsum and max over many.
+one: the allocator appends each block event as one row of changes to `events` (a `Rows`: a list
+append, where applying costs ~1.5 us per op output; the native core's Rows keeps a row as eight
+C integers), and the rows are folded in, in order, when anything reads the numbers (or every
+4096 rows). The fold is exact: a statistic's `current` is the sum of its changes, `peak` the
+most any running sum reached (a peak between two reads is kept), `allocated` and `freed` the
+sums of the rises and the falls: row by row for a few rows, with numpy's cumsum and max over
+many.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -67,7 +67,51 @@ def apply_rows(v: list[int], rows: list[Event],
         k = row[0]
         for j, stat in enumerate(event_stats):
             _change(v, stat, k, row[j + 1])
-RowFolder = Callable[[list[int], list[Event], tuple[int, ...]], None]  # (v, rows, EVENT_STATS)
+
+
+class RowQueue(Protocol):
+    """The queued block events: `Rows` below, or the native core's (`_native.Rows`)."""
+
+    def append(self, row: Event, /) -> None: ...
+    def __len__(self) -> int: ...
+    def fold_into(self, v: list[int], event_stats: tuple[int, ...], /) -> None: ...
+
+
+class Rows(list[Event]):
+    """The pure core's queued block events: a list of rows."""
+
+    def fold_into(self, v: list[int], event_stats: tuple[int, ...] = EVENT_STATS) -> None:
+        """Apply every queued row to v, in order, and forget them (appends may go on meanwhile:
+        only the rows taken are cut)."""
+        n = len(self)
+        if not n:
+            return
+        taken = self[:n]
+        del self[:n]
+        if n < _FOLD_IN_NUMPY:
+            apply_rows(v, taken, event_stats)
+            return
+        rows = np.array(taken, dtype=np.int64)
+        changes = rows[:, 1:]
+        start = np.array([v[s] + v[s + 4] for s in event_stats], dtype=np.int64)
+        highest = (np.cumsum(changes, axis=0) + start).max(axis=0)
+        for k in (0, 4):
+            mine = changes[rows[:, 0] == k]
+            if not len(mine):
+                continue
+            start = np.array([v[s + k] for s in event_stats], dtype=np.int64)
+            running = np.cumsum(mine, axis=0) + start
+            top = running.max(axis=0)
+            rises = np.where(mine > 0, mine, 0).sum(axis=0)
+            falls = np.where(mine < 0, -mine, 0).sum(axis=0)
+            for j, s in enumerate(event_stats):
+                i = s + k
+                v[i] = int(running[-1, j])
+                v[i + 1] = max(v[i + 1], int(top[j]))
+                v[i + 2] += int(rises[j])
+                v[i + 3] += int(falls[j])
+        for j, s in enumerate(event_stats):
+            v[s + 8] = max(v[s + 8], int(highest[j]))
 
 
 _COUNTS = ("num_alloc_retries", "num_ooms", "num_oom_rejections", "num_sync_all_streams",
@@ -90,14 +134,11 @@ def _single(o: list[int], i: int) -> dict[str, int]:
 class DeviceStats:
     """Everything torch.cuda.memory_stats() reports for one device."""
 
-    def __init__(self, fold_rows: RowFolder | None = None) -> None:
-        # the native core's row folder (fake_torch/_allocator_book.py) folds any number of rows
-        # faster than numpy; None: rows one by one in Python, or numpy's over many
-        self._fold_rows = fold_rows
+    def __init__(self, events: RowQueue | None = None) -> None:
         self._v = [0] * (9 * len(ARRAYS))  # the nine statistics, as of the last fold
         # block events not folded in yet (the allocator appends them under its lock; never
-        # rebound: the native core keeps it)
-        self.events: list[Event] = []
+        # rebound: the native core keeps it): `Rows`, or the native core's
+        self.events: RowQueue = Rows() if events is None else events
         self._fold_lock = threading.Lock()
         self.oversize = [0] * 8  # oversize_allocations, oversize_segments: 4 fields each
         self.private_pools: dict[PoolId, list[int]] = {}  # reserved bytes per private pool
@@ -111,47 +152,14 @@ class DeviceStats:
     @property
     def v(self) -> list[int]:
         """The nine statistics' numbers, every queued block event folded in."""
-        if self.events:
+        if len(self.events):
             self.fold()
         return self._v
 
     def fold(self) -> None:
         """Apply the queued block events to the numbers, in order (see the module's doc)."""
-        with self._fold_lock:  # (appends may go on meanwhile: only the rows taken are cut)
-            queued = self.events
-            n = len(queued)
-            if not n:
-                return
-            taken = queued[:n]
-            del queued[:n]
-            if self._fold_rows is not None:
-                self._fold_rows(self._v, taken, EVENT_STATS)
-                return
-            if n < _FOLD_IN_NUMPY:
-                apply_rows(self._v, taken)
-                return
-            rows = np.array(taken, dtype=np.int64)
-            v = self._v
-            changes = rows[:, 1:]
-            start = np.array([v[s] + v[s + 4] for s in EVENT_STATS], dtype=np.int64)
-            highest = (np.cumsum(changes, axis=0) + start).max(axis=0)
-            for k in (0, 4):
-                mine = changes[rows[:, 0] == k]
-                if not len(mine):
-                    continue
-                start = np.array([v[s + k] for s in EVENT_STATS], dtype=np.int64)
-                running = np.cumsum(mine, axis=0) + start
-                top = running.max(axis=0)
-                rises = np.where(mine > 0, mine, 0).sum(axis=0)
-                falls = np.where(mine < 0, -mine, 0).sum(axis=0)
-                for j, s in enumerate(EVENT_STATS):
-                    i = s + k
-                    v[i] = int(running[-1, j])
-                    v[i + 1] = max(v[i + 1], int(top[j]))
-                    v[i + 2] += int(rises[j])
-                    v[i + 3] += int(falls[j])
-            for j, s in enumerate(EVENT_STATS):
-                v[s + 8] = max(v[s + 8], int(highest[j]))
+        with self._fold_lock:
+            self.events.fold_into(self._v, EVENT_STATS)
 
     def current(self, stat: int) -> int:
         """`current` of one statistic over all pools ("allocated_bytes.all.current")."""

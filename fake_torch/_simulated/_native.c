@@ -25,7 +25,6 @@
 #include <structmember.h>
 
 #define FOLD_AT 4096            /* _allocator_stats.FOLD_AT */
-#define NSTATS 81               /* nine statistics, nine numbers each */
 
 static PyObject *s_free, *s_stream, *s_is_small, *s_head, *s_pool, *s_id, *s_searches, *s_events,
     *s_fold;
@@ -427,7 +426,8 @@ static PyObject *py_take(PyObject *m, PyObject *args) {
 
 /* --- statistics rows ------------------------------------------------------------------------ */
 
-/* Append one block event row to stats.events; fold them in past FOLD_AT. */
+/* Append one block event row to stats.events (a native Rows, or the pure core's list of
+ * tuples); fold them in past FOLD_AT. */
 static int queue_row(PyObject *stats, PyObject *events, int small, long long allocs, long long active,
                      long long alloc_bytes, long long active_bytes, long long requested,
                      long long splits, long long split_bytes) {
@@ -435,17 +435,24 @@ static int queue_row(PyObject *stats, PyObject *events, int small, long long all
         Py_INCREF(events);
     else if ((events = PyObject_GetAttr(stats, s_events)) == NULL)
         return -1;
-    if (!PyList_Check(events)) {
+    long long values[ROW_WIDTH] = {small ? 0 : 4, allocs, active, alloc_bytes, active_bytes,
+                                   requested, splits, split_bytes};
+    int r;
+    Py_ssize_t n;
+    if (Py_IS_TYPE(events, &RowsType)) {
+        r = rows_push(events, values);
+        n = rows_count(events);
+    } else if (PyList_Check(events)) {
+        PyObject *row = int_tuple(values, ROW_WIDTH, NULL);
+        r = row == NULL ? -1 : PyList_Append(events, row);
+        Py_XDECREF(row);
+        n = PyList_GET_SIZE(events);
+    } else {
         Py_DECREF(events);
-        PyErr_SetString(PyExc_TypeError, "DeviceStats.events is a list");
+        PyErr_SetString(PyExc_TypeError, "DeviceStats.events is a Rows or a list");
         return -1;
     }
-    long long values[8] = {small ? 0 : 4, allocs, active, alloc_bytes, active_bytes, requested,
-                           splits, split_bytes};
-    PyObject *row = int_tuple(values, 8, NULL);
-    int r = row == NULL ? -1 : PyList_Append(events, row);
-    Py_XDECREF(row);
-    if (r == 0 && PyList_GET_SIZE(events) >= FOLD_AT) {
+    if (r == 0 && n >= FOLD_AT) {
         PyObject *res = PyObject_CallMethodNoArgs(stats, s_fold);
         r = res == NULL ? -1 : 0;
         Py_XDECREF(res);
@@ -613,65 +620,19 @@ static PyObject *py_free_block(PyObject *m, PyObject *args) {
  * and all pools'; a fall takes from current and adds to freed). */
 static PyObject *py_apply_rows(PyObject *m, PyObject *args) {
     PyObject *vl, *rows, *stats_t;
+    long long v[NSTATS], st[7], row[ROW_WIDTH];
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &vl, &PyList_Type, &rows,
-                          &PyTuple_Type, &stats_t))
+                          &PyTuple_Type, &stats_t) ||
+        read_stats(vl, stats_t, v, st) < 0)
         return NULL;
-    Py_ssize_t nv = PyList_GET_SIZE(vl), ns = PyTuple_GET_SIZE(stats_t);
-    if (nv != NSTATS || ns != 7) {
-        PyErr_SetString(PyExc_ValueError, "apply_rows: 81 numbers and 7 statistics expected");
-        return NULL;
-    }
-    long long v[NSTATS], st[7];
-    for (Py_ssize_t i = 0; i < nv; i++) {
-        v[i] = PyLong_AsLongLong(PyList_GET_ITEM(vl, i));
-        if (v[i] == -1 && PyErr_Occurred())
-            return NULL;
-    }
-    for (Py_ssize_t j = 0; j < ns; j++) {
-        st[j] = PyLong_AsLongLong(PyTuple_GET_ITEM(stats_t, j));
-        if (st[j] < 0 || st[j] + 8 >= NSTATS) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "apply_rows: a statistic out of range");
-            return NULL;
-        }
-    }
     Py_ssize_t n = PyList_GET_SIZE(rows);
     for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *row = PyList_GET_ITEM(rows, r);
-        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 8) {
-            PyErr_SetString(PyExc_TypeError, "a statistics row is a tuple of 8 ints");
+        if (row_of(PyList_GET_ITEM(rows, r), row) < 0)
             return NULL;
-        }
-        long long k = PyLong_AsLongLong(PyTuple_GET_ITEM(row, 0));
-        if (k != 0 && k != 4) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "a row's pool type is 0 or 4");
-            return NULL;
-        }
-        for (int j = 0; j < 7; j++) {
-            long long c = PyLong_AsLongLong(PyTuple_GET_ITEM(row, j + 1));
-            if (c == -1 && PyErr_Occurred())
-                return NULL;
-            long long s = st[j], i = s + k;
-            if (c > 0) {
-                v[i] += c;
-                v[i + 2] += c;
-                if (v[i] > v[i + 1])
-                    v[i + 1] = v[i];
-                if (v[s] + v[s + 4] > v[s + 8])
-                    v[s + 8] = v[s] + v[s + 4];
-            } else if (c < 0) {
-                v[i] += c;
-                v[i + 3] -= c;
-            }
-        }
+        apply_row(v, st, row);
     }
-    for (Py_ssize_t i = 0; i < nv; i++) {
-        PyObject *o = PyLong_FromLongLong(v[i]);
-        if (o == NULL)
-            return NULL;
-        PyList_SetItem(vl, i, o); /* (steals o) */
-    }
+    if (write_stats(vl, v) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -713,7 +674,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         PyModule_AddIntConstant(m, "FOLD_AT", FOLD_AT) < 0 ||
         PyModule_AddIntConstant(m, "MIN_BLOCK", MIN_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "SMALL_SIZE", SMALL_SIZE) < 0 || add_storage_types(m) < 0 ||
-        add_lock_type(m) < 0 || add_door_type(m) < 0) {
+        add_lock_type(m) < 0 || add_door_type(m) < 0 || add_rows_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

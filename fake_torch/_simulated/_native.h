@@ -56,6 +56,21 @@ int book_free_block(Block *b, int freed, int track_age, PyObject *stats, PyObjec
 /* A tuple of n ints, then `tail` when not NULL. */
 PyObject *int_tuple(const long long *values, int n, PyObject *tail);
 
+/* _native_rows.c: the statistics' queued block events, ROW_WIDTH integers a row (the pool
+ * type's offset, then the changes of the seven statistics a block event changes). */
+#define ROW_WIDTH 8
+#define NSTATS 81 /* nine statistics, nine numbers each */
+extern PyTypeObject RowsType;
+int rows_push(PyObject *rows, const long long row[ROW_WIDTH]);
+Py_ssize_t rows_count(PyObject *rows);
+/* v: the NSTATS numbers; st: the seven statistics' offsets in v (EVENT_STATS) */
+void apply_row(long long *v, const long long *st, const long long *row);
+int read_stats(PyObject *v_list, PyObject *event_stats, long long *v, long long *st);
+int write_stats(PyObject *v_list, const long long *v);
+/* a row from Python (a tuple of 8 ints, the first 0 or 4) */
+int row_of(PyObject *tuple, long long *row);
+int add_rows_type(PyObject *module);
+
 /* _native_storage.c: adds Storage and FastPath to the module. */
 int add_storage_types(PyObject *module);
 

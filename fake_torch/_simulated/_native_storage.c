@@ -641,9 +641,11 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
     SET(uint8, PyObject_GetAttrString(numpy, "uint8"))
     SET(ndarray, PyObject_GetAttrString(numpy, "ndarray"))
     Py_DECREF(numpy);
-    if (!PyList_Check(self->events) || !PyDict_Check(self->state) || !PyDict_Check(self->pools) || !PyDict_Check(self->by_root) || !PyDict_Check(self->kept)) {
+    if (!(PyList_Check(self->events) || Py_IS_TYPE(self->events, &RowsType)) ||
+        !PyDict_Check(self->state) || !PyDict_Check(self->pools) ||
+        !PyDict_Check(self->by_root) || !PyDict_Check(self->kept)) {
         PyErr_SetString(PyExc_TypeError, "FastPath: the allocator's __dict__, pools, _by_root "
-                                         "and _kept are dicts, its stats.events a list");
+                                         "and _kept are dicts, its stats.events a Rows or a list");
         return -1;
     }
     return 0;
