@@ -13,7 +13,8 @@ provide`.
 One mechanism for every module: `hook()` (run when this module is imported, first thing in
 fake_torch/__init__) puts a finder on `sys.meta_path` that gives each `fake_torch.X` module,
 once it has run, a module `__getattr__` returning `missing_attribute` (a module with its own
-`__getattr__` calls it itself; one whose class has one keeps its own text), and that says
+`__getattr__` calls it itself; one whose class has one keeps its own text; fake_torch's own
+machinery, which no torch user reaches, gets none: see `attach`), and that says
 which missing `fake_torch.X` torch has. `module_not_found` words the ModuleNotFoundError of
 both that finder and fake_torch.install()'s. `python -m fake_torch run` leaves out the frames
 these errors are raised in, which Python's own lookup errors have not.
@@ -121,10 +122,24 @@ def _module_getattr(module: ModuleType) -> Callable[[str], Any]:
     return __getattr__
 
 
+def stands_for_torch(name: str) -> bool:
+    """Whether the module `name` is one a torch user may reach: anything but fake_torch's own
+    machinery, the top-level private modules and packages torch has none of
+    ('fake_torch._simulated._machine', 'fake_torch._kernels.arith'; 'fake_torch._dynamo' and
+    'fake_torch.nn._activations' stand for torch's)."""
+    top = name.split(".")[:2]
+    return (len(top) < 2 or not top[1].startswith("_")
+            or torch_has_module(torch_name(".".join(top))))
+
+
 def attach(module: ModuleType) -> None:
     """Give `module` the `__getattr__` that raises `missing_attribute`, unless it has its
-    own (in its dict or its class's)."""
-    if "__getattr__" not in vars(module) and not hasattr(type(module), "__getattr__"):
+    own (in its dict or its class's) or is fake_torch's own machinery: CPython caches
+    `module.NAME` lookups only in modules without a `__getattr__`, and the hot path reads
+    its modules' names (`_machine.MACHINE`, `_cost.EAGER_LAUNCH_NS`) at every op, ~250
+    instructions each uncached."""
+    if (stands_for_torch(module.__name__) and "__getattr__" not in vars(module)
+            and not hasattr(type(module), "__getattr__")):
         vars(module)["__getattr__"] = _module_getattr(module)
 
 
