@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -540,3 +541,70 @@ def test_native_storage_is_a_storage() -> None:
         setattr(s, "other", 1)  # noqa: B010  # (no such slot)
     with pytest.raises(TypeError):
         type("Sub", (NATIVE.Storage,), {})(None, np.empty(0, np.uint8))
+
+
+def _quiet_state() -> tuple[Any, Any]:
+    """numpy's error-state context variable and its "ignore everything" value."""
+    try:
+        from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+            _extobj_contextvar,
+            _make_extobj,
+        )
+    except ImportError:
+        pytest.skip("numpy's error state is not a context variable here")
+    return _extobj_contextvar, _make_extobj(all="ignore")
+
+
+def _pure_ufunc_kernel(fn: np.ufunc) -> Any:
+    """The pure core's kernel for `fn` (what ufunc_kernel_of makes without the native core)."""
+    from fake_torch._kernels._elementwise import ufunc_kernel
+    return lambda out, *xs: ufunc_kernel(out, *xs, fn=fn)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([np.add, np.multiply, np.subtract, np.divide, np.exp, np.negative,
+                        np.maximum, np.fmod, np.logaddexp]),
+       st.sampled_from([np.float32, np.float64, np.int32]),
+       st.lists(st.sampled_from([0.0, -1.5, 2.0, 3e38, -3e38, np.inf, -np.inf, np.nan, 7.0]),
+                min_size=1, max_size=9))
+def test_quiet_ufunc_agrees(fn: np.ufunc, dtype: Any, values: list[float]) -> None:
+    """The native ufunc kernel against the pure one: the same output bits, no warning either
+    way (overflow, 0/0, inf - inf), and numpy's error state the caller's again after."""
+    assert NATIVE is not None
+    native = NATIVE.QuietUfunc(fn, *_quiet_state(), fn.nin)
+    pure = _pure_ufunc_kernel(fn)
+    with np.errstate(all="ignore"):
+        x = np.array(values).astype(dtype)
+    inputs = [x, x[::-1].copy()][:fn.nin]
+    before = np.geterr()
+
+    def outcome(kernel: Any) -> tuple[Any, ...]:
+        out = np.empty_like(x)
+        try:
+            kernel(out, *inputs)
+        except Exception as e:  # (an int output of divide: numpy's casting error, both ways)
+            return type(e), str(e)
+        return ("ran", out.tobytes())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert outcome(native) == outcome(pure)
+    assert np.geterr() == before
+
+
+def test_quiet_ufunc_raises_as_the_ufunc_and_restores_the_error_state() -> None:
+    """A ufunc that raises (shapes that do not broadcast into out) raises the same through
+    the native kernel, numpy's error state restored; a wrong call is refused."""
+    assert NATIVE is not None
+    native = NATIVE.QuietUfunc(np.add, *_quiet_state(), 2)
+    before = np.geterr()
+    with pytest.raises(ValueError) as got:
+        native(np.empty(3), np.ones(4), np.ones(4))
+    with pytest.raises(ValueError) as expected:
+        _pure_ufunc_kernel(np.add)(np.empty(3), np.ones(4), np.ones(4))
+    assert str(got.value) == str(expected.value)
+    assert np.geterr() == before
+    with pytest.raises(TypeError, match="a ufunc kernel takes out and 2 inputs"):
+        native(np.empty(3), np.ones(3))
+    with pytest.raises(ValueError, match="a ufunc kernel takes 1 to 8 inputs"):
+        NATIVE.QuietUfunc(np.add, *_quiet_state(), 0)

@@ -727,3 +727,24 @@ def test_dtype_queries() -> None:
     assert ft.can_cast(ft.int32, ft.float16) and not ft.can_cast(ft.float32, ft.int64)
     assert not ft.can_cast(ft.int8, ft.bool)
     assert ft.scalar_tensor(1).dtype is ft.float32 and ft.scalar_tensor(1).dim() == 0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("scalar", [1e40, -1e300, 1e5, float("inf")])
+def test_a_scalar_past_the_dtype_range_warns_nothing(dtype: str, device: str,
+                                                     scalar: float) -> None:
+    """`x * 1e40` on float32 (or 1e5 on float16) is inf, as torch gives it, and prints no
+    numpy overflow warning (torch says nothing): both through `x * s` and torch.mul."""
+    import warnings
+    x = ft.ones(3, dtype=getattr(ft, dtype), device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [x * scalar, ft.mul(x, scalar), x + scalar, ft.sub(x, scalar)]
+    expected = [np.float64(scalar), np.float64(scalar), np.float64(scalar) + 1,
+                1 - np.float64(scalar)]
+    for g, e in zip(got, expected, strict=True):
+        with np.errstate(over="ignore"):
+            want = np.full(3, e).astype(NP_DTYPE[dtype]).astype(np.float64)
+        assert g.dtype == getattr(ft, dtype)
+        np.testing.assert_array_equal(g.double().cpu().numpy(), want)

@@ -52,6 +52,7 @@ from fake_torch._memory_format import contiguous_strides, is_contiguous
 from fake_torch._meta_registrations import TensorMeta, register_kind
 from fake_torch._opdef import POINTWISE
 from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._native_core import NATIVE
 from fake_torch._sym import SymBool, SymFloat, SymInt, sym_max
 from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
@@ -60,6 +61,9 @@ Operand = Tensor | Scalar
 F = TypeVar("F", bound=Callable[..., None])
 Size = Any  # an int, or a torch.SymInt when an output rule runs on symbolic sizes
 
+# numpy's error-state variable and its quiet value, for the native core's ufunc kernels
+# (`ufunc_kernel_of`): None without the native core or with another numpy layout
+_QUIET: tuple[Any, Any] | None = None
 try:  # numpy's error state is a context variable: setting it directly costs ~0.2us, errstate ~5us
     from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
         _extobj_contextvar,
@@ -72,6 +76,8 @@ try:  # numpy's error state is a context variable: setting it directly costs ~0.
     enter_quiet: Callable[[], Any] = functools.partial(_extobj_contextvar.set,
                                                        _make_extobj(all="ignore"))
     exit_quiet: Callable[[Any], None] = _extobj_contextvar.reset
+    if NATIVE is not None:
+        _QUIET = (_extobj_contextvar, _make_extobj(all="ignore"))
 except ImportError:  # pragma: no cover - other numpy layouts
     def _enter_errstate() -> Any:
         state = np.errstate(all="ignore")
@@ -169,14 +175,27 @@ def error_tensor(*xs: Any) -> Tensor:
     return next((t for t in tensors if t.is_cuda), tensors[0])
 
 
+def cast_scalar(to: Callable[[Any], Any], v: Any) -> Any:
+    """`to(v)`, a Python scalar as a numpy scalar type, without numpy's warning for a value
+    past the type's range: torch says nothing (1e40 as float32 is inf). The common case, a
+    float into float64 or an in-range float into float32, skips the error-state switch."""
+    if v.__class__ is float and (to is np.float64 or (to is np.float32 and -3e38 < v < 3e38)):
+        return to(v)
+    token = enter_quiet()
+    try:
+        return to(v)
+    finally:
+        exit_quiet(token)
+
+
 def _scalar_value(v: Scalar, promo: dtype, cdt: dtype, unrounded: bool) -> Any:
     """A Python scalar as the numpy scalar the kernel computes with. torch casts it to the common
     dtype first (ints wrap: int8 + 1000 adds -24), except where it reads the value unrounded in
     float32 (`unrounded`; see `pointwise`'s opmath_arg)."""
     if unrounded or (promo is cdt and promo.is_floating_point):
-        return cdt.np.type(v)  # one rounding from the Python float
+        return cast_scalar(cdt.np.type, v)  # one rounding from the Python float
     try:
-        rounded = promo.np.type(v)
+        rounded = cast_scalar(promo.np.type, v)
     except OverflowError:  # an int beyond the dtype: wrap like a C cast
         rounded = np.array(v).astype(promo.np)[()]
     return rounded if cdt is promo else cdt.np.type(rounded)
@@ -566,7 +585,7 @@ def plain_binary(op: str, kernel: Callable[..., None], a: Tensor, b: object) -> 
     elif b.__class__ is float and dt in _PLAIN_FLOATS:
         if x.ndim > 1 and not x.flags.c_contiguous:
             return None
-        y = dt.np.type(b)
+        y = cast_scalar(dt.np.type, b)
     else:
         return None
     dev = a._device
@@ -624,7 +643,10 @@ def ufunc_kernel_of(fn: np.ufunc, n: int) -> Callable[..., None]:
     kernel = _UFUNC_KERNELS.get((fn, n))
     if kernel is not None:
         return kernel
-    if n == 1 == fn.nin:
+    if _QUIET is not None and NATIVE is not None and n == fn.nin and 1 <= n <= 3:
+        # the same kernel as native code (_native_ufunc.c): no Python frame, no method calls
+        kernel = NATIVE.QuietUfunc(fn, *_QUIET, n)
+    elif n == 1 == fn.nin:
         def kernel(out: np.ndarray, x: Any) -> None:
             token = enter_quiet()
             try:

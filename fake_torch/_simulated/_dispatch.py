@@ -109,6 +109,11 @@ class _Local(threading.local):
 
 
 _local = _Local()
+# how many modes are entered now, all threads together: 0 means every thread is eager, which
+# the hot paths (`allocate`, `in_eager`) read instead of their thread's stack (a threading.local
+# subclass's attribute costs ~800 instructions, a module global ~30). Changed under
+# _registry_lock; never below the true count.
+_entered = 0
 _watchers: list[Mode] = []  # modes that hear other threads' host syncs (captures underway)
 _observers: list[Observer] = []
 _input_checks: list[InputCheck] = []
@@ -125,11 +130,17 @@ def current_mode() -> Mode:
 def enter_mode(mode: Mode) -> None:
     """Make `mode` current on this thread until `exit_mode(mode)` (capture_begin / capture_end
     use this)."""
+    global _entered
+    with _registry_lock:
+        _entered += 1
     _local.modes.append(mode)
 
 
 def exit_mode(mode: Mode) -> None:
+    global _entered
     _local.modes.remove(mode)
+    with _registry_lock:
+        _entered -= 1
 
 
 def modes() -> tuple[Mode, ...]:
@@ -152,8 +163,11 @@ def suspended(mode: Mode) -> Iterator[None]:
 
 def reset_modes() -> list[Mode]:
     """Back to eager on this thread; the modes that were left entered (for tests' cleanup)."""
+    global _entered
     left = _local.modes[1:]
     del _local.modes[1:]
+    with _registry_lock:
+        _entered -= len(left)
     for mode in left:  # (a capture left entered stops watching the other threads too)
         watch_other_threads(mode, False)
     return left
@@ -237,13 +251,13 @@ def record_ops() -> Iterator[list[str]]:
 def in_eager() -> bool:
     """This thread's mode is eager (no capture, trace or probe underway): a cpu output is a
     plain `np.empty` (`Mode.allocate`'s cpu branch)."""
-    return _local.modes[-1] is _EAGER
+    return not _entered or _local.modes[-1] is _EAGER
 
 
 def runs_cpu_kernels_now() -> bool:
     """An eager cpu kernel would run at once and nothing else (eager mode, no input check to
     see its buffers): what `launch` does for it, so a caller may call the kernel itself."""
-    return _local.modes[-1] is _EAGER and not _input_checks
+    return (not _entered or _local.modes[-1] is _EAGER) and not _input_checks
 
 
 def launch_source() -> Any:
@@ -257,8 +271,8 @@ def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any],
              on_cuda: bool) -> tuple[np.ndarray, Storage | None]:
     """A fresh output buffer from the current mode (capture takes it from the graph's pool),
     with the allocator Storage that owns it (None on cpu)."""
-    mode = _local.modes[-1]
-    if mode is _EAGER and on_cuda:  # Mode.allocate's cuda branch, written out (once per output)
+    if on_cuda and (not _entered or _local.modes[-1] is _EAGER):
+        # Mode.allocate's cuda branch, written out (once per output)
         machine = _machine.MACHINE
         devices = machine.devices  # (one GPU: cuda:0 is the current device, whatever thread)
         device = devices[0] if len(devices) == 1 else devices[machine.thread.index]
@@ -266,7 +280,7 @@ def allocate(shape: tuple[int, ...], np_dtype: np.dtype[Any],
         for s in shape:
             n *= s
         return device.allocator.allocate_array(shape, np_dtype, n)
-    return mode.allocate(shape, np_dtype, on_cuda)
+    return _local.modes[-1].allocate(shape, np_dtype, on_cuda)
 
 
 def device_buffer(storage: Storage, shape: tuple[int, ...],

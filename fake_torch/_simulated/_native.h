@@ -93,6 +93,9 @@ int rlock_try(RLock *l);
 void rlock_give_back(RLock *l);
 int add_lock_type(PyObject *module);
 
+/* _native_ufunc.c: adds QuietUfunc (a ufunc kernel run with numpy's warnings off). */
+int add_ufunc_type(PyObject *module);
+
 /* _native_door.c: adds Door (the door's eager cuda branch) to the module. */
 int add_door_type(PyObject *module);
 
