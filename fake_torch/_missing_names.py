@@ -84,6 +84,10 @@ def missing_attribute(module: ModuleType, name: str) -> Any:
     its `name` not: Python adds both only to an error that has neither, and suggests only with
     a name)."""
     shown = torch_name(module.__name__)
+    if name == "__path__":  # importlib's probe in every `from M import x` run in a function
+        # (~3 us with the frame read below): a module's, never a torch name
+        raise _from_lookup(AttributeError(f"module '{shown}' has no attribute '{name}'",
+                                          name=name, obj=module), 2)
     asker = sys._getframe(2)  # 0: here, 1: the module's __getattr__
     from_import = _importing_from(asker)
     if from_import and f"{module.__name__}.{name}" in sys.modules:
