@@ -233,3 +233,14 @@ def test_from_import_finds_a_submodule_mid_import_as_python_does() -> None:
         assert not hasattr(fake_torch.nn, "_mid_import")  # an attribute lookup still misses
     finally:
         del sys.modules["fake_torch.nn._mid_import"]
+
+
+def test_a_modules_path_probe_is_python_s_plain_attribute_error() -> None:
+    """importlib asks every module of a from-import run in a function for `__path__`; a
+    fake_torch module that is not a package answers as Python's own lookup, in torch's name."""
+    import fake_torch.nn.functional as F
+    assert not hasattr(F, "__path__")
+    with pytest.raises(AttributeError) as missing:
+        F.__path__  # noqa: B018
+    assert str(missing.value) == "module 'torch.nn.functional' has no attribute '__path__'"
+    assert missing.value.name == "__path__" and missing.value.obj is F
