@@ -342,3 +342,23 @@ def one_rank_fails(rank: int, port: int, out: str) -> None:
     seen = _outcome(lambda: dist.all_reduce(torch.ones(2)))
     _save(out, rank, (seen, time.monotonic() - start))
     raise SystemExit(0 if seen[:1] == ("error",) else 1)
+
+
+def leave_late(rank: int, port: int, out: str) -> None:
+    """A barrier, then rank 1 takes half a second before it ends; neither destroys its group.
+    Rank 0 (whose process hosts the store) records when its process really ends, in a
+    multiprocessing finalizer run after fake_torch's; rank 1, when it leaves."""
+    import multiprocessing.util
+    import time
+
+    torch = _lib("fake_torch")
+    dist = torch.distributed
+    dist.init_process_group("gloo", f"tcp://127.0.0.1:{port}", world_size=2, rank=rank,
+                            timeout=timedelta(seconds=20))
+    dist.barrier()
+    if rank == 0:
+        multiprocessing.util.Finalize(None, lambda: _save(out, 0, time.monotonic()),
+                                      exitpriority=-1)
+        return
+    time.sleep(0.5)
+    _save(out, 1, time.monotonic())

@@ -121,6 +121,15 @@ def test_file_and_env_init(init: str, tmp_path: Any, monkeypatch: pytest.MonkeyP
     assert _run(programs.init_only, 2, ("fake_torch", url, [2, 2], 5.0)) == ["ok", "ok"]
 
 
+def test_the_store_host_outlives_the_other_ranks() -> None:
+    """Ranks that end without destroy_process_group in multiprocessing children (os._exit: no
+    atexit function runs) still leave their group: rank 0's process, which hosts the store,
+    ends only after rank 1 has left, so rank 1 never loses the store mid-read ("Failed to
+    recv, got 0 bytes" once in ~10 runs before)."""
+    rank0_ended, rank1_left = _run(programs.leave_late, 2, (programs.free_port(),))
+    assert rank0_ended >= rank1_left
+
+
 def test_port_taken_is_torchs_error() -> None:
     master = ft.distributed.TCPStore("127.0.0.1", 0, 1, True, wait_for_workers=False)
     with pytest.raises(ft.distributed.DistNetworkError,

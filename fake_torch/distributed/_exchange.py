@@ -43,6 +43,7 @@ class Exchange:
         self.count = 0  # collectives this rank has entered
         self._sent: dict[int, int] = {}  # peer -> messages sent to it
         self._received: dict[int, int] = {}  # peer -> messages received from it
+        self.left = False  # this rank left the group (`leave`)
 
     def collective(self, what: str, data: Any, start_ns: float = 0.0) -> list[Post]:
         """Post `data` for the next collective and return every rank's post, in rank order."""
@@ -74,8 +75,10 @@ class Exchange:
     def leave(self) -> None:
         """This rank is done with the group. The rank whose process hosts the store (rank 0 of
         the world) waits, within the timeout, for the others to leave too, so that none loses
-        the store while it still reads its last collective's posts."""
-        self._linger("left")
+        the store while it still reads its last collective's posts. Once only."""
+        if not self.left:
+            self.left = True
+            self._linger("left")
 
     def _read(self, keys: list[str], ranks: list[int], what: str, where: str) -> list[Post]:
         """The posts under `keys` (one wait for all, one multi_get); a missing one raises after

@@ -16,6 +16,7 @@ same order (as torch requires); a rank outside the group gets GroupMember.NON_GR
 from __future__ import annotations
 
 import atexit
+import multiprocessing.util
 import os
 import warnings
 from datetime import timedelta
@@ -190,6 +191,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         pg.exchange = _exchange(pg, store, timeout)
         _meet_at_init(pg)
         atexit.register(_leave_at_exit, pg)
+        # a multiprocessing child (mp.spawn's ranks) ends in os._exit, running no atexit
+        # function, but its finalizers: rank 0 must not take the store away mid-read
+        multiprocessing.util.Finalize(None, _leave_at_exit, args=(pg,), exitpriority=0)
     world.default = pg
     world.groups = [pg]
     world.count = 1
