@@ -37,12 +37,15 @@ def start_jobs(jobs: list[tuple[Any, int, tuple[Any, ...]]],
     """start_ranks for several (target, n, args) at once: their ranks run side by side.
 
     Each rank is a new process forked by multiprocessing's fork server, a process started once
-    (per test session) that imported fake_torch and ran nothing else: a rank starts as a
-    spawned one would after `import fake_torch`, without paying that import again, in the
-    environment the parent has now (_in_environ). (Real torch is imported by the ranks that
-    use it, after the fork.)"""
+    (per test session) that imported fake_torch, and real torch where it is installed, and ran
+    nothing else: a rank starts as a spawned one would after `import fake_torch` (or `import
+    torch`), without paying that import again, in the environment the parent has now
+    (_in_environ). (A fake_torch rank takes real torch's name out of sys.modules: _lib. Real
+    torch's import, ~1.5 s of CPU with torch.distributed, was most of each gloo rank's time.)"""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["fake_torch", "fake_torch.distributed"])
+    # (a module that is not installed is left out: the fork server ignores its ImportError)
+    ctx.set_forkserver_preload(["fake_torch", "fake_torch.distributed", "torch",
+                                "torch.distributed"])
     environ = dict(os.environ)
     procs = [[ctx.Process(target=_in_environ, args=(environ, target, r, *args))
               for r in range(n)] for target, n, args in jobs]
