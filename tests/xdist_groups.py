@@ -29,9 +29,7 @@ GROUPED = frozenset({
     "tests/test_example_model.py",  # runs: the example Llama on real torch and in a subprocess
     "tests/test_compile_table.py",  # counts: the example Llama compiled, in a subprocess
     "tests/test_run_hints.py",  # run_fake, run_real: servers that import fake_torch, torch
-    # (not a fixture: multiprocessing's fork server, which imports fake_torch and torch once
-    # per worker that starts a rank; tests/distributed_programs.py)
-    "tests/test_distributed_ranks.py",
+    "tests/test_distributed_ranks.py",  # fork_server: imports fake_torch and torch for ranks
 })
 
 
