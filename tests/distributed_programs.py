@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pickle
 import socket
@@ -37,12 +38,12 @@ def start_jobs(jobs: list[tuple[Any, int, tuple[Any, ...]]],
     """start_ranks for several (target, n, args) at once: their ranks run side by side.
 
     Each rank is a new process forked by multiprocessing's fork server, a process started once
-    (per test session) that imported fake_torch and ran nothing else: a rank starts as a
-    spawned one would after `import fake_torch`, without paying that import again, in the
-    environment the parent has now (_in_environ). (Real torch is imported by the ranks that
-    use it, after the fork.)"""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["fake_torch", "fake_torch.distributed"])
+    (per test session) that imported fake_torch, and real torch where it is installed, and ran
+    nothing else: a rank starts as a spawned one would after `import fake_torch` (or `import
+    torch`), without paying that import again, in the environment the parent has now
+    (_in_environ). (A fake_torch rank takes real torch's name out of sys.modules: _lib. Real
+    torch's import, ~1.5 s of CPU with torch.distributed, was most of each gloo rank's time.)"""
+    ctx = start_fork_server()
     environ = dict(os.environ)
     procs = [[ctx.Process(target=_in_environ, args=(environ, target, r, *args))
               for r in range(n)] for target, n, args in jobs]
@@ -61,6 +62,17 @@ def start_jobs(jobs: list[tuple[Any, int, tuple[Any, ...]]],
                 p.join()
             codes[-1].append(None if killed else p.exitcode)
     return codes
+
+
+def start_fork_server() -> Any:
+    """multiprocessing's fork server, started (once per process) having imported fake_torch and
+    real torch (a module that is not installed is left out: the server ignores its
+    ImportError); its context."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["fake_torch", "fake_torch.distributed", "torch",
+                                "torch.distributed"])
+    multiprocessing.forkserver.ensure_running()
+    return ctx
 
 
 def _in_environ(environ: dict[str, str], target: Any, *args: Any) -> None:

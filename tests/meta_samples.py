@@ -16,40 +16,86 @@ Call = tuple[tuple[Any, ...], dict[str, Any]]
 Sample = Callable[["Pool"], Call]
 
 
+# Each sample tensor of a pool: name -> its recipe, called with the library, the device and a
+# draw of standard normal values from the pool's generator (in this order: a tensor's values are
+# the generator's next draws after the tensors listed before it).
+_Draw = Callable[..., Any]
+_RECIPES: dict[str, Callable[[Any, str, _Draw], Any]] = {
+    "A": lambda L, dev, r: r(2, 3), "B": lambda L, dev, r: r(2, 3),  # float32, row-major
+    "S": lambda L, dev, r: r(3, 3),
+    "V": lambda L, dev, r: r(3), "W": lambda L, dev, r: r(3),
+    "At": lambda L, dev, r: r(3, 2).t(),  # (2, 3) with strides (1, 2)
+    "Ao": lambda L, dev, r: r(3, 3)[1:],  # (2, 3) at storage offset 3
+    "P": lambda L, dev, r: (r(2, 3, to=None).abs() + 0.1).to(dev),  # positive (probabilities)
+    "I": lambda L, dev, r: L.tensor([[0, 1, 1], [1, 0, 1]]).to(dev),  # int64, valid indices
+    "idx": lambda L, dev, r: L.tensor([0, 1]).to(dev),  # of dims 2, 3
+    "M": lambda L, dev, r: L.tensor([[True, False, True], [False, True, True]]).to(dev),
+    "X4": lambda L, dev, r: r(1, 2, 4, 4), "W4": lambda L, dev, r: r(3, 2, 3, 3),  # conv, pool
+    "X3": lambda L, dev, r: r(1, 2, 5),
+    "Bm": lambda L, dev, r: r(2, 3, 3),  # a batch of matrices
+    "s0": lambda L, dev, r: r(), "i0": lambda L, dev, r: L.tensor(1).to(dev),  # 0-dim
+    "Z": lambda L, dev, r: L.view_as_complex(r(2, 3, 2)),  # complex64
+    "Z0": lambda L, dev, r: L.view_as_complex(r(2)),
+    "C2": lambda L, dev, r: r(2),  # per-channel
+    "C2p": lambda L, dev, r: (r(2, to=None).abs() + 0.5).to(dev),
+    # an RNN: input 3, hidden 4, sequence 5, batch 2
+    "seq": lambda L, dev, r: r(5, 2, 3), "h0": lambda L, dev, r: r(1, 2, 4),
+    "c0": lambda L, dev, r: r(1, 2, 4), "x2": lambda L, dev, r: r(2, 3),
+    "h2": lambda L, dev, r: r(2, 4),
+    "rnn": lambda L, dev, r: {gates: [r(gates * 4, 3), r(gates * 4, 4), r(gates * 4),
+                                      r(gates * 4)] for gates in (1, 3, 4)},
+    # 3-d and transposed convolutions (weights (in, out, *k) for transposed ones)
+    "X5": lambda L, dev, r: r(1, 2, 3, 4, 4), "W5": lambda L, dev, r: r(3, 2, 2, 2, 2),
+    "Wt1": lambda L, dev, r: r(2, 3, 3), "Wt2": lambda L, dev, r: r(2, 3, 3, 3),
+    "Wt3": lambda L, dev, r: r(2, 3, 2, 2, 2),
+    # attention over 3 tokens of width 4 with 2 heads: (L, N, E) and batch first (N, L, E)
+    "q": lambda L, dev, r: r(3, 1, 4), "qb": lambda L, dev, r: r(1, 3, 4),
+    "in_w": lambda L, dev, r: r(12, 4), "in_b": lambda L, dev, r: r(12),
+    "out_w": lambda L, dev, r: r(4, 4), "out_b": lambda L, dev, r: r(4),
+}
+
+
+# id(L) -> (L, name -> the generator's state before that tensor is drawn): see Pool
+_STARTS: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
 class Pool:
-    """The sample tensors of one library on one device."""
+    """The sample tensors of one library on one device, each made when first read: a sample
+    call reads two or three of them, and making all (50 tensors, each drawn and moved) cost
+    most of the meta and make_fx tests' time. A tensor's values are what one generator seeded
+    with 0 would draw making all of them in _RECIPES' order: its generator starts from that
+    generator's state, recorded once per library (`_starts`)."""
 
     def __init__(self, L: Any, dev: str) -> None:
         self.L, self.dev = L, dev
-        g = L.Generator().manual_seed(0)
 
-        def r(*shape: int) -> Any:
-            return L.randn(shape, generator=g).to(dev)
+    def _starts(self) -> dict[str, Any]:
+        """name -> the generator's state before the tensor of that name is drawn."""
+        known = _STARTS.get(id(self.L))
+        if known is None:
+            g = self.L.Generator().manual_seed(0)
+            starts = {}
+            for name, recipe in _RECIPES.items():
+                starts[name] = g.get_state()
+                recipe(self.L, "cpu", self._draw(g, "cpu"))
+            known = _STARTS[id(self.L)] = (self.L, starts)  # (L kept: its id stays its)
+        return known[1]
 
-        self.A, self.B, self.S = r(2, 3), r(2, 3), r(3, 3)  # float32, row-major
-        self.V, self.W = r(3), r(3)
-        self.At = r(3, 2).t()  # (2, 3) with strides (1, 2)
-        self.Ao = r(3, 3)[1:]  # (2, 3) at storage offset 3
-        self.P = (L.randn(2, 3, generator=g).abs() + 0.1).to(dev)  # positive (probabilities)
-        self.I = L.tensor([[0, 1, 1], [1, 0, 1]]).to(dev)  # int64, valid indices of dims 2, 3
-        self.idx = L.tensor([0, 1]).to(dev)
-        self.M = L.tensor([[True, False, True], [False, True, True]]).to(dev)
-        self.X4, self.W4, self.X3 = r(1, 2, 4, 4), r(3, 2, 3, 3), r(1, 2, 5)  # conv, pool
-        self.Bm = r(2, 3, 3)  # a batch of matrices
-        self.s0, self.i0 = r(), L.tensor(1).to(dev)  # 0-dim
-        self.Z, self.Z0 = L.view_as_complex(r(2, 3, 2)), L.view_as_complex(r(2))  # complex64
-        self.C2, self.C2p = r(2), (L.randn(2, generator=g).abs() + 0.5).to(dev)  # per-channel
-        # an RNN: input 3, hidden 4, sequence 5, batch 2
-        self.seq, self.h0, self.c0, self.x2, self.h2 = r(5, 2, 3), r(1, 2, 4), r(1, 2, 4), \
-            r(2, 3), r(2, 4)
-        self.rnn = {gates: [r(gates * 4, 3), r(gates * 4, 4), r(gates * 4), r(gates * 4)]
-                    for gates in (1, 3, 4)}
-        # 3-d and transposed convolutions (weights (in, out, *k) for transposed ones)
-        self.X5, self.W5 = r(1, 2, 3, 4, 4), r(3, 2, 2, 2, 2)
-        self.Wt1, self.Wt2, self.Wt3 = r(2, 3, 3), r(2, 3, 3, 3), r(2, 3, 2, 2, 2)
-        # attention over 3 tokens of width 4 with 2 heads: (L, N, E) and batch first (N, L, E)
-        self.q, self.qb = r(3, 1, 4), r(1, 3, 4)
-        self.in_w, self.in_b, self.out_w, self.out_b = r(12, 4), r(12), r(4, 4), r(4)
+    def _draw(self, g: Any, dev: str) -> _Draw:
+        def r(*shape: int, to: str | None = dev) -> Any:
+            t = self.L.randn(shape, generator=g)
+            return t if to is None else t.to(to)
+        return r
+
+    def __getattr__(self, name: str) -> Any:
+        recipe = _RECIPES.get(name)
+        if recipe is None or name.startswith("_"):
+            raise AttributeError(f"a sample pool has no tensor {name!r}")
+        g = self.L.Generator()
+        g.set_state(self._starts()[name])
+        value = recipe(self.L, self.dev, self._draw(g, self.dev))
+        setattr(self, name, value)
+        return value
 
 
 GENERIC: list[Sample] = [

@@ -27,6 +27,13 @@ import distributed_programs as programs
 torch_or_skip = pytest.importorskip  # (the oracle runs in the children; the parent checks it)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fork_server() -> None:
+    """The ranks' fork server, started before the first test (it imports fake_torch and real
+    torch once, for every rank it forks: tests/distributed_programs.py)."""
+    programs.start_fork_server()
+
+
 def _run(target: Any, n: int, args: tuple[Any, ...], timeout: float = 60.0) -> list[Any]:
     out = tempfile.mkdtemp()
     codes = programs.start_ranks(target, n, (*args, out), timeout)

@@ -13,9 +13,11 @@ import subprocess
 import sys
 import textwrap
 import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from python_server import PythonServer
 
 import fake_torch
 from fake_torch import _torch_names
@@ -33,17 +35,23 @@ def _script(tmp_path: Path, source: str) -> Path:
     return path
 
 
-def _fake(script: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m fake_torch run SCRIPT`."""
-    return subprocess.run([sys.executable, "-m", "fake_torch", "run", str(script)],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
-                          check=False)
+Run = Callable[[Path], subprocess.CompletedProcess[str]]
 
 
-def _real(script: Path) -> subprocess.CompletedProcess[str]:
-    """`python SCRIPT`, with real torch."""
-    return subprocess.run([sys.executable, str(script)], cwd=script.parent, capture_output=True,
-                          text=True, timeout=120, check=False)
+@pytest.fixture(scope="module")
+def run_fake() -> Iterator[Run]:
+    """`python -m fake_torch run SCRIPT` (from the repository's root)."""
+    server = PythonServer("fake_torch", cwd=REPO_ROOT)
+    yield lambda script: server.run(["-m", "fake_torch", "run", str(script)], cwd=REPO_ROOT)
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def run_real() -> Iterator[Run]:
+    """`python SCRIPT`, with real torch (from the script's folder)."""
+    server = PythonServer("torch")
+    yield lambda script: server.run([str(script)], cwd=script.parent)
+    server.close()
 
 
 def _last_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -55,12 +63,13 @@ def _no_fake_torch_frame(stderr: str) -> None:
 
 
 @needs_torch
-def test_attribute_typo_prints_as_python_does_with_torch(tmp_path: Path) -> None:
+def test_attribute_typo_prints_as_python_does_with_torch(run_fake: Run, run_real: Run,
+                                                         tmp_path: Path) -> None:
     script = _script(tmp_path, """\
         import torch
         graph = torch.cuda.CUDAgraph
     """)
-    fake, real = _fake(script), _real(script)
+    fake, real = run_fake(script), run_real(script)
     assert fake.returncode == real.returncode == 1
     assert fake.stderr == real.stderr  # the whole traceback: the script's frames only
     assert _last_line(fake) == ("AttributeError: module 'torch.cuda' has no attribute "
@@ -68,7 +77,8 @@ def test_attribute_typo_prints_as_python_does_with_torch(tmp_path: Path) -> None
 
 
 @needs_torch
-def test_a_chained_missing_name_prints_as_python_does_with_torch(tmp_path: Path) -> None:
+def test_a_chained_missing_name_prints_as_python_does_with_torch(run_fake: Run, run_real: Run,
+                                                                 tmp_path: Path) -> None:
     script = _script(tmp_path, """\
         import torch
         try:
@@ -76,13 +86,14 @@ def test_a_chained_missing_name_prints_as_python_does_with_torch(tmp_path: Path)
         except AttributeError as e:
             raise RuntimeError("no graphs") from e
     """)
-    fake, real = _fake(script), _real(script)
+    fake, real = run_fake(script), run_real(script)
     assert fake.stderr == real.stderr
     assert "Did you mean: 'CUDAGraph'?" in fake.stderr
 
 
 @needs_torch
-def test_name_error_hint_comes_from_the_scripts_frame(tmp_path: Path) -> None:
+def test_name_error_hint_comes_from_the_scripts_frame(run_fake: Run, run_real: Run,
+                                                      tmp_path: Path) -> None:
     script = _script(tmp_path, """\
         import torch
 
@@ -92,18 +103,19 @@ def test_name_error_hint_comes_from_the_scripts_frame(tmp_path: Path) -> None:
 
         f()
     """)
-    fake, real = _fake(script), _real(script)
+    fake, real = run_fake(script), run_real(script)
     assert fake.stderr == real.stderr
     assert _last_line(fake) == "NameError: name 'tensor' is not defined. Did you mean: 'tensr'?"
 
 
 @needs_torch
-def test_import_of_a_misspelt_name_prints_as_python_does(tmp_path: Path) -> None:
+def test_import_of_a_misspelt_name_prints_as_python_does(run_fake: Run, run_real: Run,
+                                                         tmp_path: Path) -> None:
     # the path in python's text is the module's file: torch's there, fake_torch's here
     script = _script(tmp_path, """\
         from torch.cuda import CUDAgraph
     """)
-    fake, real = _fake(script), _real(script)
+    fake, real = run_fake(script), run_real(script)
     assert fake.returncode == real.returncode == 1
     strip = re.compile(r" \(/\S+/__init__\.py\)")
     assert strip.sub("", fake.stderr) == strip.sub("", real.stderr)
@@ -113,22 +125,24 @@ def test_import_of_a_misspelt_name_prints_as_python_does(tmp_path: Path) -> None
 
 
 @needs_torch
-def test_import_of_a_module_torch_lacks_prints_as_python_does(tmp_path: Path) -> None:
+def test_import_of_a_module_torch_lacks_prints_as_python_does(run_fake: Run, run_real: Run,
+                                                              tmp_path: Path) -> None:
     script = _script(tmp_path, "import torch.fftt\n")
-    fake, real = _fake(script), _real(script)
+    fake, real = run_fake(script), run_real(script)
     assert fake.stderr == real.stderr
     assert _last_line(fake) == "ModuleNotFoundError: No module named 'torch.fftt'"
 
 
 @needs_torch
-def test_the_scripts_own_excepthook_is_called(tmp_path: Path) -> None:
+def test_the_scripts_own_excepthook_is_called(run_fake: Run, run_real: Run,
+                                              tmp_path: Path) -> None:
     script = _script(tmp_path, """\
         import sys
         import torch
         sys.excepthook = lambda kind, value, tb: print("hooked", kind.__name__, value)
         raise ValueError("boom")
     """)
-    fake, real = _fake(script), _real(script)
+    fake, real = run_fake(script), run_real(script)
     assert fake.stdout == real.stdout == "hooked ValueError boom\n"
     assert fake.returncode == real.returncode == 1
 
@@ -142,21 +156,24 @@ NOT_PROVIDED = "torch.fft is a torch 2.13 API that fake_torch does not provide"
     ("from torch import fft", "ImportError: cannot import name 'fft' from 'torch' "
      f"({Path(fake_torch.__file__)}): {NOT_PROVIDED}"),
 ])
-def test_a_torch_api_fake_torch_lacks_says_so(tmp_path: Path, line: str, error: str) -> None:
-    done = _fake(_script(tmp_path, f"import torch\n{line}\n"))
+def test_a_torch_api_fake_torch_lacks_says_so(run_fake: Run, tmp_path: Path, line: str,
+                                              error: str) -> None:
+    done = run_fake(_script(tmp_path, f"import torch\n{line}\n"))
     assert done.returncode == 1
     assert _last_line(done) == error  # no "Did you mean" for a name torch has
     _no_fake_torch_frame(done.stderr)
 
 
 @needs_torch
-def test_real_torch_has_the_api_the_message_names(tmp_path: Path) -> None:
-    done = _real(_script(tmp_path, "import torch.fft\nfrom torch import fft\nprint(torch.fft)\n"))
+def test_real_torch_has_the_api_the_message_names(run_real: Run, tmp_path: Path) -> None:
+    done = run_real(_script(tmp_path,
+                            "import torch.fft\nfrom torch import fft\nprint(torch.fft)\n"))
     assert done.returncode == 0, done.stderr
 
 
-def test_a_lacking_torch_api_keeps_the_exception_class_code_tests_for(tmp_path: Path) -> None:
-    done = _fake(_script(tmp_path, """\
+def test_a_lacking_torch_api_keeps_the_exception_class_code_tests_for(run_fake: Run,
+                                                                      tmp_path: Path) -> None:
+    done = run_fake(_script(tmp_path, """\
         import torch
         print(hasattr(torch, "fft"), hasattr(torch.cuda, "CUDAgraph"), hasattr(torch, "cuda"))
         try:

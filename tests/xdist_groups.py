@@ -28,6 +28,8 @@ GROUPED = frozenset({
     "tests/test_vllm_runner.py",  # served: a request stream in every mode
     "tests/test_example_model.py",  # runs: the example Llama on real torch and in a subprocess
     "tests/test_compile_table.py",  # counts: the example Llama compiled, in a subprocess
+    "tests/test_run_hints.py",  # run_fake, run_real: servers that import fake_torch, torch
+    "tests/test_distributed_ranks.py",  # fork_server: imports fake_torch and torch for ranks
 })
 
 
