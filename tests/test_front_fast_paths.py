@@ -540,3 +540,83 @@ def test_plain_softmax_in_a_cuda_graph_and_compiled(log: bool) -> None:
     assert same_bits(replayed[0], replayed[1])
     compiled = ft.compile(lambda t: fn(t, -1) * 2)
     assert same_bits(compiled(x).numpy(force=True), (fn(x, -1) * 2).numpy(force=True))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "meta"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["1-d", "2-d", "0-d", "empty", "transposed", "column",
+                                  "row", "strided 1-d"])
+def test_plain_silu_matches_the_general_path(device: str, dtype: str, case: str) -> None:
+    """F.silu of a float32/float64 tensor into a fresh output (row-major when 2-d or more)
+    takes `_plain_silu`: `pointwise`'s bits, dtype, strides, launches and simulated time."""
+    from fake_torch._kernels import pointwise_math
+
+    values = _values((6, 10), dtype, 8) / 10
+    base = ft.tensor(values, device=device)
+    x = {"1-d": base[2], "2-d": base, "0-d": base[1, 1], "empty": base[:0],
+         "transposed": base.t(), "column": base[:, 2:3], "row": base[1:2],
+         "strided 1-d": base[0, ::3]}[case]
+    timeline = _machine.MACHINE.timeline
+    ft.cuda.synchronize()
+    host, busy = timeline.host_ns, timeline.busy_ns
+    with launches() as general_names:
+        general = _elementwise.pointwise("silu", _silu, [x], promo=x.dtype, result=x.dtype)
+    general_ns = (timeline.host_ns - host, timeline.busy_ns - busy)
+    for call in (lambda: ft.nn.functional.silu(x), lambda: ft.nn.SiLU()(x)):
+        ft.cuda.synchronize()
+        host, busy = timeline.host_ns, timeline.busy_ns
+        with launches() as names:
+            ours = call()
+        assert (timeline.host_ns - host, timeline.busy_ns - busy) == general_ns
+        assert names == general_names == (["silu"] if device == "cuda" and x.numel() else [])
+        assert ours.dtype is general.dtype and ours.device == general.device
+        assert ours.shape == general.shape and ours.stride() == general.stride()
+        if device != "meta":
+            assert same_bits(ours.numpy(force=True), general.numpy(force=True))
+    assert pointwise_math._PLAIN_SILU == {ft.float32, ft.float64}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_silu_into_its_output_matches_the_expression_at_special_values(dtype: str) -> None:
+    """`_silu_into` (adding a 0-dim 1 of the output's dtype) against `_silu`'s expression
+    (numpy's Python 1) bit for bit at nan, +-inf, +-0.0, overflow and tiny values."""
+    from fake_torch._kernels.pointwise_math import _silu_into
+
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1000.0, 1000.0, 1e-30, -1e-30, 88.7, -88.8]
+    a = np.concatenate([np.array(special), np.random.default_rng(6).standard_normal(50) * 30])
+    x = a.astype(dtype)
+    if x.dtype.kind == "c":  # (the imaginary parts: the same values, rolled)
+        x.imag = np.roll(a, 3)
+    out = np.empty_like(x)
+    _silu_into(out, x)
+    with np.errstate(all="ignore"):
+        expected = _silu(x)
+    assert out.dtype == expected.dtype
+    parts = out.real.dtype  # (complex: its real and imaginary parts, each bit for bit)
+    assert same_bits(out.view(parts), expected.view(parts))
+
+
+@pytest.mark.parametrize("case", ["float16", "int64", "inplace", "not a tensor"])
+def test_what_plain_silu_leaves_to_the_op(case: str) -> None:
+    """In-place calls, other dtypes and non-tensors go the general way: its texts (against
+    real torch's) and its values."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    x: Any = ft.tensor(a)
+    theirs: Any = torch.from_numpy(a.copy())
+    if case in ("float16", "int64"):
+        x, theirs = x.to(getattr(ft, case)), theirs.to(getattr(torch, case))
+    elif case == "not a tensor":
+        x, theirs = a.tolist(), a.tolist()
+    kwargs = {"inplace": True} if case == "inplace" else {}
+    try:
+        expected = torch.nn.functional.silu(theirs, **kwargs)
+    except Exception as e:  # (whatever torch raises, we raise alike)
+        with pytest.raises(type(e)) as got:
+            ft.nn.functional.silu(x, **kwargs)
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    ours = ft.nn.functional.silu(x, **kwargs)
+    assert (ours is x) == (case == "inplace") and str(ours.dtype) == str(expected.dtype)
+    np.testing.assert_allclose(np.asarray(ours.numpy(), np.float64), expected.double().numpy(),
+                               rtol=2e-3 if case == "float16" else 1e-6, atol=1e-3)
