@@ -323,3 +323,300 @@ def test_a_product_of_inf_and_zero_is_nan_without_numpys_warning(device: str,
     with np.errstate(all="ignore"):
         expected = np.matmul(a.astype(np.float32), a.astype(np.float32)).astype(a.dtype)
     assert same_bits(got, expected)
+
+
+def _softmax_general(log: bool, x: ft.Tensor, dim: int) -> ft.Tensor:
+    """softmax's general path (checks, conversion, `softmax_kernel_of`, `launch`)."""
+    from fake_torch._kernels import reduction_scan
+
+    if log:
+        return reduction_scan._softmax_like("_log_softmax", "log_softmax", x, dim, None)
+    return reduction_scan._softmax_like("_softmax", "softmax", x, dim, None)
+
+
+def _softmax_input(case: str, dtype: str, device: str) -> tuple[ft.Tensor, int]:
+    values = _values((6, 10), dtype, 7) / 100
+    values[np.isinf(values)] = 7.0
+    values[1, :] = -np.inf  # a row of -inf: nan, quietly
+    values[2, 3] = np.inf
+    base = ft.tensor(values, device=device)
+    return {"1-d": (base[3], -1), "1-d dim 0": (base[4], 0), "2-d": (base, 1),
+            "2-d dim -2": (base, -2), "transposed": (base.t(), 1), "strided 1-d": (base[0, ::3], 0),
+            "3-d": (base.reshape(2, 3, 10), 1), "empty": (base[:0], 1),
+            "empty row": (base[:, :0], -1), "one element": (base[0, :1], 0)}[case]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "meta"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("case", ["1-d", "1-d dim 0", "2-d", "2-d dim -2", "transposed",
+                                  "strided 1-d", "3-d", "empty", "empty row", "one element"])
+def test_plain_softmax_matches_the_general_path(device: str, dtype: str, log: bool,
+                                                case: str) -> None:
+    """softmax/log_softmax of a float32/float64 tensor with an int dim in range (no dtype=)
+    take `_plain_softmax`: the general path's bits, dtype, strides, launches and simulated
+    time (the host's clock and the device's busy time), by each entry (function, method)."""
+    from fake_torch._kernels import reduction_scan
+
+    x, dim = _softmax_input(case, dtype, device)
+    timeline = _machine.MACHINE.timeline
+    ft.cuda.synchronize()
+    host, busy = timeline.host_ns, timeline.busy_ns
+    with launches() as general_names:
+        general = _softmax_general(log, x, dim)
+    general_ns = (timeline.host_ns - host, timeline.busy_ns - busy)
+    op = "_log_softmax" if log else "_softmax"
+    fn = ft.log_softmax if log else ft.softmax
+    for call in (lambda: fn(x, dim), lambda: fn(x, dim=dim),
+                 lambda: (x.log_softmax if log else x.softmax)(dim),
+                 lambda: (ft.nn.functional.log_softmax if log else
+                          ft.nn.functional.softmax)(x, dim)):
+        ft.cuda.synchronize()
+        host, busy = timeline.host_ns, timeline.busy_ns
+        with launches() as names:
+            ours = call()
+        assert (timeline.host_ns - host, timeline.busy_ns - busy) == general_ns
+        assert names == general_names == ([op] if device == "cuda" and x.numel() else [])
+        assert ours.dtype is general.dtype and ours.device == general.device
+        assert ours.shape == general.shape and ours.stride() == general.stride()
+        if device != "meta":
+            assert same_bits(ours.numpy(force=True), general.numpy(force=True))
+    assert reduction_scan._plain_softmax(op, x, dim) is not None
+
+
+@pytest.mark.parametrize("case", ["float16", "bfloat16", "int64", "0-d", "dim out of range",
+                                  "dim -3", "bool dim", "dtype=", "not a tensor"])
+def test_what_plain_softmax_leaves_to_the_op(case: str) -> None:
+    """Calls `_plain_softmax` refuses (None) go the general way, with its conversions, its
+    errors and their texts (torch's CPU ones, checked here against real torch)."""
+    from fake_torch._kernels import reduction_scan
+
+    torch = pytest.importorskip("torch")
+    a = (np.random.default_rng(2).standard_normal((3, 4)) * 3).astype(np.float32)
+    x: Any = ft.tensor(a)
+    theirs: Any = torch.from_numpy(a.copy())
+    dim: Any = -1
+    kwargs: dict[str, Any] = {}
+    if case in ("float16", "bfloat16", "int64"):
+        x, theirs = x.to(getattr(ft, case)), theirs.to(getattr(torch, case))
+    elif case == "0-d":
+        x, theirs, dim = x[0, 0], theirs[0, 0], 0
+    elif case == "dim out of range":
+        dim = 2
+    elif case == "dim -3":
+        dim = -3
+    elif case == "bool dim":
+        dim = True
+    elif case == "dtype=":
+        kwargs = {"dtype": torch.float64}
+    elif case == "not a tensor":
+        x, theirs = a.tolist(), a.tolist()
+    if case != "dtype=":
+        assert reduction_scan._plain_softmax("_softmax", x, dim) is None
+    ft_kwargs = {k: getattr(ft, str(v).split(".")[1]) for k, v in kwargs.items()}
+    if case == "bool dim":  # (torch refuses a bool dim, fake_torch reads it as 1, as before
+        # the fast path: its general path's behaviour is what must not change)
+        assert same_bits(ft.softmax(x, dim).numpy(),
+                         reduction_scan._softmax_like("_softmax", "softmax", x, 1, None).numpy())
+        return
+    if case == "not a tensor":  # (torch raises TypeError; fake_torch's general path an
+        # AttributeError, as before the fast path, which leaves it alone)
+        with pytest.raises(AttributeError, match="'list' object has no attribute '_a'"):
+            ft.softmax(x, dim)
+        return
+    try:
+        expected = torch.softmax(theirs, dim, **kwargs)
+    except Exception as e:  # (whatever torch raises, we raise alike)
+        with pytest.raises(type(e)) as got:
+            ft.softmax(x, dim, **ft_kwargs)
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    ours = ft.softmax(x, dim, **ft_kwargs)
+    assert str(ours.dtype) == str(expected.dtype)
+    np.testing.assert_allclose(np.asarray(ours.numpy(force=True), np.float64),
+                               expected.double().numpy(), rtol=2e-3 if "16" in case else 1e-6,
+                               atol=1e-3 if "16" in case else 1e-7)
+    general = reduction_scan._softmax_like("_softmax", "softmax", x, dim, ft_kwargs.get("dtype"))
+    assert same_bits(ours.numpy(), general.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("shape, dim", [((64,), -1), ((1000,), 0), ((5, 64), -1),
+                                        ((64, 5), 0)])
+def test_plain_softmax_is_close_to_real_torch(dtype: str, log: bool, shape: tuple[int, ...],
+                                              dim: int) -> None:
+    """The fast path's values against real torch's CPU softmax (its own vectorised exp:
+    close, not bit for bit)."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(5).standard_normal(shape) * 10
+    theirs, ours = (torch.from_numpy(a).to(getattr(torch, dtype)),
+                    ft.tensor(a.astype(dtype), device="cuda"))
+    fn = "log_softmax" if log else "softmax"
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    got = getattr(ft, fn)(ours, dim).numpy(force=True)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(got, getattr(torch, fn)(theirs, dim).numpy(), rtol=tol,
+                               atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_flat_softmax_kernel_matches_the_kernel_with_params(dtype: str) -> None:
+    """The 1-d softmax kernel (reductions into a per-thread 0-dim array) against
+    `_softmax_kernel` (keepdims reductions) bit for bit, NaN payloads included, over lengths
+    on both sides of numpy's pairwise-sum blocks, rows with nan, +-inf, all -inf, -0.0."""
+    from fake_torch._kernels import reduction_scan
+    from fake_torch._kernels._reduce_util import acc_np
+
+    acc = acc_np(getattr(ft, dtype))
+    kernel = reduction_scan.softmax_kernel_of(0, acc, False, True)
+    rng = np.random.default_rng(9)
+    for n in (1, 2, 7, 8, 9, 63, 64, 65, 127, 128, 129, 255, 256, 1000, 4097):
+        for kind in ("plain", "nan", "inf", "-inf", "all -inf", "-0.0", "huge"):
+            a = (rng.standard_normal(n) * (1e4 if kind == "huge" else 3)).astype(dtype)
+            if kind in ("nan", "inf", "-inf"):
+                a[rng.integers(n)] = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf}[kind]
+            elif kind == "all -inf":
+                a[:] = -np.inf
+            elif kind == "-0.0":
+                a[:] = -0.0
+            ours, general = np.empty(n, dtype), np.empty(n, dtype)
+            kernel(ours, a)
+            reduction_scan._softmax_kernel(general, a, axis=0, acc=acc, log=False)
+            assert ours.view(np.uint8).tobytes() == general.view(np.uint8).tobytes(), (n, kind)
+
+
+def test_flat_softmax_kernel_on_threads_at_once() -> None:
+    """Each thread reduces into its own 0-dim array: cpu softmaxes on 4 threads at once give
+    each its own values, bit for bit those of one thread."""
+    import threading
+
+    rows = [np.random.default_rng(i).standard_normal(257).astype(np.float32) * (i + 1)
+            for i in range(4)]
+    expected = [ft.softmax(ft.tensor(r), 0).numpy() for r in rows]
+    failures: list[int] = []
+    start = threading.Barrier(4)
+
+    def work(i: int) -> None:
+        x = ft.tensor(rows[i])
+        start.wait()
+        for _ in range(300):
+            if not same_bits(ft.softmax(x, 0).numpy(), expected[i]):
+                failures.append(i)
+                return
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_plain_softmax_in_a_cuda_graph_and_compiled(log: bool) -> None:
+    """Captured, the fast path records what the general path records, and its replay
+    computes from the input's new values as the general path's replay does; compiled
+    (torch.compile), the same values as eager."""
+    fn = ft.log_softmax if log else ft.softmax
+    a = np.random.default_rng(3).standard_normal((4, 64)).astype(np.float32)
+    recorded, replayed = [], []
+    for path in (lambda t: fn(t, -1), lambda t: _softmax_general(log, t, -1)):
+        x = ft.tensor(a, device="cuda")
+        path(x)  # (warm up outside the capture, as torch asks)
+        graph = ft.cuda.CUDAGraph()
+        with launches() as names:
+            with ft.cuda.graph(graph):
+                y = path(x)
+        recorded.append(names)
+        x.copy_(ft.tensor(a[::-1].copy(), device="cuda"))
+        with launches() as names:
+            graph.replay()
+        assert names == ["cudaGraphLaunch"]
+        replayed.append(y.numpy(force=True))
+        assert same_bits(replayed[-1], fn(x, -1).numpy(force=True))
+    assert recorded[0] == recorded[1]
+    assert ("_log_softmax" if log else "_softmax") in recorded[0]
+    assert same_bits(replayed[0], replayed[1])
+    compiled = ft.compile(lambda t: fn(t, -1) * 2)
+    assert same_bits(compiled(x).numpy(force=True), (fn(x, -1) * 2).numpy(force=True))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "meta"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["1-d", "2-d", "0-d", "empty", "transposed", "column",
+                                  "row", "strided 1-d"])
+def test_plain_silu_matches_the_general_path(device: str, dtype: str, case: str) -> None:
+    """F.silu of a float32/float64 tensor into a fresh output (row-major when 2-d or more)
+    takes `_plain_silu`: `pointwise`'s bits, dtype, strides, launches and simulated time."""
+    from fake_torch._kernels import pointwise_math
+
+    values = _values((6, 10), dtype, 8) / 10
+    base = ft.tensor(values, device=device)
+    x = {"1-d": base[2], "2-d": base, "0-d": base[1, 1], "empty": base[:0],
+         "transposed": base.t(), "column": base[:, 2:3], "row": base[1:2],
+         "strided 1-d": base[0, ::3]}[case]
+    timeline = _machine.MACHINE.timeline
+    ft.cuda.synchronize()
+    host, busy = timeline.host_ns, timeline.busy_ns
+    with launches() as general_names:
+        general = _elementwise.pointwise("silu", _silu, [x], promo=x.dtype, result=x.dtype)
+    general_ns = (timeline.host_ns - host, timeline.busy_ns - busy)
+    for call in (lambda: ft.nn.functional.silu(x), lambda: ft.nn.SiLU()(x)):
+        ft.cuda.synchronize()
+        host, busy = timeline.host_ns, timeline.busy_ns
+        with launches() as names:
+            ours = call()
+        assert (timeline.host_ns - host, timeline.busy_ns - busy) == general_ns
+        assert names == general_names == (["silu"] if device == "cuda" and x.numel() else [])
+        assert ours.dtype is general.dtype and ours.device == general.device
+        assert ours.shape == general.shape and ours.stride() == general.stride()
+        if device != "meta":
+            assert same_bits(ours.numpy(force=True), general.numpy(force=True))
+    assert pointwise_math._PLAIN_SILU == {ft.float32, ft.float64}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_silu_into_its_output_matches_the_expression_at_special_values(dtype: str) -> None:
+    """`_silu_into` (adding a 0-dim 1 of the output's dtype) against `_silu`'s expression
+    (numpy's Python 1) bit for bit at nan, +-inf, +-0.0, overflow and tiny values."""
+    from fake_torch._kernels.pointwise_math import _silu_into
+
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1000.0, 1000.0, 1e-30, -1e-30, 88.7, -88.8]
+    a = np.concatenate([np.array(special), np.random.default_rng(6).standard_normal(50) * 30])
+    x = a.astype(dtype)
+    if x.dtype.kind == "c":  # (the imaginary parts: the same values, rolled)
+        x.imag = np.roll(a, 3)
+    out = np.empty_like(x)
+    _silu_into(out, x)
+    with np.errstate(all="ignore"):
+        expected = _silu(x)
+    assert out.dtype == expected.dtype
+    parts = out.real.dtype  # (complex: its real and imaginary parts, each bit for bit)
+    assert same_bits(out.view(parts), expected.view(parts))
+
+
+@pytest.mark.parametrize("case", ["float16", "int64", "inplace", "not a tensor"])
+def test_what_plain_silu_leaves_to_the_op(case: str) -> None:
+    """In-place calls, other dtypes and non-tensors go the general way: its texts (against
+    real torch's) and its values."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    x: Any = ft.tensor(a)
+    theirs: Any = torch.from_numpy(a.copy())
+    if case in ("float16", "int64"):
+        x, theirs = x.to(getattr(ft, case)), theirs.to(getattr(torch, case))
+    elif case == "not a tensor":
+        x, theirs = a.tolist(), a.tolist()
+    kwargs = {"inplace": True} if case == "inplace" else {}
+    try:
+        expected = torch.nn.functional.silu(theirs, **kwargs)
+    except Exception as e:  # (whatever torch raises, we raise alike)
+        with pytest.raises(type(e)) as got:
+            ft.nn.functional.silu(x, **kwargs)
+        assert str(got.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    ours = ft.nn.functional.silu(x, **kwargs)
+    assert (ours is x) == (case == "inplace") and str(ours.dtype) == str(expected.dtype)
+    np.testing.assert_allclose(np.asarray(ours.numpy(), np.float64), expected.double().numpy(),
+                               rtol=2e-3 if case == "float16" else 1e-6, atol=1e-3)

@@ -12,7 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import CPP_NAME, bool_, complex64, complex128, dtype, get_default_dtype
+from fake_torch._dtype import (
+    CPP_NAME,
+    bool_,
+    complex64,
+    complex128,
+    dtype,
+    float32,
+    float64,
+    get_default_dtype,
+)
+from fake_torch._kernels._common import new_tensor_exact
 from fake_torch._kernels._elementwise import (
     computes_into,
     elementwise_meta,
@@ -29,6 +39,7 @@ from fake_torch._kernels._erf import erf as _erf64
 from fake_torch._kernels._erfinv import erfinv as _erfinv64
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import POINTWISE, method, op
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._tensor import Tensor
 
 
@@ -73,14 +84,30 @@ def _silu(x: np.ndarray) -> Any:
     return x / (1 + np.exp(-x))
 
 
+# numpy dtype -> a read-only 0-dim 1 of it: `_silu_into` adds it as it is, where numpy would
+# convert the Python 1 into an array on every call (the same value: 1 is exact in every dtype)
+_ONES: dict[np.dtype[Any], np.ndarray] = {}
+
+
+def _one_of(dt: np.dtype[Any]) -> np.ndarray:
+    one = np.ones((), dt)
+    one.flags.writeable = False
+    return _ONES.setdefault(dt, one)
+
+
 @computes_into(_silu)
-def _silu_into(out: np.ndarray, x: np.ndarray) -> None:
+def _silu_into(out: np.ndarray, x: np.ndarray, negative: np.ufunc = np.negative,
+               exp: np.ufunc = np.exp, add: np.ufunc = np.add,
+               divide: np.ufunc = np.divide) -> None:
+    one = _ONES.get(out.dtype)
+    if one is None:
+        one = _one_of(out.dtype)
     token = enter_quiet()
-    try:
-        np.negative(x, out=out)
-        np.exp(out, out=out)
-        np.add(out, 1, out=out)
-        np.divide(x, out, out=out)
+    try:  # (positional outputs: no keyword parsing)
+        negative(x, out)
+        exp(out, out)
+        add(out, one, out)
+        divide(x, out, out)
     finally:
         exit_quiet(token)
 
@@ -276,10 +303,36 @@ def _relu(op: str, input: Any, out: Tensor | None) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """torch.nn.functional.silu: x * sigmoid(x), in one kernel."""
+    if not inplace and isinstance(input, Tensor) and input._dtype in _PLAIN_SILU:
+        a = input._a
+        if a.ndim < 2 or a.flags.c_contiguous:
+            return _plain_silu(input, a)
     x = _float_only(input, "silu", "silu_cpu", "silu_cuda", complex_ok=True)
     out = x if inplace else None
     return pointwise("silu_" if inplace else "silu", _silu, [x], promo=x._dtype,
                      result=x._dtype, out=out)
+
+
+_PLAIN_SILU = frozenset((float32, float64))
+
+
+def _plain_silu(x: Tensor, a: np.ndarray) -> Tensor:
+    """silu's commonest call: a float32/float64 tensor, row-major when 2-d or more, into a
+    fresh output. What `pointwise` does for it (`_plain_pointwise`: a row-major output of x's
+    dtype, `_silu_into` launched into it, nothing on meta, the tensor's own device's stream),
+    without the calls it takes to find that out."""
+    dev = x._device
+    res = new_tensor_exact(a.shape, x._dtype, dev)
+    on_cuda = dev.type == "cuda"
+    if not on_cuda and dev.type == "meta":
+        return res  # the output is laid out: nothing to run or count (fake_torch/_meta.py)
+    machine = _machine.MACHINE  # (one GPU: cuda:0 is current, no thread-local to read)
+    if on_cuda and len(machine.devices) > 1 and dev.index != machine.thread.index:
+        with _machine.device_guard(dev.index or 0):  # (c10's DeviceGuard: its stream)
+            _dispatch.launch("silu", _silu_into, (res._a,), (a,), None, on_cuda=True)
+        return res
+    _dispatch.launch("silu", _silu_into, (res._a,), (a,), None, on_cuda=on_cuda)
+    return res
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

@@ -6,11 +6,12 @@ float16/bfloat16 compute in float32 and round once on store, as torch's kernels 
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 import numpy as np
 
-from fake_torch._dtype import dtype, float16, float32, int64
+from fake_torch._dtype import dtype, float16, float32, float64, int64
 from fake_torch._kernels._common import launch, new_tensor, new_tensor_exact
 from fake_torch._kernels._elementwise import enter_quiet, exit_quiet
 from fake_torch._kernels._reduce_util import (
@@ -25,6 +26,7 @@ from fake_torch._kernels._strides import same_meta
 from fake_torch._memory_format import contiguous_strides
 from fake_torch._meta_registrations import TensorMeta, register_meta
 from fake_torch._opdef import EXTERN, REDUCTION, method, op
+from fake_torch._simulated import _dispatch, _machine
 from fake_torch._simulated._dispatch import Kernel
 from fake_torch._tensor import Tensor, wrap_dim
 
@@ -32,13 +34,55 @@ from fake_torch._tensor import Tensor, wrap_dim
 @op(REDUCTION, method=True, aten=("_softmax",))
 def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`; launches `_softmax`."""
+    if dtype is None:
+        out = _plain_softmax("_softmax", input, dim)
+        if out is not None:
+            return out
     return _softmax_like("_softmax", "softmax", input, dim, dtype)
 
 
 @op(REDUCTION, method=True, aten=("_log_softmax",))
 def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """(x - max) - log(sum(exp(x - max))) along `dim`; launches `_log_softmax`."""
+    if dtype is None:
+        out = _plain_softmax("_log_softmax", input, dim)
+        if out is not None:
+            return out
     return _softmax_like("_log_softmax", "log_softmax", input, dim, dtype)
+
+
+# op -> {(input dtype, dim, ndim): the bound kernel} of the calls `_plain_softmax` takes: only
+# float32/float64 inputs of 1 dim or more, with an int dim in range (so a bounded few)
+_PLAIN: dict[str, dict[tuple[dtype, int, int], Kernel]] = {"_softmax": {}, "_log_softmax": {}}
+
+
+def _plain_softmax(op: str, x: Tensor, dim: int) -> Tensor | None:
+    """The commonest call of softmax or log_softmax (`op`, its launch name), or None when
+    this is not it: `x` a Tensor of float32 or float64 with 1 dim or more, `dim` a Python int
+    in range, no dtype=. What `_softmax_like` then does, without its checks and calls: a
+    row-major output of x's dtype and shape, the kernel `softmax_kernel_of` binds for that
+    axis (looked up by (dtype, dim, ndim), not built from its normalized key), launched on x
+    as it is (no conversion); on a single cuda device straight through the door (as
+    `launch` would), any other device through `launch`. The caller falls back on None."""
+    if dim.__class__ is not int or not isinstance(x, Tensor):
+        return None
+    a = x._a
+    dt = x._dtype
+    kernels = _PLAIN[op]
+    kernel = kernels.get((dt, dim, a.ndim))
+    if kernel is None:
+        ndim = a.ndim
+        if (dt is not float32 and dt is not float64) or not -ndim <= dim < ndim:
+            return None  # (0-dim, out of range: the general path's texts)
+        kernel = kernels[(dt, dim, ndim)] = softmax_kernel_of(
+            dim % ndim, acc_np(dt), op == "_log_softmax", ndim == 1)
+    dev = x._device
+    out = new_tensor_exact(a.shape, dt, dev)
+    if dev.type == "cuda" and len(_machine.MACHINE.devices) == 1:
+        _dispatch.launch(op, kernel, (out._a,), (a,), None, on_cuda=True)
+    else:  # (cpu, meta, one of several GPUs: `launch` knows what each needs)
+        launch(op, kernel, out, (x,))
+    return out
 
 
 def _softmax_like(op: str, name: str, x: Tensor, dim: int, dt: dtype | None) -> Tensor:
@@ -65,31 +109,49 @@ def softmax_kernel_of(axis: int | None, acc: np.dtype[Any], log: bool, flat: boo
     kernel = _SOFTMAX_KERNELS.get(key)
     if kernel is None:
         if flat and not log:
-            def kernel(out: np.ndarray, x: np.ndarray) -> None:
-                _softmax_flat(out, x, acc)
+            kernel = _softmax_flat_of(acc)
         else:
             kernel = functools.partial(_softmax_kernel, axis=axis, acc=acc, log=log)
         kernel = _SOFTMAX_KERNELS.setdefault(key, kernel)
     return kernel
 
 
-def _softmax_flat(out: np.ndarray, x: np.ndarray, acc: np.dtype[Any]) -> None:
-    """softmax of a 1-d `x` into `out`: `_softmax_kernel`'s steps, each reduction a scalar
-    (the same numpy reductions over the one row, so the same values bit for bit)."""
-    if out.size == 0:
-        return
-    a = x if x.dtype == acc else x.astype(acc)
-    in_place = out.dtype == acc
-    shifted = out if in_place else np.empty(a.shape, acc)
-    token = enter_quiet()
-    try:  # (ufuncs with positional outputs: no keyword parsing)
-        np.subtract(a, np.maximum.reduce(a), shifted)
-        np.exp(shifted, shifted)
-        np.divide(shifted, np.add.reduce(shifted), shifted)
-        if not in_place:
-            out[...] = shifted
-    finally:
-        exit_quiet(token)
+def _softmax_flat_of(acc: np.dtype[Any]) -> Kernel:
+    """The kernel of softmax over a 1-d `x` into `out` computing in `acc`: `_softmax_kernel`'s
+    steps, each reduction over the one row (the same numpy reductions, so the same values bit
+    for bit) into a 0-dim array of this thread's: the next ufunc reads it as it is, where a
+    numpy scalar result would be converted back into an array (a tenth of the kernel's
+    instructions). One function, its ufuncs bound as defaults: no frame but its own."""
+    scratch = threading.local()  # .row: this thread's 0-dim `acc` array (another thread's
+    # kernel may run meanwhile: a cpu kernel runs outside the timeline's lock)
+
+    def softmax_flat(out: np.ndarray, x: np.ndarray, acc: np.dtype[Any] = acc,
+                     subtract: np.ufunc = np.subtract, exp: np.ufunc = np.exp,
+                     divide: np.ufunc = np.divide, max_of: Any = np.maximum.reduce,
+                     sum_of: Any = np.add.reduce, scratch: Any = scratch) -> None:
+        if out.size == 0:
+            return
+        xd = x.dtype
+        a = x if xd is acc or xd == acc else x.astype(acc)
+        od = out.dtype
+        in_place = od is acc or od == acc  # else compute in acc and round once on store
+        shifted = out if in_place else np.empty(a.shape, acc)
+        try:
+            r = scratch.row
+        except AttributeError:  # (this thread's first call)
+            r = scratch.row = np.empty((), acc)
+        token = enter_quiet()
+        try:  # (positional arguments: no keyword parsing; r holds the max, then the sum)
+            max_of(a, 0, None, r)
+            subtract(a, r, shifted)  # <= 0
+            exp(shifted, shifted)
+            sum_of(shifted, 0, None, r)
+            divide(shifted, r, shifted)
+            if not in_place:
+                out[...] = shifted
+        finally:
+            exit_quiet(token)
+    return softmax_flat
 
 
 def _softmax_plan(op: str, name: str, x: Tensor, dim: int, dt: dtype | None
