@@ -476,6 +476,7 @@ def test_compiled_code_recompiles_when_autocast_changes() -> None:
             lib._logging.set_logs(recompiles=True)
             logger = logging.getLogger("torch._dynamo.guards.__recompiles")
         keep, level = Keep(), logger.level
+        lib._dynamo.reset()  # (frame ids count from 0: what other tests compiled is forgotten)
         logger.addHandler(keep)
         logger.setLevel(logging.DEBUG)
         try:
