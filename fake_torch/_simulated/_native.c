@@ -186,6 +186,17 @@ PyTypeObject BlockType = {
     .tp_getset = Block_getset,
 };
 
+int add_type(PyObject *m, const char *name, PyTypeObject *type) {
+    if (PyType_Ready(type) < 0)
+        return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
 /* A tuple of n ints, then `tail` when not NULL (what Py_BuildValue makes, at a fifth of the
  * cost: free list entries and statistics rows are made at every allocation and free). */
 PyObject *int_tuple(const long long *values, int n, PyObject *tail) {

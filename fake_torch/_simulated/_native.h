@@ -53,6 +53,9 @@ int book_hand_out(Block *b, long long size, long long nbytes, unsigned long long
                   int track_age, PyObject *stats, PyObject *events);
 int book_free_block(Block *b, int freed, int track_age, PyObject *stats, PyObject *events);
 
+/* The type made ready and added to the module under `name`: 0, or -1 with an error. */
+int add_type(PyObject *module, const char *name, PyTypeObject *type);
+
 /* A tuple of n ints, then `tail` when not NULL. */
 PyObject *int_tuple(const long long *values, int n, PyObject *tail);
 

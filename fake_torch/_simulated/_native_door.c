@@ -684,13 +684,8 @@ int add_door_type(PyObject *m) {
     INTERN(s_source, "source"); INTERN(s_params, "params"); INTERN(s_queued, "_queued");
     INTERN(s_per_thread, "_per_thread"); INTERN(s_fold, "_fold");
     INTERN(s_wait_call, "_wait_call"); INTERN(s_kernel_ns, "kernel_ns");
-    if ((args_false = PyTuple_Pack(1, Py_False)) == NULL || PyType_Ready(&DoorType) < 0)
+    if ((args_false = PyTuple_Pack(1, Py_False)) == NULL || add_type(m, "Door", &DoorType) < 0)
         return -1;
-    Py_INCREF(&DoorType);
-    if (PyModule_AddObject(m, "Door", (PyObject *)&DoorType) < 0) {
-        Py_DECREF(&DoorType);
-        return -1;
-    }
     return PyModule_AddIntConstant(m, "COUNT_FOLD_AT", COUNT_FOLD_AT);
 }
 #undef INTERN

@@ -161,12 +161,5 @@ PyTypeObject RLockType = {
 };
 
 int add_lock_type(PyObject *m) {
-    if (PyType_Ready(&RLockType) < 0)
-        return -1;
-    Py_INCREF(&RLockType);
-    if (PyModule_AddObject(m, "RLock", (PyObject *)&RLockType) < 0) {
-        Py_DECREF(&RLockType);
-        return -1;
-    }
-    return 0;
+    return add_type(m, "RLock", &RLockType);
 }

@@ -190,12 +190,5 @@ PyTypeObject RowsType = {
 };
 
 int add_rows_type(PyObject *m) {
-    if (PyType_Ready(&RowsType) < 0)
-        return -1;
-    Py_INCREF(&RowsType);
-    if (PyModule_AddObject(m, "Rows", (PyObject *)&RowsType) < 0) {
-        Py_DECREF(&RowsType);
-        return -1;
-    }
-    return 0;
+    return add_type(m, "Rows", &RowsType);
 }

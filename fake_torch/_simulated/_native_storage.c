@@ -727,17 +727,5 @@ int add_storage_types(PyObject *m) {
     INTERN(s_dict, "__dict__")
     if ((s_kwnames_buffer = Py_BuildValue("(s)", "buffer")) == NULL)
         return -1;
-    if (PyType_Ready(&StorageType) < 0 || PyType_Ready(&FastPathType) < 0)
-        return -1;
-    Py_INCREF(&StorageType);
-    if (PyModule_AddObject(m, "Storage", (PyObject *)&StorageType) < 0) {
-        Py_DECREF(&StorageType);
-        return -1;
-    }
-    Py_INCREF(&FastPathType);
-    if (PyModule_AddObject(m, "FastPath", (PyObject *)&FastPathType) < 0) {
-        Py_DECREF(&FastPathType);
-        return -1;
-    }
-    return 0;
+    return add_type(m, "Storage", &StorageType) < 0 ? -1 : add_type(m, "FastPath", &FastPathType);
 }

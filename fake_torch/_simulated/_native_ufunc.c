@@ -142,12 +142,7 @@ static PyTypeObject QuietUfuncType = {
 };
 
 int add_ufunc_type(PyObject *m) {
-    if ((s_out_kwnames = Py_BuildValue("(s)", "out")) == NULL || PyType_Ready(&QuietUfuncType) < 0)
+    if ((s_out_kwnames = Py_BuildValue("(s)", "out")) == NULL)
         return -1;
-    Py_INCREF(&QuietUfuncType);
-    if (PyModule_AddObject(m, "QuietUfunc", (PyObject *)&QuietUfuncType) < 0) {
-        Py_DECREF(&QuietUfuncType);
-        return -1;
-    }
-    return 0;
+    return add_type(m, "QuietUfunc", &QuietUfuncType);
 }
