@@ -134,9 +134,9 @@ def test_a_graph_replays_at_the_speed_of_the_gpu_it_was_instantiated_on() -> Non
         return g, x
 
     try:
-        l4, x_l4 = capture_on("L4")
+        l4, _alive_l4 = capture_on("L4")  # (its buffer lives while it replays)
         at_l4 = timed(l4.replay)  # replayed on the GPU it was captured on
-        h200, x_h200 = capture_on("H200")
+        h200, _alive_h200 = capture_on("H200")
         at_h200 = timed(h200.replay)
         later, x_later = capture_on("L4")
         torch.cuda.set_simulated_gpu("H200")  # switched before its first replay
