@@ -115,6 +115,38 @@ def test_a_graph_replay_costs_one_launch_and_runs_its_nodes_back_to_back() -> No
     assert replay < eager
 
 
+def test_a_graph_replays_at_the_speed_of_the_gpu_it_was_instantiated_on() -> None:
+    """The replay's work list is built at the first replay (a graph never replayed costs
+    nothing more at capture), but its kernels' durations are those of the GPU simulated when
+    capture_end instantiated it: switching GPUs between capture and the first replay changes
+    nothing, as a graph built earlier keeps its nodes."""
+    saved = _gpus.current().key
+    n = 1 << 22
+
+    def capture_on(gpu: str) -> tuple[CUDAGraph, torch.Tensor]:
+        torch.cuda.set_simulated_gpu(gpu)
+        x = torch.ones(n, device="cuda")
+        g = CUDAGraph()
+        with torch.cuda.stream(torch.cuda.Stream()):
+            with torch.cuda.graph(g):
+                x.mul_(2.0)
+        torch.cuda.synchronize()
+        return g, x
+
+    try:
+        l4, _alive_l4 = capture_on("L4")  # (its buffer lives while it replays)
+        at_l4 = timed(l4.replay)  # replayed on the GPU it was captured on
+        h200, _alive_h200 = capture_on("H200")
+        at_h200 = timed(h200.replay)
+        later, x_later = capture_on("L4")
+        torch.cuda.set_simulated_gpu("H200")  # switched before its first replay
+        assert timed(later.replay) == pytest.approx(at_l4, rel=1e-9)
+        assert at_l4 > 10 * at_h200
+        assert float(x_later[0]) == 2.0  # its kernels ran
+    finally:
+        torch.cuda.set_simulated_gpu(saved)
+
+
 def test_the_simulated_gpu_is_chosen_by_name() -> None:
     saved = _gpus.current().key
     try:

@@ -725,3 +725,24 @@ def test_import_does_not_load_sympy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_replace_remembers_its_results_only_while_the_replacements_stand() -> None:
+    """ShapeEnv.replace keeps its answers until a replacement is added or re-pointed: each
+    answer is what the uncached walk gives, an unchanged expression comes back as itself,
+    and a chain grown later (a -> b, then b -> 8) is seen at once."""
+    import sympy
+
+    env = ft_ss.ShapeEnv()
+    a, b, c = (sympy.Symbol(n, integer=True, positive=True) for n in ("s0", "s1", "s2"))
+    env._set_replacement(a, b, "test")
+    for expr in (a + 1, 2 * a * c, c, sympy.Integer(4), sympy.Eq(a, 1)):
+        first = env.replace(expr)
+        assert first == env._replace(expr)
+        assert env.replace(expr) == first  # remembered
+        if first == expr:
+            assert env.replace(expr) is expr
+    assert env.replace(a + 1) == b + 1
+    env._set_replacement(b, sympy.Integer(8), "test")  # the chain grows: a -> b -> 8
+    assert env.replace(a + 1) == 9 and env.replace(2 * a * c) == 16 * c
+    assert env.replace(c + b) == c + 8

@@ -235,19 +235,22 @@ def builtin_watch(tracer: Tracer) -> Callable[[FrameType, str, Any], None]:
     op) breaks the graph before it runs; tracing resumes when it returns. It also tells the
     tracer each nn.Module the traced code calls (their tensors are static inputs)."""
     pending: list[bool] = []
+    watched = _WATCHED
 
+    # (it runs for every call, return, C call and C return while the traced code runs: ~4M
+    # events compiling the 32-layer toy; hence the commonest cases answered first and no
+    # lookup past the first false test: a return, or a C return with no watched call pending)
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
             if frame.f_code is _MODULE_CALL:
                 tracer.saw_module(frame.f_locals["self"])
         elif event == "c_call":
-            name = _WATCHED.get(id(arg))
-            if name is not None and _state.tracer is tracer and not _state.depth:
+            if id(arg) in watched and _state.tracer is tracer and not _state.depth:
                 types, has_kwargs = _call_arg_types(frame)
-                text = gb.builtin_call_types(name, types, has_kwargs)
+                text = gb.builtin_call_types(watched[id(arg)], types, has_kwargs)
                 pending.append(True)
                 tracer.begin_builtin_break(gb.GraphBreak(text, text))
-        elif event in ("c_return", "c_exception") and pending and _WATCHED.get(id(arg)):
+        elif pending and event in ("c_return", "c_exception") and watched.get(id(arg)):
             pending.pop()
             tracer.end_builtin_break()
 

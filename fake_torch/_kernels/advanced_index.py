@@ -154,6 +154,12 @@ def _index_kernel(out: np.ndarray, src: np.ndarray, *arrays: np.ndarray, spec: t
     if out.size == 0:  # nothing to gather: torch checks no index either
         return
     _check_bounds(src.shape, arrays, checks)
+    if len(arrays) == 1 and not u8 and arrays[0].dtype.kind != "b":
+        # one integer index (x[idx], x[:, idx]): a gather along its dim straight into out,
+        # without numpy's fancy-indexing temporary (half the time at a [512, 32, 2, 16] gather);
+        # every index is in bounds by now, so "wrap" only maps the negative ones, as x[idx] does
+        np.take(src, arrays[0], axis=spec.index(0), out=out, mode="wrap")
+        return
     out[...] = src[_key(arrays, spec, u8)]
 
 

@@ -25,6 +25,8 @@ A100: 108 at 1.41 GHz; L4: 58 at 2.04 GHz). Memory sizes are what torch reports 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 TB = 1e12
@@ -111,6 +113,17 @@ def current() -> GPUSpec:
     if _current is None:
         _current = _from_environment()
     return _current
+
+
+@contextmanager
+def simulating(spec: GPUSpec) -> Iterator[None]:
+    """`spec` is the simulated GPU inside the block; the one before it, after."""
+    global _current
+    saved, _current = _current, spec
+    try:
+        yield
+    finally:
+        _current = saved
 
 
 def select(key: str) -> GPUSpec:

@@ -34,7 +34,7 @@ import numpy as np
 
 from fake_torch import _torch_stream
 from fake_torch._generator import Generator, PhiloxState
-from fake_torch._simulated import _allocator_capture, _cost, _dispatch, _machine, _pinned
+from fake_torch._simulated import _allocator_capture, _cost, _dispatch, _gpus, _machine, _pinned
 from fake_torch._simulated._allocator import PoolId, Storage
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Segment
 from fake_torch._simulated._timeline import Work
@@ -257,6 +257,8 @@ class CUDAGraph:
         self._kernels: list[RecordedKernel] = []
         self._exec: list[RecordedKernel] = []  # what replay runs (the instantiated graph)
         self._nodes: list[Work] = []  # _exec as the device runs it (fused kernels merged)
+        # instantiated, its nodes not built yet: the GPU simulated at instantiation (`_work`)
+        self._nodes_spec: _gpus.GPUSpec | None = None
         self._event_marks: list[tuple[int, Any]] = []  # (kernels before it, event) recorded
         self._mode: GraphCapture | None = None
         self._pool_id: PoolId | None = None
@@ -343,7 +345,11 @@ class CUDAGraph:
             raise RuntimeError("Capture must end on the same stream it began on.")
         self._mode = None
         forks = mode.end()
-        self._made = mode.storages
+        # what the capture allocated and still holds (each reader skips a dead reference: the
+        # intermediates freed inside the capture, most of them, are not kept for the graph's
+        # lifetime: ~37k weak references for the 32-layer toy's 1683 graphs, each a tracked
+        # object every full garbage collection walks)
+        self._made = [ref for ref in mode.storages if ref() is not None]
         if mode.error is not None:
             self._release_pool()
             self._kernels = []
@@ -379,9 +385,21 @@ class CUDAGraph:
             raise RuntimeError("instantiate() is intended to be called by the user only when "
                                "keep_graph=true")
         self._exec = list(self._kernels)
-        # replay's work list: each kernel's buffers bound once, here, not at every replay
-        self._nodes = _nodes(self._exec, self._event_marks)
+        # replay's work list (each kernel's buffers bound once, not at every replay) is built
+        # at the first replay, for the GPU simulated now: a graph captured and never replayed
+        # (most of the 51 sizes a vLLM-style runner captures, in a short run) costs no more
+        self._nodes = []
+        self._nodes_spec = _gpus.current()
         self._has_graph_exec = True
+
+    def _work(self) -> list[Work]:
+        """The instantiated graph's nodes, built the first time they are asked for."""
+        spec = self._nodes_spec
+        if spec is not None:
+            with _gpus.simulating(spec):  # (their modelled durations: the GPU of instantiate)
+                self._nodes = _nodes(self._exec, self._event_marks)
+            self._nodes_spec = None
+        return self._nodes
 
     # --- replay -------------------------------------------------------------------------------
 
@@ -409,7 +427,7 @@ class CUDAGraph:
         for state, increment in self._generator_states.items():
             state.replay_prologue(increment)  # the graph's draws continue the eager stream
         # ONE launch through the door: the graph (its kernels are bound to their buffers)
-        _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._nodes,), on_cuda=True,
+        _dispatch.launch("cudaGraphLaunch", _run_graph, (), (self._work(),), on_cuda=True,
                          kind="graph", source=self)
 
     @property
@@ -450,7 +468,9 @@ class CUDAGraph:
 
     def reset(self) -> None:
         """Delete the graph this instance holds, so it can capture again."""
-        if self._nodes and self._machine is not None:
+        instantiated = self._nodes or (self._nodes_spec is not None
+                                       and bool(self._exec or self._event_marks))
+        if instantiated and self._machine is not None:
             self._machine.timeline.flush()  # its queued replays finish before its memory goes
         if self._capture_ended and self._pool_id is not None:
             self._release_pool()
@@ -459,7 +479,7 @@ class CUDAGraph:
         self._capture_ended = self._has_graph = self._has_graph_exec = False
         self._kernels, self._exec, self._made, self._inputs = [], [], [], []
         self._cleared_at = -1
-        self._nodes = []
+        self._nodes, self._nodes_spec = [], None
         for state in self._generator_states:
             if id(self) in state.graphs:  # (not after a fresh_simulated_device block ended)
                 state.unregister_graph(id(self))

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from fake_torch._tensor import Tensor
 from fake_torch.fx.node import (
     Argument,
     Node,
@@ -154,7 +155,6 @@ def _tensor_annotation(value: object, include_stride: bool, include_device: bool
     """'f32[4, 8]' (plus strides / device on request) for a tensor example value, 'Sym(s77)'
     for a symbolic size."""
     from fake_torch._sym import SymBool, SymFloat, SymInt
-    from fake_torch._tensor import Tensor
 
     if isinstance(value, (SymInt, SymFloat, SymBool)):  # a symbol's value: "Sym(s77)"
         return f"Sym({value})"
@@ -216,8 +216,6 @@ class _CodeGen:
 
     def repr_arg(self, arg: Argument) -> str:
         """An argument as Python source: Nodes by name, containers recursively."""
-        from fake_torch._tensor import Tensor
-
         if isinstance(arg, Node):
             return self.node_name(arg)
         if isinstance(arg, tuple) and hasattr(arg, "_fields"):

@@ -100,11 +100,14 @@ def native_dropout_kernel(out: np.ndarray, mask: np.ndarray, x: np.ndarray,
 
 
 def safe_softmax(s: np.ndarray, axis: int) -> np.ndarray:
-    """softmax along `axis`; a row that is all -inf gives zeros instead of NaN."""
+    """softmax along `axis`; a row that is all -inf gives zeros instead of NaN. `s` is
+    consumed: its buffer becomes the result (the same bits as a fresh one, without two
+    temporaries of s's size per call)."""
     m = s.max(axis=axis, keepdims=True)
     finite = np.isfinite(m)
     # in s's own dtype (the accumulation dtype), as torch's kernels compute it
-    e: np.ndarray = np.exp(s - (m if finite.all() else np.where(finite, m, m.dtype.type(0))))
+    s -= m if finite.all() else np.where(finite, m, m.dtype.type(0))
+    e: np.ndarray = np.exp(s, out=s)
     total = e.sum(axis=axis, keepdims=True)
     positive = total > 0
     if positive.all():  # no fully masked row: divide in place, no zeroed buffer to fill
@@ -165,7 +168,7 @@ def attention_kernel(out: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarra
             s += m
         else:  # a mask with more batch dims than the scores
             s = s + m
-    p = safe_softmax(s, -1)
+    p = safe_softmax(s, -1)  # (s, a fresh array, becomes p)
     if dropout_p > 0.0:
         assert philox is not None
         keep = np.empty(p.shape, dtype=bool)

@@ -410,8 +410,9 @@ def _build_once(build: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
 def to_node(self: SymNode, num: Any) -> SymNode | Any:
     """A SymNode for `num` (a SymInt/SymFloat/SymBool's node, or a constant wrapped);
     NotImplemented for anything else."""
-    from fake_torch._sym import SymBool, SymFloat, SymInt
-    if isinstance(num, (SymInt, SymFloat, SymBool)):
+    # (_sym's classes through the module: a `from` import in a function asks the module for
+    # `__path__` at every call, and fake_torch modules answer a missing name in Python)
+    if isinstance(num, (_sym.SymInt, _sym.SymFloat, _sym.SymBool)):
         return num.node
     if type(num) is bool:
         return self.wrap_bool(num)
@@ -424,15 +425,14 @@ def to_node(self: SymNode, num: Any) -> SymNode | Any:
 
 def wrap_node(x: SymNode) -> Any:
     """The user-facing value of a node: its constant, or a SymInt / SymFloat / SymBool."""
-    from fake_torch._sym import SymBool, SymFloat, SymInt
     if x.constant is not None:
         return x.constant
     if x.is_int():
-        return SymInt(x)
+        return _sym.SymInt(x)
     if x.is_float():
-        return SymFloat(x)
+        return _sym.SymFloat(x)
     if x.is_bool():
-        return SymBool(x)
+        return _sym.SymBool(x)
     raise AssertionError(f"unrecognized return type {x.pytype}")
 
 
