@@ -2,7 +2,7 @@
 block book; _native_storage.c: an op output's allocation and free; _native_lock.c: the
 allocator's and the timeline's lock; _native_door.c: the door's eager cuda launch;
 _native_rows.c: the allocator statistics' queued block events; _native_ufunc.c: a ufunc
-kernel run with numpy's warnings off).
+kernel run with numpy's warnings off; _native_tensor.c: an op output's Tensor object).
 
 Everything else about the package is in pyproject.toml. The extension is `optional`: without
 a C compiler (or Python's headers) the build warns and goes on, and fake_torch runs its
@@ -18,5 +18,6 @@ setup(ext_modules=[Extension("fake_torch._simulated._native",
                               "fake_torch/_simulated/_native_lock.c",
                               "fake_torch/_simulated/_native_door.c",
                               "fake_torch/_simulated/_native_rows.c",
-                              "fake_torch/_simulated/_native_ufunc.c"],
+                              "fake_torch/_simulated/_native_ufunc.c",
+                              "fake_torch/_simulated/_native_tensor.c"],
                              depends=["fake_torch/_simulated/_native.h"], optional=True)])

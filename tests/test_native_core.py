@@ -608,3 +608,33 @@ def test_quiet_ufunc_raises_as_the_ufunc_and_restores_the_error_state() -> None:
         native(np.empty(3), np.ones(3))
     with pytest.raises(ValueError, match="a ufunc kernel takes 1 to 8 inputs"):
         NATIVE.QuietUfunc(np.add, *_quiet_state(), 0)
+
+
+def test_tensor_maker_makes_what_make_makes() -> None:
+    """The native TensorMaker's Tensor against Tensor._make's: the same class and attributes,
+    set in the same order (a Tensor frees them in that order: its array before its storage,
+    which the allocator's kept views rely on); None storage or dtype, or a watcher set (the
+    sanitizer's), are _make's own."""
+    from fake_torch import _tensor
+    from fake_torch._tensor import Tensor
+    assert NATIVE is not None
+    maker = NATIVE.TensorMaker(Tensor, vars(_tensor), Tensor._make)
+    x = torch.randn(8, device="cuda")
+    args = (x._a, x._device, x._storage, x._dtype)
+    native, pure = maker(*args), Tensor._make(*args)
+    assert type(native) is type(pure) is Tensor
+    assert list(vars(native)) == list(vars(pure))
+    assert all(vars(native)[k] is vars(pure)[k] for k in vars(pure))
+    cpu = torch.ones(3)
+    made = maker(cpu._a, cpu._device, None, None)  # (no storage, no dtype: _make's)
+    assert made._dtype is torch.float32 and made._storage is None
+    seen: list[Any] = []
+    saved = _tensor._watch
+    _tensor._watch = seen.append
+    try:
+        watched = maker(*args)
+    finally:
+        _tensor._watch = saved
+    assert seen == [watched]
+    with pytest.raises(TypeError):
+        maker(*args, extra=1)

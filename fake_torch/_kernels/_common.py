@@ -10,11 +10,18 @@ from typing import Any
 import numpy as np
 
 from fake_torch import _meta, _opdef
+from fake_torch import _tensor as _tensor_module
 from fake_torch._dtype import bool_, dtype, get_default_dtype, int64, result_type_of
 from fake_torch._simulated import _dispatch, _machine
+from fake_torch._simulated._native_core import NATIVE
 from fake_torch._sym import SymBool, SymFloat, SymInt
 from fake_torch._tensor import Scalar, Tensor
 from fake_torch._torch_device import CPU, device
+
+# a cuda output's Tensor object: Tensor._make, or with the native core the same object made
+# without a Python frame (_native_tensor.c; _make itself whenever a watcher is set)
+_make_output: Any = (Tensor._make if NATIVE is None
+                     else NATIVE.TensorMaker(Tensor, vars(_tensor_module), Tensor._make))
 
 
 def new_tensor(shape: Sequence[int], dt: dtype, dev: device) -> Tensor:
@@ -49,7 +56,7 @@ def new_tensor_exact(shape: tuple[int, ...], dt: dtype, dev: device) -> Tensor:
         if dt.is_complex:
             raise complex32_refused() from None
         raise
-    return Tensor._make(a, dev, storage, dt)
+    return _make_output(a, dev, storage, dt)  # type: ignore[no-any-return]
 
 
 def complex32_refused() -> NotImplementedError:

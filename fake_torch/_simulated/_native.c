@@ -686,7 +686,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         PyModule_AddIntConstant(m, "MIN_BLOCK", MIN_BLOCK) < 0 ||
         PyModule_AddIntConstant(m, "SMALL_SIZE", SMALL_SIZE) < 0 || add_storage_types(m) < 0 ||
         add_lock_type(m) < 0 || add_door_type(m) < 0 || add_rows_type(m) < 0 ||
-        add_ufunc_type(m) < 0) {
+        add_ufunc_type(m) < 0 || add_tensor_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -99,6 +99,9 @@ int add_lock_type(PyObject *module);
 /* _native_ufunc.c: adds QuietUfunc (a ufunc kernel run with numpy's warnings off). */
 int add_ufunc_type(PyObject *module);
 
+/* _native_tensor.c: adds TensorMaker (an op output's Tensor made without a Python frame). */
+int add_tensor_type(PyObject *module);
+
 /* _native_door.c: adds Door (the door's eager cuda branch) to the module. */
 int add_door_type(PyObject *module);
 
