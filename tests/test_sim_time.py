@@ -10,6 +10,7 @@ pool corrupt each other).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -281,3 +282,29 @@ def test_a_block_used_on_a_side_stream_needs_record_stream(record_stream: bool) 
     z.fill_(7.0)
     torch.cuda.synchronize()
     assert y[0].item() == (2.0 if record_stream else 14.0)
+
+
+@pytest.mark.parametrize("queued", [False, True])
+def test_a_graphs_cached_plan_queues_what_the_node_by_node_loop_queues(queued: bool) -> None:
+    """submit_graph's fast path for a graph's nodes (GraphNodes: the running sum of its
+    durations by accumulate, its calls in one list) against the node-by-node loop on the same
+    Work list as a plain list: the same clocks, stream ends, busy time and kernel order, with
+    other work queued on a second stream or not, replayed twice."""
+    from fake_torch._simulated._timeline import GraphNodes, Timeline, Work
+
+    def run(cls: type[list[Work]]) -> tuple[Any, ...]:
+        ran: list[int] = []
+        tl = Timeline()
+        nodes = cls([Work(f"k{i}", "kernel", [(lambda i=i: ran.append(i), (), {})],
+                          0.1 + 0.37 * i) for i in range(7)])
+        for _ in range(2):
+            tl.host_ns += 1.3
+            if queued:
+                tl.submit_call("side", "kernel", lambda: ran.append(-1), (), {}, 2.9, 5,
+                               0, 0.3)
+            tl.submit_graph(nodes, 0, 0, 0.45)
+        ends = (tl.host_ns, tl.busy_ns, dict(tl.ready), len(tl._heap))
+        tl.synchronize(None, 0.0)
+        return ends, tl.host_ns, tl.busy_ns, ran
+
+    assert run(GraphNodes) == run(list)

@@ -44,6 +44,33 @@ class Work:
     event: Any = None
 
 
+class GraphNodes(list[Work]):
+    """An instantiated graph's nodes (`Work`s, in order), with what every replay reads of them
+    worked out once, at the first (the list is never changed after it is made): whether it is
+    plain (no event node, no collective), every node's calls in one list, each node's duration
+    after a gap (for `submit_graph`'s running sum) and the durations' sum."""
+
+    _plan: tuple[bool, list[BoundCall], list[float], float, float] | None = None
+
+    def plan(self, gap_ns: float) -> tuple[bool, list[BoundCall], list[float], float]:
+        """(plain, calls, steps, busy): `steps` is [ns0, gap, ns1, gap, ns2, ...], whose
+        running sum from a start time gives each node's end, as the node-by-node loop adds
+        them; `busy` is 0.0 + ns0 + ns1 + ..., in that order."""
+        plan = self._plan
+        if plan is None or plan[4] != gap_ns:
+            plain = all(n.event is None and n.kind != "nccl" for n in self)
+            calls = [c for n in self for c in n.calls]
+            steps: list[float] = []
+            busy = 0.0
+            for n in self:
+                if steps:
+                    steps.append(gap_ns)
+                steps.append(n.ns)
+                busy += n.ns
+            plan = self._plan = (plain, calls, steps, busy, gap_ns)
+        return plan[0], plan[1], plan[2], plan[3]
+
+
 @dataclass(frozen=True)
 class Span:
     """What a profiler sees: a host launch call (track "cpu") or device work (track "gpu",
@@ -233,6 +260,16 @@ class Timeline:
         (it may itself be waiting for that rank), as a GPU runs its queue regardless."""
         with self.lock:
             t = max(self.host_ns, self.ready.get(stream, 0.0))
+            if isinstance(nodes, GraphNodes) and nodes and not self.listeners:
+                plain, calls, steps, busy_ns = nodes.plan(gap_ns)
+                if plain:  # the loop below, its sums done by accumulate (the same additions)
+                    ends = list(itertools.accumulate(steps, initial=t))[1::2]
+                    self.busy_ns += busy_ns
+                    self.ready[stream] = ends[-1]
+                    heapq.heappush(self._heap, (ends[0], next(self._seq),
+                                                _Run(list(zip(ends, nodes, strict=True)), calls)))
+                    self._drain()
+                    return
             first = True
             run: list[tuple[float, Work]] = []  # (end, node)
             append, listeners, busy = run.append, self.listeners, 0.0
@@ -271,7 +308,11 @@ class Timeline:
                 continue
             nodes, i = item.nodes, item.next
             if not heap and nodes[-1][0] <= self.host_ns:  # nothing else queued, all done by
-                for _, node in nodes[i:]:  # now: the rest in order, without the checks
+                if i == 0 and item.calls is not None:  # now: the rest in order, without the
+                    for kernel, args, params in item.calls:  # checks (the whole graph: its
+                        kernel(*args, **params)  # calls in one list)
+                    continue
+                for _, node in nodes[i:]:
                     for kernel, args, params in node.calls:
                         kernel(*args, **params)
                 continue
@@ -314,11 +355,13 @@ class Timeline:
 class _Run:
     """A graph replay's nodes in the queue: (end, node) in order, and the next to run."""
 
-    __slots__ = ("next", "nodes")
+    __slots__ = ("calls", "next", "nodes")
 
-    def __init__(self, nodes: list[tuple[float, Work]]) -> None:
+    def __init__(self, nodes: list[tuple[float, Work]],
+                 calls: list[BoundCall] | None = None) -> None:
         self.nodes = nodes
         self.next = 0
+        self.calls = calls  # every node's calls in order, when known (GraphNodes.plan)
 
 
 def _run(work: Work) -> None:

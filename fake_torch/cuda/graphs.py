@@ -37,7 +37,7 @@ from fake_torch._generator import Generator, PhiloxState
 from fake_torch._simulated import _allocator_capture, _cost, _dispatch, _gpus, _machine, _pinned
 from fake_torch._simulated._allocator import PoolId, Storage
 from fake_torch._simulated._allocator_blocks import DEFAULT_POOL, Segment
-from fake_torch._simulated._timeline import Work
+from fake_torch._simulated._timeline import GraphNodes, Work
 from fake_torch.cuda import _sanitizer, streams
 
 _ERROR_MODES = ("global", "thread_local", "relaxed")
@@ -594,7 +594,7 @@ def _nodes(kernels: list[RecordedKernel], marks: list[tuple[int, Any]]) -> list[
     if members:
         nodes.append(_fused_node(members))
     nodes.extend(Work("cudaEventRecord", "event", [], 0.0, m[1]) for m in marks[at:])
-    return nodes
+    return GraphNodes(nodes)
 
 
 def _fused_node(members: list[RecordedKernel]) -> Work:
